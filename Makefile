@@ -1,0 +1,36 @@
+# docnmt-search: the two commands of the README, and their setup.
+#   make demo   sets up .venv and runs the offline demo workflow
+#   make test   sets up .venv and runs the test suite
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+CORES ?= 2
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+# fairseq checkpoints under torch >= 2.6 (see README, "fairseq and torch 2.13").
+export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
+
+.PHONY: setup demo test bench clean-demo
+
+setup: $(VENV)/.installed
+
+# Idempotent: reruns only when a requirements file changes. fairseq-fixed is
+# compiled against the pinned torch/numpy, so they are installed first and
+# fairseq is built without build isolation.
+$(VENV)/.installed: requirements-base.txt requirements.txt
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet -r requirements-base.txt
+	$(VENV)/bin/python -m pip install --quiet --no-build-isolation fairseq-fixed==0.12.3.1
+	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+demo: setup
+	$(VENV)/bin/snakemake --cores $(CORES) --config 'tasks=[demo]'
+
+test: setup
+	$(VENV)/bin/python -m pytest tests -q -ra
+
+bench: setup
+	$(VENV)/bin/python bench/preprocess
+
+clean-demo:
+	rm -rf data/demo logs/demo benchmarks/demo results/demo

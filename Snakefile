@@ -1,0 +1,22 @@
+# docnmt-search: search strategies for document-level NMT (Herold & Ney, 2023).
+# This file is the table of contents; the rules are in rules/, their logic in
+# the package scripts/docnmt, and every path is derived in rules/common.smk.
+import os
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: os.path.join(workflow.basedir, "config.yaml")
+
+
+include: "rules/common.smk"
+include: "rules/corpora.smk"
+include: "rules/preprocess.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

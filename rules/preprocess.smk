@@ -1,0 +1,202 @@
+# The preprocessing chain shared by all tasks: validation, Moses tokenization
+# and joint BPE (scattered over shards), k-windows, one joined dictionary,
+# fairseq binarization of both levels.
+
+
+rule check_corpus:
+    """Validate one split of the common format; write its sentence/document counts."""
+    input:
+        unpack(lambda w: corpus_split(w.task, w.split)),
+    output:
+        "data/{task}/corpus/{split}.stats.json",
+    log:
+        "logs/{task}/check_corpus/{split}.log",
+    benchmark:
+        "benchmarks/{task}/check_corpus/{split}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    shell:
+        "python -m docnmt.corpus check --src {input.src} --tgt {input.tgt}"
+        " --docids {input.docids} --stats {output} > {log} 2>&1"
+
+
+rule shard:
+    """Scatter one validated split and language into contiguous shards."""
+    input:
+        text=lambda w: corpus_file(w.task, w.split, w.lang),
+        stats=lambda w: corpus_stats(w.task, w.split),
+    output:
+        temp(scatter.shard(shard_pattern("raw"))),
+    log:
+        "logs/{task}/shard/{split}.{lang}.log",
+    benchmark:
+        "benchmarks/{task}/shard/{split}.{lang}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    shell:
+        "python -m docnmt.shards split --input {input.text} --outputs {output} > {log} 2>&1"
+
+
+rule tokenize:
+    """Moses punctuation normalization and tokenization of one shard."""
+    input:
+        "data/{task}/shards/{split}.{lang}.{shard}.raw",
+    output:
+        temp("data/{task}/shards/{split}.{lang}.{shard}.tok"),
+    log:
+        "logs/{task}/tokenize/{split}.{lang}.{shard}.log",
+    benchmark:
+        "benchmarks/{task}/tokenize/{split}.{lang}.{shard}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=240,
+    shell:
+        "python -m docnmt.tokenize tok --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
+
+
+rule gather_shards:
+    """Gather the tokenized (tok) or BPE-encoded (bpe) shards of one split and language."""
+    input:
+        gather.shard("data/{{task}}/shards/{{split}}.{{lang}}.{scatteritem}.{{stage}}"),
+    output:
+        "data/{task}/{stage}/{split}.{lang}",
+    log:
+        "logs/{task}/gather_shards/{stage}.{split}.{lang}.log",
+    benchmark:
+        "benchmarks/{task}/gather_shards/{stage}.{split}.{lang}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    shell:
+        "python -m docnmt.shards gather --inputs {input} --output {output} > {log} 2>&1"
+
+
+rule learn_bpe:
+    """Joint BPE merges learned on the tokenized training data of both languages."""
+    input:
+        lambda w: [processed_file(w.task, "tok", "train", lang) for lang in langs(w.task)],
+    output:
+        "data/{task}/bpe/codes",
+    params:
+        merges=lambda w: SETTINGS[w.task]["bpe_merges"],
+        min_frequency=config["preprocess"]["bpe_min_frequency"],
+    log:
+        "logs/{task}/learn_bpe.log",
+    benchmark:
+        "benchmarks/{task}/learn_bpe.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=16000,
+        runtime=720,
+    shell:
+        "python -m docnmt.bpe learn --merges {params.merges} --min-frequency {params.min_frequency}"
+        " --input {input} --codes {output} > {log} 2>&1"
+
+
+rule apply_bpe:
+    """Encode one tokenized shard with the task's joint BPE codes."""
+    input:
+        text="data/{task}/shards/{split}.{lang}.{shard}.tok",
+        codes=lambda w: bpe_codes(w.task),
+    output:
+        temp("data/{task}/shards/{split}.{lang}.{shard}.bpe"),
+    log:
+        "logs/{task}/apply_bpe/{split}.{lang}.{shard}.log",
+    benchmark:
+        "benchmarks/{task}/apply_bpe/{split}.{lang}.{shard}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=240,
+    shell:
+        "python -m docnmt.bpe apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
+
+
+rule windows:
+    """Document-level text: each sentence with its k-1 predecessors, joined by <sep>."""
+    input:
+        text=lambda w: processed_file(w.task, "bpe", w.split, w.lang),
+        docids=lambda w: corpus_file(w.task, w.split, "docids"),
+    output:
+        "data/{task}/doc/{split}.{lang}",
+    params:
+        k=config["k"],
+    log:
+        "logs/{task}/windows/{split}.{lang}.log",
+    benchmark:
+        "benchmarks/{task}/windows/{split}.{lang}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    shell:
+        "python -m docnmt.windows --k {params.k} --docids {input.docids} --input {input.text}"
+        " --output {output} > {log} 2>&1"
+
+
+rule joined_dictionary:
+    """One fairseq dictionary over both languages (plus <sep>), shared by both levels."""
+    input:
+        lambda w: [processed_file(w.task, "bpe", "train", lang) for lang in langs(w.task)],
+    output:
+        "data/{task}/bin/dict.txt",
+    log:
+        "logs/{task}/joined_dictionary.log",
+    benchmark:
+        "benchmarks/{task}/joined_dictionary.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    shell:
+        "python -m docnmt.dictionary --input {input} --output {output} > {log} 2>&1"
+
+
+rule binarize:
+    """fairseq binarization of one level with the joined dictionary; line counts are verified."""
+    input:
+        text=lambda w: [level_text(w.task, w.level, split, lang) for split in SPLITS for lang in langs(w.task)],
+        dictionary=lambda w: joined_dictionary(w.task),
+    output:
+        directory("data/{task}/bin/{level}"),
+    params:
+        src=lambda w: src(w.task),
+        tgt=lambda w: tgt(w.task),
+        prefixes=lambda w: " ".join(
+            f"--{split}pref {level_text(w.task, w.level, split, src(w.task)).rsplit('.', 1)[0]}" for split in SPLITS
+        ),
+    log:
+        "logs/{task}/binarize/{level}.log",
+    benchmark:
+        "benchmarks/{task}/binarize/{level}.tsv"
+    conda:
+        "../envs/fairseq.yaml"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    shell:
+        "python -m docnmt.binarize --src {params.src} --tgt {params.tgt} {params.prefixes}"
+        " --dict {input.dictionary} --destdir {output} --workers {threads} > {log} 2>&1"

@@ -1,0 +1,22 @@
+"""docnmt: the logic behind the docnmt-search workflow.
+
+Reproduces "On Search Strategies for Document-Level Neural Machine
+Translation" (Herold & Ney, 2023). Every Snakemake rule calls the CLI of one
+module of this package; the modules are unit-tested without Snakemake.
+
+Modules (data flows one way through them):
+  config     -- config loading and validation against schemas/config.schema.yaml
+  textio     -- atomic output files and the one error type for bad input
+  corpus     -- the common on-disk document format and its validation
+  demo       -- the synthetic, context-dependent En->De demo task
+  tokenize   -- Moses punctuation normalization, tokenization, detokenization
+  bpe        -- joint BPE (subword-nmt) that leaves <sep> untouched
+  shards     -- splitting a file into shards and gathering them back
+  windows    -- k-sentence windows joined by <sep>, within documents
+  dictionary -- the joined fairseq dictionary shared by both models
+"""
+
+__version__ = "0.1.0"
+
+#: The separator token between the sentences of a document-level segment.
+SEP = "<sep>"

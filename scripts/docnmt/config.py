@@ -1,0 +1,136 @@
+"""Loading and validating the workflow config against ``schemas/config.schema.yaml``.
+
+The Snakefile calls :func:`validate` before it defines any rule. Every error
+names the config key it is about: a missing key, a wrong type, an unknown
+strategy name, or a task in ``tasks:`` that ``task_settings:`` does not
+describe. Defaults from the schema are filled in.
+
+CLI (checks a config file without Snakemake)::
+
+    python -m docnmt.config config.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from pathlib import Path
+
+import yaml
+
+from .textio import cli_errors
+
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+
+#: The search strategies of the paper, in the order of its tables. One name
+#: each, used in config, rule, CLI, output path and table row.
+STRATEGIES = (
+    "sentence-level",
+    "no-context",
+    "full-segment",
+    "last-sentence",
+    "first-sentence",
+    "2-pass",
+    "doc-trans",
+    "doc-trans-beam",
+    "cheating",
+)
+
+
+class ConfigError(Exception):
+    """An invalid config; the message names the key."""
+
+
+def _key(path) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _fill_defaults(schema: dict, instance, root: dict):
+    """Fill in ``default`` values of object properties, recursively."""
+    if "$ref" in schema:
+        name = schema["$ref"].split("/")[-1]
+        schema = root["$defs"][name]
+    if not isinstance(instance, dict) or schema.get("type") != "object":
+        return
+    for name, sub in schema.get("properties", {}).items():
+        if name not in instance and "default" in sub:
+            instance[name] = copy.deepcopy(sub["default"])
+        if name in instance:
+            _fill_defaults(sub, instance[name], root)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for name, value in instance.items():
+            if name not in schema.get("properties", {}):
+                _fill_defaults(extra, value, root)
+
+
+def _describe(error) -> str:
+    key = _key(error.absolute_path)
+    if error.validator == "required":
+        missing = error.message.split("'")[1]
+        return f"config key {_key(list(error.absolute_path) + [missing])!r} is missing (required)"
+    if error.validator == "additionalProperties":
+        return f"config key {key!r}: {error.message}"
+    if error.validator == "enum":
+        allowed = ", ".join(map(str, error.validator_value))
+        return f"config key {key!r}: unknown value {error.instance!r}, expected one of: {allowed}"
+    if error.validator == "type":
+        return f"config key {key!r}: expected {error.validator_value}, found {error.instance!r} ({type(error.instance).__name__})"
+    return f"config key {key!r}: {error.message}"
+
+
+def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
+    """Return a validated copy of ``config`` with defaults filled in; raise :class:`ConfigError`."""
+    import jsonschema
+
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    config = copy.deepcopy(dict(config))
+    _fill_defaults(schema, config, schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        raise ConfigError(_describe(errors[0]))
+    known = config["task_settings"]
+    for i, task in enumerate(config["tasks"]):
+        if task not in known:
+            raise ConfigError(
+                f"config key 'tasks[{i}]': unknown task {task!r}; tasks described in task_settings: {', '.join(sorted(known))}"
+            )
+    if len(set(config["tasks"])) != len(config["tasks"]):
+        raise ConfigError("config key 'tasks': a task is listed twice")
+    for name, task in known.items():
+        if task["src"] == task["tgt"]:
+            raise ConfigError(f"config key 'task_settings.{name}.tgt': must differ from src ({task['src']!r})")
+    return config
+
+
+def load(path: Path, schema_path: Path = SCHEMA) -> dict:
+    """Load a YAML config file and validate it."""
+    try:
+        config = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({err})") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: expected a mapping of config keys, found {type(config).__name__}")
+    return validate(config, schema_path)
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docnmt.config", description="Validate a workflow config file.")
+    parser.add_argument("config", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        config = load(args.config)
+    except ConfigError as err:
+        print(f"error: {err}")
+        raise SystemExit(1) from None
+    print(f"{args.config}: valid; tasks: {', '.join(config['tasks'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Atomic output files and the error type for bad input.
+
+Every CLI in this package reports bad input as one line,
+``path:line: what was expected, what was found``, and exits non-zero.
+Outputs are written to a temporary file beside the target and moved into
+place only when complete, so a failed step never leaves a half-written file
+that a later step (or a rerun of Snakemake) would mistake for a result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator, Sequence
+
+
+class InputError(Exception):
+    """Bad input: a malformed corpus, config, or file. Carries file and line."""
+
+    def __init__(self, path: os.PathLike | str, message: str, line: int | None = None):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+@contextlib.contextmanager
+def atomic_write(path: os.PathLike | str, mode: str = "w", encoding: str | None = "utf-8") -> Iterator:
+    """Open a temporary file next to ``path``; rename it to ``path`` on success.
+
+    On any exception the temporary file is removed and ``path`` is untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        kwargs = {"encoding": encoding, "newline": "\n"} if "b" not in mode else {}
+        with os.fdopen(fd, mode, **kwargs) as handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_outputs(paths: Sequence[os.PathLike | str], mode: str = "w") -> Iterator[list]:
+    """Like :func:`atomic_write` for several files that must appear together.
+
+    Either every path is written, or none is (earlier renames are undone).
+    """
+    stack = contextlib.ExitStack()
+    targets = [Path(p) for p in paths]
+    tmps = []
+    handles = []
+    try:
+        for target in targets:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            tmps.append(tmp)
+            kwargs = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
+            handles.append(stack.enter_context(os.fdopen(fd, mode, **kwargs)))
+        yield handles
+        stack.close()
+        for tmp, target in zip(tmps, targets):
+            os.replace(tmp, target)
+    except BaseException:
+        stack.close()
+        for tmp in tmps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        raise
+
+
+def read_lines(path: os.PathLike | str) -> list[str]:
+    """Read a UTF-8 text file as a list of lines without their line ends."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found")
+    try:
+        with open(path, encoding="utf-8", newline="\n") as handle:
+            return [line.rstrip("\n").rstrip("\r") for line in handle]
+    except UnicodeDecodeError as err:
+        # Locate the line for the message.
+        raw = path.read_bytes()
+        line = raw[: err.start].count(b"\n") + 1
+        raise InputError(path, f"expected UTF-8 text, found an invalid byte ({err.reason})", line) from None
+
+
+def write_lines(path: os.PathLike | str, lines) -> None:
+    """Write lines atomically, one per line, each ending in a newline."""
+    with atomic_write(path) as handle:
+        for line in lines:
+            handle.write(line)
+            handle.write("\n")
+
+
+def cli_errors(main):
+    """Decorator for ``main(argv=None)``: turn :class:`InputError` into one line on stderr and exit 1."""
+
+    def wrapper(argv=None):
+        try:
+            return main(argv)
+        except InputError as err:
+            print(f"error: {err}", file=sys.stderr)
+            raise SystemExit(1) from None
+
+    wrapper.__doc__ = main.__doc__
+    wrapper.__name__ = main.__name__
+    wrapper.__wrapped__ = main
+    return wrapper

@@ -1,0 +1,47 @@
+"""Shared test fixtures: the package on sys.path, paths, and the Snakemake runner."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+
+REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "workflow: runs Snakemake end to end (slower)")
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
+
+
+def tool_env() -> dict:
+    """The environment for Snakemake and rule subprocesses: this interpreter's bin first."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "scripts"), env.get("PYTHONPATH")) if p)
+    env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    return env
+
+
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 1800) -> subprocess.CompletedProcess:
+    """Run Snakemake on this repo's Snakefile with ``workdir`` as working directory."""
+    snakemake = shutil.which("snakemake", path=tool_env()["PATH"])
+    assert snakemake, "snakemake is not installed in this environment (run `make setup`)"
+    command = [snakemake, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
+    result = subprocess.run(command, capture_output=True, text=True, env=tool_env(), timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+        )
+    return result

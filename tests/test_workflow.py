@@ -1,0 +1,85 @@
+"""The workflow through Snakemake: demo preprocessing into a temporary directory, config errors."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_snakemake
+
+pytestmark = pytest.mark.workflow
+
+TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
+
+
+@pytest.fixture(scope="module")
+def demo_workdir(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("demo-preprocess")
+    run_snakemake(
+        workdir, "data/demo/bin/sentence", "data/demo/bin/document",
+        "--cores", "2", "--configfile", TEST_CONFIG,
+    )
+    return workdir
+
+
+def test_demo_preprocessing_binarizes_both_levels(demo_workdir):
+    for level in ("sentence", "document"):
+        manifest = json.loads((demo_workdir / f"data/demo/bin/{level}/manifest.json").read_text())
+        for split in ("train", "valid", "test"):
+            stats = json.loads((demo_workdir / f"data/demo/corpus/{split}.stats.json").read_text())
+            assert manifest["examples"][split] == stats["sentences"], f"{level}/{split}: one example per sentence"
+
+
+def test_both_levels_share_one_dictionary(demo_workdir):
+    dicts = [(demo_workdir / f"data/demo/bin/{level}/dict.{lang}.txt").read_text()
+             for level in ("sentence", "document") for lang in ("en", "de")]
+    assert all(d == dicts[0] for d in dicts), "sentence and document level, source and target: one joined dictionary"
+    assert "<sep> " in dicts[0]
+
+
+def test_document_windows_respect_documents(demo_workdir):
+    ids = (demo_workdir / "data/demo/corpus/test.docids").read_text().splitlines()
+    windows = (demo_workdir / "data/demo/doc/test.en").read_text().splitlines()
+    sentences = (demo_workdir / "data/demo/bpe/test.en").read_text().splitlines()
+    assert len(windows) == len(ids) == len(sentences)
+    for i, (docid, window) in enumerate(zip(ids, windows)):
+        position = i - ids.index(docid)  # 0-based position in its document
+        assert window.count("<sep>") == min(position, 2), f"line {i + 1}: window of k=3 within document {docid}"
+        assert window.split(" <sep> ")[-1] == sentences[i], "the last segment of a window is the current sentence"
+
+
+def test_bpe_text_restores_the_raw_text(demo_workdir):
+    from docnmt.bpe import remove_bpe
+    from docnmt.tokenize import detokenize
+
+    raw = (demo_workdir / "data/demo/corpus/test.de").read_text(encoding="utf-8").splitlines()
+    encoded = (demo_workdir / "data/demo/bpe/test.de").read_text(encoding="utf-8").splitlines()
+    assert len(raw) == len(encoded)
+    same = sum(detokenize(remove_bpe(t), "de") == r for r, t in zip(raw, encoded))
+    assert same / len(raw) > 0.99, f"only {same}/{len(raw)} test sentences survive tok+BPE -> un-BPE+detok"
+
+
+def test_unknown_task_fails_naming_the_key(tmp_path):
+    result = run_snakemake(tmp_path, "-n", "--config", "tasks=[demo,wmt99]", check=False)
+    assert result.returncode != 0
+    assert "tasks[1]" in result.stdout + result.stderr and "wmt99" in result.stdout + result.stderr
+
+
+def test_bad_corpus_fails_naming_file_and_line_and_leaves_no_output(tmp_path):
+    corpus = tmp_path / "mine"
+    corpus.mkdir()
+    for split in ("train", "valid", "test"):
+        (corpus / f"{split}.en").write_text("Hello.\nHow are you?\n", encoding="utf-8")
+        (corpus / f"{split}.de").write_text("Hallo.\n", encoding="utf-8")
+        (corpus / f"{split}.docids").write_text("d1\nd1\n", encoding="utf-8")
+    config = tmp_path / "mine.yaml"
+    config.write_text(
+        "tasks: [mine]\ntask_settings:\n  mine: {src: en, tgt: de, bpe_merges: 10, dropout: 0.1, "
+        f"label_smoothing: 0.1, corpus: {{type: prepared, dir: {corpus}}}}}\n",
+        encoding="utf-8",
+    )
+    result = run_snakemake(tmp_path, "data/mine/corpus/train.stats.json", "--cores", "1", "--configfile", str(config), check=False)
+    assert result.returncode != 0
+    log = (tmp_path / "logs/mine/check_corpus/train.log").read_text()
+    assert "train.de:2: expected 2 lines" in log, log
+    assert not (tmp_path / "data/mine/corpus/train.stats.json").exists()
