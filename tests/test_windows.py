@@ -3,7 +3,6 @@
 import pytest
 
 from docnmt import windows
-from docnmt.textio import InputError
 from docnmt.windows import make_windows, split, window_bounds
 
 

@@ -1,7 +1,6 @@
 """The workflow through Snakemake: demo preprocessing into a temporary directory, config errors."""
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -65,19 +65,19 @@ all atomically (temporary files in DIR, renamed only when all are complete).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
 import random
 import re
-import secrets
 import string
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from .textio import atomic_outputs
 
 DEFAULT_SEED = 1234
 DEFAULT_DOCS = {"train": 1200, "valid": 40, "test": 100}
@@ -822,29 +822,10 @@ def build_contrapro(test_docs: Sequence[Document], max_examples: int | None = No
 
 
 def _write_all_atomically(files: Mapping[Path, str]) -> None:
-    """Write every file to a temporary file beside it, then rename them all.
-
-    A file appears only when complete. If anything fails before the renames
-    (a bad sentence, a full disk), no target is touched; the temporary files
-    are removed in any case.
-    """
-    tmps: list[tuple[str, Path]] = []
-    try:
-        for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = str(path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-            # os.open with 0o666 keeps the usual umask-based permissions (mkstemp would give 0o600).
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            tmps.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-        for tmp, path in tmps:
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in tmps:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-        raise
+    """Write every file atomically; all appear together or none does."""
+    with atomic_outputs(list(files)) as handles:
+        for handle, text in zip(handles, files.values()):
+            handle.write(text)
 
 
 def _check_line(text: str, where: str) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import sys
-import tempfile
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -28,6 +28,17 @@ class InputError(Exception):
         super().__init__(f"{where}: {message}")
 
 
+def _create_tmp(target: Path) -> tuple[int, str]:
+    """Create a temporary file beside ``target``; return its descriptor and name.
+
+    ``os.open`` with mode 0o666 keeps the usual umask-based permissions
+    (``tempfile.mkstemp`` would make results readable by their owner only).
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = str(target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+
+
 @contextlib.contextmanager
 def atomic_write(path: os.PathLike | str, mode: str = "w", encoding: str | None = "utf-8") -> Iterator:
     """Open a temporary file next to ``path``; rename it to ``path`` on success.
@@ -35,8 +46,7 @@ def atomic_write(path: os.PathLike | str, mode: str = "w", encoding: str | None 
     On any exception the temporary file is removed and ``path`` is untouched.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_tmp(path)
     try:
         kwargs = {"encoding": encoding, "newline": "\n"} if "b" not in mode else {}
         with os.fdopen(fd, mode, **kwargs) as handle:
@@ -52,7 +62,9 @@ def atomic_write(path: os.PathLike | str, mode: str = "w", encoding: str | None 
 def atomic_outputs(paths: Sequence[os.PathLike | str], mode: str = "w") -> Iterator[list]:
     """Like :func:`atomic_write` for several files that must appear together.
 
-    Either every path is written, or none is (earlier renames are undone).
+    All files are written to temporaries first; they are renamed into place
+    only after every one of them was written completely. On any error before
+    that, no target is touched and the temporaries are removed.
     """
     stack = contextlib.ExitStack()
     targets = [Path(p) for p in paths]
@@ -60,8 +72,7 @@ def atomic_outputs(paths: Sequence[os.PathLike | str], mode: str = "w") -> Itera
     handles = []
     try:
         for target in targets:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            fd, tmp = _create_tmp(target)
             tmps.append(tmp)
             kwargs = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
             handles.append(stack.enter_context(os.fdopen(fd, mode, **kwargs)))
