@@ -22,6 +22,8 @@ config.clear()
 config.update(_validated)
 
 SPLITS = ["train", "valid", "test"]
+#: Evaluation-only sets that go through tokenization and BPE but are not binarized.
+EXTRA_SPLITS = ["contrapro"]
 LEVELS = ["sentence", "document"]
 TASKS = list(config["tasks"])
 SETTINGS = config["task_settings"]
@@ -42,7 +44,8 @@ for _task in tasks_of_type("demo"):
 
 wildcard_constraints:
     task=_alternatives(SETTINGS),
-    split=_alternatives(SPLITS),
+    split=_alternatives(SPLITS + EXTRA_SPLITS),
+    source=_alternatives(config["sources"]),
     level=_alternatives(LEVELS),
     lang="[a-z]{2,3}",
     stage="tok|bpe",
@@ -65,10 +68,104 @@ def langs(task):
     return [src(task), tgt(task)]
 
 
+def contrapro_tasks():
+    return [t for t in SETTINGS if SETTINGS[t]["contrapro"]]
+
+
+for _task in contrapro_tasks():
+    if (SETTINGS[_task]["src"], SETTINGS[_task]["tgt"]) != ("en", "de"):
+        raise WorkflowError(f"invalid config: config key 'task_settings.{_task}.contrapro': ContraPro is en->de only")
+
+
+# ---- paths: downloads -----------------------------------------------------------
+def source(name):
+    if name not in config["sources"]:
+        raise WorkflowError(f"invalid config: config key 'sources.{name}' is missing (a corpus recipe needs it)")
+    return config["sources"][name]
+
+
+def download_path(name):
+    """downloads/{source}/{file name of its URL}."""
+    return f"downloads/{name}/{os.path.basename(source(name)['url'].split('?')[0])}"
+
+
+def extracted_dir(name):
+    return f"downloads/{name}/extracted"
+
+
+def member_path(name, role):
+    """A member of an extracted archive, by its role in sources.{name}.members."""
+    members = source(name).get("members", {})
+    if role not in members:
+        raise WorkflowError(f"invalid config: config key 'sources.{name}.members.{role}' is missing")
+    return f"{extracted_dir(name)}/{members[role]}"
+
+
 # ---- paths: the common document format --------------------------------------
 def corpus_file(task, split, ext):
-    """data/{task}/corpus/{split}.{ext}; ext is a language code or 'docids'."""
+    """data/{task}/corpus/{split}.{ext}; ext is a language code or 'docids'.
+
+    The ContraPro evaluation set lives in data/{task}/contrapro/ (see contrapro_set).
+    """
+    if split == "contrapro":
+        return f"data/{task}/contrapro/contrapro.{ext}"
     return f"data/{task}/corpus/{split}.{ext}"
+
+
+def corpus_splits(task):
+    """The splits a task's corpus recipe writes (OS also writes the ContraPro documents)."""
+    return SPLITS + (["contrapro_docs"] if SETTINGS[task]["corpus"]["type"] == "os" else [])
+
+
+def corpus_recipe(task):
+    """Inputs and parser arguments of a real corpus (docnmt.parsers), by corpus type."""
+    kind = SETTINGS[task]["corpus"]["type"]
+    langs_args = f"--src {src(task)} --tgt {tgt(task)}"
+    if kind == "news":
+        inputs = [download_path("news-commentary-v14"), extracted_dir("wmt15-test"), extracted_dir("wmt18-test")]
+        args = (
+            f"news --nc {download_path('news-commentary-v14')}"
+            f" --valid-src {member_path('wmt15-test', 'src')} --valid-ref {member_path('wmt15-test', 'ref')}"
+            f" --test-src {member_path('wmt18-test', 'src')} --test-ref {member_path('wmt18-test', 'ref')}"
+        )
+    elif kind == "ted":
+        train, test_src, test_ref = "iwslt17-trnmted", "iwslt17-mted-test-en-it", "iwslt17-mted-test-it-en"
+        inputs = [extracted_dir(train), extracted_dir(test_src), extracted_dir(test_ref)]
+        args = (
+            f"ted --train-src {member_path(train, 'train_src')} --train-tgt {member_path(train, 'train_tgt')}"
+            f" --valid-src {member_path(train, 'dev2010_src')} {member_path(train, 'tst2010_src')}"
+            f" --valid-ref {member_path(train, 'dev2010_ref')} {member_path(train, 'tst2010_ref')}"
+            f" --test-src {member_path(test_src, 'src')} --test-ref {member_path(test_ref, 'ref')}"
+        )
+    elif kind == "os":
+        inputs = [download_path("opensubtitles2018-de-en"), download_path("contrapro")]
+        args = f"os --zip {download_path('opensubtitles2018-de-en')} --contrapro {download_path('contrapro')}"
+    else:
+        raise WorkflowError(f"no download recipe for corpus type {kind!r}")
+    return inputs, f"{args} {langs_args}"
+
+
+REAL_CORPUS_TYPES = ("news", "ted", "os")
+
+
+def real_tasks():
+    return [t for t in SETTINGS if SETTINGS[t]["corpus"]["type"] in REAL_CORPUS_TYPES]
+
+
+def contrapro_sources(task):
+    """contrapro.json and the documents it points into (common format), for one task."""
+    if SETTINGS[task]["corpus"]["type"] == "demo":
+        return {"json": f"data/{task}/corpus/contrapro.json", **corpus_split(task, "test")}
+    os_tasks = tasks_of_type("os")
+    if not os_tasks:
+        raise WorkflowError(
+            f"invalid config: task_settings.{task}.contrapro needs an OpenSubtitles task (corpus type os) for its documents"
+        )
+    return {"json": download_path("contrapro"), **corpus_split(os_tasks[0], "contrapro_docs")}
+
+
+def contrapro_report(task):
+    return f"data/{task}/contrapro/contrapro.report.json"
 
 
 def corpus_split(task, split):
@@ -130,8 +227,24 @@ def bench(rule_name, pattern):
 
 
 # ---- targets ------------------------------------------------------------------
+def statistics_inputs():
+    """TASK:SPLIT:JSON arguments of docnmt.stats, for the selected tasks."""
+    items = {}
+    for task in TASKS:
+        for split in SPLITS:
+            items[f"{task}:{split}"] = corpus_stats(task, split)
+        if SETTINGS[task]["contrapro"]:
+            items[f"{task}:ContraPro"] = contrapro_report(task)
+    return items
+
+
+DATA_STATISTICS = {"markdown": "results/tables/data_statistics.md", "csv": "results/tables/data_statistics.csv"}
+
+
 def all_targets():
-    targets = []
+    targets = list(DATA_STATISTICS.values())
     for task in TASKS:
         targets += [binarized(task, level) for level in LEVELS]
+        if SETTINGS[task]["contrapro"]:
+            targets += [window_file(task, "contrapro", lang) for lang in langs(task)]
     return targets

@@ -49,3 +49,134 @@ rule prepared_corpus:
         runtime=30,
     shell:
         "cp {input} {output} 2> {log}"
+
+
+rule download:
+    """One real source file: mirror-aware, retried, checksum-verified, atomic."""
+    output:
+        "downloads/{source}/{filename}",
+    wildcard_constraints:
+        filename=r"(?!extracted$)[^/]+",
+    params:
+        url=lambda w: source(w.source)["url"],
+        checksum=lambda w: " ".join(
+            f"--{algo} {source(w.source)[algo]}" for algo in ("sha256", "md5") if source(w.source).get(algo)
+        ),
+        mirror=f"--mirror {config['mirror']}" if config["mirror"] else "",
+        lock=config["download_lock"],
+        retries=config["download_retries"],
+    log:
+        "logs/downloads/{source}/{filename}.log",
+    benchmark:
+        "benchmarks/downloads/{source}/{filename}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=240,
+    shell:
+        "python -m docnmt.download fetch --url {params.url} --output {output} {params.checksum}"
+        " --lock {params.lock} {params.mirror} --retries {params.retries} > {log} 2>&1"
+
+
+rule extract:
+    """The members of an archive that the parsers read, safely unpacked."""
+    input:
+        lambda w: download_path(w.source),
+    output:
+        directory("downloads/{source}/extracted"),
+    params:
+        members=lambda w: " ".join(source(w.source).get("members", {}).values()),
+    log:
+        "logs/downloads/{source}/extract.log",
+    benchmark:
+        "benchmarks/downloads/{source}/extract.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=60,
+    shell:
+        "python -m docnmt.download extract --archive {input} --dest {output} --members {params.members} > {log} 2>&1"
+
+
+# One parsing rule per real task, generated from the task's corpus recipe
+# (corpus_recipe in common.smk): a new dataset adds a recipe, not a rule.
+for _task in real_tasks():
+    _inputs, _args = corpus_recipe(_task)
+
+    rule:
+        name:
+            f"corpus_{_task}"
+        input:
+            _inputs,
+        output:
+            [corpus_file(_task, split, ext) for split in corpus_splits(_task) for ext in (*langs(_task), "docids")],
+        params:
+            args=_args,
+            outdir=f"data/{_task}/corpus",
+            report=f"data/{_task}/corpus/prepare.report.json",
+        log:
+            f"logs/{_task}/corpus.log",
+        benchmark:
+            f"benchmarks/{_task}/corpus.tsv"
+        conda:
+            "../envs/data.yaml"
+        threads: 1
+        resources:
+            mem_mb=16000,
+            runtime=240,
+        shell:
+            "python -m docnmt.parsers {params.args} --outdir {params.outdir} --report {params.report} > {log} 2>&1"
+
+
+rule contrapro_set:
+    """ContraPro examples with k-1 sentences of left and right context, as a small document corpus."""
+    input:
+        unpack(lambda w: contrapro_sources(w.task)),
+    output:
+        **{ext: f"data/{{task}}/contrapro/contrapro.{ext}" for ext in ("en", "de", "docids")},
+        examples="data/{task}/contrapro/contrapro.examples.jsonl",
+        report="data/{task}/contrapro/contrapro.report.json",
+    wildcard_constraints:
+        task=_alternatives(contrapro_tasks()),
+    params:
+        context=config["k"] - 1,
+        outdir=lambda w: f"data/{w.task}/contrapro",
+    log:
+        "logs/{task}/contrapro_set.log",
+    benchmark:
+        "benchmarks/{task}/contrapro_set.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    shell:
+        "python -m docnmt.contrapro --json {input.json} --src {input.src} --tgt {input.tgt} --docids {input.docids}"
+        " --context {params.context} --out {params.outdir} --src-lang en --tgt-lang de > {log} 2>&1"
+
+
+rule data_statistics:
+    """The paper's Table 5: sentences and documents per split and task, ContraPro included."""
+    input:
+        **statistics_inputs(),
+    output:
+        **DATA_STATISTICS,
+    params:
+        specs=lambda w, input: " ".join(f"{name}:{path}" for name, path in input.items()),
+    log:
+        "logs/data_statistics.log",
+    benchmark:
+        "benchmarks/data_statistics.tsv"
+    conda:
+        "../envs/scoring.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=10,
+    shell:
+        "python -m docnmt.stats --input {params.specs} --markdown {output.markdown} --csv {output.csv} > {log} 2>&1"

@@ -8,7 +8,11 @@ Modules (data flows one way through them):
   config     -- config loading and validation against schemas/config.schema.yaml
   textio     -- atomic output files and the one error type for bad input
   corpus     -- the common on-disk document format and its validation
+  download   -- verified, retried, atomic downloads (mirror-aware) and safe extraction
+  parsers    -- real corpus formats (NC TSV, WMT SGML, IWSLT XML/tags, OPUS Moses) -> common format
+  contrapro  -- ContraPro examples with left and right context, as a small document corpus
   demo       -- the synthetic, context-dependent En->De demo task
+  stats      -- the data-statistics table (the paper's Table 5)
   tokenize   -- Moses punctuation normalization, tokenization, detokenization
   bpe        -- joint BPE (subword-nmt) that leaves <sep> untouched
   shards     -- splitting a file into shards and gathering them back
