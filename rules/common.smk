@@ -34,6 +34,18 @@ def _alternatives(names):
     return "|".join(sorted(map(str, names))) if names else "(?!x)x"
 
 
+#: Defaults of corpus settings that depend on the corpus type.
+CORPUS_DEFAULTS = {
+    "demo": {"train_docs": 1200, "valid_docs": 40, "test_docs": 100},
+    "os": {"valid_docs": 5, "test_docs": 5},
+}
+
+
+def corpus_setting(task, key):
+    corpus = SETTINGS[task]["corpus"]
+    return corpus.get(key, CORPUS_DEFAULTS.get(corpus["type"], {}).get(key))
+
+
 def tasks_of_type(kind):
     return [t for t in SETTINGS if SETTINGS[t]["corpus"]["type"] == kind]
 
@@ -139,7 +151,12 @@ def corpus_recipe(task):
         )
     elif kind == "os":
         inputs = [download_path("opensubtitles2018-de-en"), download_path("contrapro")]
-        args = f"os --zip {download_path('opensubtitles2018-de-en')} --contrapro {download_path('contrapro')}"
+        corpus = SETTINGS[task]["corpus"]
+        args = (
+            f"os --zip {download_path('opensubtitles2018-de-en')} --contrapro {download_path('contrapro')}"
+            f" --valid-sentences {corpus['valid_sentences']} --valid-docs {corpus_setting(task, 'valid_docs')}"
+            f" --test-sentences {corpus['test_sentences']} --test-docs {corpus_setting(task, 'test_docs')}"
+        )
     else:
         raise WorkflowError(f"no download recipe for corpus type {kind!r}")
     return inputs, f"{args} {langs_args}"

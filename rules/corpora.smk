@@ -11,7 +11,10 @@ rule demo_corpus:
         task=_alternatives(tasks_of_type("demo")),
     params:
         outdir=lambda w: f"data/{w.task}/corpus",
-        corpus=lambda w: SETTINGS[w.task]["corpus"],
+        seed=lambda w: SETTINGS[w.task]["corpus"]["seed"],
+        docs=lambda w: " ".join(
+            f"--{split}-docs {corpus_setting(w.task, split + '_docs')}" for split in SPLITS
+        ),
     log:
         "logs/{task}/demo_corpus.log",
     benchmark:
@@ -23,9 +26,7 @@ rule demo_corpus:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m docnmt.demo --outdir {params.outdir} --seed {params.corpus[seed]}"
-        " --train-docs {params.corpus[train_docs]} --valid-docs {params.corpus[valid_docs]}"
-        " --test-docs {params.corpus[test_docs]} > {log} 2>&1"
+        "python -m docnmt.demo --outdir {params.outdir} --seed {params.seed} {params.docs} > {log} 2>&1"
 
 
 rule prepared_corpus:

@@ -183,8 +183,8 @@ def iwslt_xml_text(docs: Sequence[Document], lang: str, setid: str, side: str = 
             '<translator href="http://www.ted.com/profiles/1059395">Tom &amp; Co</translator>')
         meta = [
             f"<url>http://www.ted.com/talks/{_slug(doc)}</url>",
-            f"<description>TED Talk Subtitles and Transcript: A talk about R&amp;D, &lt;code&gt; and "
-            f"it&#39;s future.</description>",
+            "<description>TED Talk Subtitles and Transcript: A talk about R&amp;D, &lt;code&gt; and "
+            "it&#39;s future.</description>",
             "<keywords>talks, Internet, TED Fellows, government</keywords>",
             f"<talkid>{talkid}</talkid>",
             f"<title>Speaker {talkid}: {title}</title>",

@@ -164,15 +164,6 @@ def dedupe_docids(documents: list[Document]) -> int:
     return renamed
 
 
-def _check_document(doc: Document, where: str) -> None:
-    if len(doc.src) != len(doc.tgt):
-        raise InputError(
-            where,
-            f"document {doc.docid!r}: expected the same number of sentences on both sides, "
-            f"found {len(doc.src)} (source) and {len(doc.tgt)} (target)",
-        )
-
-
 def _fill(report: dict | None, **values) -> None:
     if report is not None:
         report.update(values)
