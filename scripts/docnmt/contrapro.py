@@ -50,6 +50,7 @@ from typing import Sequence
 
 from . import SEP
 from .corpus import Document, read_split
+from .parsers import normalize_os_docid
 from .textio import InputError, atomic_outputs, cli_errors
 
 #: Fields an example of contrapro.json must have (ContraPro's schema).
@@ -266,26 +267,9 @@ def _check_example(example, where) -> None:
 # --------------------------------------------------------------------------
 
 
-def normalize_document_id(docid: str, tgt_lang: str = "de") -> str:
-    """A key under which ContraPro's and OPUS's names of one document agree.
-
-    ``de/2004/123/456.xml.gz``, ``2004/123/456.xml``, ``2004/123/456.xml.gz``
-    and ``2004_123_456.de`` all become ``2004_123_456``: strip a leading
-    ``./`` and ``{tgt_lang}/``, then ``.gz``, then ``.xml`` or ``.{tgt_lang}``,
-    and join the path parts with ``_`` (as ContraPro's ``opusXML2docs.pl``).
-    """
-    key = docid.strip().replace("\\", "/")
-    if key.startswith("./"):
-        key = key[2:]
-    if key.startswith(f"{tgt_lang}/"):
-        key = key[len(tgt_lang) + 1:]
-    if key.endswith(".gz"):
-        key = key[:-3]
-    if key.endswith(".xml"):
-        key = key[:-4]
-    elif key.endswith(f".{tgt_lang}"):
-        key = key[: -len(tgt_lang) - 1]
-    return key.replace("/", "_")
+#: ContraPro's and OPUS's names of one document agree under this key (one
+#: rule for the whole package: the OS split uses it to exclude ContraPro documents).
+normalize_document_id = normalize_os_docid
 
 
 class _DocumentIndex:
