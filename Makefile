@@ -24,7 +24,7 @@ $(VENV)/.installed: requirements-base.txt requirements.txt
 	touch $@
 
 demo: setup
-	$(VENV)/bin/snakemake --cores $(CORES) --config 'tasks=[demo]'
+	$(VENV)/bin/snakemake --cores $(CORES) --resources gpu=1 --config 'tasks=[demo]'
 
 test: setup
 	$(VENV)/bin/python -m pytest tests -q -ra

@@ -14,6 +14,7 @@ configfile: os.path.join(workflow.basedir, "config.yaml")
 include: "rules/common.smk"
 include: "rules/corpora.smk"
 include: "rules/preprocess.smk"
+include: "rules/train.smk"
 
 
 rule all:

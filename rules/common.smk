@@ -234,6 +234,30 @@ def binarized(task, level):
     return f"data/{task}/bin/{level}"
 
 
+# ---- training -----------------------------------------------------------------
+from docnmt.train import options_to_args  # noqa: E402
+
+
+def checkpoint_dir(task, level):
+    """fairseq's --save-dir: not a Snakemake output, so reruns never delete it (resume)."""
+    return f"results/{task}/models/{level}/checkpoints"
+
+
+def model_file(task, level):
+    return f"results/{task}/models/{level}/checkpoint_best.pt"
+
+
+def preset_args(task):
+    """The task's architecture/optimizer preset as fairseq-train arguments."""
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in options_to_args(config["training"]["presets"][SETTINGS[task]["model"]]))
+
+
+def training_runtime(task):
+    return config["training"]["runtime_minutes"].get(SETTINGS[task]["model"], 2880)
+
+
 # ---- logs and benchmarks ------------------------------------------------------
 def log(rule_name, pattern):
     return f"logs/{{task}}/{rule_name}/{pattern}.log"
@@ -262,6 +286,8 @@ def all_targets():
     targets = list(DATA_STATISTICS.values())
     for task in TASKS:
         targets += [binarized(task, level) for level in LEVELS]
+        targets += [model_file(task, level) for level in LEVELS]
+        targets.append(f"results/{task}/plots/learning_curves.png")
         if SETTINGS[task]["contrapro"]:
             targets += [window_file(task, "contrapro", lang) for lang in langs(task)]
     return targets

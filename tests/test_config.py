@@ -78,3 +78,15 @@ def test_malformed_yaml_file_is_named(tmp_path):
     path.write_text("tasks: [demo\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="bad.yaml: not valid YAML"):
         load(path)
+
+
+def test_unknown_model_preset_names_the_key(config):
+    config["task_settings"]["ted"]["model"] = "big"
+    with pytest.raises(ConfigError, match=r"'task_settings.ted.model': unknown preset 'big'"):
+        validate(config)
+
+
+def test_preset_may_not_set_what_the_workflow_controls(config):
+    config["training"]["presets"]["base"]["dropout"] = 0.5
+    with pytest.raises(ConfigError, match=r"training.presets.base"):
+        validate(config)

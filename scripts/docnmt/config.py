@@ -101,7 +101,13 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
             )
     if len(set(config["tasks"])) != len(config["tasks"]):
         raise ConfigError("config key 'tasks': a task is listed twice")
+    presets = config["training"]["presets"]
     for name, task in known.items():
+        if task["model"] not in presets:
+            raise ConfigError(
+                f"config key 'task_settings.{name}.model': unknown preset {task['model']!r}; "
+                f"presets in training.presets: {', '.join(sorted(presets)) or '(none)'}"
+            )
         if task["src"] == task["tgt"]:
             raise ConfigError(f"config key 'task_settings.{name}.tgt': must differ from src ({task['src']!r})")
     return config

@@ -1,0 +1,62 @@
+# Training: one rule for both levels of every task (fairseq-train through docnmt.train).
+
+
+rule train:
+    """A sentence- or document-level transformer; resumes from checkpoint_last.pt after a kill."""
+    input:
+        data=lambda w: binarized(w.task, w.level),
+    output:
+        model="results/{task}/models/{level}/checkpoint_best.pt",
+        curve="results/{task}/models/{level}/learning_curve.csv",
+    params:
+        save_dir=lambda w: checkpoint_dir(w.task, w.level),
+        src=lambda w: src(w.task),
+        tgt=lambda w: tgt(w.task),
+        dropout=lambda w: SETTINGS[w.task]["dropout"],
+        label_smoothing=lambda w: SETTINGS[w.task]["label_smoothing"],
+        patience=config["training"]["patience"],
+        gpus=config["training"]["gpus"],
+        preset=lambda w: preset_args(w.task),
+    log:
+        "logs/{task}/train/{level}.log",
+    benchmark:
+        "benchmarks/{task}/train/{level}.tsv"
+    conda:
+        "../envs/fairseq.yaml"
+    threads: 4
+    resources:
+        gpu=config["training"]["gpus"],
+        mem_mb=16000,
+        runtime=lambda w: training_runtime(w.task),
+    shell:
+        "python -m docnmt.train --data {input.data} --save-dir {params.save_dir} --output {output.model}"
+        " --curve {output.curve} --history {params.save_dir}/fairseq.log"
+        " --src {params.src} --tgt {params.tgt} --dropout {params.dropout} --label-smoothing {params.label_smoothing}"
+        " --patience {params.patience} --gpus {params.gpus} --workers {threads} -- {params.preset} > {log} 2>&1"
+
+
+rule learning_curves:
+    """Training and validation perplexity of both models of a task, for the report."""
+    input:
+        sentence="results/{task}/models/sentence/learning_curve.csv",
+        document="results/{task}/models/document/learning_curve.csv",
+    output:
+        report(
+            "results/{task}/plots/learning_curves.png",
+            caption="../report/learning_curves.rst",
+            category="Training",
+            labels={"task": "{task}"},
+        ),
+    log:
+        "logs/{task}/learning_curves.log",
+    benchmark:
+        "benchmarks/{task}/learning_curves.tsv"
+    conda:
+        "../envs/scoring.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    shell:
+        "python -m docnmt.curves plot --csv {input.sentence} {input.document} --label sentence document"
+        " --title 'learning curves: {wildcards.task}' --output {output} > {log} 2>&1"
