@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,17 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 
             f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
         )
     return result
+
+
+@pytest.fixture(scope="session")
+def trained_demo(tmp_path_factory):
+    """The full demo (as `make demo` configures it) trained through Snakemake, both levels."""
+    workdir = tmp_path_factory.mktemp("demo-trained")
+    started = time.perf_counter()
+    run_snakemake(
+        workdir, "results/demo/models/sentence/checkpoint_best.pt", "results/demo/models/document/checkpoint_best.pt",
+        "results/demo/plots/learning_curves.png", "data/demo/bpe/contrapro.en", "data/demo/bpe/contrapro.de",
+        "--cores", "2", "--resources", "gpu=1", timeout=3000,
+    )
+    print(f"demo preprocessing + training: {time.perf_counter() - started:.0f} s")
+    return workdir

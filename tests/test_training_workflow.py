@@ -17,20 +17,6 @@ pytestmark = pytest.mark.workflow
 TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
 
 
-@pytest.fixture(scope="session")
-def trained_demo(tmp_path_factory):
-    """The full demo (as `make demo` configures it) trained through Snakemake, both levels."""
-    workdir = tmp_path_factory.mktemp("demo-trained")
-    started = time.perf_counter()
-    run_snakemake(
-        workdir, "results/demo/models/sentence/checkpoint_best.pt", "results/demo/models/document/checkpoint_best.pt",
-        "results/demo/plots/learning_curves.png", "data/demo/bpe/contrapro.en", "data/demo/bpe/contrapro.de",
-        "--cores", "2", "--resources", "gpu=1", timeout=3000,
-    )
-    print(f"demo preprocessing + training: {time.perf_counter() - started:.0f} s")
-    return workdir
-
-
 def test_both_demo_models_are_trained(trained_demo):
     for level in ("sentence", "document"):
         model = trained_demo / f"results/demo/models/{level}/checkpoint_best.pt"
