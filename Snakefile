@@ -15,6 +15,7 @@ include: "rules/common.smk"
 include: "rules/corpora.smk"
 include: "rules/preprocess.smk"
 include: "rules/train.smk"
+include: "rules/decode.smk"
 
 
 rule all:

@@ -62,6 +62,7 @@ wildcard_constraints:
     lang="[a-z]{2,3}",
     stage="tok|bpe",
     shard=r"\d+-of-\d+",
+    evalset="test|contrapro",
 
 
 scattergather:
@@ -258,6 +259,72 @@ def training_runtime(task):
     return config["training"]["runtime_minutes"].get(SETTINGS[task]["model"], 2880)
 
 
+# ---- decoding -----------------------------------------------------------------
+#: Evaluation sets: the test split of every task, ContraPro where configured.
+EVALSETS = ["test", "contrapro"]
+
+
+def strategy_rule_name(strategy):
+    """Rule names are identifiers: decode_2_pass for 2-pass, decode_doc_trans_beam for doc-trans-beam."""
+    return "decode_" + strategy.replace("-", "_")
+
+
+def strategy_evalsets(strategy):
+    """full-segment does not apply to ContraPro: its sentences are not adjacent (the paper's '-')."""
+    return ["test"] if strategy == "full-segment" else EVALSETS
+
+
+def decode_output(strategy, ext):
+    return f"results/{{task}}/decode/{{evalset}}/{strategy}.{ext}"
+
+
+def decode_file(task, evalset, strategy, ext):
+    return f"results/{task}/decode/{evalset}/{strategy}.{ext}"
+
+
+def decode_inputs(strategy):
+    """Input function of a strategy's decode rule."""
+
+    def inputs(w):
+        level = "sentence" if strategy == "sentence-level" else "document"
+        files = {
+            "model": model_file(w.task, level),
+            "data": binarized(w.task, level),
+            "src": processed_file(w.task, "bpe", w.evalset, src(w.task)),
+            "docids": corpus_file(w.task, w.evalset, "docids"),
+        }
+        if strategy == "cheating":
+            files["ref"] = processed_file(w.task, "bpe", w.evalset, tgt(w.task))
+        if strategy == "2-pass":
+            files["first_pass"] = decode_file(w.task, w.evalset, "sentence-level", "bpe")
+            files["first_pass_sidecar"] = decode_file(w.task, w.evalset, "sentence-level", "json")
+        return files
+
+    return inputs
+
+
+def decode_options(strategy):
+    """Strategy-specific CLI options (input paths) of docnmt.decode."""
+    if strategy == "cheating":
+        return lambda w, input: f"--ref {input.ref}"
+    if strategy == "2-pass":
+        return lambda w, input: f"--first-pass {input.first_pass} --first-pass-sidecar {input.first_pass_sidecar}"
+    return ""
+
+
+def evalsets(task):
+    return ["test"] + (["contrapro"] if SETTINGS[task]["contrapro"] else [])
+
+
+def decode_targets(task):
+    return [
+        decode_file(task, evalset, strategy, "txt")
+        for evalset in evalsets(task)
+        for strategy in config["strategies"]
+        if evalset in strategy_evalsets(strategy)
+    ]
+
+
 # ---- logs and benchmarks ------------------------------------------------------
 def log(rule_name, pattern):
     return f"logs/{{task}}/{rule_name}/{pattern}.log"
@@ -288,6 +355,7 @@ def all_targets():
         targets += [binarized(task, level) for level in LEVELS]
         targets += [model_file(task, level) for level in LEVELS]
         targets.append(f"results/{task}/plots/learning_curves.png")
+        targets += decode_targets(task)
         if SETTINGS[task]["contrapro"]:
             targets += [window_file(task, "contrapro", lang) for lang in langs(task)]
     return targets

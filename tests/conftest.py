@@ -50,8 +50,13 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 
 
 @pytest.fixture(scope="session")
 def trained_demo(tmp_path_factory):
-    """The full demo (as `make demo` configures it) trained through Snakemake, both levels."""
-    workdir = tmp_path_factory.mktemp("demo-trained")
+    """The full demo (as `make demo` configures it) trained through Snakemake, both levels.
+
+    DOCNMT_DEMO_WORKDIR reuses a workflow directory (Snakemake then only checks
+    that everything is up to date), for fast iterations during development.
+    """
+    reuse = os.environ.get("DOCNMT_DEMO_WORKDIR")
+    workdir = Path(reuse) if reuse else tmp_path_factory.mktemp("demo-trained")
     started = time.perf_counter()
     run_snakemake(
         workdir, "results/demo/models/sentence/checkpoint_best.pt", "results/demo/models/document/checkpoint_best.pt",

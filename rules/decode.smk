@@ -1,0 +1,38 @@
+# Decoding: one rule per search strategy, generated from config["strategies"].
+# Adding a strategy to the registry (docnmt.strategies) and the config adds a
+# rule here; nothing is copied.
+
+
+for _strategy in config["strategies"]:
+
+    rule:
+        name:
+            strategy_rule_name(_strategy)
+        input:
+            unpack(decode_inputs(_strategy)),
+        output:
+            bpe=decode_output(_strategy, "bpe"),
+            txt=decode_output(_strategy, "txt"),
+            sidecar=decode_output(_strategy, "json"),
+        wildcard_constraints:
+            evalset=_alternatives(strategy_evalsets(_strategy)),
+        params:
+            strategy=_strategy,
+            options=decode_options(_strategy),
+            tgt=lambda w: tgt(w.task),
+        log:
+            f"logs/{{task}}/decode/{{evalset}}/{_strategy}.log",
+        benchmark:
+            f"benchmarks/{{task}}/decode/{{evalset}}/{_strategy}.tsv"
+        conda:
+            "../envs/fairseq.yaml"
+        threads: 2
+        resources:
+            gpu=1,
+            mem_mb=8000,
+            runtime=lambda w: 60 if SETTINGS[w.task]["model"] == "demo" else 720,
+        shell:
+            "python -m docnmt.decode --strategy {params.strategy} {params.options}"
+            " --model {input.model} --data {input.data} --src {input.src} --docids {input.docids}"
+            " --beam {config[beam]} --k {config[k]} --h {config[h]} --tgt-lang {params.tgt}"
+            " --output-bpe {output.bpe} --output {output.txt} --sidecar {output.sidecar} > {log} 2>&1"

@@ -1,0 +1,525 @@
+"""Token-level beam search with a forced target prefix: the core of every decoding strategy.
+
+Every search strategy of Herold & Ney (2023, section 3) reduces to one
+operation: given a source (token ids ending in ``</s>``) and a *forced* target
+prefix (e.g. the target context ``ctx1 <sep> ctx2 <sep>``, possibly empty),
+find the n-best continuations after the prefix by beam search. A
+:class:`Searcher` does that for a batch of :class:`Request` objects with
+fairseq's own :class:`~fairseq.sequence_generator.SequenceGenerator` (beam
+search, length normalization ``score = logprob / len ** lenpen``, the
+``</s>`` included in ``len``), so that with empty prefixes the output is
+identical to ``fairseq-generate`` with the same beam, lenpen, max_len_a/b and
+``--required-batch-size-multiple 1``.
+
+The prefix, cached (:meth:`Searcher.search`)
+--------------------------------------------
+The real decoder input is ``[</s>, p1..pL, g1, g2, ...]``; the generator only
+sees its generated part ``[</s>, g1, ...]``. Per batch:
+
+1. *Prefill*: one teacher-forced decoder pass over ``[</s>, p1..p_{L-1}]`` for
+   the requests with a prefix (batch = requests, not beams), run through the
+   decoder layers with an empty fairseq ``incremental_state``: each layer's
+   :class:`~fairseq.modules.MultiheadAttention` stores its self-attention keys
+   and values there itself (``prev_key``/``prev_value`` of shape
+   (bsz, heads, T, head_dim), fairseq's format and scaling), under a causal
+   mask. Inputs are right-padded (a causal pass over left padding would put
+   NaN into the padded rows, and 0 * NaN into the real ones).
+2. The cache is moved to *left* padding (real entries last), its padding
+   zeroed and marked in ``prev_key_padding_mask``; fairseq's attention appends
+   the mask of each new step to it (``_append_prev_key_padding_mask``), so the
+   padding stays masked for the whole search. At generator step 0 the cache is
+   repeated to the beams (``repeat_interleave``, the order of the generator's
+   ``new_order``) and written into the generator's own incremental state;
+   from then on fairseq reorders it with the beams
+   (``reorder_incremental_state``) like any other state.
+3. At step 0 the decoder input is ``p_L`` (the last prefix token) instead of
+   ``</s>``; at step s > 0 it is ``g_s``. The prefix is never scored and never
+   part of the output.
+4. *Positions*: fairseq's decoder computes one position for all rows in
+   incremental mode (``padding_idx + step + 1``). During the search,
+   ``decoder.embed_positions`` is wrapped by a module that adds each row's
+   prefix length: the input at step s of a row with prefix length L sits at
+   position ``padding_idx + 1 + L + s`` (sinusoidal and learned embeddings).
+   The per-row offsets follow the generator's beam reordering and its removal
+   of finished sentences through :meth:`EnsembleModel.reorder_incremental_state`.
+
+fairseq internals relied on (fairseq 0.12): ``SequenceGenerator`` accepting an
+``EnsembleModel`` subclass and calling its ``forward_encoder``,
+``forward_decoder`` and ``reorder_incremental_state``; the incremental-state
+buffer layout of ``MultiheadAttention`` (``_get_input_buffer``/
+``_set_input_buffer``, ``prev_key``/``prev_value``/``prev_key_padding_mask``);
+``TransformerDecoderBase``'s attributes (``embed_tokens``, ``embed_scale``,
+``embed_positions``, ``layers``, ...), mirrored in :meth:`Searcher._decode`
+for the multi-token cached passes; the incremental position rule above.
+
+The prefix, forced (:meth:`Searcher.search_naive_prefix`)
+---------------------------------------------------------
+The same search with the prefix forced token by token through all beams
+(fairseq's ``prefix_tokens``). fairseq counts the prefix in a hypothesis'
+length and score; here it is removed from the output and the score
+renormalized over the continuation, and ``</s>`` is banned right after the
+prefix (fairseq's ``min_len`` does not apply after ``prefix_tokens``), so both
+paths define the same search: same hypotheses, same scores.
+
+Lengths
+-------
+A row with source length S (``</s>`` included) and prefix length L generates
+at most ``min(int(max_len_a * S + max_len_b), P - 1 - L)`` tokens before the
+forced ``</s>``, P being the decoder's max positions: prefix, continuation
+and ``</s>`` fit the model. (fairseq uses the padded batch width for S; per row
+the output does not depend on the batch, and with ``max_len_a = 0`` both are
+the same.) A source longer than the encoder's max positions, a prefix that
+leaves no room for one token and ``</s>`` (``L > P - 2``), or a source or
+prefix with out-of-vocabulary, ``<pad>`` or misplaced ``</s>`` ids is an
+:class:`~docnmt.textio.InputError` that names the request and what was wrong.
+
+Cost counters: ``forward_calls`` (decoder forward calls, prefill passes
+included), ``decoder_positions`` (decoder token positions computed: each
+request's prefix once in the prefill, then one per active beam hypothesis per
+generator step; the naive path counts ``beam`` per forced prefix step) and
+``encoder_positions`` (source tokens encoded), reset by
+:meth:`Searcher.reset_counters`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .model import Model, Scored
+from .textio import InputError
+
+
+@dataclass(frozen=True)
+class Request:
+    """One search: source ids (ending in ``</s>``) and a forced target prefix (no ``</s>``)."""
+
+    source: Sequence[int]
+    prefix: Sequence[int] = field(default_factory=tuple)
+
+
+@dataclass
+class Hypothesis:
+    """A continuation after the prefix: ``tokens`` without ``</s>``; ``score`` is fairseq's
+    length-normalized score, ``logprob`` the sum of the generated tokens' log-probs (``</s>`` included)."""
+
+    tokens: list[int]
+    score: float
+    logprob: float
+
+
+class _Rows:
+    """Per-row search state (one entry per beam hypothesis), reordered with the beams."""
+
+    def __init__(self, **tensors):
+        self.tensors = {k: v for k, v in tensors.items() if v is not None}
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["tensors"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def reorder(self, new_order):
+        self.tensors = {k: v.index_select(0, new_order) for k, v in self.tensors.items()}
+
+
+def _embed_positions(module, positions):
+    """``module``'s embeddings of explicit positions (any shape), as fairseq computes them."""
+    import torch.nn.functional as F
+    from fairseq.modules import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
+
+    if isinstance(module, SinusoidalPositionalEmbedding):
+        needed = int(positions.max()) + 1
+        if needed > module.weights.size(0):  # fairseq grows the table the same way
+            module.weights = SinusoidalPositionalEmbedding.get_embedding(
+                needed, module.embedding_dim, module.padding_idx
+            ).to(module.weights)
+        flat = module.weights.index_select(0, positions.reshape(-1))
+        return flat.view(*positions.shape, -1).detach()
+    if isinstance(module, LearnedPositionalEmbedding):
+        return F.embedding(positions, module.weight, module.padding_idx, module.max_norm, module.norm_type,
+                           module.scale_grad_by_freq, module.sparse)
+    raise NotImplementedError(f"positional embedding {type(module).__name__}")
+
+
+def _row_positions_module(inner, rows: _Rows):
+    """``decoder.embed_positions`` for the search: in incremental mode, each row's own position."""
+    import torch.nn as nn
+
+    class RowPositions(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+            self.padding_idx = inner.padding_idx
+            self.max_positions = inner.max_positions
+
+        def forward(self, input, incremental_state=None, timestep=None, positions=None):
+            if incremental_state is None:
+                return self.inner(input)
+            # fairseq: padding_idx + seq_len for every row; here + the row's prefix length
+            pos = self.padding_idx + input.size(1) + rows.offsets
+            return _embed_positions(self.inner, pos.unsqueeze(1))
+
+    return RowPositions()
+
+
+def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int):
+    """An EnsembleModel that injects the prefilled cache, the first input and the length limits."""
+    import math
+
+    from fairseq.sequence_generator import EnsembleModel
+
+    eos = searcher.eos
+
+    class PrefixEnsemble(EnsembleModel):
+        def __init__(self):
+            super().__init__([searcher.net])
+            self.pending_cache = cache
+
+        def forward_encoder(self, net_input):
+            return [encoder_out]
+
+        def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
+            step = tokens.size(1) - 1
+            if step == 0 and self.pending_cache is not None:
+                state = incremental_states[0]
+                for layer, (key, value, mask) in zip(searcher.net.decoder.layers, self.pending_cache):
+                    layer.self_attn._set_input_buffer(state, {
+                        "prev_key": key.repeat_interleave(beam, dim=0),
+                        "prev_value": value.repeat_interleave(beam, dim=0),
+                        "prev_key_padding_mask": mask.repeat_interleave(beam, dim=0),
+                    })
+                self.pending_cache = None
+            if step == 0 and "first" in rows.tensors:
+                tokens = tokens.clone()
+                tokens[:, 0] = rows.first
+            searcher.forward_calls += 1
+            searcher.decoder_positions += tokens.size(0)
+            lprobs, attn = super().forward_decoder(tokens, encoder_outs, incremental_states, temperature)
+            generated = step - rows.start  # the row's step counted from the end of its prefix
+            ban_eos = generated == 0  # min_len 1, also right after a forced prefix
+            if bool(ban_eos.any()):
+                lprobs[ban_eos, eos] = -math.inf
+            force_eos = generated >= rows.limit
+            if bool(force_eos.any()):
+                lprobs[force_eos, :eos] = -math.inf
+                lprobs[force_eos, eos + 1:] = -math.inf
+            return lprobs, attn
+
+        def reorder_incremental_state(self, incremental_states, new_order):
+            super().reorder_incremental_state(incremental_states, new_order)
+            rows.reorder(new_order)
+
+    return PrefixEnsemble()
+
+
+class Searcher:
+    """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
+
+    def __init__(self, model: Model, beam: int = 12, lenpen: float = 1.0, max_len_a: float = 0.0,
+                 max_len_b: int = 200, batch_size: int = 64):
+        from fairseq.models.transformer import TransformerDecoderBase
+        from fairseq.modules import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
+
+        if beam < 1 or batch_size < 1:
+            raise ValueError(f"beam and batch_size must be >= 1, got beam={beam}, batch_size={batch_size}")
+        self.model = model
+        self.net = model.model
+        decoder = self.net.decoder
+        if not isinstance(decoder, TransformerDecoderBase) or decoder.cross_self_attention:
+            raise NotImplementedError(f"prefix search supports fairseq transformer decoders, got {type(decoder).__name__}")
+        positions = decoder.embed_positions
+        if positions is not None and (
+            not isinstance(positions, (SinusoidalPositionalEmbedding, LearnedPositionalEmbedding))
+            or positions.padding_idx is None
+        ):
+            raise NotImplementedError(f"positional embedding {type(positions).__name__} is not supported")
+        self.beam = min(beam, len(model.dict) - 1)  # fairseq's cap: pad is never selected
+        self.lenpen = lenpen
+        self.max_len_a = max_len_a
+        self.max_len_b = max_len_b
+        self.batch_size = batch_size
+        self.eos, self.pad = model.eos, model.pad
+        self.vocab = len(model.dict)
+        self.max_source_positions = self.net.encoder.max_positions()
+        self.max_target_positions = decoder.max_positions()
+        self.reset_counters()
+
+    # ---- counters ---------------------------------------------------------
+    def reset_counters(self) -> None:
+        self.forward_calls = 0
+        self.decoder_positions = 0
+        self.encoder_positions = 0
+
+    # ---- validation -------------------------------------------------------
+    def _describe(self, token: int) -> str:
+        return f"id {token} ({self.model.dict[token]})" if 0 <= token < self.vocab else f"id {token} (not in the dictionary)"
+
+    def _check(self, requests: Sequence[Request]) -> list[tuple[list[int], list[int], int]]:
+        """Source ids, prefix ids and the generation limit of each request; InputError when bad."""
+        checked = []
+        for number, request in enumerate(requests, start=1):
+            where = f"request {number}"
+            source, prefix = [int(t) for t in request.source], [int(t) for t in request.prefix]
+            if not source or source[-1] != self.eos:
+                raise InputError(where, "expected source ids ending in </s>, found "
+                                 + (f"last id {source[-1]}" if source else "an empty source"))
+            if len(source) > self.max_source_positions:
+                raise InputError(where, f"source too long: {len(source)} tokens (</s> included), the model's max "
+                                 f"source positions are {self.max_source_positions}")
+            for what, ids in (("source", source[:-1]), ("prefix", prefix)):
+                bad = [t for t in ids if not 0 <= t < self.vocab or t in (self.pad, self.eos)]
+                if bad:
+                    raise InputError(where, f"expected {what} ids of the dictionary without <pad> or an inner </s>, "
+                                     f"found {self._describe(bad[0])}")
+            room = self.max_target_positions - 1 - len(prefix)
+            if room < 1:
+                raise InputError(where, f"prefix too long: {len(prefix)} tokens, at most "
+                                 f"{self.max_target_positions - 2} fit the model's max target positions "
+                                 f"{self.max_target_positions} with one generated token and </s>")
+            limit = min(int(self.max_len_a * len(source) + self.max_len_b), room)
+            if limit < 1:
+                raise InputError(where, f"max_len_a * {len(source)} + max_len_b = {limit}: no token may be generated")
+            checked.append((source, prefix, limit))
+        return checked
+
+    # ---- batching ---------------------------------------------------------
+    def _batches(self, checked):
+        order = sorted(range(len(checked)), key=lambda i: (-len(checked[i][0]), -len(checked[i][1]), i))
+        for start in range(0, len(order), self.batch_size):
+            yield order[start:start + self.batch_size]
+
+    def _encode(self, sources: list[list[int]]):
+        import torch
+
+        src_tokens = self.model._collate(sources, left_pad=True)  # fairseq's left_pad_source
+        src_lengths = torch.tensor([len(s) for s in sources], device=self.model.device)
+        net_input = {"src_tokens": src_tokens, "src_lengths": src_lengths}
+        self.encoder_positions += int(src_lengths.sum())
+        return net_input, self.net.encoder.forward_torchscript(net_input)
+
+    # ---- decoder passes with an incremental state -------------------------
+    def _decode(self, tokens, positions, encoder_out, state, attn_mask, padding_mask):
+        """TransformerDecoderBase.extract_features over several new tokens after a cache in ``state``.
+
+        ``positions`` are explicit (bsz, T); ``attn_mask`` (T, cached + T) is added to the
+        attention logits; ``padding_mask`` (bsz, T) marks padded new tokens (or None).
+        """
+        decoder = self.net.decoder
+        self.forward_calls += 1
+        x = decoder.embed_scale * decoder.embed_tokens(tokens)
+        if decoder.quant_noise is not None:
+            x = decoder.quant_noise(x)
+        if decoder.project_in_dim is not None:
+            x = decoder.project_in_dim(x)
+        if decoder.embed_positions is not None:
+            x = x + _embed_positions(decoder.embed_positions, positions)
+        if decoder.layernorm_embedding is not None:
+            x = decoder.layernorm_embedding(x)
+        x = decoder.dropout_module(x).transpose(0, 1)
+        enc = encoder_out["encoder_out"][0] if len(encoder_out["encoder_out"]) > 0 else None
+        enc_mask = encoder_out["encoder_padding_mask"][0] if len(encoder_out["encoder_padding_mask"]) > 0 else None
+        for layer in decoder.layers:
+            x, _, _ = layer(x, enc, enc_mask, state, self_attn_mask=attn_mask, self_attn_padding_mask=padding_mask)
+        if decoder.layer_norm is not None:
+            x = decoder.layer_norm(x)
+        x = x.transpose(0, 1)
+        if decoder.project_out_dim is not None:
+            x = decoder.project_out_dim(x)
+        return x
+
+    @staticmethod
+    def _causal_mask(new: int, cached: int, like):
+        import torch
+
+        mask = torch.zeros(new, cached + new, device=like.device, dtype=like.dtype)
+        mask[:, cached:] = torch.triu(torch.full((new, new), float("-inf"), device=like.device), 1).to(like.dtype)
+        return mask
+
+    def _prefill(self, prefixes: list[list[int]], encoder_out):
+        """One teacher-forced pass over ``[</s>, p1..p_{L-1}]`` of the rows with a prefix.
+
+        Returns per decoder layer (prev_key, prev_value, prev_key_padding_mask) for all rows,
+        left-padded to the longest prefix (padding zeroed and masked), or None without prefixes.
+        """
+        import torch
+
+        rows = [i for i, p in enumerate(prefixes) if p]
+        if not rows:
+            return None
+        device = self.model.device
+        lengths = torch.tensor([len(prefixes[i]) for i in rows], device=device)
+        width = int(lengths.max())
+        inputs = self.model._collate([[self.eos] + prefixes[i][:-1] for i in rows], left_pad=False)
+        offsets = torch.arange(width, device=device).unsqueeze(0)
+        real = offsets < lengths.unsqueeze(1)
+        positions = torch.where(real, self.pad + 1 + offsets, torch.full_like(offsets, self.pad))
+        sub_encoder_out = self.net.encoder.reorder_encoder_out(encoder_out, torch.tensor(rows, device=device))
+        state: dict = {}
+        padding = ~real if not bool(real.all()) else None
+        x = self.net.decoder.embed_tokens.weight  # dtype/device reference
+        self._decode(inputs, positions, sub_encoder_out, state, self._causal_mask(width, 0, x), padding)
+        self.decoder_positions += int(lengths.sum())
+        # right-padded -> left-padded: entry j of a row of length L comes from j - (width - L)
+        source_index = offsets - (width - lengths).unsqueeze(1)
+        valid = source_index >= 0
+        source_index = source_index.clamp(min=0)
+        bsz = len(prefixes)
+        index = torch.tensor(rows, device=device)
+        mask = torch.ones(bsz, width, dtype=torch.bool, device=device)
+        mask[index] = ~valid
+        cache = []
+        for layer in self.net.decoder.layers:
+            buffer = layer.self_attn._get_input_buffer(state)
+            moved = []
+            for name in ("prev_key", "prev_value"):
+                t = buffer[name]  # (rows, heads, width, head_dim)
+                gathered = t.gather(2, source_index[:, None, :, None].expand(-1, t.size(1), -1, t.size(3)))
+                gathered = gathered.masked_fill(~valid[:, None, :, None], 0)
+                full = t.new_zeros(bsz, t.size(1), width, t.size(3))
+                full[index] = gathered
+                moved.append(full)
+            cache.append((moved[0], moved[1], mask))
+        return cache
+
+    # ---- search -----------------------------------------------------------
+    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """The ``beam`` best continuations after each request's prefix, best first (prefilled cache)."""
+        return self._search(requests, naive=False)
+
+    def search_naive_prefix(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """Same search, the prefix forced token by token through all beams (fairseq's ``prefix_tokens``)."""
+        return self._search(requests, naive=True)
+
+    def _search(self, requests, naive: bool) -> list[list[Hypothesis]]:
+        checked = self._check(requests)
+        results: list[list[Hypothesis] | None] = [None] * len(checked)
+        for batch in self._batches(checked):
+            hyps = self._search_batch([checked[i] for i in batch], naive)
+            for i, h in zip(batch, hyps):
+                results[i] = h
+        return results  # type: ignore[return-value]
+
+    def _search_batch(self, batch, naive: bool) -> list[list[Hypothesis]]:
+        import torch
+        from fairseq.sequence_generator import SequenceGenerator
+
+        device = self.model.device
+        sources = [s for s, _, _ in batch]
+        prefixes = [p for _, p, _ in batch]
+        lengths = [len(p) for p in prefixes]
+        beam = self.beam
+
+        def per_row(values):
+            return torch.tensor(values, device=device).repeat_interleave(beam)
+
+        with torch.no_grad():
+            net_input, encoder_out = self._encode(sources)
+            decoder = self.net.decoder
+            original_positions = decoder.embed_positions
+            prefix_tokens = None
+            cache = None
+            if naive:
+                rows = _Rows(start=per_row(lengths), limit=per_row([limit for _, _, limit in batch]))
+                longest = max(L + limit for (_, _, limit), L in zip(batch, lengths))
+                if any(lengths):
+                    prefix_tokens = self.model._collate([p or [self.pad] for p in prefixes], left_pad=False)
+            else:
+                any_prefix = any(lengths)
+                first = [p[-1] if p else self.eos for p in prefixes]
+                rows = _Rows(
+                    start=per_row([0] * len(batch)), limit=per_row([limit for _, _, limit in batch]),
+                    offsets=per_row(lengths) if any_prefix else None,
+                    first=per_row(first) if any_prefix else None,
+                )
+                longest = max(limit for _, _, limit in batch)
+                cache = self._prefill(prefixes, encoder_out)
+            ensemble = _ensemble(self, encoder_out, rows, cache, beam)
+            generator = SequenceGenerator(
+                ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest, min_len=1,
+                normalize_scores=True, len_penalty=self.lenpen,
+            )
+            try:
+                if "offsets" in rows.tensors and original_positions is not None:
+                    decoder.embed_positions = _row_positions_module(original_positions, rows)
+                finalized = generator.forward({"net_input": net_input}, prefix_tokens=prefix_tokens)
+            finally:
+                decoder.embed_positions = original_positions
+        out = []
+        for hypos, prefix in zip(finalized, prefixes):
+            found = []
+            for hypo in hypos:
+                tokens = hypo["tokens"].tolist()
+                scores = hypo["positional_scores"].float()
+                if naive:
+                    assert tokens[:len(prefix)] == prefix, "fairseq's prefix_tokens did not force the prefix"
+                    tokens, scores = tokens[len(prefix):], scores[len(prefix):]
+                    logprob = float(scores.sum())
+                    score = logprob / len(scores) ** self.lenpen
+                else:
+                    logprob = float(scores.sum())
+                    score = float(hypo["score"])
+                assert tokens[-1] == self.eos
+                found.append(Hypothesis(tokens[:-1], score, logprob))
+            found.sort(key=lambda h: -h.score)  # stable: fairseq's order among equal scores
+            out.append(found)
+        return out
+
+    # ---- forced scoring with the cache -------------------------------------
+    def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]]) -> list[Scored]:
+        """Log-prob of each continuation (ids without ``</s>``; ``</s>`` is appended and scored)
+        after its request's prefix: the prefilled cache plus one teacher-forced pass."""
+        import torch
+
+        if len(targets) != len(requests):
+            raise ValueError(f"expected one target per request ({len(requests)}), got {len(targets)}")
+        checked = self._check(requests)
+        conts = []
+        for number, ((_, prefix, _), target) in enumerate(zip(checked, targets), start=1):
+            target = [int(t) for t in target]
+            bad = [t for t in target if not 0 <= t < self.vocab or t in (self.pad, self.eos)]
+            if bad:
+                raise InputError(f"request {number}", "expected target ids of the dictionary without <pad> or </s>, "
+                                 f"found {self._describe(bad[0])}")
+            if len(prefix) + len(target) + 1 > self.max_target_positions:
+                raise InputError(f"request {number}", f"prefix and target too long: {len(prefix) + len(target) + 1} "
+                                 f"tokens with </s>, the model's max target positions are {self.max_target_positions}")
+            conts.append(target + [self.eos])
+        results: list[Scored | None] = [None] * len(checked)
+        device = self.model.device
+        for batch in self._batches(checked):
+            sources = [checked[i][0] for i in batch]
+            prefixes = [checked[i][1] for i in batch]
+            outputs = [conts[i] for i in batch]
+            with torch.no_grad():
+                _, encoder_out = self._encode(sources)
+                cache = self._prefill(prefixes, encoder_out)
+                state: dict = {}
+                cached = 0
+                if cache is not None:
+                    cached = cache[0][0].size(2)
+                    for layer, (key, value, mask) in zip(self.net.decoder.layers, cache):
+                        layer.self_attn._set_input_buffer(state, {"prev_key": key, "prev_value": value,
+                                                                  "prev_key_padding_mask": mask})
+                inputs = self.model._collate(
+                    [[p[-1] if p else self.eos] + o[:-1] for p, o in zip(prefixes, outputs)], left_pad=False)
+                width = inputs.size(1)
+                lengths = torch.tensor([len(o) for o in outputs], device=device)
+                starts = torch.tensor([len(p) for p in prefixes], device=device)
+                offsets = torch.arange(width, device=device).unsqueeze(0)
+                real = offsets < lengths.unsqueeze(1)
+                positions = torch.where(real, self.pad + 1 + starts.unsqueeze(1) + offsets,
+                                        torch.full_like(offsets, self.pad))
+                padding = ~real if not bool(real.all()) else None
+                like = self.net.decoder.embed_tokens.weight
+                features = self._decode(inputs, positions, encoder_out, state,
+                                        self._causal_mask(width, cached, like), padding)
+                self.decoder_positions += int(lengths.sum())
+                logits = self.net.decoder.output_layer(features)
+                lprobs = self.net.decoder.get_normalized_probs((logits, None), log_probs=True)
+                target = self.model._collate(outputs, left_pad=False)
+                token_lp = lprobs.float().gather(-1, target.unsqueeze(-1)).squeeze(-1)
+            for row, i in enumerate(batch):
+                results[i] = Scored(float(token_lp[row, :len(outputs[row])].sum()), len(outputs[row]))
+        return results  # type: ignore[return-value]

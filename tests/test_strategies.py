@@ -1,0 +1,151 @@
+"""The search strategies on the trained demo models: the paper's invariants and edge cases."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import tool_env
+from docnmt.corpus import read_docids
+from docnmt.decode import group
+from docnmt.strategies import REGISTRY, Decoder
+from docnmt.textio import InputError, read_lines
+
+pytestmark = pytest.mark.workflow
+
+BEAM = 4
+
+
+@pytest.fixture(scope="module")
+def demo(trained_demo):
+    from docnmt.model import Model
+
+    w = trained_demo
+    return {
+        "workdir": w,
+        "src": read_lines(w / "data/demo/bpe/test.en"),
+        "ref": read_lines(w / "data/demo/bpe/test.de"),
+        "ids": read_docids(w / "data/demo/corpus/test.docids"),
+        "doc": Model(w / "results/demo/models/document/checkpoint_best.pt", w / "data/demo/bin/document"),
+        "sent": Model(w / "results/demo/models/sentence/checkpoint_best.pt", w / "data/demo/bin/sentence"),
+    }
+
+
+def documents(demo, n_docs=12, ref=True, first_pass=None):
+    docs = group(demo["src"], demo["ids"], demo["ref"] if ref else None, first_pass)
+    return docs[:n_docs]
+
+
+def decode(demo, strategy, docs, k=3, h=12, beam=BEAM):
+    from docnmt.search import Searcher
+
+    model = demo["sent"] if strategy == "sentence-level" else demo["doc"]
+    searcher = Searcher(model, beam=beam)
+    dec = Decoder(searcher, k=k, h=h)
+    out = REGISTRY[strategy](dec, docs)
+    assert [len(o) for o in out] == [len(d) for d in docs], f"{strategy}: one hypothesis per sentence"
+    return out, dec, searcher
+
+
+def test_doc_trans_beam_with_h1_equals_doc_trans(demo):
+    docs = documents(demo)
+    assert decode(demo, "doc-trans-beam", docs, h=1)[0] == decode(demo, "doc-trans", docs)[0]
+
+
+def test_with_k1_last_first_and_no_context_agree(demo):
+    docs = documents(demo)
+    outputs = {s: decode(demo, s, docs, k=1)[0] for s in ("last-sentence", "first-sentence", "no-context")}
+    assert outputs["last-sentence"] == outputs["no-context"] == outputs["first-sentence"]
+
+
+def test_sentence_level_equals_fairseq_generate(demo, tmp_path):
+    """The decode CLI's sentence-level hypotheses are fairseq-generate's, line by line."""
+    from docnmt import decode as decode_cli
+
+    w = demo["workdir"]
+    decode_cli.main([
+        "--strategy", "sentence-level", "--model", str(w / "results/demo/models/sentence/checkpoint_best.pt"),
+        "--data", str(w / "data/demo/bin/sentence"), "--src", str(w / "data/demo/bpe/test.en"),
+        "--docids", str(w / "data/demo/corpus/test.docids"), "--beam", str(BEAM), "--tgt-lang", "de",
+        "--output-bpe", str(tmp_path / "h.bpe"), "--output", str(tmp_path / "h.txt"), "--sidecar", str(tmp_path / "h.json"),
+    ])
+    result = subprocess.run(
+        [sys.executable, "-m", "fairseq_cli.generate", str(w / "data/demo/bin/sentence"),
+         "--path", str(w / "results/demo/models/sentence/checkpoint_best.pt"), "--gen-subset", "test",
+         "--beam", str(BEAM), "--lenpen", "1", "--max-len-a", "0", "--max-len-b", "200", "--batch-size", "64",
+         "--required-batch-size-multiple", "1", "--cpu"],
+        capture_output=True, text=True, env=tool_env(), check=True,
+    )
+    generated = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"^H-(\d+)\t(\S+)\t(.*)$", line)
+        if match:
+            generated[int(match.group(1))] = match.group(3)
+    ours = (tmp_path / "h.bpe").read_text(encoding="utf-8").splitlines()
+    assert len(generated) == len(ours) == len(demo["src"]), "one hypothesis per source line, from both"
+    differ = [i for i in range(len(ours)) if ours[i] != generated[i]]
+    assert not differ, f"{len(differ)} lines differ, e.g. line {differ[0] + 1}: {ours[differ[0]]!r} vs {generated[differ[0]]!r}"
+    sidecar = json.loads((tmp_path / "h.json").read_text())
+    assert sidecar["sentences"] == sidecar["hypotheses"] == len(demo["src"])
+
+
+def test_forced_prefix_never_appears_in_the_output(demo):
+    docs = documents(demo)
+    out = decode(demo, "cheating", docs)[0]
+    for doc, hyps in zip(docs, out):
+        for i, hyp in enumerate(hyps):
+            assert "<sep>" not in hyp
+            if i > 0 and doc.src[i] != doc.src[i - 1]:
+                context = doc.ref[max(0, i - 2):i]
+                assert not hyp.startswith(" ".join(context) + " "), f"{doc.docid}:{i + 1} repeats its forced context"
+                assert not hyp.startswith(context[-1] + " "), f"{doc.docid}:{i + 1} repeats its forced context"
+
+
+def test_cheating_really_uses_the_reference(demo):
+    docs = documents(demo, n_docs=30)
+    original = decode(demo, "cheating", docs)[0]
+    others = [r for d in docs[::-1] for r in d.ref]
+    for doc in docs:  # another reference: the sentences of other documents as target context
+        doc.ref, others = others[:len(doc)], others[len(doc):]
+    changed = decode(demo, "cheating", docs)[0]
+    differ = sum(a != b for x, y in zip(original, changed) for a, b in zip(x, y))
+    assert differ > 0, "changing the reference context must change some output"
+
+
+def test_full_segment_covers_every_sentence_once_including_a_short_last_window(demo):
+    docs = [d for d in documents(demo, n_docs=40) if len(d) % 3 != 0][:8]
+    assert docs, "need documents whose length is not a multiple of k"
+    out, dec, searcher = decode(demo, "full-segment", docs)
+    windows = sum((len(d) + 2) // 3 for d in docs)
+    assert dec.stats.requests == windows, "one request per non-overlapping window, the last one shorter"
+    assert [len(o) for o in out] == [len(d) for d in docs]
+
+
+def test_short_documents_a_one_sentence_document_and_an_empty_line(demo):
+    docs = documents(demo, n_docs=3)
+    docs[0].src, docs[0].ref, docs[0].lines = docs[0].src[:1], docs[0].ref[:1], docs[0].lines[:1]
+    docs[1].src, docs[1].ref, docs[1].lines = docs[1].src[:2], docs[1].ref[:2], docs[1].lines[:2]
+    docs[2].src[1] = ""
+    first_pass = decode(demo, "sentence-level", docs)[0]
+    for doc, hyps in zip(docs, first_pass):
+        doc.first_pass = hyps
+    for strategy in REGISTRY:
+        decode(demo, strategy, docs)  # asserts one hypothesis per sentence
+
+
+def test_a_source_line_longer_than_max_positions_is_a_clear_error(demo):
+    docs = documents(demo, n_docs=1)
+    docs[0].src[0] = " ".join(["Haus"] * 2000)
+    for strategy in ("no-context", "doc-trans"):
+        with pytest.raises(InputError, match="max positions"):
+            decode(demo, strategy, docs)
+
+
+def test_context_that_does_not_fit_is_truncated_and_counted(demo):
+    docs = documents(demo, n_docs=1)
+    limit = demo["doc"].max_positions
+    docs[0].src[0] = " ".join(["Haus"] * (limit - 3))
+    out, dec, _ = decode(demo, "last-sentence", docs)
+    assert dec.stats.context_truncated >= 1
