@@ -22,3 +22,9 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+rule data:
+    """Downloads, corpora, preprocessing and binarization only: `snakemake data`."""
+    input:
+        data_targets(),

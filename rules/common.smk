@@ -349,13 +349,20 @@ def statistics_inputs():
 DATA_STATISTICS = {"markdown": "results/tables/data_statistics.md", "csv": "results/tables/data_statistics.csv"}
 
 
-def all_targets():
+def data_targets():
+    """Everything up to the binarized data, ContraPro and the statistics table (`snakemake data`)."""
     targets = list(DATA_STATISTICS.values())
     for task in TASKS:
         targets += [binarized(task, level) for level in LEVELS]
+        if SETTINGS[task]["contrapro"]:
+            targets += [window_file(task, "contrapro", lang) for lang in langs(task)]
+    return targets
+
+
+def all_targets():
+    targets = data_targets()
+    for task in TASKS:
         targets += [model_file(task, level) for level in LEVELS]
         targets.append(f"results/{task}/plots/learning_curves.png")
         targets += decode_targets(task)
-        if SETTINGS[task]["contrapro"]:
-            targets += [window_file(task, "contrapro", lang) for lang in langs(task)]
     return targets

@@ -144,7 +144,7 @@ def real_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("real-corpora")
     with LoopbackServer(root) as server:
         config = loopback_config(workdir, server.url, root)
-        run_snakemake(workdir, "--cores", "2", "--configfile", str(config))
+        run_snakemake(workdir, "data", "--cores", "2", "--configfile", str(config))
         requests = server.requests
     return workdir, requests
 

@@ -82,3 +82,24 @@ def test_bad_corpus_fails_naming_file_and_line_and_leaves_no_output(tmp_path):
     log = (tmp_path / "logs/mine/check_corpus/train.log").read_text()
     assert "train.de:2: expected 2 lines" in log, log
     assert not (tmp_path / "data/mine/corpus/train.stats.json").exists()
+
+
+def test_paper_config_dry_run_plans_the_full_dag_offline(tmp_path):
+    """All three paper tasks: downloads through binarization, training and every decode, planned without network."""
+    result = run_snakemake(tmp_path, "-n", "--config", "tasks=[news,ted,os]")
+    jobs = dict(
+        (parts[0], int(parts[1])) for parts in (line.split() for line in result.stdout.splitlines())
+        if len(parts) == 2 and parts[1].isdigit()
+    )
+    assert jobs.get("download") == 8, f"every real source is downloaded once: {jobs}"
+    for rule in ("corpus_news", "corpus_ted", "corpus_os"):
+        assert jobs.get(rule) == 1, f"{rule}: {jobs}"
+    assert jobs.get("binarize") == 6 and jobs.get("train") == 6, f"2 levels x 3 tasks: {jobs}"
+    assert jobs.get("decode_full_segment") == 3, "full-segment: test sets only (not ContraPro)"
+    assert jobs.get("decode_doc_trans") == 5, "test sets of 3 tasks + ContraPro of news and os"
+    assert jobs.get("contrapro_set") == 2 and jobs.get("data_statistics") == 1
+
+
+def test_data_target_stops_before_training(tmp_path):
+    result = run_snakemake(tmp_path, "data", "-n", "--config", "tasks=[news,ted,os]")
+    assert "binarize" in result.stdout and "\ntrain " not in result.stdout
