@@ -147,5 +147,17 @@ def test_context_that_does_not_fit_is_truncated_and_counted(demo):
     docs = documents(demo, n_docs=1)
     limit = demo["doc"].max_positions
     docs[0].src[0] = " ".join(["Haus"] * (limit - 3))
-    out, dec, _ = decode(demo, "last-sentence", docs)
-    assert dec.stats.context_truncated >= 1
+    for strategy in ("last-sentence", "first-sentence", "full-segment", "doc-trans"):
+        out, dec, _ = decode(demo, strategy, docs)
+        assert dec.stats.context_truncated >= 1, f"{strategy}: the long sentence's windows must be truncated and counted"
+
+
+def test_first_sentence_truncation_drops_right_context_not_the_sentence(demo):
+    from docnmt.search import Searcher
+
+    dec = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
+    limit = demo["doc"].max_positions
+    long_right = " ".join(["Haus"] * (limit - 2))
+    request = dec.request(["Hallo Tom .", long_right], (), 0, drop_newest=True)
+    assert request.source == demo["doc"].encode("Hallo Tom .", source=True)
+    assert dec.stats.context_truncated == 1

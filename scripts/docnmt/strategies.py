@@ -27,9 +27,12 @@ source sentence. Where it has another number:
 Each case is counted (``sep_mismatch``) in the decode's sidecar.
 
 Context that does not fit. If a window (source, or forced target prefix)
-exceeds the model's max positions, its oldest context sentences are dropped
-until it fits, and the sentence is counted in ``context_truncated``; a
-sentence that does not fit alone is an error naming its line.
+exceeds the model's max positions, its context sentences farthest from the
+current one are dropped until it fits (the oldest; for first-sentence's
+right-context windows the last), and the sentence is counted in
+``context_truncated``; a full-segment window that does not fit is translated
+sentence by sentence (counted too). A sentence that does not fit alone is an
+error naming its line.
 """
 
 from __future__ import annotations
@@ -78,11 +81,17 @@ class Decoder:
     def _ids(self, text: str, source: bool) -> list[int]:
         return self.searcher.model.encode(text, source=source)
 
-    def request(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None) -> object:
+    def fits(self, source_sents: Sequence[str]) -> bool:
+        """Does this source window fit the model's max positions?"""
+        return len(self._ids(join(source_sents), source=True)) <= self.searcher.model.max_positions
+
+    def request(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
+                drop_newest: bool = False) -> object:
         """A search request for the window ``source_sents`` with forced target context ``prefix_sents``.
 
         Drops the oldest context sentences (source and target alike) while the
-        window exceeds the model's max positions.
+        window exceeds the model's max positions; with ``drop_newest`` (a
+        window of right context, first-sentence) the last ones instead.
         """
         from .search import Request
         from .textio import InputError
@@ -104,7 +113,7 @@ class Decoder:
                 )
             truncated = True
             if len(source_sents) > 1:
-                source_sents = source_sents[1:]
+                source_sents = source_sents[:-1] if drop_newest else source_sents[1:]
             prefix_sents = prefix_sents[1:] if prefix_sents else prefix_sents
             if len(prefix_sents) >= len(source_sents):
                 prefix_sents = prefix_sents[len(prefix_sents) - len(source_sents) + 1:]
@@ -207,7 +216,15 @@ def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     E_{i-k+1}^i = argmax p(E_{i-k+1}^i | F_{i-k+1}^i) (Eq. 1); the last window
     of a document may be shorter than k.  Cost O(NL).
     """
-    chunks = [(n, start, min(start + dec.k, len(d))) for n, d in enumerate(docs) for start in range(0, len(d), dec.k)]
+    chunks = []
+    for n, d in enumerate(docs):
+        for start in range(0, len(d), dec.k):
+            stop = min(start + dec.k, len(d))
+            if dec.fits(d.src[start:stop]):
+                chunks.append((n, start, stop))
+            else:  # a window too long for the model: its sentences are translated one by one (counted)
+                dec.stats.context_truncated += 1
+                chunks += [(n, i, i + 1) for i in range(start, stop)]
     requests = [dec.request(docs[n].src[a:b], (), docs[n].lines[a]) for n, a, b in chunks]
     out = [[""] * len(d) for d in docs]
     for (n, a, b), nbest in zip(chunks, dec.searcher.search(requests)):
@@ -229,7 +246,7 @@ def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[li
     for n, i in flat:
         d = docs[n]
         windows[(n, i)] = _window(d, i - dec.k + 1, i + 1) if keep_last else _window(d, i, i + dec.k)
-    requests = [dec.request(windows[key], (), docs[key[0]].lines[key[1]]) for key in flat]
+    requests = [dec.request(windows[key], (), docs[key[0]].lines[key[1]], drop_newest=not keep_last) for key in flat]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.searcher.search(requests)):
         segments = split(dec.text(nbest[0]))
