@@ -37,7 +37,7 @@ error naming its line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from . import SEP
@@ -63,7 +63,6 @@ class Stats:
     sep_mismatch: int = 0
     context_truncated: int = 0
     requests: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 class Decoder:
