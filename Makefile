@@ -23,8 +23,13 @@ $(VENV)/.installed: requirements-base.txt requirements.txt
 	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
 	touch $@
 
+DEMO_TABLES := perplexity bleu_ter pronoun_f1 contrapro_accuracy decoding_cost
+
 demo: setup
 	$(VENV)/bin/snakemake --cores $(CORES) --resources gpu=1 --config 'tasks=[demo]'
+	$(VENV)/bin/snakemake --config 'tasks=[demo]' --report report.html
+	@for t in $(DEMO_TABLES); do echo; cat results/tables/$$t.md; done
+	@echo; echo "report: report.html"
 
 test: setup
 	$(VENV)/bin/python -m pytest tests -q -ra
@@ -33,4 +38,4 @@ bench: setup
 	$(VENV)/bin/python bench/preprocess
 
 clean-demo:
-	rm -rf data/demo logs/demo benchmarks/demo results/demo
+	rm -rf data/demo logs/demo benchmarks/demo results/demo results/tables results/plots report.html

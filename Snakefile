@@ -16,6 +16,7 @@ include: "rules/corpora.smk"
 include: "rules/preprocess.smk"
 include: "rules/train.smk"
 include: "rules/decode.smk"
+include: "rules/score.smk"
 
 
 rule all:

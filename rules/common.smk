@@ -346,7 +346,11 @@ def statistics_inputs():
     return items
 
 
-DATA_STATISTICS = {"markdown": "results/tables/data_statistics.md", "csv": "results/tables/data_statistics.csv"}
+DATA_STATISTICS = {
+    "markdown": "results/tables/data_statistics.md",
+    "csv": "results/tables/data_statistics.csv",
+    "latex": "results/tables/data_statistics.tex",
+}
 
 
 def data_targets():
@@ -365,4 +369,139 @@ def all_targets():
         targets += [model_file(task, level) for level in LEVELS]
         targets.append(f"results/{task}/plots/learning_curves.png")
         targets += decode_targets(task)
+    targets += [f for name in table_names() for f in table_files(name)]
+    targets += [plot_file(name) for name in plot_names()]
     return targets
+
+
+# ---- scoring and tables -------------------------------------------------------
+def score_file(task, evalset, name):
+    """results/{task}/scores/{evalset}/{name}.json."""
+    return f"results/{task}/scores/{evalset}/{name}.json"
+
+
+def german_tasks():
+    """Tasks with German targets: the pronoun metric (BlonDe's German extension) applies."""
+    return [t for t in SETTINGS if tgt(t) == "de"]
+
+
+def evalset_strategies(evalset):
+    return [s for s in config["strategies"] if evalset in strategy_evalsets(s)]
+
+
+def contrapro_examples(task):
+    return f"data/{task}/contrapro/contrapro.examples.jsonl"
+
+
+def scored_text_inputs(w):
+    """Raw source and reference of an evaluation set, its detokenized hypotheses, and (ContraPro) the example lines."""
+    files = {
+        "src": corpus_file(w.task, w.evalset, src(w.task)),
+        "ref": corpus_file(w.task, w.evalset, tgt(w.task)),
+        "systems": [decode_file(w.task, w.evalset, s, "txt") for s in evalset_strategies(w.evalset)],
+    }
+    if w.evalset == "contrapro":
+        files["select"] = contrapro_examples(w.task)
+    return files
+
+
+def system_args(w, input):
+    """--system NAME=PATH for every hypothesis file, plus --select on ContraPro."""
+    names = evalset_strategies(w.evalset)
+    args = " ".join(f"--system {n}={p}" for n, p in zip(names, input.systems, strict=True))
+    return args + (f" --select {input.select}" if "select" in input.keys() else "")
+
+
+def pronoun_min_examples(task):
+    return SETTINGS[task].get("pronoun_min_examples", config["scoring"]["pronoun_min_examples"])
+
+
+def level_strategies(level):
+    """Strategies whose hypotheses the level's model scores for Table 1."""
+    return [s for s in evalset_strategies("test") if (s == "sentence-level") == (level == "sentence")]
+
+
+def perplexity_inputs(w):
+    return {
+        "model": model_file(w.task, w.level),
+        "data": binarized(w.task, w.level),
+        "src": processed_file(w.task, "bpe", "test", src(w.task)),
+        "docids": corpus_file(w.task, "test", "docids"),
+        "reference": processed_file(w.task, "bpe", "test", tgt(w.task)),
+        "systems": [decode_file(w.task, "test", s, "bpe") for s in level_strategies(w.level)],
+    }
+
+
+def perplexity_args(w, input):
+    args = [f"--system reference={input.reference}"]
+    args += [f"--system {n}={p}" for n, p in zip(level_strategies(w.level), input.systems, strict=True)]
+    return " ".join(args)
+
+
+def contrapro_levels(task):
+    return LEVELS if SETTINGS[task]["contrapro"] else []
+
+
+def task_scores(task):
+    """Every score file of one task, by kind (the tables' manifest entry)."""
+    entry = {
+        "description": SETTINGS[task].get("description", task),
+        "tgt": tgt(task),
+        "bleu_ter": {e: score_file(task, e, "bleu_ter") for e in evalsets(task)},
+        "perplexity": {lvl: score_file(task, "test", f"perplexity.{lvl}") for lvl in LEVELS},
+        "sidecars": {s: decode_file(task, "test", s, "json") for s in evalset_strategies("test")},
+    }
+    if task in german_tasks():
+        entry["pronouns"] = {e: score_file(task, e, "pronouns") for e in evalsets(task)}
+    if SETTINGS[task]["contrapro"]:
+        entry["accuracy"] = {lvl: score_file(task, "contrapro", f"accuracy.{lvl}") for lvl in LEVELS}
+    return entry
+
+
+def score_manifest():
+    return {"strategies": list(config["strategies"]), "tasks": {t: task_scores(t) for t in TASKS}}
+
+
+def manifest_files():
+    """All files the manifest names (the inputs of the tables and plots)."""
+    files = []
+    for entry in score_manifest()["tasks"].values():
+        for key, value in entry.items():
+            if isinstance(value, dict):
+                files += list(value.values())
+    return files
+
+
+def manifest_arg():
+    import json
+    import shlex
+
+    return shlex.quote(json.dumps(score_manifest(), separators=(",", ":")))
+
+
+TABLES_DIR = "results/tables"
+
+
+def table_names():
+    names = ["perplexity", "bleu_ter"]
+    if any(t in german_tasks() for t in TASKS):
+        names += ["pronoun_f1", "pronoun_classes"]
+    if any(SETTINGS[t]["contrapro"] for t in TASKS):
+        names.append("contrapro_accuracy")
+    return names + ["decoding_cost"]
+
+
+def table_files(name):
+    return [f"{TABLES_DIR}/{name}.{ext}" for ext in ("md", "csv", "tex")]
+
+
+#: Plots of the report, each with its caption in report/{name}.rst.
+PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost"}
+
+
+def plot_names():
+    return [p for p in PLOTS if p != "pronouns" or any(t in german_tasks() for t in TASKS)]
+
+
+def plot_file(name):
+    return f"results/plots/{name}.png"

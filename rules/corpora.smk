@@ -180,4 +180,5 @@ rule data_statistics:
         mem_mb=500,
         runtime=10,
     shell:
-        "python -m docnmt.stats --input {params.specs} --markdown {output.markdown} --csv {output.csv} > {log} 2>&1"
+        "python -m docnmt.stats --input {params.specs} --markdown {output.markdown} --csv {output.csv}"
+        " --latex {output.latex} > {log} 2>&1"

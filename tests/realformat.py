@@ -352,3 +352,14 @@ def opus_moses_zip(path, docs: Sequence[Document], naming: str = "OpenSubtitles"
         zf.writestr("README", readme)
         zf.writestr("LICENSE", license_text)
     return path
+
+
+def real_ted_en_de(samples_dir, tmp_path, year: int = 2017) -> tuple[list[str], list[str]]:
+    """English sources and German references of the real IWSLT17 TED En-De test set tst{year},
+    read from the unmodified archives in ../shared/real-samples with the project's parser."""
+    from docnmt.parsers import iwslt_xml
+
+    en = extract(Path(samples_dir) / "en-de.tgz", Path(tmp_path) / "real-en")
+    de = extract(Path(samples_dir) / "de-en.tgz", Path(tmp_path) / "real-de")
+    docs = iwslt_xml(en / f"en-de/IWSLT17.TED.tst{year}.en-de.en.xml", de / f"de-en/IWSLT17.TED.tst{year}.de-en.de.xml")
+    return [s for d in docs for s in d.src], [s for d in docs for s in d.tgt]

@@ -138,3 +138,14 @@ def test_malformed_input_spec_and_duplicates_are_usage_errors(tmp_path):
 
 def test_path_with_colons_is_kept_whole(tmp_path):
     assert stats.parse_input("OS:test:C:/data/test.stats.json") == ("OS", "test", stats.Path("C:/data/test.stats.json"))
+
+
+def test_cli_also_writes_latex_in_the_papers_style(tmp_path):
+    from docnmt import stats
+
+    path = tmp_path / "train.stats.json"
+    path.write_text(json.dumps({"sentences": 330000, "documents": 8500}))
+    stats.main(["--input", f"news:train:{path}", "--markdown", str(tmp_path / "t.md"), "--csv", str(tmp_path / "t.csv"),
+                "--latex", str(tmp_path / "t.tex")])
+    tex = (tmp_path / "t.tex").read_text()
+    assert "news & train & 330k & 8.5k \\\\" in tex and "\\label{tab:data-statistics}" in tex

@@ -78,11 +78,10 @@ def build_inputs(examples, src_lines: list[str], tgt_lines: list[str], candidate
 
 @cli_errors
 def main(argv=None) -> int:
+    from .model import add_scoring_model_arguments
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.contrastive", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, type=Path)
-    parser.add_argument("--data", required=True, type=Path, help="the model's binarized data folder (dictionary)")
-    parser.add_argument("--level", required=True, choices=["sentence", "document"])
-    parser.add_argument("--k", type=int, default=3)
+    add_scoring_model_arguments(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source of the ContraPro mini-corpus")
     parser.add_argument("--tgt", required=True, type=Path, help="BPE target (reference) of the ContraPro mini-corpus")
     parser.add_argument("--examples", required=True, type=Path, help="contrapro.examples.jsonl")

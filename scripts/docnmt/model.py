@@ -122,3 +122,11 @@ class Model:
                 values = token_lp[i, first:len(t)]
                 results.append(Scored(float(values.sum()), len(t) - first))
         return results
+
+
+def add_scoring_model_arguments(parser) -> None:
+    """CLI arguments of a forced-scoring tool: the checkpoint, its dictionary, its level and k."""
+    parser.add_argument("--model", required=True, type=Path)
+    parser.add_argument("--data", required=True, type=Path, help="the model's binarized data folder (dictionary)")
+    parser.add_argument("--level", required=True, choices=["sentence", "document"])
+    parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")

@@ -174,6 +174,18 @@ def to_csv(rows: Sequence[Row]) -> str:
     return buffer.getvalue()
 
 
+def to_latex(rows: Sequence[Row]) -> str:
+    """The table as LaTeX (booktabs), in the paper's style of counts."""
+    from .tables import Table
+
+    body, previous = [], None
+    for row in rows:
+        body.append([row.task if row.task != previous else "", row.dataset, human(row.sentences), human(row.documents)])
+        previous = row.task
+    return Table("data_statistics", "Table 5: data statistics for the document-level translation tasks",
+                 ["task", "dataset", "# sent.", "# doc."], body).latex()
+
+
 @cli_errors
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m docnmt.stats", description=__doc__.split("\n\n")[0])
@@ -181,15 +193,19 @@ def main(argv=None) -> int:
                         help="a split's stats JSON (corpus check) or a ContraPro report JSON")
     parser.add_argument("--markdown", required=True, type=Path, help="output Markdown table")
     parser.add_argument("--csv", required=True, type=Path, help="output CSV table (exact integers)")
+    parser.add_argument("--latex", type=Path, help="output LaTeX table")
     args = parser.parse_args(argv)
     try:
         inputs = [parse_input(spec) for spec in args.input]
         rows = build_rows(inputs)
     except ValueError as err:
         parser.error(str(err))
-    with atomic_outputs([args.markdown, args.csv]) as (md, cs):
-        md.write(to_markdown(rows))
-        cs.write(to_csv(rows))
+    outputs = [args.markdown, args.csv] + ([args.latex] if args.latex else [])
+    with atomic_outputs(outputs) as handles:
+        handles[0].write(to_markdown(rows))
+        handles[1].write(to_csv(rows))
+        if args.latex:
+            handles[2].write(to_latex(rows))
     print(to_markdown(rows), end="")
     print(f"wrote {args.markdown}, {args.csv}")
     return 0

@@ -1,0 +1,324 @@
+"""The paper's tables, regenerated from the workflow's own score files: Markdown, CSV and LaTeX.
+
+- ``perplexity``: Table 1, perplexity of the reference and of every
+  strategy's hypotheses (sentence-level model for the sentence-level rows,
+  document-level model for the document-level rows);
+- ``bleu_ter``: Table 2, BLEU and TER on the test set and on ContraPro, with
+  paired-bootstrap significance marks;
+- ``pronoun_f1``: Table 3, pronoun gender and formality F1 (a cell is "-"
+  where a class has fewer reference examples than the reporting rule asks;
+  the counts are written under the table), and ``pronoun_classes``, the
+  per-class precision, recall and F1 that the BlonDe extension hides;
+- ``contrapro_accuracy``: contrastive scoring accuracy on ContraPro, the
+  paper's sanity check, overall and by antecedent distance;
+- ``decoding_cost``: the cost table, measured from the decode sidecars
+  (decoder positions, forward calls, wall time, each also as a ratio to
+  sentence-level) next to the seed's O(.) column.
+
+Rows are the strategy names used everywhere in the workflow; columns follow
+the paper (one group per task and evaluation set). The inputs are named in a
+JSON manifest that the workflow builds (``rules/common.smk``)::
+
+    {"strategies": [...], "tasks": {TASK: {"description": ..., "tgt": "de",
+      "bleu_ter": {EVALSET: PATH}, "pronouns": {EVALSET: PATH},
+      "perplexity": {LEVEL: PATH}, "accuracy": {LEVEL: PATH}, "sidecars": {STRATEGY: PATH}}}}
+
+CLI::
+
+    python -m docnmt.tables --manifest manifest.json --outdir results/tables
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .textio import InputError, atomic_outputs, cli_errors, read_lines
+
+#: Marks for a BLEU/TER difference that paired bootstrap resampling finds significant.
+MARKS = {"sentence-level": "*", "last-sentence": "†"}
+DASH = "-"
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        lines = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
+                 "|" + "|".join(["---"] + ["---:"] * (len(self.header) - 1)) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        if self.notes:
+            lines += [""] + [f"- {note}" for note in self.notes]
+        return "\n".join(lines) + "\n"
+
+    def csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(self.header)
+        writer.writerows(self.rows)
+        return out.getvalue()
+
+    def latex(self) -> str:
+        def esc(text: str) -> str:
+            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
+                         ("†", r"$^\dagger$"), ("*", r"$^*$")):
+                text = text.replace(a, b)
+            return text
+
+        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * (len(self.header) - 1) + "}",
+                 r"\toprule", " & ".join(esc(h) for h in self.header) + r" \\", r"\midrule"]
+        lines += [" & ".join(esc(c) for c in row) + r" \\" for row in self.rows]
+        lines += [r"\bottomrule", r"\end{tabular}", r"\caption{" + esc(self.title) + "}",
+                  r"\label{tab:" + self.name.replace("_", "-") + "}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+
+def load_json(path: os.PathLike | str, what: str) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, f"{what} not found (missing file)")
+    try:
+        return json.loads("\n".join(read_lines(path)))
+    except ValueError as err:
+        raise InputError(path, f"expected the JSON of a {what}, found invalid JSON ({err})") from None
+
+
+def _fmt(value, digits: int = 1, scale: float = 1.0) -> str:
+    return DASH if value is None else f"{value * scale:.{digits}f}"
+
+
+# ---- Table 1 ---------------------------------------------------------------------
+def perplexity_table(manifest: dict) -> Table:
+    tasks = list(manifest["tasks"])
+    doc_strategies = [s for s in manifest["strategies"] if s != "sentence-level"]
+    rows_spec = [("sentence-level", "reference"), ("sentence-level", "sentence-level")]
+    rows_spec += [("document-level", "reference")] + [("document-level", s) for s in doc_strategies]
+    loaded = {t: {lvl: load_json(p, "perplexity score file") for lvl, p in manifest["tasks"][t]["perplexity"].items()}
+              for t in tasks}
+    rows = []
+    for model, text in rows_spec:
+        level = "sentence" if model == "sentence-level" else "document"
+        cells = []
+        for t in tasks:
+            entry = loaded[t].get(level, {}).get("systems", {}).get(text)
+            cells.append(_fmt(entry["perplexity"], 2) if entry else DASH)
+        rows.append([model, "reference" if text == "reference" else f"hyp {text}"] + cells)
+    return Table("perplexity", "Table 1: perplexity on the test set for different search strategies",
+                 ["model", "text"] + tasks, rows,
+                 ["sentence-level rows: the sentence-level model, each sentence alone; document-level rows: the "
+                  "document-level model, each sentence after the k-1 previous sentences of the same text "
+                  "(source window and target context); per token, </s> included (docnmt.perplexity)."])
+
+
+# ---- Table 2 ---------------------------------------------------------------------
+def bleu_ter_table(manifest: dict) -> Table:
+    columns, header, notes = [], ["strategy"], []
+    for t, spec in manifest["tasks"].items():
+        for evalset, path in spec["bleu_ter"].items():
+            data = load_json(path, "BLEU/TER score file")
+            columns.append(data)
+            label = "ContraPro" if evalset == "contrapro" else evalset
+            header += [f"{t} {label} BLEU", f"{t} {label} TER"]
+            if not notes:
+                any_system = next(iter(data["systems"].values()))
+                notes.append(f"BLEU signature: {any_system['BLEU']['signature']}")
+                notes.append(f"TER signature: {any_system['TER']['signature']}")
+    rows = []
+    for strategy in manifest["strategies"]:
+        cells = [strategy]
+        for data in columns:
+            entry = data["systems"].get(strategy)
+            for metric in ("BLEU", "TER"):
+                if entry is None:
+                    cells.append(DASH)
+                    continue
+                marks = ""
+                for baseline, mark in MARKS.items():
+                    test = data.get("paired_bootstrap", {}).get(baseline, {}).get("systems", {}).get(strategy, {})
+                    if test.get(metric, {}).get("significant"):
+                        marks += mark
+                cells.append(f"{entry[metric]['score']:.1f}{marks}")
+        rows.append(cells)
+    alpha = columns[0].get("alpha", 0.05) if columns else 0.05
+    notes.append(f"* significantly different from sentence-level, † from last-sentence (paired bootstrap "
+                 f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
+                 "full-segment does not apply there (-).")
+    return Table("bleu_ter", "Table 2: BLEU and TER (in percent) for the different tasks and search strategies",
+                 header, rows, notes)
+
+
+# ---- Table 3 ---------------------------------------------------------------------
+def _pronoun_columns(manifest: dict):
+    for t, spec in manifest["tasks"].items():
+        for evalset, path in spec.get("pronouns", {}).items():
+            yield t, ("ContraPro" if evalset == "contrapro" else evalset), load_json(path, "pronoun score file")
+
+
+def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
+    columns = list(_pronoun_columns(manifest))
+    header, notes, taggers = ["strategy"], [], set()
+    class_header = ["strategy"]
+    for t, label, data in columns:
+        taggers.add(data["tagger"])
+        first = next(iter(data["systems"].values()))
+        for category, entry in first.items():
+            header.append(f"{t} {label} {category}")
+            counts = ", ".join(f"{c} {n}" for c, n in entry["examples"].items())
+            status = "reported" if entry["reported"] else f"not reported (a class has < {data['min_examples']})"
+            notes.append(f"{t} {label} {category}: reference examples {counts}; {status}.")
+            for cls in entry["classes"]:
+                class_header += [f"{t} {label} {cls} P", f"{t} {label} {cls} R", f"{t} {label} {cls} F1"]
+    rows, class_rows = [], []
+    for strategy in manifest["strategies"]:
+        cells, class_cells = [strategy], [strategy]
+        for _t, _label, data in columns:
+            system = data["systems"].get(strategy)
+            first = next(iter(data["systems"].values()))
+            for category, ref_entry in first.items():
+                if system is None:
+                    cells.append(DASH)
+                    class_cells += [DASH] * (3 * len(ref_entry["classes"]))
+                    continue
+                entry = system[category]
+                cells.append(_fmt(entry["f1"], 1, 100) if entry["reported"] else DASH)
+                for cls in entry["classes"].values():
+                    class_cells += [_fmt(cls["precision"], 1, 100), _fmt(cls["recall"], 1, 100), _fmt(cls["f1"], 1, 100)]
+        rows.append(cells)
+        class_rows.append(class_cells)
+    notes.append("German POS tagger: " + "; ".join(sorted(taggers)) + ".")
+    main = Table("pronoun_f1", "Table 3: F1 scores (in percent) for pronoun translation (gender and formality)",
+                 header, rows, notes)
+    classes = Table("pronoun_classes", "Pronoun translation per class: precision, recall and F1 (in percent)",
+                    class_header, class_rows,
+                    ["Every class, also where the category is not reported; the gender F1 of Table 3 weights "
+                     "masculine and feminine 0.5 each and neuter 0, as BlonDe does."])
+    return main, classes
+
+
+# ---- ContraPro accuracy -------------------------------------------------------------
+def accuracy_table(manifest: dict) -> Table:
+    buckets = ["0", "1", "2", "3", ">3"]
+    header, per_task = ["model"], []
+    for t, spec in manifest["tasks"].items():
+        if spec.get("accuracy"):
+            per_task.append({lvl: load_json(p, "ContraPro accuracy file") for lvl, p in spec["accuracy"].items()})
+            header += [f"{t} overall"] + [f"{t} distance {b}" for b in buckets]
+    rows = []
+    for level in ("sentence", "document"):
+        cells = [f"{level}-level"]
+        for data in per_task:
+            acc = data.get(level)
+            if acc is None:
+                cells += [DASH] * (1 + len(buckets))
+                continue
+            cells.append(_fmt(acc["overall"]["accuracy"], 1, 100))
+            for b in buckets:
+                cells.append(_fmt(acc["by_ante_distance"].get(b, {}).get("accuracy"), 1, 100))
+        rows.append(cells)
+    return Table("contrapro_accuracy", "ContraPro contrastive scoring accuracy (in percent), the paper's sanity check",
+                 header, rows, ["An example counts as correct only if the correct target scores strictly higher "
+                                "than every contrastive one (a tie is wrong). Distance: sentences between pronoun "
+                                "and antecedent."])
+
+
+# ---- cost table -------------------------------------------------------------------
+def cost_table(manifest: dict) -> Table:
+    header, per_task = ["strategy", "seed cost"], []
+    for t, spec in manifest["tasks"].items():
+        sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
+        per_task.append(sidecars)
+        header += [f"{t} decoder positions", f"{t} ×SL", f"{t} forward calls", f"{t} wall s", f"{t} ×SL wall",
+                   f"{t} <sep> mismatches"]
+    rows = []
+    for strategy in manifest["strategies"]:
+        seed = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
+        cells = [strategy, seed]
+        for sidecars in per_task:
+            entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
+            if entry is None:
+                cells += [DASH] * 6
+                continue
+            positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
+            seconds = entry.get("seconds_with_first_pass", entry["seconds"])
+            cells += [str(positions), _fmt(positions / base["decoder_positions"], 2) if base else DASH,
+                      str(entry["forward_calls"]), _fmt(seconds, 1),
+                      _fmt(seconds / base["seconds"], 2) if base and base["seconds"] else DASH,
+                      str(entry["sep_mismatch"])]
+        rows.append(cells)
+    devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
+    return Table("decoding_cost", "Decoding cost on the test set, measured (decoder positions, wall time) and the "
+                 "seed's O(.) (N sentences of average length L, k window, h document beam)", header, rows,
+                 ["×SL: ratio to sentence-level. 2-pass includes its sentence-level first pass. Decoder positions: "
+                  "target positions computed (forced context once per sentence, then one per active beam "
+                  f"hypothesis per step). Device: {', '.join(devices)}; wall times from the decode rules."])
+
+
+def all_tables(manifest: dict) -> list[Table]:
+    tables = [perplexity_table(manifest), bleu_ter_table(manifest)]
+    if any(spec.get("pronouns") for spec in manifest["tasks"].values()):
+        tables += list(pronoun_tables(manifest))
+    if any(spec.get("accuracy") for spec in manifest["tasks"].values()):
+        tables.append(accuracy_table(manifest))
+    tables.append(cost_table(manifest))
+    return tables
+
+
+def add_manifest_arguments(parser) -> None:
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--manifest", type=Path, help="JSON file naming every score file (see above)")
+    group.add_argument("--manifest-json", help="the same JSON, inline (what the workflow passes)")
+
+
+def read_manifest(args) -> dict:
+    if args.manifest is not None:
+        manifest = load_json(args.manifest, "table manifest")
+        where = str(args.manifest)
+    else:
+        try:
+            manifest = json.loads(args.manifest_json)
+        except ValueError as err:
+            raise InputError("--manifest-json", f"expected JSON, found invalid JSON ({err})") from None
+        where = "--manifest-json"
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("strategies"), list) \
+            or not isinstance(manifest.get("tasks"), dict) or not manifest["tasks"]:
+        raise InputError(where, "expected a manifest with a 'strategies' list and a non-empty 'tasks' object")
+    return manifest
+
+
+def table_files(outdir: os.PathLike | str, name: str) -> list[Path]:
+    return [Path(outdir) / f"{name}.{ext}" for ext in ("md", "csv", "tex")]
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docnmt.tables", description=__doc__.split("\n\n")[0])
+    add_manifest_arguments(parser)
+    parser.add_argument("--outdir", required=True, type=Path)
+    parser.add_argument("--print", action="store_true", help="also print the Markdown tables")
+    args = parser.parse_args(argv)
+    manifest = read_manifest(args)
+    tables = all_tables(manifest)
+    paths = [p for t in tables for p in table_files(args.outdir, t.name)]
+    with atomic_outputs(paths) as handles:
+        for n, table in enumerate(tables):
+            md, cs, tex = handles[3 * n: 3 * n + 3]
+            md.write(table.markdown())
+            cs.write(table.csv())
+            tex.write(table.latex())
+    for table in tables:
+        print(table.markdown() if args.print else f"wrote {args.outdir}/{table.name}.{{md,csv,tex}}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()
