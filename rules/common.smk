@@ -6,11 +6,11 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-SCRIPTS = str(Path(workflow.basedir) / "scripts")
+SCRIPTS = os.path.join(workflow.basedir, "scripts")
 sys.path.insert(0, SCRIPTS)
-# Rule commands run `python -m docnmt.<module>`; make the package importable
-# there too (locally, in conda envs, and in cluster jobs, which re-read this file).
-os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (SCRIPTS, os.environ.get("PYTHONPATH")) if p)
+# Rule commands run `python -m docnmt.<module>`; every shell command first puts
+# the package on PYTHONPATH (locally, in conda envs and in cluster jobs alike).
+shell.prefix(f"export PYTHONPATH={SCRIPTS}${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
 
 from docnmt.config import ConfigError, validate  # noqa: E402
 
@@ -202,7 +202,7 @@ def corpus_stats(task, split):
 # ---- paths: preprocessing -----------------------------------------------------
 def shard_pattern(ext):
     """Scatter pattern of one split and language; ext: raw, tok or bpe."""
-    return "data/{{task}}/shards/{{split}}.{{lang}}.{scatteritem}." + ext
+    return f"data/{{{{task}}}}/shards/{{{{split}}}}.{{{{lang}}}}.{{scatteritem}}.{ext}"
 
 
 def processed_file(task, stage, split, lang):
@@ -266,7 +266,7 @@ EVALSETS = ["test", "contrapro"]
 
 def strategy_rule_name(strategy):
     """Rule names are identifiers: decode_2_pass for 2-pass, decode_doc_trans_beam for doc-trans-beam."""
-    return "decode_" + strategy.replace("-", "_")
+    return f"decode_{strategy.replace('-', '_')}"
 
 
 def strategy_evalsets(strategy):

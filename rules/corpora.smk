@@ -13,7 +13,7 @@ rule demo_corpus:
         outdir=lambda w: f"data/{w.task}/corpus",
         seed=lambda w: SETTINGS[w.task]["corpus"]["seed"],
         docs=lambda w: " ".join(
-            f"--{split}-docs {corpus_setting(w.task, split + '_docs')}" for split in SPLITS
+            f"--{split}-docs {corpus_setting(w.task, f'{split}_docs')}" for split in SPLITS
         ),
     log:
         "logs/{task}/demo_corpus.log",
@@ -117,7 +117,7 @@ for _task in real_tasks():
             [corpus_file(_task, split, ext) for split in corpus_splits(_task) for ext in (*langs(_task), "docids")],
         params:
             args=_args,
-            outdir=f"data/{_task}/corpus",
+            outdir=lambda w, output: os.path.dirname(output[0]),
             report=f"data/{_task}/corpus/prepare.report.json",
         log:
             f"logs/{_task}/corpus.log",

@@ -20,6 +20,7 @@ for _strategy in config["strategies"]:
             strategy=_strategy,
             options=decode_options(_strategy),
             tgt=lambda w: tgt(w.task),
+            search=f"--beam {config['beam']} --k {config['k']} --h {config['h']}",
         log:
             f"logs/{{task}}/decode/{{evalset}}/{_strategy}.log",
         benchmark:
@@ -34,5 +35,5 @@ for _strategy in config["strategies"]:
         shell:
             "python -m docnmt.decode --strategy {params.strategy} {params.options}"
             " --model {input.model} --data {input.data} --src {input.src} --docids {input.docids}"
-            " --beam {config[beam]} --k {config[k]} --h {config[h]} --tgt-lang {params.tgt}"
+            " {params.search} --tgt-lang {params.tgt}"
             " --output-bpe {output.bpe} --output {output.txt} --sidecar {output.sidecar} > {log} 2>&1"

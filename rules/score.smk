@@ -64,6 +64,7 @@ rule perplexity:
         score_file("{task}", "test", "perplexity.{level}"),
     params:
         systems=perplexity_args,
+        k=config["k"],
     log:
         "logs/{task}/scores/test/perplexity.{level}.log",
     benchmark:
@@ -77,7 +78,7 @@ rule perplexity:
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
     shell:
         "python -m docnmt.perplexity --model {input.model} --data {input.data} --level {wildcards.level}"
-        " --k {config[k]} --src {input.src} --docids {input.docids} {params.systems} --output {output} > {log} 2>&1"
+        " --k {params.k} --src {input.src} --docids {input.docids} {params.systems} --output {output} > {log} 2>&1"
 
 
 rule contrapro_accuracy:
@@ -95,6 +96,7 @@ rule contrapro_accuracy:
         task=_alternatives(contrapro_tasks()),
     params:
         tgt=lambda w: tgt(w.task),
+        k=config["k"],
     log:
         "logs/{task}/scores/contrapro/accuracy.{level}.log",
     benchmark:
@@ -108,7 +110,7 @@ rule contrapro_accuracy:
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 240,
     shell:
         "python -m docnmt.contrastive --model {input.model} --data {input.data} --level {wildcards.level}"
-        " --k {config[k]} --src {input.src} --tgt {input.tgt} --examples {input.examples} --codes {input.codes}"
+        " --k {params.k} --src {input.src} --tgt {input.tgt} --examples {input.examples} --codes {input.codes}"
         " --tgt-lang {params.tgt} --output {output} > {log} 2>&1"
 
 
@@ -124,7 +126,7 @@ rule tables:
         ],
     params:
         manifest=manifest_arg(),
-        outdir=TABLES_DIR,
+        outdir=lambda w, output: os.path.dirname(output[0]),
     log:
         "logs/tables.log",
     benchmark:

@@ -49,6 +49,11 @@ def corpus_scores(hyps: list[str], refs: list[str]) -> dict:
     return out
 
 
+def _float(value):
+    """sacrebleu's bootstrap statistics are numpy scalars (float32 for some metrics): plain floats for JSON."""
+    return None if value is None else float(value)
+
+
 def paired_bootstrap(systems: dict[str, list[str]], refs: list[str], baseline: str, n_samples: int = 1000) -> dict:
     """sacrebleu's paired bootstrap test of every other system against ``baseline``."""
     from sacrebleu.significance import PairedTest
@@ -60,14 +65,14 @@ def paired_bootstrap(systems: dict[str, list[str]], refs: list[str], baseline: s
     result = {"baseline": baseline, "signatures": {m: str(s) for m, s in signatures.items()}, "systems": {}}
     for metric in signatures:
         for name, r in zip(names, scores[metric]):
-            entry = {"score": round(r.score, 4), "mean": r.mean, "ci": r.ci}
+            entry = {"score": round(float(r.score), 4), "mean": _float(r.mean), "ci": _float(r.ci)}
             if name != baseline:
-                entry["p_value"] = r.p_value
+                entry["p_value"] = _float(r.p_value)
                 # sacrebleu's p-value for a zero difference is 1/(n+1) ("a zero difference should not be
                 # attributed to chance"); a system with the baseline's score is never marked significant.
                 same = systems[name] == systems[baseline]
                 entry["identical_to_baseline"] = same
-                entry["significant"] = bool(r.p_value is not None and r.p_value < ALPHA and not same
+                entry["significant"] = bool(r.p_value is not None and float(r.p_value) < ALPHA and not same
                                             and round(r.score, 4) != round(scores[metric][0].score, 4))
             result["systems"].setdefault(name, {})[metric] = entry
     return result
