@@ -2,14 +2,17 @@
 #   make demo   sets up .venv and runs the offline demo workflow
 #   make test   sets up .venv and runs the test suite
 SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
 VENV ?= .venv
 CORES ?= 2
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # fairseq checkpoints under torch >= 2.6 (see README, "fairseq and torch 2.13").
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
+# Debian packages (graphviz for `make dag`): as root, else through sudo.
+APT_INSTALL := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 
-.PHONY: setup demo test bench clean-demo
+.PHONY: setup demo test bench dag clean-demo
 
 setup: $(VENV)/.installed
 
@@ -21,6 +24,7 @@ $(VENV)/.installed: requirements-base.txt requirements.txt
 	$(VENV)/bin/python -m pip install --quiet -r requirements-base.txt
 	$(VENV)/bin/python -m pip install --quiet --no-build-isolation fairseq-fixed==0.12.3.1
 	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
+	command -v dot >/dev/null || $(APT_INSTALL) graphviz
 	touch $@
 
 DEMO_TABLES := perplexity bleu_ter pronoun_f1 contrapro_accuracy decoding_cost
@@ -36,6 +40,15 @@ test: setup
 
 bench: setup
 	$(VENV)/bin/python bench/preprocess
+
+# The rule graph and the job DAG of the demo and of the paper's three tasks, as SVG.
+dag: setup
+	mkdir -p dag
+	$(VENV)/bin/snakemake --rulegraph --config 'tasks=[demo]' | dot -Tsvg > dag/rulegraph-demo.svg
+	$(VENV)/bin/snakemake --dag --config 'tasks=[demo]' | dot -Tsvg > dag/dag-demo.svg
+	$(VENV)/bin/snakemake --rulegraph --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/rulegraph-paper.svg
+	$(VENV)/bin/snakemake --dag --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/dag-paper.svg
+	@ls -l dag
 
 clean-demo:
 	rm -rf data/demo logs/demo benchmarks/demo results/demo results/tables results/plots report.html

@@ -19,6 +19,12 @@ include: "rules/decode.smk"
 include: "rules/score.smk"
 
 
+# Downloads run where Snakemake runs (a cluster's login node), not in cluster
+# jobs: compute nodes often have no internet.
+localrules:
+    download,
+
+
 rule all:
     default_target: True
     input:

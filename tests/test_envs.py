@@ -1,0 +1,171 @@
+"""Per-rule conda environments: they parse, their pins match what the tests install, they provide what each
+rule's module imports, their pip sections resolve (pip --dry-run), and `snakemake --lint` passes.
+
+conda channels are unreachable here, so the envs themselves are not built; this is what can be checked.
+"""
+
+import ast
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import REPO, run_snakemake, tool_env
+
+ENVS = sorted((REPO / "envs").glob("*.yaml"))
+URL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+)$")
+#: Import names of the third-party packages the package uses, and their distributions.
+DISTRIBUTIONS = {
+    "sacremoses": "sacremoses", "subword_nmt": "subword-nmt", "yaml": "pyyaml", "jsonschema": "jsonschema",
+    "torch": "torch", "numpy": "numpy", "fairseq": "fairseq-fixed", "fairseq_cli": "fairseq-fixed",
+    "sacrebleu": "sacrebleu", "spacy": "spacy", "HanTa": "hanta", "matplotlib": "matplotlib", "pandas": "pandas",
+}
+
+
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pip_entries(env):
+    data = yaml.safe_load(env.read_text())
+    for dep in data["dependencies"]:
+        if isinstance(dep, dict) and "pip" in dep:
+            return dep["pip"]
+    return []
+
+
+def exact_pins(lines):
+    pins = {}
+    for line in lines:
+        line = line.split("#")[0].strip()
+        if line:
+            name, sep, version = line.partition("==")
+            assert sep and version, f"not an exact pin: {line!r}"
+            pins[norm(name)] = version
+    return pins
+
+
+def requirement_pins():
+    pins = {}
+    for file in ("requirements-base.txt", "requirements.txt"):
+        for name, version in exact_pins((REPO / file).read_text().splitlines()).items():
+            assert pins.setdefault(name, version) == version, f"{name} pinned twice differently"
+    fairseq = re.search(r"fairseq-fixed==(\S+)", (REPO / "Makefile").read_text())
+    pins["fairseq-fixed"] = fairseq[1]
+    return pins
+
+
+def env_pins(env):
+    pins, urls = {}, {}
+    for entry in pip_entries(env):
+        url = URL_REQUIREMENT.match(entry)
+        if url:
+            urls[norm(url["name"])] = url["url"]
+        else:
+            pins.update(exact_pins([entry]))
+    post = env.with_name(env.stem + ".post-deploy.sh")
+    if post.exists():
+        pins.update({norm(n): v for n, v in re.findall(r"([A-Za-z0-9_.-]+)==(\S+)", post.read_text())})
+    return pins, urls
+
+
+def test_every_env_parses_with_python_311_and_a_pip_section():
+    assert {e.name for e in ENVS} == {"data.yaml", "fairseq.yaml", "scoring.yaml"}
+    for env in ENVS:
+        data = yaml.safe_load(env.read_text())
+        assert "conda-forge" in data["channels"], env.name
+        assert "python=3.11" in data["dependencies"] and "pip" in data["dependencies"], env.name
+        assert pip_entries(env), env.name
+
+
+@pytest.mark.parametrize("env", ENVS, ids=lambda e: e.name)
+def test_env_pins_are_exact_and_equal_to_what_the_tests_install(env):
+    required = requirement_pins()
+    pins, urls = env_pins(env)
+    for name, version in pins.items():
+        assert name in required, f"{env.name}: {name} is not installed by make setup (requirements*.txt)"
+        assert version == required[name], f"{env.name}: {name}=={version}, but the tests install {required[name]}"
+    assert set(urls) <= {"de-core-news-sm"}, f"{env.name}: only spaCy's German model may come from a URL"
+
+
+def test_fairseq_env_installs_torch_then_fairseq_without_build_isolation():
+    entries = pip_entries(REPO / "envs/fairseq.yaml")
+    assert entries.index("torch==2.13.0") < entries.index("numpy==1.26.4")
+    post = (REPO / "envs/fairseq.post-deploy.sh").read_text()
+    assert re.search(r"pip install --no-build-isolation fairseq-fixed==", post)
+    assert env_pins(REPO / "envs/fairseq.yaml")[0]["fairseq-fixed"] == requirement_pins()["fairseq-fixed"]
+
+
+def test_scoring_env_installs_spacys_german_model_for_its_spacy():
+    _, urls = env_pins(REPO / "envs/scoring.yaml")
+    model = re.search(r"de_core_news_sm-(\d+)\.(\d+)\.\d+-py3-none-any\.whl$", urls["de-core-news-sm"])
+    spacy = requirement_pins()["spacy"].split(".")
+    assert model and model.groups() == (spacy[0], spacy[1]), "the model's minor version must match spaCy's"
+
+
+def rule_modules():
+    """(rule file, env file, docnmt module) for every `python -m docnmt.X` shell command of the rules."""
+    found = []
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        blocks = re.split(r"\n(?=\s*rule\b)", smk.read_text())
+        for block in blocks:
+            env = re.search(r'conda:\s*\n\s*"\.\./envs/([\w-]+\.yaml)"', block)
+            for module in re.findall(r"python -m docnmt\.(\w+)", block):
+                assert env, f"{smk.name}: a rule running docnmt.{module} has no conda: directive"
+                found.append((smk.name, env[1], module))
+    return found
+
+
+def third_party_imports(module, seen=None):
+    """Top-level third-party imports of docnmt.<module> and of the docnmt modules it imports, transitively."""
+    seen = set() if seen is None else seen
+    if module in seen:
+        return set()
+    seen.add(module)
+    path = REPO / "scripts/docnmt" / f"{module}.py"
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            targets = [node.module] if node.module else [a.name for a in node.names]
+            for target in targets:
+                if (REPO / "scripts/docnmt" / f"{target}.py").exists():
+                    out |= third_party_imports(target, seen)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top != "docnmt":
+                    out.add(top)
+    return out
+
+
+def test_every_rule_env_provides_what_its_module_imports():
+    modules = rule_modules()
+    assert len({m for _, _, m in modules}) >= 15
+    for smk, env, module in modules:
+        pins, urls = env_pins(REPO / "envs" / env)
+        for name in third_party_imports(module):
+            assert name in DISTRIBUTIONS, f"docnmt.{module} imports {name}: add it to DISTRIBUTIONS and an env"
+            assert norm(DISTRIBUTIONS[name]) in pins, f"{smk}: docnmt.{module} imports {name}, not in envs/{env}"
+
+
+@pytest.mark.parametrize("env", ENVS, ids=lambda e: e.name)
+def test_pip_section_resolves_with_pip_dry_run(env, tmp_path):
+    """pip resolves every pinned requirement and its dependencies (the spaCy model URL needs internet: not here)."""
+    pins, _ = env_pins(env)
+    pins.pop("fairseq-fixed", None)  # compiled by the post-deploy script against the env's torch (make setup does it)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("".join(f"{n}=={v}\n" for n, v in pins.items()))
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--disable-pip-version-check",
+         "-r", str(requirements)], capture_output=True, text=True, env=tool_env(), timeout=900)
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("WARNING: Location")]
+    assert result.returncode == 0, "\n".join(errors[-30:])
+
+
+@pytest.mark.parametrize("tasks", ["[demo]", "[news,ted,os]"])
+def test_snakemake_lint_passes(tmp_path, tasks):
+    result = run_snakemake(tmp_path, "--lint", "--config", f"tasks={tasks}", check=False)
+    assert result.returncode == 0 and "Congratulations" in result.stdout + result.stderr, result.stdout[-3000:]
