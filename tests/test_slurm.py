@@ -1,0 +1,253 @@
+"""The Slurm profile (profiles/slurm) against a real single-node Slurm cluster.
+
+tests/slurm/cluster.sh brings up MariaDB, munged, slurmdbd, slurmctld and
+slurmd in a temporary directory (installing the Debian packages if needed,
+which needs root and apt; the module is skipped when they cannot be had) and
+this module submits the demo through ``snakemake --profile profiles/slurm``
+to it, then checks with ``sacct`` what Slurm really ran. Overrides on the
+command line, all for the test cluster's size and speed:
+
+* ``train:cpus_per_task=2``: the profile asks 4 CPUs for training, the test
+  node has ``nproc`` (2) of them and Slurm would refuse the job;
+* ``--slurm-init-seconds-before-status-checks 5``: the first status check after
+  5 s instead of 40 s (the demo's jobs take seconds).
+
+Everything else (executor, jobs, retries, keep-going, default resources, the
+GPU rules' gpu=1, sacct status, kept logs) comes from the profile. The jobs'
+``srun`` is cluster.sh's wrapper (first on PATH), which gives it back the
+SLURM_CONF that the jobstep plugin deletes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, run_snakemake, tool_env
+
+pytestmark = pytest.mark.workflow
+
+CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
+PROFILE = REPO / "profiles" / "slurm"
+TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
+# What the node of cluster.sh has fewer of than the profile asks: CPUs.
+TEST_CLUSTER_OVERRIDES = {"train": {"cpus_per_task": 2}}
+SUBMITTED_RE = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.")
+SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "Elapsed", "AllocTRES", "Comment")
+SACCT_FORMAT = "JobID,JobName%36,State,ExitCode,Elapsed,AllocTRES%45,Comment%45"
+
+
+def _profile() -> dict:
+    return yaml.safe_load((PROFILE / "config.yaml").read_text(encoding="utf-8"))
+
+
+def _set_resources() -> list[str]:
+    """The profile's set-resources with the test cluster's overrides, as CLI arguments.
+
+    ``--set-resources`` on the command line replaces the profile's whole
+    mapping, so all of the profile's entries are passed again.
+    """
+    merged: dict[str, dict] = {rule: dict(values) for rule, values in _profile()["set-resources"].items()}
+    for rule, values in TEST_CLUSTER_OVERRIDES.items():
+        merged.setdefault(rule, {}).update(values)
+    return ["--set-resources", *(f"{rule}:{key}={value}" for rule, values in merged.items() for key, value in values.items())]
+
+
+def _default_resources(extra: dict) -> list[str]:
+    """The profile's default-resources plus ``extra``, as CLI arguments (the CLI replaces the mapping)."""
+    merged = {**_profile()["default-resources"], **extra}
+    return ["--default-resources", *(f"{key}={value}" for key, value in merged.items())]
+
+
+def run_profile(workdir: Path, *targets: str, extra: tuple[str, ...] = (), check: bool = True, timeout: int = 600):
+    """``snakemake --profile profiles/slurm TARGETS --configfile .test/config_demo.yaml`` in ``workdir``."""
+    return run_snakemake(
+        workdir, "--profile", str(PROFILE), *targets, "--configfile", TEST_CONFIG,
+        "--slurm-init-seconds-before-status-checks", "5", *_set_resources(), *extra,
+        check=check, timeout=timeout,
+    )
+
+
+def sacct(*args: str) -> str:
+    result = subprocess.run(["sacct", *args], capture_output=True, text=True, env=tool_env(), timeout=60)
+    assert result.returncode == 0, f"sacct {' '.join(args)}: {result.stderr}"
+    return result.stdout
+
+
+def slurm_jobs() -> dict[str, dict[str, str]]:
+    """Every job (allocation, no steps) the cluster has accounted: {jobid: fields}."""
+    out = sacct("-a", "-X", "-n", "-P", "-S", "2020-01-01", f"--format={','.join(SACCT_FIELDS)}")
+    jobs = {}
+    for line in out.splitlines():
+        values = line.split("|")
+        jobs[values[0]] = dict(zip(SACCT_FIELDS, values))
+    return jobs
+
+
+def wait_accounted(jobids: set[str], timeout: float = 30) -> dict[str, dict[str, str]]:
+    """sacct's records of ``jobids``, once all of them are there and finished."""
+    deadline = time.monotonic() + timeout
+    while True:
+        jobs = slurm_jobs()
+        done = {j: jobs[j] for j in jobids if j in jobs and jobs[j]["State"] not in ("PENDING", "RUNNING")}
+        if len(done) == len(jobids) or time.monotonic() > deadline:
+            return done
+        time.sleep(1)
+
+
+def submitted(output: str) -> dict[str, tuple[str, str]]:
+    """{slurm jobid: (rule, slurm log)} from Snakemake's 'has been submitted' lines."""
+    result = {}
+    for _, slurm_id, log in SUBMITTED_RE.findall(output):
+        rule = re.search(r"/rule_([^/]+)/", log)
+        result[slurm_id] = (rule.group(1) if rule else "?", log)
+    return result
+
+
+def sacct_excerpt(jobids) -> str:
+    ids = ",".join(sorted(jobids, key=int))
+    return sacct("-a", "-X", "-S", "2020-01-01", "-j", ids, f"--format={SACCT_FORMAT}")
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster(tmp_path_factory):
+    """A running single-node cluster; SLURM_CONF (and PATH) point Snakemake and sacct at it.
+
+    The cluster is always stopped at the end (by the daemons' pids), also when
+    start failed half-way or a test was interrupted; its MariaDB data (130 MB)
+    is removed then, its configs and logs are kept.
+    """
+    if sys.platform != "linux" or shutil.which("bash") is None:
+        pytest.skip("the test Slurm cluster needs Linux with bash (and Debian's Slurm packages)")
+    directory = tmp_path_factory.mktemp("slurm-cluster")
+    previous = {name: os.environ.get(name) for name in ("SLURM_CONF", "PATH")}
+    stopped = None
+    try:
+        started = time.perf_counter()
+        try:
+            start = subprocess.run(
+                ["bash", str(CLUSTER_SH), "start", str(directory)], capture_output=True, text=True, timeout=900,
+            )
+        except subprocess.TimeoutExpired as timeout:
+            pytest.fail(f"cluster.sh start did not finish in 900 s:\n{timeout.stderr}")
+        if start.returncode == 3:
+            pytest.skip(f"no Slurm cluster: {start.stderr.strip().splitlines()[-1]}")
+        if start.returncode != 0:
+            pytest.fail(f"cluster.sh start failed ({start.returncode}):\n{start.stdout}\n{start.stderr}")
+        print(f"\ntest Slurm cluster up in {time.perf_counter() - started:.0f} s ({directory})")
+        # What `cluster.sh start` prints to export: the config, and the srun
+        # wrapper that gives the jobs' srun its SLURM_CONF back (see cluster.sh).
+        os.environ["SLURM_CONF"] = str(directory / "etc" / "slurm.conf")
+        os.environ["PATH"] = os.pathsep.join([str(directory / "bin"), os.environ.get("PATH", "")])
+        yield directory
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        stopped = subprocess.run(["bash", str(CLUSTER_SH), "stop", str(directory)], capture_output=True, text=True, timeout=300)
+        if stopped.returncode == 0:
+            shutil.rmtree(directory / "mysql" / "data", ignore_errors=True)
+        else:
+            print(f"cluster.sh stop failed:\n{stopped.stderr}")
+    assert stopped.returncode == 0, f"cluster.sh stop failed:\n{stopped.stderr}"
+
+
+def test_demo_runs_through_the_profile_on_slurm(slurm_cluster, tmp_path):
+    """The document-level demo model through the profile: the last preprocessing
+    steps and the training (gpu=1) as Slurm jobs, all COMPLETED, the GPU where asked.
+
+    The 44 small preprocessing jobs before ``windows`` run locally first (15 s):
+    on Slurm each job starts its own Snakemake (~8 s on two loaded cores), and
+    all 52 jobs through the profile took 8 minutes instead of 2.
+    """
+    target = "results/demo/models/document/checkpoint_best.pt"
+    run_snakemake(tmp_path, target, "--cores", "2", "--configfile", TEST_CONFIG, "--omit-from", "windows")
+    before = set(slurm_jobs())
+    started = time.perf_counter()
+    result = run_profile(tmp_path, target, timeout=900)
+    duration = time.perf_counter() - started
+    output = result.stdout + result.stderr
+    assert (tmp_path / target).is_file()
+
+    jobs = submitted(output)
+    stats = re.search(r"^total\s+(\d+)$", output, re.MULTILINE)
+    assert stats, "Snakemake printed no job stats"
+    assert len(jobs) == int(stats.group(1)), "every job of the DAG is submitted to Slurm once (no localrules, no retry)"
+    assert sorted({rule for rule, _ in jobs.values()}) == ["binarize", "train", "windows"]
+
+    accounted = wait_accounted(set(jobs))
+    new = set(slurm_jobs()) - before
+    assert new == set(jobs), f"Slurm ran other jobs than Snakemake submitted: {sorted(new ^ set(jobs))}"
+    assert set(accounted) == set(jobs), f"not accounted by sacct: {sorted(set(jobs) - set(accounted))}"
+    states = {j: accounted[j]["State"] for j in jobs}
+    assert set(states.values()) == {"COMPLETED"}, states
+    for slurm_id, (rule, log) in jobs.items():
+        assert f"rule_{rule}" in accounted[slurm_id]["Comment"], (slurm_id, rule, accounted[slurm_id])
+        assert Path(log).is_file(), f"kept Slurm log of job {slurm_id} (slurm-keep-successful-logs)"
+        tres = dict(item.split("=", 1) for item in accounted[slurm_id]["AllocTRES"].split(","))
+        if rule == "train":
+            assert tres.get("gres/gpu") == "1", f"train (gpu=1) got no GPU from Slurm: {accounted[slurm_id]}"
+            assert tres["cpu"] == "2" and tres["mem"] == "16000M", f"train's cpus_per_task and mem_mb: {tres}"
+            assert "Finished jobid: 0 (Rule: train)" in Path(log).read_text(encoding="utf-8", errors="replace")
+        else:
+            assert "gres/gpu" not in tres, f"{rule} (no GPU) was given one: {accounted[slurm_id]}"
+
+    print(f"\nprofile run of {len(jobs)} Slurm jobs: {duration:.0f} s")
+    print(sacct_excerpt(jobs))
+
+
+def test_unknown_partition_fails_at_submission(slurm_cluster, tmp_path):
+    """sbatch refuses the job; Snakemake says so and no output is left behind."""
+    before = set(slurm_jobs())
+    result = run_profile(
+        tmp_path, "data/demo/corpus/test.en",
+        extra=tuple(_default_resources({"slurm_partition": "nonexistent"})), check=False, timeout=300,
+    )
+    output = result.stdout + result.stderr
+    print(f"\n--- unknown partition: Snakemake's error (exit {result.returncode})")
+    print("\n".join(line for line in output.splitlines() if "sbatch:" in line or "Error in rule" in line))
+    assert result.returncode != 0
+    assert "Error in rule demo_corpus" in output and "SLURM sbatch failed" in output
+    assert "invalid partition specified: nonexistent" in output
+    assert not (tmp_path / "data").exists(), sorted(str(p) for p in (tmp_path / "data").rglob("*"))
+    assert set(slurm_jobs()) == before, "a rejected submission leaves no Slurm job"
+
+
+def test_failing_job_is_reported_with_its_slurm_log(slurm_cluster, tmp_path):
+    """A corrupt corpus file: check_corpus fails on the node, is retried once, and is reported."""
+    # The corpus itself, made locally (not on Slurm), then truncated docids: one id fewer than sentences.
+    run_snakemake(tmp_path, "data/demo/corpus/test.en", "--cores", "1", "--configfile", TEST_CONFIG)
+    docids = tmp_path / "data/demo/corpus/test.docids"
+    docids.write_text("".join(docids.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+
+    before = set(slurm_jobs())
+    result = run_profile(tmp_path, "data/demo/corpus/test.stats.json", check=False, timeout=300)
+    output = result.stdout + result.stderr
+    jobs = submitted(output)
+    print(f"\n--- failing job: Snakemake's error (exit {result.returncode})")
+    print("\n".join(line for line in output.splitlines() if "SLURM" in line or "rror" in line or "log" in line.lower())[:4000])
+    assert result.returncode != 0
+    assert "Error in rule check_corpus" in output
+    retries = _profile()["retries"]
+    assert len(jobs) == 1 + retries, f"check_corpus submitted once plus {retries} retries: {jobs}"
+    for slurm_id, (rule, log) in jobs.items():
+        assert rule == "check_corpus"
+        assert f"SLURM-job '{slurm_id}' failed, SLURM status is: 'FAILED'" in output
+        assert log in output.split(f"SLURM-job '{slurm_id}' failed", 1)[1], f"the Slurm log of {slurm_id} is named"
+        assert "Error in rule check_corpus" in Path(log).read_text(encoding="utf-8", errors="replace")
+    accounted = wait_accounted(set(jobs))
+    assert set(slurm_jobs()) - before == set(jobs)
+    assert {accounted[j]["State"] for j in jobs} == {"FAILED"}, accounted
+    print(sacct_excerpt(jobs))
+    assert not (tmp_path / "data/demo/corpus/test.stats.json").exists(), "the failed rule's output is removed"
+    assert "docids" in (tmp_path / "logs/demo/check_corpus/test.log").read_text(encoding="utf-8").lower()
