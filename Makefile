@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # fairseq checkpoints under torch >= 2.6 (see README, "fairseq and torch 2.13").
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
-APT_INSTALL := $(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: setup demo test bench dag clean-demo
 
@@ -24,7 +24,8 @@ $(VENV)/.installed: requirements-base.txt requirements.txt
 	$(VENV)/bin/python -m pip install --quiet -r requirements-base.txt
 	$(VENV)/bin/python -m pip install --quiet --no-build-isolation fairseq-fixed==0.12.3.1
 	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
-	command -v dot >/dev/null || $(APT_INSTALL) graphviz
+	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq --no-install-recommends graphviz; } || echo "warning: graphviz not installed: make dag needs it"
 	touch $@
 
 DEMO_TABLES := perplexity bleu_ter pronoun_f1 contrapro_accuracy decoding_cost
