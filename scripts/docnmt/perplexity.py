@@ -39,26 +39,29 @@ import time
 from pathlib import Path
 
 from .corpus import read_docids
+from .decode import group
 from .evalset import parse_systems, read_system
+from .strategies import _prev, _window
 from .textio import InputError, atomic_write, cli_errors, read_lines
 
 
 def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[str], level: str, k: int):
-    """Search requests (source window, target context) and target ids, one per line."""
+    """Search requests (source window, target context) and target ids, one per line, in line order.
+
+    The document-level context is the one the ``cheating`` strategy forces, with the scored
+    text in place of the reference: the same documents, windows and truncation.
+    """
     from .search import Request
 
     model = decoder.searcher.model
     requests, targets = [], []
-    start = 0
-    for line in range(len(src)):
-        if line > 0 and docids[line] != docids[line - 1]:
-            start = line
-        if level == "sentence":
-            requests.append(Request(model.encode(src[line], source=True), []))
-        else:
-            first = max(start, line - k + 1)
-            requests.append(decoder.request(src[first:line + 1], text[first:line], line))
-        targets.append(model.encode(text[line], source=False)[:-1])
+    for doc in group(src, docids, ref=text):
+        for i, line in enumerate(doc.lines):
+            if level == "sentence":
+                requests.append(Request(model.encode(doc.src[i], source=True), []))
+            else:
+                requests.append(decoder.request(_window(doc, i - k + 1, i + 1), _prev(doc.ref, i, k), line))
+            targets.append(model.encode(doc.ref[i], source=False)[:-1])
     return requests, targets
 
 
