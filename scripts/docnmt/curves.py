@@ -98,14 +98,27 @@ def read_csv(path: Path) -> list[dict]:
         ]
 
 
-def plot(curves: list[tuple[str, list[dict]]], output: Path, title: str) -> None:
-    """Training and validation perplexity against updates, one colour per curve."""
+def new_figure(width: float = 6.4, height: float = 4.0):
+    """pyplot (headless backend) and a new figure with one axes: ``plt, fig, ax``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    return plt, *plt.subplots(figsize=(width, height))
+
+
+def save_figure(plt, fig, output: Path) -> None:
+    """Lay out, write atomically in the format of ``output``'s suffix (PNG by default), close."""
+    fig.tight_layout()
+    with atomic_write(output, mode="wb", encoding=None) as handle:
+        fig.savefig(handle, format=output.suffix.lstrip(".") or "png", dpi=120)
+    plt.close(fig)
+
+
+def plot(curves: list[tuple[str, list[dict]]], output: Path, title: str) -> None:
+    """Training and validation perplexity against updates, one colour per curve."""
+    plt, fig, ax = new_figure()
     for index, (label, rows) in enumerate(curves):
         colour = f"C{index}"
         for kind, style in (("train", "--"), ("valid", "-")):
@@ -120,12 +133,7 @@ def plot(curves: list[tuple[str, list[dict]]], output: Path, title: str) -> None
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    suffix = output.suffix.lstrip(".") or "png"
-    with atomic_write(output, mode="wb", encoding=None) as handle:
-        fig.savefig(handle, format=suffix, dpi=120)
-    plt.close(fig)
+    save_figure(plt, fig, output)
 
 
 @cli_errors

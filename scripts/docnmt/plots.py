@@ -16,24 +16,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .curves import new_figure, save_figure
 from .tables import add_manifest_arguments, load_json, read_manifest
-from .textio import atomic_write, cli_errors
-
-
-def _figure(width: float = 7.5, height: float = 4.2):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt, *plt.subplots(figsize=(width, height))
-
-
-def _save(plt, fig, output: Path) -> None:
-    fig.tight_layout()
-    with atomic_write(output, mode="wb", encoding=None) as handle:
-        fig.savefig(handle, format=output.suffix.lstrip(".") or "png", dpi=120)
-    plt.close(fig)
+from .textio import cli_errors
 
 
 def _grouped_bars(ax, strategies: list[str], groups: list[tuple[str, dict]]) -> None:
@@ -56,11 +41,11 @@ def plot_bleu(manifest: dict, output: Path) -> None:
         for evalset, path in spec["bleu_ter"].items():
             data = load_json(path, "BLEU/TER score file")
             groups.append((f"{task} {evalset}", {s: e["BLEU"]["score"] for s, e in data["systems"].items()}))
-    plt, fig, ax = _figure(9.0, 4.2)
+    plt, fig, ax = new_figure(9.0, 4.2)
     _grouped_bars(ax, strategies, groups)
     ax.set_ylabel("BLEU")
     ax.set_title("BLEU per search strategy")
-    _save(plt, fig, output)
+    save_figure(plt, fig, output)
 
 
 def plot_pronouns(manifest: dict, output: Path) -> None:
@@ -76,16 +61,16 @@ def plot_pronouns(manifest: dict, output: Path) -> None:
                 reported = all(e[category]["reported"] for e in data["systems"].values())
                 groups.append((f"{task} {evalset} {category}" + ("" if reported else " (below the example rule)"),
                                values))
-    plt, fig, ax = _figure(9.0, 4.2)
+    plt, fig, ax = new_figure(9.0, 4.2)
     _grouped_bars(ax, strategies, groups)
     ax.set_ylabel("F1 (%)")
     ax.set_ylim(0, 105)
     ax.set_title("Pronoun translation F1 per search strategy")
-    _save(plt, fig, output)
+    save_figure(plt, fig, output)
 
 
 def plot_cost(manifest: dict, output: Path) -> None:
-    plt, fig, ax = _figure(7.5, 4.4)
+    plt, fig, ax = new_figure(7.5, 4.4)
     markers = "osD^v<>px*"
     for t, (task, spec) in enumerate(manifest["tasks"].items()):
         bleu = load_json(spec["bleu_ter"]["test"], "BLEU/TER score file")["systems"]
@@ -104,7 +89,7 @@ def plot_cost(manifest: dict, output: Path) -> None:
     ax.set_title("Quality against decoding cost (marker shape: task)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
-    _save(plt, fig, output)
+    save_figure(plt, fig, output)
 
 
 PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost}
