@@ -62,6 +62,7 @@ def paired_bootstrap(systems: dict[str, list[str]], refs: list[str], baseline: s
     test = PairedTest(named, _metrics(), references=[refs], test_type="bs", n_samples=n_samples)
     signatures, scores = test()
     names = scores["System"]
+    identical = {name: hyps == systems[baseline] for name, hyps in systems.items()}
     result = {"baseline": baseline, "signatures": {m: str(s) for m, s in signatures.items()}, "systems": {}}
     for metric in signatures:
         for name, r in zip(names, scores[metric]):
@@ -70,9 +71,8 @@ def paired_bootstrap(systems: dict[str, list[str]], refs: list[str], baseline: s
                 entry["p_value"] = _float(r.p_value)
                 # sacrebleu's p-value for a zero difference is 1/(n+1) ("a zero difference should not be
                 # attributed to chance"); a system with the baseline's score is never marked significant.
-                same = systems[name] == systems[baseline]
-                entry["identical_to_baseline"] = same
-                entry["significant"] = bool(r.p_value is not None and float(r.p_value) < ALPHA and not same
+                entry["identical_to_baseline"] = identical[name]
+                entry["significant"] = bool(r.p_value is not None and float(r.p_value) < ALPHA and not identical[name]
                                             and round(r.score, 4) != round(scores[metric][0].score, 4))
             result["systems"].setdefault(name, {})[metric] = entry
     return result

@@ -161,17 +161,19 @@ def bleu_ter_table(manifest: dict) -> Table:
 def _pronoun_columns(manifest: dict):
     for t, spec in manifest["tasks"].items():
         for evalset, path in spec.get("pronouns", {}).items():
-            yield t, ("ContraPro" if evalset == "contrapro" else evalset), load_json(path, "pronoun score file")
+            data = load_json(path, "pronoun score file")
+            # categories, classes and reference example counts are the same for every system
+            reference = next(iter(data["systems"].values()))
+            yield t, ("ContraPro" if evalset == "contrapro" else evalset), data, reference
 
 
 def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
     columns = list(_pronoun_columns(manifest))
     header, notes, taggers = ["strategy"], [], set()
     class_header = ["strategy"]
-    for t, label, data in columns:
+    for t, label, data, reference in columns:
         taggers.add(data["tagger"])
-        first = next(iter(data["systems"].values()))
-        for category, entry in first.items():
+        for category, entry in reference.items():
             header.append(f"{t} {label} {category}")
             counts = ", ".join(f"{c} {n}" for c, n in entry["examples"].items())
             status = "reported" if entry["reported"] else f"not reported (a class has < {data['min_examples']})"
@@ -181,10 +183,9 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
     rows, class_rows = [], []
     for strategy in manifest["strategies"]:
         cells, class_cells = [strategy], [strategy]
-        for _t, _label, data in columns:
+        for _t, _label, data, reference in columns:
             system = data["systems"].get(strategy)
-            first = next(iter(data["systems"].values()))
-            for category, ref_entry in first.items():
+            for category, ref_entry in reference.items():
                 if system is None:
                     cells.append(DASH)
                     class_cells += [DASH] * (3 * len(ref_entry["classes"]))
