@@ -150,3 +150,22 @@ def test_a_selected_line_out_of_range_names_the_selection_file_and_line(tmp_path
     with pytest.raises(SystemExit):
         scoring.main(args + ["--select", str(select), "--output", str(tmp_path / "out.json")])
     assert "examples.jsonl:2: expected a line number in 0..5, found 99" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("short", "expected 3 hypotheses (one per line of"),
+    ("docids", "expected one document id per line of"),
+])
+def test_perplexity_bad_input_names_the_file_before_any_model_is_loaded(tmp_path, capsys, case, expected):
+    from docnmt import perplexity
+
+    write_lines(tmp_path / "test.en", ["a", "b", "c"])
+    write_lines(tmp_path / "test.docids", ["d1", "d1", "d2"] if case == "short" else ["d1", "d1"])
+    write_lines(tmp_path / "hyp.bpe", ["x", "y"] if case == "short" else ["x", "y", "z"])
+    with pytest.raises(SystemExit):
+        perplexity.main(["--model", str(tmp_path / "absent.pt"), "--data", str(tmp_path), "--level", "document",
+                         "--src", str(tmp_path / "test.en"), "--docids", str(tmp_path / "test.docids"),
+                         "--system", f"doc-trans={tmp_path / 'hyp.bpe'}", "--output", str(tmp_path / "ppl.json")])
+    err = capsys.readouterr().err
+    assert expected in err and ("hyp.bpe" if case == "short" else "test.docids") in err
+    assert not (tmp_path / "ppl.json").exists()
