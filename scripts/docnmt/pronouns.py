@@ -1,164 +1,248 @@
-"""Pronoun gender and formality F1 for English->German: the paper's German extension of BlonDe.
+"""Pronoun gender and formality F1 for English->German, as the paper's German BlonDe fork computes it.
 
 Herold & Ney (2023, section 4.1 and Table 3) extend BlonDe (Jiang et al.,
-2022) to German references (fork christian3141/BlonDe). This module
-re-implements the behaviour of that extension as the paper and this
-project's issue describe it; the fork itself was not available to us, so
-the rules below are the specification, each one tested.
+2022) to German references in the fork christian3141/BlonDe (commit
+bdb4eeff: ``blonde/__init__.py``, ``processing.py``, ``BlonDe.py``,
+``dBlonDe.py``, ``utils.py``, ``blonde_cli/score.py``). This module
+re-implements that fork's behaviour as its CLI runs it::
 
-Sentences are aligned: source (English), hypothesis and reference (German),
-line by line. In each sentence, for each class, BlonDe counts the class's
-pronoun tokens in the hypothesis (``hyp``) and in the reference (``ref``);
-``match = min(hyp, ref)``. Only German tokens tagged as STTS pronouns count
-(:data:`PRONOUN_TAGS`: PPER, PPOSAT, PPOSS, PRF), so that the article
-*die*, or *es* in another function, is not a pronoun here.
+    blonde -r REF -s SYS --language german --source SRC --source-language english
 
-Gender (source must contain it/its/itself):
+Rule set ``blonde-de`` (the default, the paper's):
 
-- masculine: er, ihm, ihn
-- feminine: sie, ihr, ihre, ihrer, ihres, ihrem -- skipped in a sentence
-  whose source also has a 2nd-person pronoun (German *Sie*) or
-  they/them/their (German *sie*, plural)
-- neuter: es
+- **Lowercasing.** The CLI's ``--lowercase`` is ``type=bool, default=True``,
+  so it is always on: source, reference and hypothesis are lowercased
+  *before* tagging and before matching.
+- **Tokens.** Each line is one sentence; the tagger tokenizes it. A German
+  token counts only where its STTS tag is one of the fork's 13 pronoun tags
+  (:data:`GERMAN_PRONOUN_TAGS`). An English source token counts only where
+  en_core_web_sm tags it PRP, PRP$, WP or WP$.
+- **Source checks, per sentence** (English word lists: it = it/its/itself;
+  you = you/your/yours/yourself; they = they/them/their/theirs/themselves;
+  she = she/her/hers/herself):
 
-German tokens are lowercased before matching (sentence-initial *Er*).
+  - gender counts only where the source has an it-form; feminine is dropped
+    where the source also has a you- or a they-form;
+  - formality counts only where the source has a you-form; formal is dropped
+    where the source also has a they-, it- or she-form.
 
-Formality (source must contain you/your/yours/yourself/yourselves):
+  A dropped class, or a category that does not count, contributes 0 to the
+  hypothesis and the reference of that sentence.
+- **German forms** (lowercased): masculine er, ihm, ihn; feminine sie, ihr,
+  ihre, ihrer, ihres, ihrem; neuter es; formal sie, ihr, ihrer, ihnen, ihre,
+  ihres (so *ihrem* and *ihren* are never formal, and a lowercase *ihr*
+  is); informal du, dir, dich, dein, deine, deiner, deines, deinem, deinen.
+- **Scores.** Per sentence and class ``match = min(hyp, ref)``; summed over
+  the corpus and weighted per category (gender: masculine 0.5, feminine 0.5,
+  neuter 0; formality: 0.5 each): ``R = Σ w·match / Σ w·ref``,
+  ``P = Σ w·match / Σ w·hyp``. Zero denominators follow the fork's
+  ``safe_devide`` and ``compute_F1``: R (P) is NaN where the weighted
+  reference (hypothesis) count is 0; F1 = 2RP/(R+P), which is NaN where R = P
+  = 0 (not a single match); where R or P is NaN, F1 is R (so F1 is NaN
+  without reference examples, and 0 with references but an empty
+  hypothesis). NaN is written as JSON ``null``; the tables show ``nan``.
+  The fork reports only the category score; every class's P/R/F1 (same
+  rules, unweighted) is written as well.
 
-- informal: du, dich, dir, dein, deine, deinem, deinen, deiner, deines
-  (lowercased before matching)
-- formal: Sie, Ihnen, Ihr, Ihre, Ihrem, Ihren, Ihrer, Ihres (capitalized
-  only: lowercase *sie*/*ihr* are 3rd person) -- skipped in a sentence
-  whose source also has a they, it or she form (a sentence-initial *Sie*
-  could be one of them)
+Rule set ``capitalized-formal`` (stricter, *not* the paper's): everything as
+above, except that the German text is tagged in its original case and the
+formal class counts only the capitalized forms Sie, Ihnen, Ihr, Ihre, Ihrem,
+Ihren, Ihrer, Ihres: a lowercase *sie* or *ihr* is 3rd person. The output
+says that it differs from the paper.
 
-Scores are micro-averaged over all sentences: per class
-``P = Σmatch / Σhyp``, ``R = Σmatch / Σref``, ``F1 = 2PR / (P + R)``. The
-category score weights the classes as BlonDe does (gender: masculine 0.5,
-feminine 0.5, neuter 0; formality: 0.5 each):
-``P = Σ w·match / Σ w·hyp`` and likewise R. The extension reports only the
-category score; here every class's P/R/F1 is reported as well.
+This project's reporting rule (the paper's): a test set reports a category
+only where every class has at least ``min_examples`` (100) reference
+occurrences; otherwise the table cell is "-" and the counts are written out.
 
-The paper's rule: a test set reports a category only where every class has
-at least ``min_examples`` (100) reference occurrences; otherwise the table
-cell is "-" and the counts are written out.
-
-Tagger: spaCy's ``de_core_news_sm`` where it is installed (what the paper
-used), otherwise HanTa's ``morphmodel_ger.pgz`` (shipped with the pip
-package, offline; STTS tags). The output names the tagger used.
+Taggers: German, spaCy ``de_core_news_sm`` where it is installed (the
+paper's; ``make models``), otherwise HanTa's ``morphmodel_ger.pgz`` (shipped
+with its pip package, offline; STTS tags). English source, spaCy
+``en_core_web_sm`` where installed (the paper's), otherwise word matching
+(every token is a candidate, no tag filter). The output names both taggers
+and the rule set, and says "as the paper" only when all three are the
+paper's.
 
 CLI::
 
     python -m docnmt.pronouns --source test.en --reference test.de \
         --system sentence-level=sl.txt --system doc-trans=dt.txt ... \
-        [--select contrapro.examples.jsonl] [--tagger auto|spacy|hanta] [--min-examples 100] \
-        --output pronouns.json
+        [--select contrapro.examples.jsonl] [--tagger auto|spacy|hanta] \
+        [--source-tagger auto|spacy|words] [--rules blonde-de|capitalized-formal] \
+        [--min-examples 100] --output pronouns.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from .evalset import add_arguments, load_args
 from .textio import atomic_write, cli_errors
 
-#: STTS tags of pronouns that carry gender or formality.
-PRONOUN_TAGS = frozenset({"PPER", "PPOSAT", "PPOSS", "PRF"})
+#: The fork's German pronoun tags (STTS), blonde/__init__.py PRONOUN_TAGS_GERMAN.
+GERMAN_PRONOUN_TAGS = frozenset({"PDAT", "PDS", "PIAT", "PIS", "PPER", "PPOSAT", "PPOSS", "PRELAT", "PRELS", "PRF",
+                                 "PWAT", "PWAV", "PWS"})
+#: The fork's English pronoun tags (Penn Treebank), PRONOUN_TAGS_ENGLISH.
+ENGLISH_PRONOUN_TAGS = frozenset({"PRP", "PRP$", "WP", "WP$"})
 
 IT_FORMS = frozenset({"it", "its", "itself"})
-YOU_FORMS = frozenset({"you", "your", "yours", "yourself", "yourselves"})
-THEY_FORMS = frozenset({"they", "them", "their", "theirs", "themselves", "themself"})
+YOU_FORMS = frozenset({"you", "your", "yours", "yourself"})
+THEY_FORMS = frozenset({"they", "them", "their", "theirs", "themselves"})
 SHE_FORMS = frozenset({"she", "her", "hers", "herself"})
+
+FORK = "christian3141/BlonDe@bdb4eeff"
 
 
 @dataclass(frozen=True)
 class PronounClass:
     forms: frozenset
-    lowercase: bool  # lowercase German tokens before matching
     weight: float
-    skip_if_source_has: frozenset = frozenset()
+    dropped_if_source_has: frozenset = frozenset()
+    case_sensitive: bool = False  # match the token as written (else lowercased)
 
 
 @dataclass(frozen=True)
 class Category:
     requires: frozenset  # the source must contain one of these
-    classes: dict = field(default_factory=dict)
+    classes: dict
 
 
-CATEGORIES = {
-    "gender": Category(
-        requires=IT_FORMS,
-        classes={
-            "masculine": PronounClass(frozenset({"er", "ihm", "ihn"}), True, 0.5),
-            "feminine": PronounClass(frozenset({"sie", "ihr", "ihre", "ihrer", "ihres", "ihrem"}), True, 0.5,
-                                     YOU_FORMS | THEY_FORMS),
-            "neuter": PronounClass(frozenset({"es"}), True, 0.0),
+@dataclass(frozen=True)
+class RuleSet:
+    name: str
+    description: str
+    as_paper: bool
+    lowercase_german: bool  # lowercase reference and hypotheses before tagging
+    categories: dict
+
+
+GENDER = Category(
+    requires=IT_FORMS,
+    classes={
+        "masculine": PronounClass(frozenset({"er", "ihm", "ihn"}), 0.5),
+        "feminine": PronounClass(frozenset({"sie", "ihr", "ihre", "ihrer", "ihres", "ihrem"}), 0.5,
+                                 YOU_FORMS | THEY_FORMS),
+        "neuter": PronounClass(frozenset({"es"}), 0.0),
+    },
+)
+INFORMAL = PronounClass(frozenset({"du", "dir", "dich", "dein", "deine", "deiner", "deines", "deinem", "deinen"}), 0.5)
+FORMAL_DROPPED_IF = THEY_FORMS | IT_FORMS | SHE_FORMS
+
+RULES = {
+    "blonde-de": RuleSet(
+        name="blonde-de",
+        description=f"the paper's German BlonDe fork ({FORK}) as its CLI runs it (lowercased; formal = "
+                    "sie/ihr/ihrer/ihnen/ihre/ihres)",
+        as_paper=True,
+        lowercase_german=True,
+        categories={
+            "gender": GENDER,
+            "formality": Category(YOU_FORMS, {
+                "formal": PronounClass(frozenset({"sie", "ihr", "ihrer", "ihnen", "ihre", "ihres"}), 0.5,
+                                       FORMAL_DROPPED_IF),
+                "informal": INFORMAL,
+            }),
         },
     ),
-    "formality": Category(
-        requires=YOU_FORMS,
-        classes={
-            "informal": PronounClass(frozenset({"du", "dich", "dir", "dein", "deine", "deinem", "deinen", "deiner",
-                                                "deines"}), True, 0.5),
-            "formal": PronounClass(frozenset({"Sie", "Ihnen", "Ihr", "Ihre", "Ihrem", "Ihren", "Ihrer", "Ihres"}),
-                                   False, 0.5, THEY_FORMS | IT_FORMS | SHE_FORMS),
+    "capitalized-formal": RuleSet(
+        name="capitalized-formal",
+        description="stricter than the paper: formal only capitalized Sie/Ihnen/Ihr/Ihre/Ihrem/Ihren/Ihrer/Ihres, "
+                    f"German tagged in its original case; otherwise as {FORK}",
+        as_paper=False,
+        lowercase_german=False,
+        categories={
+            "gender": GENDER,
+            "formality": Category(YOU_FORMS, {
+                "formal": PronounClass(frozenset({"Sie", "Ihnen", "Ihr", "Ihre", "Ihrem", "Ihren", "Ihrer", "Ihres"}),
+                                       0.5, FORMAL_DROPPED_IF, case_sensitive=True),
+                "informal": INFORMAL,
+            }),
         },
     ),
 }
+DEFAULT_RULES = "blonde-de"
 
 Tagged = Sequence[tuple[str, str]]
+#: An English source sentence: raw text (word matching) or (token, tag) pairs from a tagger;
+#: a tag of None means "untagged" (word matching: every token is a candidate).
+Source = str | Sequence[tuple[str, str | None]]
 
 
-def source_words(sentence: str) -> set[str]:
-    """Lowercased English words of a source sentence (``it's`` gives ``it``)."""
-    return set(re.findall(r"[^\W\d_]+", sentence.lower()))
+# ---- counting ------------------------------------------------------------------
+WORD = re.compile(r"[^\W\d_]+")
+
+
+def match_words(sentence: str) -> list[tuple[str, None]]:
+    """Word matching, the fallback without an English tagger: lowercased words, untagged (``it's`` gives ``it``)."""
+    return [(w, None) for w in WORD.findall(sentence.lower())]
+
+
+def source_pronouns(source: Source) -> set[str]:
+    """The lowercased English tokens of a source sentence that the source checks look at."""
+    tagged = match_words(source) if isinstance(source, str) else source
+    return {token.lower() for token, tag in tagged if tag is None or tag in ENGLISH_PRONOUN_TAGS}
 
 
 def count(tagged: Tagged, cls: PronounClass) -> int:
     """Pronoun tokens of one class in a tagged German sentence."""
     return sum(1 for token, tag in tagged
-               if tag in PRONOUN_TAGS and (token.lower() if cls.lowercase else token) in cls.forms)
+               if tag in GERMAN_PRONOUN_TAGS and (token if cls.case_sensitive else token.lower()) in cls.forms)
 
 
-def sentence_counts(source: str, hyp: Tagged, ref: Tagged) -> dict:
-    """``{category: {class: (hyp, ref, match)}}`` of one aligned sentence (classes that apply only)."""
-    words = source_words(source)
+def sentence_counts(source: Source, hyp: Tagged, ref: Tagged, rules: RuleSet | str = DEFAULT_RULES) -> dict:
+    """``{category: {class: (hyp, ref, match)}}`` of one aligned sentence (the classes that count only)."""
+    rules = RULES[rules] if isinstance(rules, str) else rules
+    words = source_pronouns(source)
     out = {}
-    for name, category in CATEGORIES.items():
+    for name, category in rules.categories.items():
         if not words & category.requires:
             continue
         out[name] = {}
         for cls_name, cls in category.classes.items():
-            if words & cls.skip_if_source_has:
+            if words & cls.dropped_if_source_has:
                 continue
             h, r = count(hyp, cls), count(ref, cls)
             out[name][cls_name] = (h, r, min(h, r))
     return out
 
 
+def safe_divide(a: float, b: float) -> float:
+    """The fork's ``safe_devide``: NaN where the denominator is 0."""
+    return a / b if b else math.nan
+
+
+def fork_f1(recall: float, precision: float) -> float:
+    """The fork's ``compute_F1``: 2RP/(R+P), NaN where R = P = 0; R where either is NaN."""
+    if not math.isnan(recall) and not math.isnan(precision):
+        return safe_divide(2 * recall * precision, recall + precision)
+    return recall
+
+
 def _prf(match: float, hyp: float, ref: float) -> dict:
-    precision = match / hyp if hyp else 0.0
-    recall = match / ref if ref else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1}
+    """P/R/F1 as the fork computes them; NaN becomes None (JSON null)."""
+    recall, precision = safe_divide(match, ref), safe_divide(match, hyp)
+    values = {"precision": precision, "recall": recall, "f1": fork_f1(recall, precision)}
+    return {k: None if math.isnan(v) else v for k, v in values.items()}
 
 
-def score(sources: Sequence[str], hyps: Sequence[Tagged], refs: Sequence[Tagged], min_examples: int = 100) -> dict:
-    """Micro-averaged P/R/F1 per category and per class, with counts and the reporting rule."""
-    totals = {c: {k: [0, 0, 0] for k in cat.classes} for c, cat in CATEGORIES.items()}
+def score(sources: Sequence[Source], hyps: Sequence[Tagged], refs: Sequence[Tagged], min_examples: int = 100,
+          rules: RuleSet | str = DEFAULT_RULES) -> dict:
+    """Corpus P/R/F1 per category (the fork's score) and per class, with counts and the reporting rule."""
+    rules = RULES[rules] if isinstance(rules, str) else rules
+    totals = {c: {k: [0, 0, 0] for k in cat.classes} for c, cat in rules.categories.items()}
     for source, hyp, ref in zip(sources, hyps, refs, strict=True):
-        for category, classes in sentence_counts(source, hyp, ref).items():
+        for category, classes in sentence_counts(source, hyp, ref, rules).items():
             for cls_name, triple in classes.items():
                 for i, value in enumerate(triple):
                     totals[category][cls_name][i] += value
     result = {}
     for category, classes in totals.items():
-        weights = {k: CATEGORIES[category].classes[k].weight for k in classes}
+        weights = {k: rules.categories[category].classes[k].weight for k in classes}
         weighted = [sum(weights[k] * classes[k][i] for k in classes) for i in range(3)]
         entry = _prf(weighted[2], weighted[0], weighted[1])
         entry["classes"] = {k: {"hyp": h, "ref": r, "match": m, "weight": weights[k], **_prf(m, h, r)}
@@ -170,19 +254,24 @@ def score(sources: Sequence[str], hyps: Sequence[Tagged], refs: Sequence[Tagged]
 
 
 # ---- taggers -------------------------------------------------------------------
-class SpacyTagger:
-    """STTS tags from a spaCy German pipeline (``token.tag_``)."""
+PAPER_MODELS = {"de": "de_core_news_sm", "en": "en_core_web_sm"}
 
-    def __init__(self, nlp, name: str):
+
+class SpacyTagger:
+    """Tags from a spaCy pipeline (``token.tag_``: STTS for German, Penn Treebank for English)."""
+
+    def __init__(self, nlp, name: str, paper: bool = False):
         self.nlp = nlp
         self.name = name
+        self.paper = paper  # the paper's model (de_core_news_sm / en_core_web_sm)
 
     @classmethod
-    def load(cls, model: str = "de_core_news_sm") -> "SpacyTagger":
+    def load(cls, model: str) -> "SpacyTagger":
         import spacy
 
         nlp = spacy.load(model, exclude=["parser", "ner", "lemmatizer"])
-        return cls(nlp, f"spacy {model} {nlp.meta.get('version', '?')} (spaCy {spacy.__version__})")
+        return cls(nlp, f"spacy {model} {nlp.meta.get('version', '?')} (spaCy {spacy.__version__})",
+                   paper=model in PAPER_MODELS.values())
 
     def tag(self, lines: Iterable[str]) -> list[list[tuple[str, str]]]:
         return [[(t.text, t.tag_) for t in doc] for doc in self.nlp.pipe(list(lines))]
@@ -192,6 +281,7 @@ class HanTaTagger:
     """STTS tags from HanTa's German model, shipped with the pip package (offline)."""
 
     TOKEN = re.compile(r"\w+|[^\w\s]")
+    paper = False
 
     def __init__(self):
         from importlib.metadata import version
@@ -210,6 +300,16 @@ class HanTaTagger:
         return out
 
 
+class WordMatcher:
+    """No English tagger: every word is a candidate for the source checks (the fork needs a PRP/WP tag)."""
+
+    name = "word matching (no English tagger)"
+    paper = False
+
+    def tag(self, lines: Iterable[str]) -> list[list[tuple[str, None]]]:
+        return [match_words(line) for line in lines]
+
+
 def spacy_model_installed(model: str = "de_core_news_sm") -> bool:
     try:
         import spacy.util
@@ -219,47 +319,92 @@ def spacy_model_installed(model: str = "de_core_news_sm") -> bool:
 
 
 def load_tagger(choice: str = "auto"):
-    """``auto``: spaCy de_core_news_sm where installed, else HanTa."""
-    if choice == "spacy" or (choice == "auto" and spacy_model_installed()):
-        return SpacyTagger.load()
+    """German: ``auto`` is spaCy de_core_news_sm where installed, else HanTa."""
+    if choice == "spacy" or (choice == "auto" and spacy_model_installed(PAPER_MODELS["de"])):
+        return SpacyTagger.load(PAPER_MODELS["de"])
     if choice in ("hanta", "auto"):
         return HanTaTagger()
-    raise ValueError(f"unknown tagger {choice!r}: expected auto, spacy or hanta")
+    raise ValueError(f"unknown German tagger {choice!r}: expected auto, spacy or hanta")
+
+
+def load_source_tagger(choice: str = "auto"):
+    """English source: ``auto`` is spaCy en_core_web_sm where installed, else word matching."""
+    if choice == "spacy" or (choice == "auto" and spacy_model_installed(PAPER_MODELS["en"])):
+        return SpacyTagger.load(PAPER_MODELS["en"])
+    if choice in ("words", "auto"):
+        return WordMatcher()
+    raise ValueError(f"unknown English tagger {choice!r}: expected auto, spacy or words")
+
+
+def setup_note(rules: RuleSet, german, english) -> tuple[bool, str]:
+    """Whether rule set and taggers are all the paper's, and one line naming them."""
+    differs = []
+    if not rules.as_paper:
+        differs.append(f"rule set {rules.name} ({rules.description})")
+    if not german.paper:
+        differs.append(f"German tagger {german.name} instead of spaCy {PAPER_MODELS['de']}")
+    if not english.paper:
+        differs.append(f"English source {english.name} instead of spaCy {PAPER_MODELS['en']}")
+    head = f"rule set {rules.name}; German tagger {german.name}; English source tagger {english.name}"
+    return not differs, head + ("; as the paper" if not differs else "; differs from the paper: " + "; ".join(differs))
+
+
+def tag_inputs(data, german, english, rules: RuleSet):
+    """Tagged source, reference and systems (identical system outputs are tagged once)."""
+    def german_lines(lines):
+        return [line.lower() for line in lines] if rules.lowercase_german else list(lines)
+
+    sources = english.tag([line.lower() for line in data.source])
+    refs = german.tag(german_lines(data.reference))
+    cache: dict[tuple[str, ...], list] = {}
+    systems = {}
+    for name, hyps in data.systems.items():
+        key = tuple(hyps)
+        if key not in cache:
+            cache[key] = german.tag(german_lines(hyps))
+        systems[name] = cache[key]
+    return sources, refs, systems
 
 
 @cli_errors
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m docnmt.pronouns", description=__doc__.split("\n\n")[0])
     add_arguments(parser, "detokenized German hypotheses")
-    parser.add_argument("--tagger", default="auto", choices=["auto", "spacy", "hanta"])
+    parser.add_argument("--tagger", default="auto", choices=["auto", "spacy", "hanta"],
+                        help="German tagger: auto = spaCy de_core_news_sm where installed, else HanTa")
+    parser.add_argument("--source-tagger", default="auto", choices=["auto", "spacy", "words"],
+                        help="English source tagger: auto = spaCy en_core_web_sm where installed, else word matching")
+    parser.add_argument("--rules", default=DEFAULT_RULES, choices=sorted(RULES),
+                        help=f"rule set: {DEFAULT_RULES} (the paper's fork) or capitalized-formal (stricter)")
     parser.add_argument("--min-examples", type=int, default=100,
                         help="report a category only where every class has this many reference occurrences")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
 
     data = load_args(args)
-    tagger = load_tagger(args.tagger)
-    refs = tagger.tag(data.reference)
+    rules = RULES[args.rules]
+    german, english = load_tagger(args.tagger), load_source_tagger(args.source_tagger)
+    as_paper, note = setup_note(rules, german, english)
+    sources, refs, systems = tag_inputs(data, german, english, rules)
     result = {
-        "tagger": tagger.name,
+        "rules": rules.name,
+        "rules_description": rules.description,
+        "taggers": {"german": german.name, "english": english.name},
+        "as_paper": as_paper,
+        "setup": note,
         "min_examples": args.min_examples,
         "sentences": len(data.reference),
         "selected_by": str(args.select) if args.select else None,
-        "systems": {},
+        "systems": {name: score(sources, tagged, refs, args.min_examples, rules) for name, tagged in systems.items()},
     }
-    tagged_cache: dict[tuple[str, ...], list] = {}
-    for name, hyps in data.systems.items():
-        key = tuple(hyps)
-        if key not in tagged_cache:
-            tagged_cache[key] = tagger.tag(hyps)
-        result["systems"][name] = score(data.source, tagged_cache[key], refs, args.min_examples)
     with atomic_write(args.output) as handle:
         json.dump(result, handle, indent=1)
         handle.write("\n")
-    print(f"tagger: {tagger.name}")
+    print(f"pronoun F1: {note}")
     for name, scores in result["systems"].items():
         print(name + ": " + ", ".join(
-            f"{c} F1 {s['f1'] * 100:.1f}" + ("" if s["reported"] else f" (not reported: examples {s['examples']})")
+            f"{c} F1 " + ("nan" if s["f1"] is None else f"{s['f1'] * 100:.1f}")
+            + ("" if s["reported"] else f" (not reported: examples {s['examples']})")
             for c, s in scores.items()))
     return 0
 
