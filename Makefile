@@ -1,6 +1,7 @@
 # docnmt-search: the two commands of the README, and their setup.
 #   make demo   sets up .venv and runs the offline demo workflow
 #   make test   sets up .venv and runs the test suite
+#   make models installs spaCy's de_core_news_sm and en_core_web_sm (needs GitHub; optional)
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
@@ -12,7 +13,7 @@ export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test bench dag clean-demo
+.PHONY: setup demo test bench dag models clean-demo
 
 setup: $(VENV)/.installed
 
@@ -35,6 +36,14 @@ demo: setup
 	$(VENV)/bin/snakemake --config 'tasks=[demo]' --report report.html
 	@for t in $(DEMO_TABLES); do echo; cat results/tables/$$t.md; done
 	@echo; echo "report: report.html"
+
+# The paper's taggers for the pronoun metric, from spaCy's release files with pinned sha256 digests
+# (requirements-models.txt). Not part of setup/demo/test: those work offline (HanTa, word matching).
+MODELS_TIMEOUT ?= 30
+models: setup
+	$(VENV)/bin/python -m pip install --no-deps --require-hashes --timeout $(MODELS_TIMEOUT) --retries 1 \
+	  --disable-pip-version-check -r requirements-models.txt
+	PYTHONPATH=scripts $(VENV)/bin/python -m docnmt.pronouns --show-taggers
 
 test: setup
 	$(VENV)/bin/python -m pytest tests -q -ra

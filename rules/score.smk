@@ -30,7 +30,7 @@ rule bleu_ter:
 
 
 rule pronoun_f1:
-    """Pronoun gender and formality F1 (BlonDe's German extension) of every strategy on one evaluation set."""
+    """Pronoun gender and formality F1 (the paper's German BlonDe fork) of every strategy on one evaluation set."""
     input:
         unpack(scored_text_inputs),
     output:
@@ -40,6 +40,8 @@ rule pronoun_f1:
     params:
         systems=system_args,
         tagger=config["scoring"]["tagger"],
+        source_tagger=config["scoring"]["source_tagger"],
+        rules=config["scoring"]["pronoun_rules"],
         min_examples=lambda w: pronoun_min_examples(w.task),
     log:
         "logs/{task}/scores/{evalset}/pronouns.log",
@@ -53,7 +55,8 @@ rule pronoun_f1:
         runtime=60,
     shell:
         "python -m docnmt.pronouns --source {input.src} --reference {input.ref} {params.systems}"
-        " --tagger {params.tagger} --min-examples {params.min_examples} --output {output} > {log} 2>&1"
+        " --tagger {params.tagger:q} --source-tagger {params.source_tagger:q} --rules {params.rules:q}"
+        " --min-examples {params.min_examples} --output {output} > {log} 2>&1"
 
 
 rule perplexity:

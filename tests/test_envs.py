@@ -16,6 +16,9 @@ from conftest import REPO, run_snakemake, tool_env
 
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
 URL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+)$")
+MODEL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+) --hash=sha256:(?P<sha256>\S+)$")
+#: spaCy's models, the paper's taggers: distribution name -> module name.
+SPACY_MODELS = {"de-core-news-sm": "de_core_news_sm", "en-core-web-sm": "en_core_web_sm"}
 #: Import names of the third-party packages the package uses, and their distributions.
 DISTRIBUTIONS = {
     "sacremoses": "sacremoses", "subword_nmt": "subword-nmt", "yaml": "pyyaml", "jsonschema": "jsonschema",
@@ -87,7 +90,7 @@ def test_env_pins_are_exact_and_equal_to_what_the_tests_install(env):
     for name, version in pins.items():
         assert name in required, f"{env.name}: {name} is not installed by make setup (requirements*.txt)"
         assert version == required[name], f"{env.name}: {name}=={version}, but the tests install {required[name]}"
-    assert set(urls) <= {"de-core-news-sm"}, f"{env.name}: only spaCy's German model may come from a URL"
+    assert set(urls) <= set(SPACY_MODELS), f"{env.name}: only spaCy's German and English models may come from a URL"
 
 
 def test_fairseq_env_installs_torch_then_fairseq_without_build_isolation():
@@ -98,11 +101,40 @@ def test_fairseq_env_installs_torch_then_fairseq_without_build_isolation():
     assert env_pins(REPO / "envs/fairseq.yaml")[0]["fairseq-fixed"] == requirement_pins()["fairseq-fixed"]
 
 
-def test_scoring_env_installs_spacys_german_model_for_its_spacy():
+def model_requirements():
+    """{name: (url, sha256)} of requirements-models.txt (what `make models` installs)."""
+    found = {}
+    for line in (REPO / "requirements-models.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            entry = MODEL_REQUIREMENT.match(line)
+            assert entry, f"requirements-models.txt: expected 'name @ URL --hash=sha256:HEX', found {line!r}"
+            found[norm(entry["name"])] = (entry["url"], entry["sha256"])
+    return found
+
+
+def test_scoring_env_installs_spacys_models_for_its_spacy_with_the_make_models_digests():
     _, urls = env_pins(REPO / "envs/scoring.yaml")
-    model = re.search(r"de_core_news_sm-(\d+)\.(\d+)\.\d+-py3-none-any\.whl$", urls["de-core-news-sm"])
     spacy = requirement_pins()["spacy"].split(".")
-    assert model and model.groups() == (spacy[0], spacy[1]), "the model's minor version must match spaCy's"
+    models = model_requirements()
+    assert set(urls) == set(models) == set(SPACY_MODELS)
+    for name, module in SPACY_MODELS.items():
+        url, _, digest = urls[name].partition("#sha256=")
+        version = re.search(rf"/{module}-(\d+)\.(\d+)\.\d+/{module}-\1\.\2\.\d+-py3-none-any\.whl$", url)
+        assert url.startswith("https://github.com/explosion/spacy-models/releases/download/"), url
+        assert version and version.groups() == (spacy[0], spacy[1]), f"{module}: minor version must match spaCy's"
+        assert (url, digest) == models[name], f"{name}: envs/scoring.yaml and requirements-models.txt differ"
+        assert re.fullmatch(r"[0-9a-f]{64}", digest), f"{name}: expected a sha256 digest, found {digest!r}"
+
+
+def test_make_models_installs_by_digest_with_a_timeout_and_is_not_part_of_setup_demo_or_test():
+    dry = subprocess.run(["make", "-n", "models", "VENV=.venv-dry-run"], cwd=REPO, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr
+    install = [line for line in dry.stdout.replace("\\\n", " ").splitlines() if "requirements-models.txt" in line]
+    assert install and "--require-hashes" in install[0] and re.search(r"--timeout \d+", install[0])
+    assert "--no-deps" in install[0]  # spaCy itself comes from make setup, pinned
+    for target in ("setup", "demo", "test"):
+        plan = subprocess.run(["make", "-n", target, "VENV=.venv-dry-run"], cwd=REPO, capture_output=True, text=True)
+        assert "requirements-models" not in plan.stdout, f"make {target} must stay offline"
 
 
 def rule_modules():

@@ -309,9 +309,9 @@ def test_setup_note_says_as_the_paper_only_when_rules_and_both_taggers_are_the_p
     as_paper, note = pronouns.setup_note(RULES["blonde-de"], de, en)
     assert as_paper and note.endswith("; as the paper") and "spacy de_core_news_sm" in note and "blonde-de" in note
     for rules, german, english, reason in (
-            (RULES[STRICT], de, en, "rule set capitalized-formal"),
-            (RULES["blonde-de"], RecordingTagger("HanTa x"), en, "German tagger HanTa x instead of spaCy de_core_news_sm"),
-            (RULES["blonde-de"], de, pronouns.WordMatcher(), "English source word matching")):
+            (RULES[STRICT], de, en, "capitalized-formal is stricter than the paper"),
+            (RULES["blonde-de"], RecordingTagger("HanTa x"), en, "German tagger not spaCy de_core_news_sm"),
+            (RULES["blonde-de"], de, pronouns.WordMatcher(), "English source not tagged by spaCy en_core_web_sm")):
         as_paper, note = pronouns.setup_note(rules, german, english)
         assert not as_paper and "differs from the paper" in note and reason in note and "as the paper" not in note
 
@@ -336,6 +336,9 @@ def test_cli_writes_rules_taggers_and_nan_as_null(tmp_path, monkeypatch, capsys)
     formality = result["systems"]["sys"]["formality"]
     assert formality["examples"] == {"formal": 1, "informal": 0} and formality["f1"] is None
     assert "gender F1 nan" in capsys.readouterr().out
+    capsys.readouterr()
+    assert pronouns.main(["--show-taggers", "--rules", STRICT]) == 0  # prints, scores nothing
+    assert "rule set capitalized-formal; German tagger" in capsys.readouterr().out
     assert pronouns.main(args + ["--rules", STRICT]) == 0
     strict = json.loads(out.read_text())
     assert strict["rules"] == STRICT and strict["as_paper"] is False and "differs from the paper" in strict["setup"]

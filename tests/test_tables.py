@@ -2,6 +2,7 @@
 
 import csv
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,6 +23,15 @@ HYPS = {
 def sidecar(path, strategy, positions, seconds, **extra):
     path.write_text(json.dumps({"strategy": strategy, "decoder_positions": positions, "forward_calls": positions // 10,
                                 "seconds": seconds, "sep_mismatch": 0, "cost": "O(NL)", "device": "cpu", **extra}))
+    return str(path)
+
+
+def write_pronoun_file(path, systems, min_examples=1):
+    """A pronoun score file as docnmt.pronouns writes it (HanTa-like tagger, word-matched source)."""
+    _, setup = pronouns.setup_note(pronouns.RULES["blonde-de"], SimpleNamespace(name="HanTa test", paper=False),
+                                   pronouns.WordMatcher())
+    path.write_text(json.dumps({"rules": "blonde-de", "setup": setup, "min_examples": min_examples,
+                                "systems": systems}))
     return str(path)
 
 
@@ -46,7 +56,7 @@ def manifest(tmp_path):
     systems = {s: pronouns.score(sources, good if s in ("last-sentence", "doc-trans") else bad, refs, 1)
                for s in STRATEGIES}
     pron = tmp_path / "pronouns.json"
-    pron.write_text(json.dumps({"tagger": "HanTa test", "min_examples": 1, "systems": systems}))
+    write_pronoun_file(pron, systems)
     ppl = {}
     for level, names in (("sentence", ["reference", "sentence-level"]), ("document", ["reference"] + STRATEGIES[1:])):
         ppl[level] = str(tmp_path / f"ppl.{level}.json")
@@ -93,9 +103,56 @@ def test_pronoun_table_reports_a_category_only_above_the_threshold(manifest):
     assert main.header == ["strategy", "demo test gender", "demo test formality"]
     assert table["doc-trans"][1] == "100.0" and table["sentence-level"][1] != "100.0"
     assert table["doc-trans"][2] == "-"  # formal has 0 reference examples
-    assert any("formality: reference examples informal 1, formal 0; not reported" in n for n in main.notes)
-    assert any("HanTa test" in n for n in main.notes)
+    assert any("formality: reference examples formal 0, informal 1; not reported" in n for n in main.notes)
+    setup = [n for n in main.notes if n.startswith("Pronoun F1 (demo test): ")]
+    assert len(setup) == 1 and "rule set blonde-de" in setup[0] and "German tagger HanTa test" in setup[0]
+    assert "English source tagger word matching" in setup[0] and "differs from the paper" in setup[0]
+    assert "as the paper" not in setup[0]
     assert "demo test formal F1" in classes.header and len(classes.rows) == len(STRATEGIES)
+
+
+def test_pronoun_table_shows_nan_where_the_forks_value_is_nan(tmp_path):
+    """sentence-level matches no gender example (R = P = 0: NaN); doc-trans matches all."""
+    sources = ["It fits."] * 2
+    refs = [T("er/PPER passt"), T("sie/PPER passt")]
+    systems = {"sentence-level": pronouns.score(sources, [T("sie/PPER passt"), T("er/PPER passt")], refs, 0),
+               "doc-trans": pronouns.score(sources, refs, refs, 0)}
+    pron = write_pronoun_file(tmp_path / "pronouns.json", systems, 0)
+    manifest = {"strategies": ["sentence-level", "doc-trans"], "tasks": {"demo": {"pronouns": {"test": pron}}}}
+    main, classes = tables.pronoun_tables(manifest)
+    table = rows(main)
+    assert table["sentence-level"][1] == "nan" and table["doc-trans"][1] == "100.0"
+    assert any(n.startswith('"nan": the BlonDe fork\'s value is NaN') for n in main.notes)
+    # per class: sentence-level masculine P = 0/1, R = 0/1, F1 NaN; neuter has no example at all
+    assert rows(classes)["sentence-level"][1:4] == ["0.0", "0.0", "nan"]
+    assert rows(classes)["sentence-level"][7:10] == ["nan", "nan", "nan"]
+
+
+def test_pronoun_notes_give_the_papers_counts_beside_ours_for_contrapro_and_the_os_test_set(tmp_path):
+    sources = ["It fits.", "Are you coming?"]
+    refs = [T("er/PPER passt"), T("kommst du/PPER mit")]
+    files = {}
+    for evalset in ("test", "contrapro"):
+        files[evalset] = write_pronoun_file(tmp_path / f"{evalset}.json",
+                                            {"doc-trans": pronouns.score(sources, refs, refs, 100)}, 100)
+    manifest = {"strategies": ["doc-trans"], "tasks": {"os": {"pronouns": files}, "demo": {"pronouns": files}}}
+    main, _ = tables.pronoun_tables(manifest)
+    notes = "\n".join(main.notes)
+    assert ("os ContraPro gender: reference examples masculine 1, feminine 0, neuter 0 "
+            "(the paper: masculine 5011, feminine 4085, neuter 4817); not reported") in notes
+    assert "os test formality: reference examples formal 0, informal 1 (the paper: formal 416, informal 605)" in notes
+    assert "os test gender: reference examples masculine 1, feminine 0, neuter 0; not reported" in notes
+    assert "os ContraPro formality: reference examples formal 0, informal 1; not reported" in notes
+    assert "demo ContraPro gender: reference examples masculine 1, feminine 0, neuter 0; not reported" in notes
+    assert "Pronoun F1 (os test, os ContraPro, demo test, demo ContraPro): rule set blonde-de" in notes
+
+
+def test_pronoun_table_names_a_score_file_without_its_setup(tmp_path):
+    old = tmp_path / "pronouns.json"
+    old.write_text(json.dumps({"tagger": "HanTa", "min_examples": 1, "systems": {"doc-trans": {}}}))
+    manifest = {"strategies": ["doc-trans"], "tasks": {"demo": {"pronouns": {"test": str(old)}}}}
+    with pytest.raises(tables.InputError, match="pronouns.json: expected a pronoun score file naming its rule set"):
+        tables.pronoun_tables(manifest)
 
 
 def test_perplexity_table_has_the_papers_rows(manifest):

@@ -57,7 +57,8 @@ def plot_pronouns(manifest: dict, output: Path) -> None:
             for category in ("gender", "formality"):
                 if not any(n for e in data["systems"].values() for n in e[category]["examples"].values()):
                     continue  # no reference example at all (e.g. formality on ContraPro)
-                values = {s: e[category]["f1"] * 100 for s, e in data["systems"].items()}
+                values = {s: None if e[category]["f1"] is None else e[category]["f1"] * 100  # None: the fork's NaN
+                          for s, e in data["systems"].items()}
                 reported = all(e[category]["reported"] for e in data["systems"].values())
                 groups.append((f"{task} {evalset} {category}" + ("" if reported else " (below the example rule)"),
                                values))

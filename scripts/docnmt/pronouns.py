@@ -151,8 +151,8 @@ RULES = {
     ),
     "capitalized-formal": RuleSet(
         name="capitalized-formal",
-        description="stricter than the paper: formal only capitalized Sie/Ihnen/Ihr/Ihre/Ihrem/Ihren/Ihrer/Ihres, "
-                    f"German tagged in its original case; otherwise as {FORK}",
+        description="stricter than the paper (formal only capitalized Sie/Ihnen/Ihr/Ihre/Ihrem/Ihren/Ihrer/Ihres, "
+                    f"German tagged in its original case; otherwise as {FORK})",
         as_paper=False,
         lowercase_german=False,
         categories={
@@ -340,11 +340,11 @@ def setup_note(rules: RuleSet, german, english) -> tuple[bool, str]:
     """Whether rule set and taggers are all the paper's, and one line naming them."""
     differs = []
     if not rules.as_paper:
-        differs.append(f"rule set {rules.name} ({rules.description})")
+        differs.append(f"{rules.name} is {rules.description}")
     if not german.paper:
-        differs.append(f"German tagger {german.name} instead of spaCy {PAPER_MODELS['de']}")
+        differs.append(f"German tagger not spaCy {PAPER_MODELS['de']}")
     if not english.paper:
-        differs.append(f"English source {english.name} instead of spaCy {PAPER_MODELS['en']}")
+        differs.append(f"English source not tagged by spaCy {PAPER_MODELS['en']}")
     head = f"rule set {rules.name}; German tagger {german.name}; English source tagger {english.name}"
     return not differs, head + ("; as the paper" if not differs else "; differs from the paper: " + "; ".join(differs))
 
@@ -366,19 +366,34 @@ def tag_inputs(data, german, english, rules: RuleSet):
     return sources, refs, systems
 
 
-@cli_errors
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.pronouns", description=__doc__.split("\n\n")[0])
-    add_arguments(parser, "detokenized German hypotheses")
+def _setup_arguments(parser) -> None:
     parser.add_argument("--tagger", default="auto", choices=["auto", "spacy", "hanta"],
                         help="German tagger: auto = spaCy de_core_news_sm where installed, else HanTa")
     parser.add_argument("--source-tagger", default="auto", choices=["auto", "spacy", "words"],
                         help="English source tagger: auto = spaCy en_core_web_sm where installed, else word matching")
     parser.add_argument("--rules", default=DEFAULT_RULES, choices=sorted(RULES),
                         help=f"rule set: {DEFAULT_RULES} (the paper's fork) or capitalized-formal (stricter)")
+
+
+@cli_errors
+def main(argv=None) -> int:
+    description = __doc__.split("\n\n")[0]
+    show = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    show.add_argument("--show-taggers", action="store_true")
+    _setup_arguments(show)
+    shown, _ = show.parse_known_args(argv)
+    if shown.show_taggers:  # what a score would use (make models ends with it); nothing is scored
+        _, note = setup_note(RULES[shown.rules], load_tagger(shown.tagger), load_source_tagger(shown.source_tagger))
+        print(f"pronoun F1: {note}")
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m docnmt.pronouns", description=description)
+    add_arguments(parser, "detokenized German hypotheses")
+    _setup_arguments(parser)
     parser.add_argument("--min-examples", type=int, default=100,
                         help="report a category only where every class has this many reference occurrences")
     parser.add_argument("--output", required=True, type=Path)
+    parser.add_argument("--show-taggers", action="store_true",
+                        help="print the rule set and the taggers a score would use, and score nothing")
     args = parser.parse_args(argv)
 
     data = load_args(args)

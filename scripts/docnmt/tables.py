@@ -6,8 +6,10 @@
 - ``bleu_ter``: Table 2, BLEU and TER on the test set and on ContraPro, with
   paired-bootstrap significance marks;
 - ``pronoun_f1``: Table 3, pronoun gender and formality F1 (a cell is "-"
-  where a class has fewer reference examples than the reporting rule asks;
-  the counts are written under the table), and ``pronoun_classes``, the
+  where a class has fewer reference examples than the reporting rule asks,
+  and "nan" where the BlonDe fork's value is NaN; the counts are written
+  under the table, beside the paper's for ContraPro and the OS test set,
+  with the rule set and both taggers), and ``pronoun_classes``, the
   per-class precision, recall and F1 that the BlonDe extension hides;
 - ``contrapro_accuracy``: contrastive scoring accuracy on ContraPro, the
   paper's sanity check, overall and by antecedent distance;
@@ -158,24 +160,43 @@ def bleu_ter_table(manifest: dict) -> Table:
 
 
 # ---- Table 3 ---------------------------------------------------------------------
+#: Reference example counts the paper gives (section 4.1, footnotes), by (task, evaluation set) and category.
+PAPER_COUNTS = {
+    **{(task, "contrapro"): {"gender": {"masculine": 5011, "feminine": 4085, "neuter": 4817}} for task in ("news", "os")},
+    ("os", "test"): {"formality": {"formal": 416, "informal": 605}},
+}
+NAN = "nan"
+
+
 def _pronoun_columns(manifest: dict):
     for t, spec in manifest["tasks"].items():
         for evalset, path in spec.get("pronouns", {}).items():
             data = load_json(path, "pronoun score file")
+            if "setup" not in data:
+                raise InputError(path, "expected a pronoun score file naming its rule set and taggers ('setup'), "
+                                       "found one without: rerun the pronoun_f1 rule")
             # categories, classes and reference example counts are the same for every system
             reference = next(iter(data["systems"].values()))
-            yield t, ("ContraPro" if evalset == "contrapro" else evalset), data, reference
+            yield t, evalset, ("ContraPro" if evalset == "contrapro" else evalset), data, reference
+
+
+def _f1(value) -> str:
+    """A pronoun score: "nan" where the fork's value is NaN (stored as null)."""
+    return NAN if value is None else _fmt(value, 1, 100)
 
 
 def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
     columns = list(_pronoun_columns(manifest))
-    header, notes, taggers = ["strategy"], [], set()
+    header, notes, setups = ["strategy"], [], {}
     class_header = ["strategy"]
-    for t, label, data, reference in columns:
-        taggers.add(data["tagger"])
+    for t, evalset, label, data, reference in columns:
+        setups.setdefault(data["setup"], []).append(f"{t} {label}")
         for category, entry in reference.items():
             header.append(f"{t} {label} {category}")
             counts = ", ".join(f"{c} {n}" for c, n in entry["examples"].items())
+            paper = PAPER_COUNTS.get((t, evalset), {}).get(category)
+            if paper:
+                counts += " (the paper: " + ", ".join(f"{c} {paper[c]}" for c in entry["examples"] if c in paper) + ")"
             status = "reported" if entry["reported"] else f"not reported (a class has < {data['min_examples']})"
             notes.append(f"{t} {label} {category}: reference examples {counts}; {status}.")
             for cls in entry["classes"]:
@@ -183,7 +204,7 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
     rows, class_rows = [], []
     for strategy in manifest["strategies"]:
         cells, class_cells = [strategy], [strategy]
-        for _t, _label, data, reference in columns:
+        for _t, _evalset, _label, data, reference in columns:
             system = data["systems"].get(strategy)
             for category, ref_entry in reference.items():
                 if system is None:
@@ -191,18 +212,22 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
                     class_cells += [DASH] * (3 * len(ref_entry["classes"]))
                     continue
                 entry = system[category]
-                cells.append(_fmt(entry["f1"], 1, 100) if entry["reported"] else DASH)
+                cells.append(_f1(entry["f1"]) if entry["reported"] else DASH)
                 for cls in entry["classes"].values():
-                    class_cells += [_fmt(cls["precision"], 1, 100), _fmt(cls["recall"], 1, 100), _fmt(cls["f1"], 1, 100)]
+                    class_cells += [_f1(cls["precision"]), _f1(cls["recall"]), _f1(cls["f1"])]
         rows.append(cells)
         class_rows.append(class_cells)
-    notes.append("German POS tagger: " + "; ".join(sorted(taggers)) + ".")
+    for setup, where in setups.items():
+        notes.append(f"Pronoun F1 ({', '.join(where)}): {setup}.")
+    nan_note = ("\"nan\": the BlonDe fork's value is NaN (0/0: no weighted reference example, or not a single "
+                "match; F1 is R where P is NaN).")
+    notes.append(nan_note)
     main = Table("pronoun_f1", "Table 3: F1 scores (in percent) for pronoun translation (gender and formality)",
                  header, rows, notes)
     classes = Table("pronoun_classes", "Pronoun translation per class: precision, recall and F1 (in percent)",
                     class_header, class_rows,
                     ["Every class, also where the category is not reported; the gender F1 of Table 3 weights "
-                     "masculine and feminine 0.5 each and neuter 0, as BlonDe does."])
+                     "masculine and feminine 0.5 each and neuter 0, as BlonDe does.", nan_note])
     return main, classes
 
 
