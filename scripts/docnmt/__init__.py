@@ -18,9 +18,9 @@ Modules (data flows one way through them):
   shards     -- splitting a file into shards and gathering them back
   windows    -- k-sentence windows joined by <sep>, within documents
   dictionary -- the joined fairseq dictionary shared by both models
+  environment -- the interpreter the rules run on: its shell prefix, missing packages, the setup hint
 """
 
-import importlib.util
 import sys
 
 __version__ = "0.1.0"
@@ -28,33 +28,13 @@ __version__ = "0.1.0"
 #: The separator token between the sentences of a document-level segment.
 SEP = "<sep>"
 
-#: Import names of the third-party packages the workflow's modules need, all
-#: installed by `make setup` into .venv (each rule's conda env has its share).
-REQUIRED_MODULES = (
-    "sacremoses", "subword_nmt", "yaml", "jsonschema", "torch", "numpy", "fairseq",
-    "sacrebleu", "HanTa", "matplotlib", "pandas",
-)
-
-
-def missing_modules(names=REQUIRED_MODULES) -> list[str]:
-    """The modules of ``names`` that this interpreter cannot import (found without importing them)."""
-    return [name for name in names if importlib.util.find_spec(name) is None]
-
-
-def setup_hint(missing) -> str:
-    """One line: which interpreter lacks which packages, and how to set up."""
-    return (
-        f"{sys.executable} lacks the project's Python packages ({', '.join(missing)}): "
-        "run `make setup`, then `.venv/bin/snakemake ...` (or `source .venv/bin/activate` first), "
-        "or run Snakemake with --sdm conda"
-    )
-
-
 def _missing_package_hook(previous):
     """An excepthook: a missing third-party package becomes one line on stderr, not a traceback."""
 
     def hook(exc_type, exc, tb):
         if issubclass(exc_type, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] != __name__:
+            from .environment import setup_hint
+
             print(f"error: {setup_hint([exc.name.split('.')[0]])}", file=sys.stderr)
             return
         previous(exc_type, exc, tb)

@@ -38,7 +38,7 @@ DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 class DiskFullError(Exception):
     """An output could not be written: no space left (or the quota is exhausted). Names the output."""
 
-    def __init__(self, path: os.PathLike | str, reason: str = "no space left on the device"):
+    def __init__(self, path: os.PathLike | str, reason: str = "no space left on device"):
         self.path = str(path)
         super().__init__(
             f"{self.path}: {reason} while writing; the partial output was removed, free some space and rerun"
