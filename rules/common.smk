@@ -10,15 +10,8 @@ from snakemake.exceptions import WorkflowError
 SCRIPTS = os.path.join(workflow.basedir, "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from docnmt import missing_modules, setup_hint  # noqa: E402
 from docnmt.config import ConfigError, validate  # noqa: E402
-
-
-def _shell_quoted(value):
-    """``value`` quoted for bash, with the braces escaped for Snakemake's format()."""
-    import shlex
-
-    return shlex.quote(str(value)).replace("{", "{{").replace("}", "}}")
+from docnmt.environment import missing_modules, setup_hint, shell_prefix  # noqa: E402
 
 
 def _conda_deployment():
@@ -27,19 +20,15 @@ def _conda_deployment():
     return DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
 
 
-# Rule commands run `python -m docnmt.<module>`. Every shell command keeps
-# Snakemake's strict mode and puts the package on PYTHONPATH (locally, in conda
-# envs and in cluster jobs alike). Without --sdm conda, `python` is the
-# interpreter that runs Snakemake (its bin folder goes first on PATH), so
-# `.venv/bin/snakemake` works without activating .venv; with --sdm conda, each
-# rule's env provides `python`.
-_PREFIX = f"set -euo pipefail; export PYTHONPATH={_shell_quoted(SCRIPTS)}${{{{PYTHONPATH:+:$PYTHONPATH}}}}; "
-if not _conda_deployment():
-    _missing = missing_modules()
-    if _missing:
-        raise WorkflowError(setup_hint(_missing))
-    _PREFIX += f'export PATH={_shell_quoted(os.path.dirname(sys.executable))}:"$PATH"; '
-shell.prefix(_PREFIX)
+# Rule commands run `python -m docnmt.<module>` after this prefix (quoted paths,
+# strict mode, the package on PYTHONPATH). Without --sdm conda, `python` is the
+# interpreter that runs Snakemake, which must have the project's packages;
+# with --sdm conda, each rule's env provides it (docnmt.environment).
+if not _conda_deployment() and missing_modules():
+    raise WorkflowError(setup_hint(missing_modules()))
+shell.prefix(
+    shell_prefix(SCRIPTS, None if _conda_deployment() else sys.executable).replace("{", "{{").replace("}", "}}")
+)
 
 try:
     _validated = validate(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
