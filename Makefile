@@ -32,8 +32,8 @@ $(VENV)/.installed: requirements-base.txt requirements.txt
 DEMO_TABLES := perplexity bleu_ter pronoun_f1 contrapro_accuracy decoding_cost
 
 demo: setup
-	$(VENV)/bin/snakemake --cores $(CORES) --resources gpu=1 --config 'tasks=[demo]'
-	$(VENV)/bin/snakemake --config 'tasks=[demo]' --report report.html
+	$(VENV)/bin/python -m snakemake --cores $(CORES) --resources gpu=1 --config 'tasks=[demo]'
+	$(VENV)/bin/python -m snakemake --config 'tasks=[demo]' --report report.html
 	@for t in $(DEMO_TABLES); do echo; cat results/tables/$$t.md; done
 	@echo; echo "report: report.html"
 
@@ -54,10 +54,10 @@ bench: setup
 # The rule graph and the job DAG of the demo and of the paper's three tasks, as SVG.
 dag: setup
 	mkdir -p dag
-	$(VENV)/bin/snakemake --rulegraph --config 'tasks=[demo]' | dot -Tsvg > dag/rulegraph-demo.svg
-	$(VENV)/bin/snakemake --dag --config 'tasks=[demo]' | dot -Tsvg > dag/dag-demo.svg
-	$(VENV)/bin/snakemake --rulegraph --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/rulegraph-paper.svg
-	$(VENV)/bin/snakemake --dag --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/dag-paper.svg
+	$(VENV)/bin/python -m snakemake --rulegraph --config 'tasks=[demo]' | dot -Tsvg > dag/rulegraph-demo.svg
+	$(VENV)/bin/python -m snakemake --dag --config 'tasks=[demo]' | dot -Tsvg > dag/dag-demo.svg
+	$(VENV)/bin/python -m snakemake --rulegraph --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/rulegraph-paper.svg
+	$(VENV)/bin/python -m snakemake --dag --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/dag-paper.svg
 	@ls -l dag
 
 clean-demo:

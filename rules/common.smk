@@ -1,6 +1,7 @@
 # Config validation, wildcard constraints and every path of the workflow.
 # Other rule files call these helpers and build no paths themselves.
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -8,11 +9,26 @@ from snakemake.exceptions import WorkflowError
 
 SCRIPTS = os.path.join(workflow.basedir, "scripts")
 sys.path.insert(0, SCRIPTS)
-# Rule commands run `python -m docnmt.<module>`; every shell command first puts
-# the package on PYTHONPATH (locally, in conda envs and in cluster jobs alike).
-shell.prefix(f"export PYTHONPATH={SCRIPTS}${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
 
 from docnmt.config import ConfigError, validate  # noqa: E402
+from docnmt.environment import missing_modules, setup_hint, shell_prefix  # noqa: E402
+
+
+def _conda_deployment():
+    from snakemake_interface_executor_plugins.settings import DeploymentMethod
+
+    return DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+
+
+# Rule commands run `python -m docnmt.<module>` after this prefix (quoted paths,
+# strict mode, the package on PYTHONPATH). Without --sdm conda, `python` is the
+# interpreter that runs Snakemake, which must have the project's packages;
+# with --sdm conda, each rule's env provides it (docnmt.environment).
+if not _conda_deployment() and missing_modules():
+    raise WorkflowError(setup_hint(missing_modules()))
+shell.prefix(
+    shell_prefix(SCRIPTS, None if _conda_deployment() else sys.executable).replace("{", "{{").replace("}", "}}")
+)
 
 try:
     _validated = validate(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
@@ -31,7 +47,7 @@ SETTINGS = config["task_settings"]
 
 def _alternatives(names):
     """A wildcard regex matching exactly these names (or nothing, if empty)."""
-    return "|".join(sorted(map(str, names))) if names else "(?!x)x"
+    return "|".join(sorted(re.escape(str(n)) for n in names)) if names else "(?!x)x"
 
 
 #: Defaults of corpus settings that depend on the corpus type.
@@ -131,36 +147,36 @@ def corpus_splits(task):
 
 
 def corpus_recipe(task):
-    """Inputs and parser arguments of a real corpus (docnmt.parsers), by corpus type."""
+    """Inputs and parser arguments (a list, each quoted by the rule) of a real corpus (docnmt.parsers), by corpus type."""
     kind = SETTINGS[task]["corpus"]["type"]
-    langs_args = f"--src {src(task)} --tgt {tgt(task)}"
+    langs_args = ["--src", src(task), "--tgt", tgt(task)]
     if kind == "news":
         inputs = [download_path("news-commentary-v14"), extracted_dir("wmt15-test"), extracted_dir("wmt18-test")]
-        args = (
-            f"news --nc {download_path('news-commentary-v14')}"
-            f" --valid-src {member_path('wmt15-test', 'src')} --valid-ref {member_path('wmt15-test', 'ref')}"
-            f" --test-src {member_path('wmt18-test', 'src')} --test-ref {member_path('wmt18-test', 'ref')}"
-        )
+        args = [
+            "news", "--nc", download_path("news-commentary-v14"),
+            "--valid-src", member_path("wmt15-test", "src"), "--valid-ref", member_path("wmt15-test", "ref"),
+            "--test-src", member_path("wmt18-test", "src"), "--test-ref", member_path("wmt18-test", "ref"),
+        ]
     elif kind == "ted":
         train, test_src, test_ref = "iwslt17-trnmted", "iwslt17-mted-test-en-it", "iwslt17-mted-test-it-en"
         inputs = [extracted_dir(train), extracted_dir(test_src), extracted_dir(test_ref)]
-        args = (
-            f"ted --train-src {member_path(train, 'train_src')} --train-tgt {member_path(train, 'train_tgt')}"
-            f" --valid-src {member_path(train, 'dev2010_src')} {member_path(train, 'tst2010_src')}"
-            f" --valid-ref {member_path(train, 'dev2010_ref')} {member_path(train, 'tst2010_ref')}"
-            f" --test-src {member_path(test_src, 'src')} --test-ref {member_path(test_ref, 'ref')}"
-        )
+        args = [
+            "ted", "--train-src", member_path(train, "train_src"), "--train-tgt", member_path(train, "train_tgt"),
+            "--valid-src", member_path(train, "dev2010_src"), member_path(train, "tst2010_src"),
+            "--valid-ref", member_path(train, "dev2010_ref"), member_path(train, "tst2010_ref"),
+            "--test-src", member_path(test_src, "src"), "--test-ref", member_path(test_ref, "ref"),
+        ]
     elif kind == "os":
         inputs = [download_path("opensubtitles2018-de-en"), download_path("contrapro")]
         corpus = SETTINGS[task]["corpus"]
-        args = (
-            f"os --zip {download_path('opensubtitles2018-de-en')} --contrapro {download_path('contrapro')}"
-            f" --valid-sentences {corpus['valid_sentences']} --valid-docs {corpus_setting(task, 'valid_docs')}"
-            f" --test-sentences {corpus['test_sentences']} --test-docs {corpus_setting(task, 'test_docs')}"
-        )
+        args = [
+            "os", "--zip", download_path("opensubtitles2018-de-en"), "--contrapro", download_path("contrapro"),
+            "--valid-sentences", corpus["valid_sentences"], "--valid-docs", corpus_setting(task, "valid_docs"),
+            "--test-sentences", corpus["test_sentences"], "--test-docs", corpus_setting(task, "test_docs"),
+        ]
     else:
         raise WorkflowError(f"no download recipe for corpus type {kind!r}")
-    return inputs, f"{args} {langs_args}"
+    return inputs, args + langs_args
 
 
 REAL_CORPUS_TYPES = ("news", "ted", "os")
@@ -249,10 +265,8 @@ def model_file(task, level):
 
 
 def preset_args(task):
-    """The task's architecture/optimizer preset as fairseq-train arguments."""
-    import shlex
-
-    return " ".join(shlex.quote(a) for a in options_to_args(config["training"]["presets"][SETTINGS[task]["model"]]))
+    """The task's architecture/optimizer preset as fairseq-train arguments (a list; the rule quotes each)."""
+    return [str(a) for a in options_to_args(config["training"]["presets"][SETTINGS[task]["model"]])]
 
 
 def training_runtime(task):
@@ -306,10 +320,10 @@ def decode_inputs(strategy):
 def decode_options(strategy):
     """Strategy-specific CLI options (input paths) of docnmt.decode."""
     if strategy == "cheating":
-        return lambda w, input: f"--ref {input.ref}"
+        return lambda w, input: ["--ref", input.ref]
     if strategy == "2-pass":
-        return lambda w, input: f"--first-pass {input.first_pass} --first-pass-sidecar {input.first_pass_sidecar}"
-    return ""
+        return lambda w, input: ["--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar]
+    return []
 
 
 def evalsets(task):
@@ -406,10 +420,10 @@ def scored_text_inputs(w):
 
 
 def system_args(w, input):
-    """--system NAME=PATH for every hypothesis file, plus --select on ContraPro."""
+    """--system NAME=PATH for every hypothesis file, plus --select on ContraPro (a list; the rule quotes each)."""
     names = evalset_strategies(w.evalset)
-    args = " ".join(f"--system {n}={p}" for n, p in zip(names, input.systems, strict=True))
-    return args + (f" --select {input.select}" if "select" in input.keys() else "")
+    args = [arg for n, p in zip(names, input.systems, strict=True) for arg in ("--system", f"{n}={p}")]
+    return args + (["--select", input.select] if "select" in input.keys() else [])
 
 
 def pronoun_min_examples(task):
@@ -433,9 +447,10 @@ def perplexity_inputs(w):
 
 
 def perplexity_args(w, input):
-    args = [f"--system reference={input.reference}"]
-    args += [f"--system {n}={p}" for n, p in zip(level_strategies(w.level), input.systems, strict=True)]
-    return " ".join(args)
+    args = ["--system", f"reference={input.reference}"]
+    for n, p in zip(level_strategies(w.level), input.systems, strict=True):
+        args += ["--system", f"{n}={p}"]
+    return args
 
 
 def contrapro_levels(task):
@@ -473,10 +488,10 @@ def manifest_files():
 
 
 def manifest_arg():
+    """The manifest as one JSON argument (the rules quote it)."""
     import json
-    import shlex
 
-    return shlex.quote(json.dumps(score_manifest(), separators=(",", ":")))
+    return json.dumps(score_manifest(), separators=(",", ":"))
 
 
 TABLES_DIR = "results/tables"

@@ -12,9 +12,9 @@ rule demo_corpus:
     params:
         outdir=lambda w: f"data/{w.task}/corpus",
         seed=lambda w: SETTINGS[w.task]["corpus"]["seed"],
-        docs=lambda w: " ".join(
-            f"--{split}-docs {corpus_setting(w.task, f'{split}_docs')}" for split in SPLITS
-        ),
+        docs=lambda w: [
+            arg for split in SPLITS for arg in (f"--{split}-docs", corpus_setting(w.task, f"{split}_docs"))
+        ],
     log:
         "logs/{task}/demo_corpus.log",
     benchmark:
@@ -26,11 +26,11 @@ rule demo_corpus:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m docnmt.demo --outdir {params.outdir} --seed {params.seed} {params.docs} > {log} 2>&1"
+        "python -m docnmt.demo --outdir {params.outdir:q} --seed {params.seed:q} {params.docs:q} > {log:q} 2>&1"
 
 
 rule prepared_corpus:
-    """A user's own corpus, already in the common document format (corpus.dir)."""
+    """A user's own corpus, already in the common document format (corpus.dir), copied atomically."""
     input:
         lambda w: f"{SETTINGS[w.task]['corpus']['dir']}/{w.split}.{w.ext}",
     output:
@@ -49,7 +49,8 @@ rule prepared_corpus:
         mem_mb=1000,
         runtime=30,
     shell:
-        "cp {input} {output} 2> {log}"
+        # Gathering one file is an atomic copy (no partial file on a full disk).
+        "python -m docnmt.shards gather --inputs {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule download:
@@ -60,10 +61,10 @@ rule download:
         filename=r"(?!extracted$)[^/]+",
     params:
         url=lambda w: source(w.source)["url"],
-        checksum=lambda w: " ".join(
-            f"--{algo} {source(w.source)[algo]}" for algo in ("sha256", "md5") if source(w.source).get(algo)
-        ),
-        mirror=f"--mirror {config['mirror']}" if config["mirror"] else "",
+        checksum=lambda w: [
+            arg for algo in ("sha256", "md5") if source(w.source).get(algo) for arg in (f"--{algo}", source(w.source)[algo])
+        ],
+        mirror=["--mirror", config["mirror"]] if config["mirror"] else [],
         lock=config["download_lock"],
         retries=config["download_retries"],
     log:
@@ -77,8 +78,8 @@ rule download:
         mem_mb=500,
         runtime=240,
     shell:
-        "python -m docnmt.download fetch --url {params.url} --output {output} {params.checksum}"
-        " --lock {params.lock} {params.mirror} --retries {params.retries} > {log} 2>&1"
+        "python -m docnmt.download fetch --url {params.url:q} --output {output:q} {params.checksum:q}"
+        " --lock {params.lock:q} {params.mirror:q} --retries {params.retries:q} > {log:q} 2>&1"
 
 
 rule extract:
@@ -88,7 +89,7 @@ rule extract:
     output:
         directory("downloads/{source}/extracted"),
     params:
-        members=lambda w: " ".join(source(w.source).get("members", {}).values()),
+        members=lambda w: list(source(w.source).get("members", {}).values()),
     log:
         "logs/downloads/{source}/extract.log",
     benchmark:
@@ -100,7 +101,7 @@ rule extract:
         mem_mb=1000,
         runtime=60,
     shell:
-        "python -m docnmt.download extract --archive {input} --dest {output} --members {params.members} > {log} 2>&1"
+        "python -m docnmt.download extract --archive {input:q} --dest {output:q} --members {params.members:q} > {log:q} 2>&1"
 
 
 # One parsing rule per real task, generated from the task's corpus recipe
@@ -130,7 +131,7 @@ for _task in real_tasks():
             mem_mb=16000,
             runtime=240,
         shell:
-            "python -m docnmt.parsers {params.args} --outdir {params.outdir} --report {params.report} > {log} 2>&1"
+            "python -m docnmt.parsers {params.args:q} --outdir {params.outdir:q} --report {params.report:q} > {log:q} 2>&1"
 
 
 rule contrapro_set:
@@ -157,8 +158,8 @@ rule contrapro_set:
         mem_mb=4000,
         runtime=30,
     shell:
-        "python -m docnmt.contrapro --json {input.json} --src {input.src} --tgt {input.tgt} --docids {input.docids}"
-        " --context {params.context} --out {params.outdir} --src-lang en --tgt-lang de > {log} 2>&1"
+        "python -m docnmt.contrapro --json {input.json:q} --src {input.src:q} --tgt {input.tgt:q} --docids {input.docids:q}"
+        " --context {params.context:q} --out {params.outdir:q} --src-lang en --tgt-lang de > {log:q} 2>&1"
 
 
 rule data_statistics:
@@ -168,7 +169,7 @@ rule data_statistics:
     output:
         **DATA_STATISTICS,
     params:
-        specs=lambda w, input: " ".join(f"{name}:{path}" for name, path in input.items()),
+        specs=lambda w, input: [f"{name}:{path}" for name, path in input.items()],
     log:
         "logs/data_statistics.log",
     benchmark:
@@ -180,5 +181,5 @@ rule data_statistics:
         mem_mb=500,
         runtime=10,
     shell:
-        "python -m docnmt.stats --input {params.specs} --markdown {output.markdown} --csv {output.csv}"
-        " --latex {output.latex} > {log} 2>&1"
+        "python -m docnmt.stats --input {params.specs:q} --markdown {output.markdown:q} --csv {output.csv:q}"
+        " --latex {output.latex:q} > {log:q} 2>&1"

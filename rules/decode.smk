@@ -20,7 +20,7 @@ for _strategy in config["strategies"]:
             strategy=_strategy,
             options=decode_options(_strategy),
             tgt=lambda w: tgt(w.task),
-            search=f"--beam {config['beam']} --k {config['k']} --h {config['h']}",
+            search=["--beam", config["beam"], "--k", config["k"], "--h", config["h"]],
         log:
             f"logs/{{task}}/decode/{{evalset}}/{_strategy}.log",
         benchmark:
@@ -33,7 +33,7 @@ for _strategy in config["strategies"]:
             mem_mb=8000,
             runtime=lambda w: 60 if SETTINGS[w.task]["model"] == "demo" else 720,
         shell:
-            "python -m docnmt.decode --strategy {params.strategy} {params.options}"
-            " --model {input.model} --data {input.data} --src {input.src} --docids {input.docids}"
-            " {params.search} --tgt-lang {params.tgt}"
-            " --output-bpe {output.bpe} --output {output.txt} --sidecar {output.sidecar} > {log} 2>&1"
+            "python -m docnmt.decode --strategy {params.strategy:q} {params.options:q}"
+            " --model {input.model:q} --data {input.data:q} --src {input.src:q} --docids {input.docids:q}"
+            " {params.search:q} --tgt-lang {params.tgt:q}"
+            " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q} > {log:q} 2>&1"

@@ -20,8 +20,8 @@ rule check_corpus:
         mem_mb=4000,
         runtime=30,
     shell:
-        "python -m docnmt.corpus check --src {input.src} --tgt {input.tgt}"
-        " --docids {input.docids} --stats {output} > {log} 2>&1"
+        "python -m docnmt.corpus check --src {input.src:q} --tgt {input.tgt:q}"
+        " --docids {input.docids:q} --stats {output:q} > {log:q} 2>&1"
 
 
 rule shard:
@@ -42,7 +42,7 @@ rule shard:
         mem_mb=1000,
         runtime=30,
     shell:
-        "python -m docnmt.shards split --input {input.text} --outputs {output} > {log} 2>&1"
+        "python -m docnmt.shards split --input {input.text:q} --outputs {output:q} > {log:q} 2>&1"
 
 
 rule tokenize:
@@ -62,7 +62,7 @@ rule tokenize:
         mem_mb=1000,
         runtime=240,
     shell:
-        "python -m docnmt.tokenize tok --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
+        "python -m docnmt.tokenize tok --lang {wildcards.lang:q} --input {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule gather_shards:
@@ -82,7 +82,7 @@ rule gather_shards:
         mem_mb=1000,
         runtime=30,
     shell:
-        "python -m docnmt.shards gather --inputs {input} --output {output} > {log} 2>&1"
+        "python -m docnmt.shards gather --inputs {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule learn_bpe:
@@ -105,8 +105,8 @@ rule learn_bpe:
         mem_mb=16000,
         runtime=720,
     shell:
-        "python -m docnmt.bpe learn --merges {params.merges} --min-frequency {params.min_frequency}"
-        " --input {input} --codes {output} > {log} 2>&1"
+        "python -m docnmt.bpe learn --merges {params.merges:q} --min-frequency {params.min_frequency:q}"
+        " --input {input:q} --codes {output:q} > {log:q} 2>&1"
 
 
 rule apply_bpe:
@@ -127,7 +127,7 @@ rule apply_bpe:
         mem_mb=2000,
         runtime=240,
     shell:
-        "python -m docnmt.bpe apply --codes {input.codes} --input {input.text} --output {output} > {log} 2>&1"
+        "python -m docnmt.bpe apply --codes {input.codes:q} --input {input.text:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule windows:
@@ -150,8 +150,8 @@ rule windows:
         mem_mb=8000,
         runtime=60,
     shell:
-        "python -m docnmt.windows --k {params.k} --docids {input.docids} --input {input.text}"
-        " --output {output} > {log} 2>&1"
+        "python -m docnmt.windows --k {params.k:q} --docids {input.docids:q} --input {input.text:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule joined_dictionary:
@@ -171,7 +171,7 @@ rule joined_dictionary:
         mem_mb=4000,
         runtime=60,
     shell:
-        "python -m docnmt.dictionary --input {input} --output {output} > {log} 2>&1"
+        "python -m docnmt.dictionary --input {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule binarize:
@@ -184,9 +184,11 @@ rule binarize:
     params:
         src=lambda w: src(w.task),
         tgt=lambda w: tgt(w.task),
-        prefixes=lambda w: " ".join(
-            f"--{split}pref {level_text(w.task, w.level, split, src(w.task)).rsplit('.', 1)[0]}" for split in SPLITS
-        ),
+        prefixes=lambda w: [
+            arg
+            for split in SPLITS
+            for arg in (f"--{split}pref", level_text(w.task, w.level, split, src(w.task)).rsplit(".", 1)[0])
+        ],
     log:
         "logs/{task}/binarize/{level}.log",
     benchmark:
@@ -198,5 +200,5 @@ rule binarize:
         mem_mb=8000,
         runtime=120,
     shell:
-        "python -m docnmt.binarize --src {params.src} --tgt {params.tgt} {params.prefixes}"
-        " --dict {input.dictionary} --destdir {output} --workers {threads} > {log} 2>&1"
+        "python -m docnmt.binarize --src {params.src:q} --tgt {params.tgt:q} {params.prefixes:q}"
+        " --dict {input.dictionary:q} --destdir {output:q} --workers {threads} > {log:q} 2>&1"

@@ -12,7 +12,7 @@ rule bleu_ter:
         score_file("{task}", "{evalset}", "bleu_ter"),
     params:
         systems=system_args,
-        baselines=" ".join(f"--baseline {b}" for b in config["scoring"]["significance_baselines"]),
+        baselines=[arg for b in config["scoring"]["significance_baselines"] for arg in ("--baseline", b)],
         samples=config["scoring"]["bootstrap_samples"],
     log:
         "logs/{task}/scores/{evalset}/bleu_ter.log",
@@ -25,8 +25,8 @@ rule bleu_ter:
         mem_mb=2000,
         runtime=30,
     shell:
-        "python -m docnmt.scoring --source {input.src} --reference {input.ref} {params.systems} {params.baselines}"
-        " --bootstrap-samples {params.samples} --output {output} > {log} 2>&1"
+        "python -m docnmt.scoring --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.baselines:q}"
+        " --bootstrap-samples {params.samples:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule pronoun_f1:
@@ -54,9 +54,9 @@ rule pronoun_f1:
         mem_mb=4000,
         runtime=60,
     shell:
-        "python -m docnmt.pronouns --source {input.src} --reference {input.ref} {params.systems}"
+        "python -m docnmt.pronouns --source {input.src:q} --reference {input.ref:q} {params.systems:q}"
         " --tagger {params.tagger:q} --source-tagger {params.source_tagger:q} --rules {params.rules:q}"
-        " --min-examples {params.min_examples} --output {output} > {log} 2>&1"
+        " --min-examples {params.min_examples:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule perplexity:
@@ -80,8 +80,8 @@ rule perplexity:
         mem_mb=8000,
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
     shell:
-        "python -m docnmt.perplexity --model {input.model} --data {input.data} --level {wildcards.level}"
-        " --k {params.k} --src {input.src} --docids {input.docids} {params.systems} --output {output} > {log} 2>&1"
+        "python -m docnmt.perplexity --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
+        " --k {params.k:q} --src {input.src:q} --docids {input.docids:q} {params.systems:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule contrapro_accuracy:
@@ -112,9 +112,9 @@ rule contrapro_accuracy:
         mem_mb=8000,
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 240,
     shell:
-        "python -m docnmt.contrastive --model {input.model} --data {input.data} --level {wildcards.level}"
-        " --k {params.k} --src {input.src} --tgt {input.tgt} --examples {input.examples} --codes {input.codes}"
-        " --tgt-lang {params.tgt} --output {output} > {log} 2>&1"
+        "python -m docnmt.contrastive --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
+        " --k {params.k:q} --src {input.src:q} --tgt {input.tgt:q} --examples {input.examples:q} --codes {input.codes:q}"
+        " --tgt-lang {params.tgt:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule tables:
@@ -141,7 +141,7 @@ rule tables:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m docnmt.tables --manifest-json {params.manifest} --outdir {params.outdir} > {log} 2>&1"
+        "python -m docnmt.tables --manifest-json {params.manifest:q} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 for _plot, _category in PLOTS.items():
@@ -167,4 +167,4 @@ for _plot, _category in PLOTS.items():
             mem_mb=1000,
             runtime=10,
         shell:
-            "python -m docnmt.plots {params.plot} --manifest-json {params.manifest} --output {output} > {log} 2>&1"
+            "python -m docnmt.plots {params.plot:q} --manifest-json {params.manifest:q} --output {output:q} > {log:q} 2>&1"

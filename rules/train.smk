@@ -10,6 +10,7 @@ rule train:
         curve="results/{task}/models/{level}/learning_curve.csv",
     params:
         save_dir=lambda w: checkpoint_dir(w.task, w.level),
+        history=lambda w: f"{checkpoint_dir(w.task, w.level)}/fairseq.log",
         src=lambda w: src(w.task),
         tgt=lambda w: tgt(w.task),
         dropout=lambda w: SETTINGS[w.task]["dropout"],
@@ -29,10 +30,10 @@ rule train:
         mem_mb=16000,
         runtime=lambda w: training_runtime(w.task),
     shell:
-        "python -m docnmt.train --data {input.data} --save-dir {params.save_dir} --output {output.model}"
-        " --curve {output.curve} --history {params.save_dir}/fairseq.log"
-        " --src {params.src} --tgt {params.tgt} --dropout {params.dropout} --label-smoothing {params.label_smoothing}"
-        " --patience {params.patience} --gpus {params.gpus} --workers {threads} -- {params.preset} > {log} 2>&1"
+        "python -m docnmt.train --data {input.data:q} --save-dir {params.save_dir:q} --output {output.model:q}"
+        " --curve {output.curve:q} --history {params.history:q}"
+        " --src {params.src:q} --tgt {params.tgt:q} --dropout {params.dropout:q} --label-smoothing {params.label_smoothing:q}"
+        " --patience {params.patience:q} --gpus {params.gpus:q} --workers {threads} -- {params.preset:q} > {log:q} 2>&1"
 
 
 rule learning_curves:
@@ -47,6 +48,8 @@ rule learning_curves:
             category="Training",
             labels={"task": "{task}"},
         ),
+    params:
+        title=lambda w: f"learning curves: {w.task}",
     log:
         "logs/{task}/learning_curves.log",
     benchmark:
@@ -58,5 +61,5 @@ rule learning_curves:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m docnmt.curves plot --csv {input.sentence} {input.document} --label sentence document"
-        " --title 'learning curves: {wildcards.task}' --output {output} > {log} 2>&1"
+        "python -m docnmt.curves plot --csv {input.sentence:q} {input.document:q} --label sentence document"
+        " --title {params.title:q} --output {output:q} > {log:q} 2>&1"

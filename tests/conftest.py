@@ -65,3 +65,15 @@ def trained_demo(tmp_path_factory):
     )
     print(f"demo preprocessing + training: {time.perf_counter() - started:.0f} s")
     return workdir
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory) -> Path:
+    """A Python without the project's packages (a venv without pip), as a fresh system python would be."""
+    folder = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True)
+    python = folder / "bin" / "python"
+    probe = subprocess.run([str(python), "-c", "import sacremoses"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip(f"{python} can import sacremoses (system site packages), so it is not bare")
+    return python

@@ -90,3 +90,44 @@ def test_preset_may_not_set_what_the_workflow_controls(config):
     config["training"]["presets"]["base"]["dropout"] = 0.5
     with pytest.raises(ConfigError, match=r"training.presets.base"):
         validate(config)
+
+
+NAME_RULE = "use letters, digits, _ and -, starting with a letter, at most 64 characters"
+
+
+@pytest.mark.parametrize("name", ["my task", "a/b", "x;rm -rf ~", "$(id)", "'q'", "ünï", "-flag", "a" * 65, ""])
+def test_a_task_name_that_is_not_safe_for_paths_and_rule_names_names_the_key(config, name):
+    config["task_settings"][name] = copy.deepcopy(config["task_settings"]["demo"])
+    config["tasks"] = [name]
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    key = f"task_settings.{name}"
+    assert str(err.value).startswith(f"config key {key!r}: the name {name!r} is not allowed; {NAME_RULE}")
+
+
+def test_a_listed_task_with_an_unsafe_name_names_its_place_in_tasks(config):
+    config["tasks"] = ["demo", "de mo"]
+    with pytest.raises(ConfigError, match=r"^config key 'tasks\[1\]': 'de mo' is not allowed; use letters"):
+        validate(config)
+
+
+def test_preset_and_source_names_are_restricted_too(config):
+    bad_preset = copy.deepcopy(config)
+    bad_preset["training"]["presets"]["big model"] = {"arch": "transformer"}
+    with pytest.raises(ConfigError, match=r"^config key 'training.presets.big model': the name 'big model' is not allowed"):
+        validate(bad_preset)
+    bad_model = copy.deepcopy(config)
+    bad_model["task_settings"]["demo"]["model"] = "demo && id"
+    with pytest.raises(ConfigError, match=r"^config key 'task_settings.demo.model': 'demo && id' is not allowed"):
+        validate(bad_model)
+    bad_source = copy.deepcopy(config)
+    bad_source["sources"]["../up"] = {"url": "https://example.org/x"}
+    with pytest.raises(ConfigError, match=r"^config key 'sources.../up': the name '../up' is not allowed; use letters, "
+                                          r"digits, '.', _ and -, starting with a letter or digit"):
+        validate(bad_source)
+
+
+def test_safe_names_with_digits_dashes_and_underscores_are_valid(config):
+    config["task_settings"]["iwslt17_en-de2"] = copy.deepcopy(config["task_settings"]["demo"])
+    config["tasks"] = ["iwslt17_en-de2"]
+    assert validate(config)["tasks"] == ["iwslt17_en-de2"]

@@ -18,9 +18,32 @@ Modules (data flows one way through them):
   shards     -- splitting a file into shards and gathering them back
   windows    -- k-sentence windows joined by <sep>, within documents
   dictionary -- the joined fairseq dictionary shared by both models
+  environment -- the interpreter the rules run on: its shell prefix, missing packages, the setup hint
 """
+
+import sys
 
 __version__ = "0.1.0"
 
 #: The separator token between the sentences of a document-level segment.
 SEP = "<sep>"
+
+def _missing_package_hook(previous):
+    """An excepthook: a missing third-party package becomes one line on stderr, not a traceback."""
+
+    def hook(exc_type, exc, tb):
+        if issubclass(exc_type, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] != __name__:
+            from .environment import setup_hint
+
+            print(f"error: {setup_hint([exc.name.split('.')[0]])}", file=sys.stderr)
+            return
+        previous(exc_type, exc, tb)
+
+    return hook
+
+
+# `python -m docnmt.MODULE` (every rule): Python imports this package while
+# sys.argv[0] is still "-m". Only then is the hook installed, so importing the
+# package elsewhere (Snakemake, pytest) changes nothing. The exit status stays 1.
+if sys.argv[:1] == ["-m"]:
+    sys.excepthook = _missing_package_hook(sys.excepthook)

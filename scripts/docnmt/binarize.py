@@ -21,9 +21,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .textio import InputError, atomic_write, cli_errors
+from .textio import DiskFullError, InputError, atomic_write, cli_errors
 
 SPLITS = ("train", "valid", "test")
+#: How a full disk shows in fairseq-preprocess's output (OSError messages of errno ENOSPC/EDQUOT).
+DISK_FULL_MESSAGES = ("No space left on device", "Disk quota exceeded")
+
+
+def run_logged(command: list[str]) -> tuple[int, bool]:
+    """Run ``command`` with its output passed on to stderr; return its exit code and whether it hit a full disk."""
+    disk_full = False
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as proc:
+        for line in proc.stdout:
+            sys.stderr.write(line)
+            disk_full = disk_full or any(m in line for m in DISK_FULL_MESSAGES)
+    sys.stderr.flush()
+    return proc.returncode, disk_full
 
 
 def count_lines(path: Path) -> int:
@@ -64,10 +77,16 @@ def binarize(src: str, tgt: str, prefixes: dict[str, Path], dictionary: Path, de
     for split, prefix in prefixes.items():
         command += [f"--{split}pref", str(prefix)]
     print("running:", " ".join(command), flush=True)
-    result = subprocess.run(command, stdout=sys.stdout, stderr=sys.stderr)
-    if result.returncode != 0:
+    try:
+        returncode, disk_full = run_logged(command)
+    except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise SystemExit(f"fairseq-preprocess failed with exit code {result.returncode}")
+        raise
+    if returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if disk_full:
+            raise DiskFullError(destdir)
+        raise SystemExit(f"fairseq-preprocess failed with exit code {returncode}")
     try:
         for split, n in expected.items():
             for lang in (src, tgt):

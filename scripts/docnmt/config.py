@@ -77,6 +77,12 @@ def _describe(error) -> str:
     if error.validator == "enum":
         allowed = ", ".join(map(str, error.validator_value))
         return f"config key {key!r}: unknown value {error.instance!r}, expected one of: {allowed}"
+    if error.validator == "pattern":
+        rule = error.schema.get("description", f"expected a match of {error.validator_value}").strip()
+        if "propertyNames" in error.absolute_schema_path:
+            key = _key(list(error.absolute_path) + [error.instance])
+            return f"config key {key!r}: the name {error.instance!r} is not allowed; use {rule}"
+        return f"config key {key!r}: {error.instance!r} is not allowed; use {rule}"
     if error.validator == "type":
         return f"config key {key!r}: expected {error.validator_value}, found {error.instance!r} ({type(error.instance).__name__})"
     return f"config key {key!r}: {error.message}"

@@ -4,12 +4,15 @@ Every CLI in this package reports bad input as one line,
 ``path:line: what was expected, what was found``, and exits non-zero.
 Outputs are written to a temporary file beside the target and moved into
 place only when complete, so a failed step never leaves a half-written file
-that a later step (or a rerun of Snakemake) would mistake for a result.
+that a later step (or a rerun of Snakemake) would mistake for a result. A
+full disk (or quota) while writing is reported the same way, as one line
+naming the output, after the temporary file was removed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import sys
@@ -28,6 +31,28 @@ class InputError(Exception):
         super().__init__(f"{where}: {message}")
 
 
+#: errno values of a full disk or an exhausted quota.
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+class DiskFullError(Exception):
+    """An output could not be written: no space left (or the quota is exhausted). Names the output."""
+
+    def __init__(self, path: os.PathLike | str, reason: str = "no space left on device"):
+        self.path = str(path)
+        super().__init__(
+            f"{self.path}: {reason} while writing; the partial output was removed, free some space and rerun"
+        )
+
+
+def is_disk_full(err: BaseException) -> bool:
+    return isinstance(err, OSError) and err.errno in DISK_FULL
+
+
+def _disk_full(err: OSError, path) -> DiskFullError:
+    return DiskFullError(path, os.strerror(err.errno).lower())
+
+
 def _create_tmp(target: Path) -> tuple[int, str]:
     """Create a temporary file beside ``target``; return its descriptor and name.
 
@@ -43,18 +68,26 @@ def _create_tmp(target: Path) -> tuple[int, str]:
 def atomic_write(path: os.PathLike | str, mode: str = "w", encoding: str | None = "utf-8") -> Iterator:
     """Open a temporary file next to ``path``; rename it to ``path`` on success.
 
-    On any exception the temporary file is removed and ``path`` is untouched.
+    On any exception the temporary file is removed and ``path`` is untouched;
+    a full disk becomes a :class:`DiskFullError` naming ``path``.
     """
     path = Path(path)
-    fd, tmp = _create_tmp(path)
+    try:
+        fd, tmp = _create_tmp(path)
+    except OSError as err:
+        if is_disk_full(err):
+            raise _disk_full(err, path) from None
+        raise
     try:
         kwargs = {"encoding": encoding, "newline": "\n"} if "b" not in mode else {}
         with os.fdopen(fd, mode, **kwargs) as handle:
             yield handle
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if is_disk_full(err):
+            raise _disk_full(err, path) from None
         raise
 
 
@@ -64,7 +97,8 @@ def atomic_outputs(paths: Sequence[os.PathLike | str], mode: str = "w") -> Itera
 
     All files are written to temporaries first; they are renamed into place
     only after every one of them was written completely. On any error before
-    that, no target is touched and the temporaries are removed.
+    that, no target is touched and the temporaries are removed; a full disk
+    becomes a :class:`DiskFullError` naming the outputs.
     """
     stack = contextlib.ExitStack()
     targets = [Path(p) for p in paths]
@@ -80,11 +114,16 @@ def atomic_outputs(paths: Sequence[os.PathLike | str], mode: str = "w") -> Itera
         stack.close()
         for tmp, target in zip(tmps, targets):
             os.replace(tmp, target)
-    except BaseException:
-        stack.close()
+    except BaseException as err:
+        # Closing flushes buffers, which fails again on a full disk: the
+        # temporaries are removed all the same.
+        with contextlib.suppress(OSError):
+            stack.close()
         for tmp in tmps:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        if is_disk_full(err):
+            raise _disk_full(err, ", ".join(map(str, targets))) from None
         raise
 
 
@@ -112,13 +151,20 @@ def write_lines(path: os.PathLike | str, lines) -> None:
 
 
 def cli_errors(main):
-    """Decorator for ``main(argv=None)``: turn :class:`InputError` into one line on stderr and exit 1."""
+    """Decorator for ``main(argv=None)``: turn :class:`InputError`, :class:`DiskFullError` (and any other
+    full-disk error) into one line on stderr and exit 1."""
 
     def wrapper(argv=None):
         try:
             return main(argv)
-        except InputError as err:
+        except (InputError, DiskFullError) as err:
             print(f"error: {err}", file=sys.stderr)
+            raise SystemExit(1) from None
+        except OSError as err:
+            if not is_disk_full(err):
+                raise
+            where = f"{err.filename}: " if err.filename else ""
+            print(f"error: {where}{os.strerror(err.errno).lower()}; free some space and rerun", file=sys.stderr)
             raise SystemExit(1) from None
 
     wrapper.__doc__ = main.__doc__

@@ -1,0 +1,182 @@
+"""A new user's first run: the README's commands as written, from a checkout, a working directory, a prepared
+corpus and a local mirror whose paths have spaces, quotes, `$` and non-ASCII letters; unsafe names rejected."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, run_snakemake
+
+pytestmark = pytest.mark.workflow
+
+#: A folder name with a space, both quotes, `$` and a non-ASCII letter.
+ODD = "with space 'q' \"d\" $x ü"
+
+
+def readme_real_use() -> list[str]:
+    """The lines of the first code block of the README's "Real use" section."""
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("\n## Real use\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block, "README: no bash block under Real use"
+    return block[1].splitlines()
+
+
+def user_env(first_on_path: Path | None = None) -> dict:
+    """A fresh login shell's environment: no .venv on PATH (and, first, a folder whose `python` lacks the packages)."""
+    path = "/usr/local/bin:/usr/bin:/bin"
+    env = {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": path, "OMP_NUM_THREADS": "1"}
+    if first_on_path:
+        env["PATH"] = f"{first_on_path}:{path}"
+    return env
+
+
+def venv_dir() -> Path:
+    """The virtual environment the tests run in (what `make setup` made)."""
+    if (REPO / ".venv" / "bin" / "activate").exists():
+        return (REPO / ".venv").resolve()
+    if sys.prefix != sys.base_prefix and (Path(sys.prefix) / "bin" / "activate").exists():
+        return Path(sys.prefix)
+    pytest.skip("the tests do not run in a virtual environment, so there is no .venv to activate")
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory) -> Path:
+    """This checkout's files (tracked and new, not ignored) in a folder whose path has ODD, with .venv linked."""
+    root = tmp_path_factory.mktemp("checkout") / ODD / "repo"
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True)
+    if listed.returncode == 0:
+        for name in filter(None, listed.stdout.decode().split("\0")):
+            source = REPO / name
+            if source.is_file() and not source.is_symlink():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, root / name)
+    else:  # not a git checkout: copy what is not a result
+        shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(
+            ".venv", ".git", ".snakemake", "data", "results", "logs", "benchmarks", "__pycache__", ".pytest_cache"))
+    (root / ".venv").symlink_to(venv_dir())
+    return root
+
+
+@pytest.fixture(scope="module")
+def bare_on_path(tmp_path_factory, bare_python) -> Path:
+    """A folder whose `python` is an interpreter without the project's packages."""
+    folder = tmp_path_factory.mktemp("bare-bin")
+    (folder / "python").symlink_to(bare_python)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def readme_data_run(checkout, bare_on_path):
+    """The README's activation line and its demo data command, exactly as written, in a fresh shell."""
+    lines = readme_real_use()
+    activate = "source .venv/bin/activate"
+    command = "snakemake data --cores all --config 'tasks=[demo]'"
+    assert activate in lines and command in lines, f"README's Real use block changed: {lines}"
+    result = subprocess.run(["bash", "-c", f"{activate}\n{command}\n"], cwd=checkout, capture_output=True, text=True,
+                            env=user_env(bare_on_path), timeout=1800)
+    assert result.returncode == 0, f"{command} in {checkout}:\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}"
+    return checkout
+
+
+def test_readme_demo_data_command_as_written_runs_from_an_odd_checkout(readme_data_run):
+    """The demo's data stage (Table 5 and both binarized levels) from a checkout under ODD, through the README."""
+    checkout = readme_data_run
+    for level in ("sentence", "document"):
+        manifest = json.loads((checkout / f"data/demo/bin/{level}/manifest.json").read_text())
+        assert manifest["examples"]["test"] == json.loads((checkout / "data/demo/corpus/test.stats.json").read_text())["sentences"]
+    test_sentences = json.loads((checkout / "data/demo/corpus/test.stats.json").read_text())["sentences"]
+    table = (checkout / "results/tables/data_statistics.md").read_text(encoding="utf-8")
+    test_rows = [line for line in table.splitlines() if "| test |" in line]
+    assert len(test_rows) == 1 and f"({test_sentences:,})" in test_rows[0], table
+    assert not list(checkout.rglob("*.tmp")), "no temporary file is left"
+
+
+def test_venv_snakemake_without_activation_runs_rules_on_its_own_python(readme_data_run, bare_on_path):
+    """`.venv/bin/snakemake` with a bare `python` first on PATH: the rule still finds the project's packages."""
+    checkout = readme_data_run
+    result = subprocess.run(
+        [".venv/bin/snakemake", "data/demo/corpus/valid.stats.json", "--forcerun", "check_corpus", "--cores", "1",
+         "--config", "tasks=[demo]"],
+        cwd=checkout, capture_output=True, text=True, env=user_env(bare_on_path), timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "1 of 1 steps (100%) done" in result.stderr
+    assert "Traceback" not in (checkout / "logs/demo/check_corpus/valid.log").read_text()
+
+
+def common_format(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    for split, docs in (("train", 6), ("valid", 2), ("test", 2)):
+        en, de, ids = [], [], []
+        for d in range(docs):
+            for s in range(3):
+                en.append(f"Sentence {s} of document {d}, with a $HOME and a 'quote'.")
+                de.append(f"Satz {s} von Dokument {d}, mit einem $HOME und einem 'Zitat' – ü.")
+                ids.append(f"{split}-{d}")
+        for ext, lines in (("en", en), ("de", de), ("docids", ids)):
+            (folder / f"{split}.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def test_prepared_corpus_and_working_directory_with_odd_paths(tmp_path):
+    corpus = tmp_path / f"byo {ODD}" / "corpus"
+    common_format(corpus)
+    workdir = tmp_path / f"work {ODD}"
+    workdir.mkdir()
+    config = tmp_path / "mine.yaml"
+    config.write_text(yaml.safe_dump({"tasks": ["mine"], "task_settings": {"mine": {
+        "src": "en", "tgt": "de", "bpe_merges": 20, "dropout": 0.1, "label_smoothing": 0.1,
+        "corpus": {"type": "prepared", "dir": str(corpus)}}}}, allow_unicode=True), encoding="utf-8")
+    run_snakemake(workdir, "data/mine/bin/sentence", "--cores", "2", "--configfile", str(config))
+    for split in ("train", "valid", "test"):
+        for ext in ("en", "de", "docids"):
+            assert (workdir / f"data/mine/corpus/{split}.{ext}").read_bytes() == (corpus / f"{split}.{ext}").read_bytes()
+    bpe = (workdir / "data/mine/bpe/test.de").read_text(encoding="utf-8").splitlines()
+    assert len(bpe) == 6 and "$" in bpe[0], bpe[0]
+    manifest = json.loads((workdir / "data/mine/bin/sentence/manifest.json").read_text())
+    assert manifest["examples"] == {"train": 18, "valid": 6, "test": 6}
+
+
+def test_download_from_a_local_mirror_with_an_odd_path(tmp_path):
+    mirror = tmp_path / f"mirror {ODD}"
+    payload = "ein kleiner Spiegel – ü\n".encode()
+    member = mirror / "example.org" / "corpora" / "tiny.txt"
+    member.parent.mkdir(parents=True)
+    member.write_bytes(payload)
+    workdir = tmp_path / f"work {ODD}"
+    workdir.mkdir()
+    config = tmp_path / "mirror.yaml"
+    config.write_text(yaml.safe_dump({
+        "mirror": str(mirror),
+        "download_lock": f"results/lock {ODD}.json",
+        "sources": {"tiny": {"url": "https://example.org/corpora/tiny.txt", "sha256": hashlib.sha256(payload).hexdigest()}},
+    }, allow_unicode=True), encoding="utf-8")
+    run_snakemake(workdir, "downloads/tiny/tiny.txt", "--cores", "1", "--configfile", str(config))
+    assert (workdir / "downloads/tiny/tiny.txt").read_bytes() == payload
+    assert (workdir / f"results/lock {ODD}.json").exists()
+
+
+@pytest.mark.parametrize("name", ["my task", "demo;touch x", "$(id)", "über", "-x"])
+def test_a_task_name_the_schema_rejects_is_a_config_error_naming_the_key(tmp_path, name):
+    config = tmp_path / "bad.yaml"
+    settings = {"src": "en", "tgt": "de", "bpe_merges": 10, "dropout": 0.1, "label_smoothing": 0.1,
+                "corpus": {"type": "demo"}}
+    config.write_text(yaml.safe_dump({"tasks": [name], "task_settings": {name: settings}}, allow_unicode=True),
+                      encoding="utf-8")
+    result = run_snakemake(tmp_path, "-n", "--configfile", str(config), check=False)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    expected = (f"invalid config: config key 'task_settings.{name}': the name {name!r} is not allowed; use letters, "
+                "digits, _ and -, starting with a letter, at most 64 characters")
+    assert expected in out, out[-3000:]
+    assert not (tmp_path / "x").exists() and not (tmp_path / "data").exists()

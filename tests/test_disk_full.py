@@ -1,0 +1,159 @@
+"""A full disk: preprocessing and decoding steps fail with one line naming the output, and leave neither a
+partial output nor a temporary file. Runs on a small tmpfs (mounting it needs root; skipped otherwise)."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, tool_env
+
+from docnmt.textio import DiskFullError, atomic_outputs, atomic_write
+
+MESSAGE = "no space left on device while writing; the partial output was removed, free some space and rerun"
+
+
+def env() -> dict:
+    return dict(tool_env(), OMP_NUM_THREADS="1")
+
+
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, env=env(), timeout=600)
+    if check:
+        assert result.returncode == 0, f"{args[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 256 KiB tmpfs, unmounted afterwards; skipped where it cannot be mounted."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs for the full-disk tests needs root (as in CI)")
+    mount = tmp_path / "small fs"
+    mount.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def fill(folder: Path, leave: int = 0) -> None:
+    """Fill ``folder``'s file system up to ``leave`` bytes."""
+    with open(folder / "filler", "wb") as handle:
+        chunk = b"\0" * 4096
+        try:
+            while os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize > leave:
+                handle.write(chunk)
+                handle.flush()
+        except OSError:
+            pass
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*") if p.name != "filler")
+
+
+def random_text(path: Path, lines: int, seed: int = 1) -> Path:
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(300)] + ["the", "it", "a", ",", "."]
+    path.write_text("".join(" ".join(rng.choice(words) for _ in range(12)) + "\n" for _ in range(lines)), encoding="utf-8")
+    return path
+
+
+def test_atomic_write_on_a_full_disk_names_the_output_and_leaves_nothing(small_fs):
+    target = small_fs / "out.txt"
+    with pytest.raises(DiskFullError) as err:
+        with atomic_write(target) as handle:
+            for _ in range(100):
+                handle.write("x" * 10000)
+    assert str(err.value) == f"{target}: {MESSAGE}"
+    assert leftovers(small_fs) == []
+
+
+def test_atomic_outputs_on_a_full_disk_leave_no_output_and_no_temporary(small_fs):
+    targets = [small_fs / f"out.{ext}" for ext in ("en", "de", "docids")]
+    with pytest.raises(DiskFullError) as err:
+        with atomic_outputs(targets) as handles:
+            for _ in range(40):
+                for handle in handles:
+                    handle.write("y" * 10000)
+    assert str(targets[0]) in str(err.value) and "no space left" in str(err.value)
+    assert leftovers(small_fs) == []
+
+
+def test_tokenize_cli_on_a_full_disk_is_one_line_and_no_output(tmp_path, small_fs):
+    text = random_text(tmp_path / "big.en", 8000)
+    output = small_fs / "shards" / "train.en.1-of-1.tok"
+    result = run("docnmt.tokenize", "tok", "--lang", "en", "--input", str(text), "--output", str(output), check=False)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [f"error: {output}: {MESSAGE}"], result.stderr
+    assert leftovers(small_fs) == ["shards"], "the folder it made, empty"
+
+
+@pytest.mark.workflow
+def test_binarize_on_a_full_disk_names_the_folder_and_removes_fairseqs_partial_output(tmp_path, small_fs):
+    for split in ("train", "valid", "test"):
+        for lang in ("en", "de"):
+            random_text(tmp_path / f"{split}.{lang}", 4000, seed=len(split) + len(lang))
+    run("docnmt.dictionary", "--input", str(tmp_path / "train.en"), str(tmp_path / "train.de"),
+        "--output", str(tmp_path / "dict.txt"))
+    destdir = small_fs / "bin" / "sentence"
+    result = run("docnmt.binarize", "--src", "en", "--tgt", "de", *[
+        a for split in ("train", "valid", "test") for a in (f"--{split}pref", str(tmp_path / split))
+    ], "--dict", str(tmp_path / "dict.txt"), "--destdir", str(destdir), "--workers", "2", check=False)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == f"error: {destdir}: {MESSAGE}", result.stderr[-2000:]
+    assert leftovers(small_fs) == ["bin"], "neither the destination nor fairseq's temporary folder"
+
+
+def toy(folder: Path) -> None:
+    """A reversal task, small enough that one update of a tiny transformer takes seconds."""
+    rng = random.Random(3)
+    folder.mkdir()
+    for split, n in (("train", 300), ("valid", 20), ("test", 40)):
+        src, tgt = [], []
+        for _ in range(n):
+            words = [rng.randrange(20) for _ in range(rng.randint(2, 6))]
+            src.append(" ".join(f"s{w}" for w in words))
+            tgt.append(" ".join(f"t{w}" for w in reversed(words)))
+        (folder / f"{split}.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+        (folder / f"{split}.de").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    (folder / "test.docids").write_text("".join(f"d{i // 4}\n" for i in range(40)), encoding="utf-8")
+
+
+@pytest.mark.workflow
+def test_decode_on_a_full_disk_is_one_line_and_leaves_no_hypotheses(tmp_path, small_fs):
+    txt = tmp_path / "txt"
+    toy(txt)
+    run("docnmt.dictionary", "--input", str(txt / "train.en"), str(txt / "train.de"), "--output", str(tmp_path / "dict.txt"))
+    run("docnmt.binarize", "--src", "en", "--tgt", "de", "--trainpref", str(txt / "train"), "--validpref",
+        str(txt / "valid"), "--testpref", str(txt / "test"), "--dict", str(tmp_path / "dict.txt"),
+        "--destdir", str(tmp_path / "bin"))
+    model = tmp_path / "model.pt"
+    run("docnmt.train", "--data", str(tmp_path / "bin"), "--save-dir", str(tmp_path / "checkpoints"),
+        "--output", str(model), "--dropout", "0.1", "--label-smoothing", "0.1", "--src", "en", "--tgt", "de",
+        "--history", str(tmp_path / "fairseq.log"), "--",
+        "--arch", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
+        "--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
+        "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
+        "--share-all-embeddings", "--optimizer", "adam", "--lr", "0.001", "--max-tokens", "1024", "--max-update", "2")
+    out = small_fs / "decode" / "test"
+    out.mkdir(parents=True)
+    fill(small_fs)
+    result = run("docnmt.decode", "--strategy", "sentence-level", "--model", str(model), "--data", str(tmp_path / "bin"),
+                 "--src", str(txt / "test.en"), "--docids", str(txt / "test.docids"), "--beam", "2", "--tgt-lang", "de",
+                 "--output-bpe", str(out / "sentence-level.bpe"), "--output", str(out / "sentence-level.txt"),
+                 "--sidecar", str(out / "sentence-level.json"), check=False)
+    assert result.returncode == 1
+    names = ", ".join(str(out / f"sentence-level.{ext}") for ext in ("bpe", "txt", "json"))
+    assert result.stderr.splitlines()[-1] == f"error: {names}: {MESSAGE}", result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert leftovers(small_fs) == ["decode", "test"], "no hypothesis file, no temporary"

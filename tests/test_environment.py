@@ -1,0 +1,102 @@
+"""The interpreter the rules run on (docnmt.environment): the quoted shell prefix, the setup hint of an
+interpreter without the project's packages, at workflow start and in a rule."""
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, run_snakemake, tool_env
+
+from docnmt.environment import REQUIRED_MODULES, missing_modules, setup_hint, shell_prefix
+
+ODD = "odd path 'q' \"d\" $x `b` ü"
+
+
+def bash(script: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", **env})
+
+
+def test_shell_prefix_exports_odd_paths_verbatim_and_keeps_strict_mode(tmp_path):
+    scripts = tmp_path / ODD / "scripts"
+    python = tmp_path / ODD / ".venv" / "bin" / "python"
+    result = bash(shell_prefix(scripts, python) + 'printf "%s\\n" "$PYTHONPATH" "${PATH%%:*}"; false; echo unreachable',
+                  PYTHONPATH="/else")
+    assert result.stdout.splitlines() == [f"{scripts}:/else", str(python.parent)], result.stderr
+    assert result.returncode == 1 and "unreachable" not in result.stdout, "set -e: a failing command stops the rule"
+
+
+def test_shell_prefix_under_conda_leaves_path_to_the_env():
+    prefix = shell_prefix("/a b/scripts", None)
+    assert "PATH=" not in prefix.replace("PYTHONPATH=", "")
+    result = bash(prefix + 'printf "%s\\n" "$PYTHONPATH" "$PATH"')
+    assert result.stdout.splitlines() == ["/a b/scripts", "/usr/bin:/bin"]
+
+
+def test_missing_modules_looks_up_without_importing():
+    assert missing_modules(["json", "docnmt_no_such_package_xyz"]) == ["docnmt_no_such_package_xyz"]
+    assert missing_modules() == [], f"this test interpreter lacks {missing_modules()}"
+    assert {"sacremoses", "fairseq", "torch", "sacrebleu"} <= set(REQUIRED_MODULES)
+
+
+def test_setup_hint_is_one_line_naming_the_interpreter_and_the_fix():
+    hint = setup_hint(["sacremoses"], python="/usr/bin/python3")
+    assert "\n" not in hint
+    assert hint.startswith("/usr/bin/python3 lacks the project's Python packages (sacremoses)")
+    assert "make setup" in hint and ".venv/bin/snakemake" in hint and "--sdm conda" in hint
+
+
+def test_a_rule_command_on_a_bare_interpreter_fails_with_one_line(bare_python, tmp_path):
+    """What a rule runs (`python -m docnmt.tokenize ...`), started by a Python without the packages."""
+    text = tmp_path / "in.en"
+    text.write_text("Hello, world.\n", encoding="utf-8")
+    result = subprocess.run(
+        [str(bare_python), "-m", "docnmt.tokenize", "tok", "--lang", "en", "--input", str(text),
+         "--output", str(tmp_path / "out.tok")],
+        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "scripts")},
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [f"error: {setup_hint(['sacremoses'], python=str(bare_python))}"], result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out.tok").exists()
+
+
+def test_the_hook_only_concerns_python_dash_m_runs():
+    """Importing the package (as Snakemake and pytest do) leaves sys.excepthook alone."""
+    code = "import sys, docnmt; print(sys.excepthook is sys.__excepthook__)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=tool_env())
+    assert result.stdout.strip() == "True", result.stderr
+
+
+@pytest.mark.workflow
+def test_snakemake_on_an_interpreter_without_the_packages_stops_before_any_job_with_one_line(tmp_path):
+    """The Snakemake of a Python that lacks sacremoses (hidden here): one line at start, no job, no traceback."""
+    code = (
+        "import sys; sys.modules['sacremoses'] = None\n"
+        "from snakemake.cli import main\n"
+        f"sys.argv = ['snakemake', '-s', {str(REPO / 'Snakefile')!r}, '--directory', {str(tmp_path)!r},"
+        " '--cores', '1', 'data/demo/corpus/test.en']\n"
+        "main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=tool_env(), timeout=300)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"{sys.executable} lacks the project's Python packages (sacremoses): run `make setup`" in out, out
+    assert "Traceback" not in out and not (tmp_path / "data").exists()
+
+
+@pytest.mark.workflow
+def test_with_sdm_conda_the_snakemake_interpreter_need_not_have_the_packages(tmp_path):
+    """--sdm conda: each rule's env has the packages, so the same hidden sacremoses stops nothing at start.
+    conda itself is not installed here, so Snakemake then stops at `conda info`, after reading the Snakefile."""
+    code = (
+        "import sys; sys.modules['sacremoses'] = None\n"
+        "from snakemake.cli import main\n"
+        f"sys.argv = ['snakemake', '-s', {str(REPO / 'Snakefile')!r}, '--directory', {str(tmp_path)!r},"
+        " '--sdm', 'conda', '-n', '--config', 'tasks=[demo]']\n"
+        "main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=tool_env(), timeout=300)
+    out = result.stdout + result.stderr
+    assert "lacks the project's Python packages" not in out, out
+    assert result.returncode == 0 or "conda" in out, out
