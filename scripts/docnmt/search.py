@@ -330,6 +330,15 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
                 lprobs[force_eos, eos + 1:] = -math.inf
             return lprobs, attn
 
+        def reorder_encoder_out(self, encoder_outs, new_order):
+            # The beams of a request share one encoder output and the generator never moves a row to
+            # another request: reordering only changes something when finished requests are dropped
+            # (or at the first expansion to the beams). fairseq copies it at every step.
+            out = encoder_outs[0]["encoder_out"] if encoder_outs else []
+            if len(out) > 0 and out[0].size(1) == new_order.numel():
+                return encoder_outs
+            return super().reorder_encoder_out(encoder_outs, new_order)
+
         def reorder_incremental_state(self, incremental_states, new_order):
             super().reorder_incremental_state(incremental_states, new_order)
             rows.reorder(new_order)
