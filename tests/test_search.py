@@ -226,6 +226,67 @@ def test_max_len_limits_the_continuation_on_both_paths(toy):
     assert_same_nbest(cached, searcher.search_naive_prefix(requests), "with max_len_b=2")
 
 
+# ---- shared prefix (cascade attention) == the prefix cache repeated to the beams ----------------
+def ragged_requests(root: Path, model) -> list[Request]:
+    """Test sources with forced contexts of ragged lengths, 0 (no context) to 40 tokens, taken from the
+    reference text (a context need not be the source's; the search must not care)."""
+    pool = " <sep> ".join(lines(root, "test.de")).split()
+    requests = []
+    for number, src in enumerate(lines(root, "test.en")):
+        length = [0, 1, 3, 0, 7, 12, 25, 40][number % 8]
+        requests.append(Request(model.encode(src, source=True), ids(model, " ".join(pool[number:number + length]))))
+    return requests
+
+
+def assert_same_search(got, expected, what: str, tolerance: float = 1e-5) -> None:
+    """Same hypotheses in the same order, scores (length-normalized) within ``tolerance``; log-probs
+    (sums over up to 200 tokens, e.g. -66 for a degenerate one) within ``tolerance`` relative."""
+    assert len(got) == len(expected)
+    for number, (a, b) in enumerate(zip(got, expected)):
+        assert [h.tokens for h in a] == [h.tokens for h in b], f"request {number}: {what} found other hypotheses"
+        assert max(abs(h.score - g.score) for h, g in zip(a, b)) <= tolerance, f"request {number}: {what}, scores"
+        for h, g in zip(a, b):
+            assert abs(h.logprob - g.logprob) <= tolerance * max(1.0, abs(g.logprob)), f"request {number}: {what}, logprob"
+
+
+@pytest.mark.parametrize("batch_size", [24, 5])
+def test_shared_prefix_equals_the_repeated_cache_with_ragged_contexts(toy, batch_size, monkeypatch):
+    import docnmt.search as search
+
+    root, _, model = toy
+    requests = ragged_requests(root, model)
+    assert {len(r.prefix) for r in requests} == {0, 1, 3, 7, 12, 25, 40}
+    followed = []
+    follow = search._SharedPrefix.follow
+
+    def spy(self):
+        before = self.count
+        follow(self)
+        if self.count != before:
+            followed.append((before, self.count))
+
+    monkeypatch.setattr(search._SharedPrefix, "follow", spy)
+    shared = Searcher(model, beam=12, batch_size=batch_size)
+    repeated = Searcher(model, beam=12, batch_size=batch_size, shared_prefix=False)
+    shared.track_cache = repeated.track_cache = True
+    got = shared.search(requests)
+    assert followed, "finished requests were dropped from the batch and the context followed them"
+    assert_same_search(got, repeated.search(requests), "the shared prefix against the repeated cache")
+    assert shared.decoder_positions == repeated.decoder_positions
+    assert shared.cache_bytes_peak < repeated.cache_bytes_peak / 2, (
+        f"the context is held once per request: {shared.cache_bytes_peak} against {repeated.cache_bytes_peak} bytes")
+    assert_same_nbest(got, shared.search_naive_prefix(requests), "the shared prefix against naive forcing")
+
+
+def test_shared_prefix_equals_the_repeated_cache_on_the_context_requests(toy):
+    root, _, model = toy
+    requests, _ = context_requests(root, model)
+    for beam in (1, 5):
+        assert_same_search(Searcher(model, beam=beam, batch_size=7).search(requests),
+                           Searcher(model, beam=beam, batch_size=7, shared_prefix=False).search(requests),
+                           f"beam {beam}")
+
+
 # ---- cost counters --------------------------------------------------------------------------------
 def test_decoder_positions_count_the_prefix_once_cached_and_beam_times_naive(toy):
     root, _, model = toy
@@ -295,6 +356,7 @@ def test_search_leaves_the_model_as_it_was(toy):
     before = model.score(["s1 s2"], ["t2 t1"])[0].logprob
     Searcher(model, beam=3).search([Request(model.encode("s1 s2", source=True), ids(model, "t5 <sep>"))])
     assert decoder.embed_positions is positions, "the per-row position wrapper is removed after the search"
+    assert all("forward" not in layer.self_attn.__dict__ for layer in decoder.layers), "the cascade attention is removed"
     assert model.score(["s1 s2"], ["t2 t1"])[0].logprob == pytest.approx(before, abs=1e-6)
 
 
@@ -306,6 +368,8 @@ def test_learned_positions_and_prenorm_cache_equals_naive(toy, learned_model):
     searcher = Searcher(model, beam=4, batch_size=len(requests))
     cached = searcher.search(requests)
     assert_same_nbest(cached, searcher.search_naive_prefix(requests), "learned positions")
+    repeated = Searcher(model, beam=4, batch_size=len(requests), shared_prefix=False).search(requests)
+    assert_same_search(cached, repeated, "learned positions, the shared prefix against the repeated cache")
     forced = searcher.score_forced(requests, [hyps[0].tokens for hyps in cached])
     for hyps, scored in zip(cached, forced):
         assert scored.logprob == pytest.approx(hyps[0].logprob, abs=1e-3), "cache + one pass, learned positions"

@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -161,3 +162,84 @@ def test_first_sentence_truncation_drops_right_context_not_the_sentence(demo):
     request = dec.request(["Hallo Tom .", long_right], (), 0, drop_newest=True)
     assert request.source == demo["doc"].encode("Hallo Tom .", source=True)
     assert dec.stats.context_truncated == 1
+
+
+# ---- half precision ---------------------------------------------------------------------------------
+def _half_models(demo, dtype):
+    """The demo models in ``dtype`` on CPU; skipped where torch's CPU kernels lack that dtype."""
+    from docnmt.model import Model
+    from docnmt.search import Request, Searcher
+
+    w = demo["workdir"]
+    models = {
+        "doc": Model(w / "results/demo/models/document/checkpoint_best.pt", w / "data/demo/bin/document", "cpu", dtype),
+        "sent": Model(w / "results/demo/models/sentence/checkpoint_best.pt", w / "data/demo/bin/sentence", "cpu", dtype),
+    }
+    probe = models["doc"].encode("Hallo .", source=True)
+    try:
+        Searcher(models["doc"], beam=2).search([Request(probe, models["doc"].encode("Hallo .")[:-1])])
+    except (RuntimeError, NotImplementedError) as err:
+        pytest.skip(f"torch {__import__('torch').__version__} cannot run the search in {dtype} on CPU: {err}")
+    return models
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_decodes_every_strategy_like_fp32(demo, dtype):
+    """Every strategy in half precision: one hypothesis per line, finite scores, >= 90% of the
+    top hypotheses equal to the fp32 ones."""
+    import math
+
+    from docnmt.search import Searcher
+
+    class Recording(Searcher):
+        scores: list[float] = []
+
+        def search(self, requests):
+            nbest = super().search(requests)
+            self.scores.extend(h.score for hyps in nbest for h in hyps)
+            return nbest
+
+    half = _half_models(demo, dtype)
+    assert next(half["doc"].model.parameters()).dtype == getattr(__import__("torch"), dtype)
+    docs = documents(demo, n_docs=5)
+    outputs = {}
+    for name, models in (("fp32", {"doc": demo["doc"], "sent": demo["sent"]}), (dtype, half)):
+        first_pass = None
+        outputs[name] = {}
+        for strategy in ["sentence-level", *[s for s in REGISTRY if s != "sentence-level"]]:
+            searcher = Recording(models["sent" if strategy == "sentence-level" else "doc"], beam=BEAM)
+            searcher.scores = []
+            batch = documents(demo, n_docs=5, first_pass=first_pass)
+            out = REGISTRY[strategy](Decoder(searcher, k=3, h=2), batch)
+            assert [len(o) for o in out] == [len(d) for d in docs], f"{name} {strategy}: one hypothesis per line"
+            assert searcher.scores and all(math.isfinite(s) for s in searcher.scores), f"{name} {strategy}: NaN/inf score"
+            outputs[name][strategy] = [h for o in out for h in o]
+            if strategy == "sentence-level":
+                first_pass = [""] * len(demo["src"])
+                for doc, hyps in zip(docs, out):
+                    for line, hyp in zip(doc.lines, hyps):
+                        first_pass[line] = hyp
+    for strategy, reference in outputs["fp32"].items():
+        same = sum(a == b for a, b in zip(outputs[dtype][strategy], reference)) / len(reference)
+        assert same >= 0.9, f"{dtype} {strategy}: only {same:.0%} of the top hypotheses equal fp32's"
+
+
+def test_decode_cli_dtype_and_device_in_the_sidecar(demo, tmp_path):
+    from docnmt import decode as decode_cli
+
+    w = demo["workdir"]
+    src, ids = demo["src"][:20], demo["ids"][:20]
+    (tmp_path / "src").write_text("".join(s + "\n" for s in src), encoding="utf-8")
+    (tmp_path / "ids").write_text("".join(i + "\n" for i in ids), encoding="utf-8")
+    for dtype, expected in (("auto", "float32"), ("bf16", "bfloat16")):
+        out = tmp_path / dtype
+        decode_cli.main([
+            "--strategy", "doc-trans", "--model", str(w / "results/demo/models/document/checkpoint_best.pt"),
+            "--data", str(w / "data/demo/bin/document"), "--src", str(tmp_path / "src"), "--docids", str(tmp_path / "ids"),
+            "--beam", "2", "--tgt-lang", "de", "--device", "cpu", "--dtype", dtype,
+            "--output-bpe", f"{out}.bpe", "--output", f"{out}.txt", "--sidecar", f"{out}.json",
+        ])
+        sidecar = json.loads(Path(f"{out}.json").read_text())
+        assert (sidecar["device"], sidecar["dtype"]) == ("cpu", expected)
+        assert f"|dtype:{expected}|" in sidecar["signature"]
+        assert len(Path(f"{out}.bpe").read_text(encoding="utf-8").splitlines()) == 20

@@ -5,7 +5,7 @@ Inputs are BPE-level files of the common format (one sentence per line, a
 
 - ``--output-bpe``: BPE-level hypotheses, one per source line (for perplexity);
 - ``--output``: detokenized hypotheses, one per source line (for sacrebleu);
-- ``--sidecar``: JSON with the strategy, checkpoints, beam, k, h, sentence and
+- ``--sidecar``: JSON with the strategy, checkpoints, device and dtype, beam, k, h, sentence and
   hypothesis counts (which must agree: fairseq's dropped-last-batch bug
   would show here), decoder positions and forward calls, wall time, and the
   ``<sep>``-mismatch and context-truncation counts.
@@ -29,6 +29,7 @@ from pathlib import Path
 from . import __version__
 from .bpe import remove_bpe
 from .corpus import read_docids
+from .model import DTYPES
 from .strategies import COST, REGISTRY, Decoder, Document
 from .textio import InputError, atomic_outputs, cli_errors, read_lines
 
@@ -73,6 +74,9 @@ def main(argv=None) -> int:
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--h", type=int, default=12)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
+    parser.add_argument("--dtype", default="auto", choices=["auto", *DTYPES],
+                        help="the model's dtype in the search and forced scoring (auto: float16 on CUDA, float32 on CPU)")
     parser.add_argument("--tgt-lang", required=True)
     parser.add_argument("--output-bpe", required=True, type=Path)
     parser.add_argument("--output", required=True, type=Path)
@@ -97,7 +101,7 @@ def main(argv=None) -> int:
         parser.error("2-pass needs --first-pass")
     docs = group(src, docids, ref, first_pass)
 
-    model = Model(args.model, args.data)
+    model = Model(args.model, args.data, device=args.device, dtype=args.dtype)
     searcher = Searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size)
     decoder = Decoder(searcher, k=args.k, h=args.h, source_name=str(args.src))
     start = time.perf_counter()
@@ -120,6 +124,7 @@ def main(argv=None) -> int:
         "strategy": args.strategy,
         "model": str(args.model),
         "device": model.device,
+        "dtype": model.dtype,
         "beam": args.beam,
         "lenpen": args.lenpen,
         "k": args.k,
@@ -135,7 +140,7 @@ def main(argv=None) -> int:
         "context_truncated": decoder.stats.context_truncated,
         "cost": COST[args.strategy],
         "signature": f"docnmt-decode|strategy:{args.strategy}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
-                     f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|version:{__version__}",
+                     f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}|version:{__version__}",
         "host": platform.node(),
     }
     if args.first_pass_sidecar:

@@ -33,8 +33,26 @@ class Scored:
     tokens: int
 
 
+#: ``--dtype`` names and their torch dtypes; "auto" is float16 on CUDA, float32 on CPU.
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+          "bfloat16": "bfloat16", "bf16": "bfloat16"}
+
+
+def resolve_dtype(dtype: str | None, device: str) -> str:
+    """The dtype name a model runs in: ``dtype`` (an alias of :data:`DTYPES`), or the device's default."""
+    if dtype in (None, "auto"):
+        return "float16" if device.startswith("cuda") else "float32"
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}, expected one of auto, {', '.join(DTYPES)}")
+    return DTYPES[dtype]
+
+
 class Model:
-    def __init__(self, checkpoint: os.PathLike | str, data: os.PathLike | str, device: str | None = None):
+    """A checkpoint on ``device`` (default: CUDA if available) in ``dtype`` (default: float16 on CUDA,
+    float32 on CPU); search and forced scoring run in that dtype, log-probabilities in float32."""
+
+    def __init__(self, checkpoint: os.PathLike | str, data: os.PathLike | str, device: str | None = None,
+                 dtype: str | None = None):
         import torch
         from fairseq import checkpoint_utils
 
@@ -50,9 +68,8 @@ class Model:
         except Exception as err:  # noqa: BLE001
             raise InputError(checkpoint, f"expected a fairseq checkpoint, could not load it ({type(err).__name__}: {err})") from None
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model = models[0].to(self.device).eval()
-        if self.device == "cuda":
-            self.model.half()
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.model = models[0].to(device=self.device, dtype=getattr(torch, self.dtype)).eval()
         self.task = task
         self.dict = task.target_dictionary
         self.src_dict = task.source_dictionary

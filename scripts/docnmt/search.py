@@ -25,13 +25,22 @@ sees its generated part ``[</s>, g1, ...]``. Per batch:
    mask. Inputs are right-padded (a causal pass over left padding would put
    NaN into the padded rows, and 0 * NaN into the real ones).
 2. The cache is moved to *left* padding (real entries last), its padding
-   zeroed and marked in ``prev_key_padding_mask``; fairseq's attention appends
-   the mask of each new step to it (``_append_prev_key_padding_mask``), so the
-   padding stays masked for the whole search. At generator step 0 the cache is
-   repeated to the beams (``repeat_interleave``, the order of the generator's
-   ``new_order``) and written into the generator's own incremental state;
-   from then on fairseq reorders it with the beams
-   (``reorder_incremental_state``) like any other state.
+   zeroed and marked in a padding mask. *Shared prefix* (the default,
+   :class:`_SharedPrefix`, cascade attention): the context's keys and values
+   stay once per request, never repeated to the beams and never reordered
+   with them. During the search each decoder layer's self-attention runs
+   :func:`_cascade_attention` (an instance attribute, removed afterwards): the
+   ``beam`` queries of a request attend to its context in one batched product
+   per layer, and to the row's own generated tokens as fairseq does (their
+   keys and values in the generator's incremental state, reordered with the
+   beams); the two parts are merged exactly through their log-sum-exp
+   normalizers. When the generator drops finished requests, the context
+   follows by request index (``rows.request``). *Repeated cache*
+   (``shared_prefix=False``, the earlier path, kept for comparison): at
+   generator step 0 the cache is repeated to the beams (``repeat_interleave``)
+   and written into the generator's own incremental state, with the padding
+   in ``prev_key_padding_mask`` (fairseq appends each step's mask to it), and
+   fairseq reorders it with the beams like any other state.
 3. At step 0 the decoder input is ``p_L`` (the last prefix token) instead of
    ``</s>``; at step s > 0 it is ``g_s``. The prefix is never scored and never
    part of the output.
@@ -78,7 +87,12 @@ included), ``decoder_positions`` (decoder token positions computed: each
 request's prefix once in the prefill, then one per active beam hypothesis per
 generator step; the naive path counts ``beam`` per forced prefix step) and
 ``encoder_positions`` (source tokens encoded), reset by
-:meth:`Searcher.reset_counters`.
+:meth:`Searcher.reset_counters`; with ``track_cache`` set, ``cache_bytes_peak``
+(the most bytes the search's attention caches held at one generator step).
+
+Precision: the search runs in the model's dtype (:class:`~docnmt.model.Model`'s
+``dtype``); attention softmaxes, the log-sum-exp merge and log-probabilities
+are computed in float32, as fairseq does.
 """
 
 from __future__ import annotations
@@ -136,7 +150,7 @@ def _embed_positions(module, positions):
                 needed, module.embedding_dim, module.padding_idx
             ).to(module.weights)
         flat = module.weights.index_select(0, positions.reshape(-1))
-        return flat.view(*positions.shape, -1).detach()
+        return flat.view(*positions.shape, -1).detach()  # the model's dtype: weights is a buffer
     if isinstance(module, LearnedPositionalEmbedding):
         return F.embedding(positions, module.weight, module.padding_idx, module.max_norm, module.norm_type,
                            module.scale_grad_by_freq, module.sparse)
@@ -164,7 +178,111 @@ def _row_positions_module(inner, rows: _Rows):
     return RowPositions()
 
 
-def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int):
+class _SharedPrefix:
+    """The forced context's self-attention keys and values, kept once per request (cascade attention).
+
+    ``cache`` is the prefill's output: per decoder layer (key, value, padding mask), keys and values
+    (requests, heads, L, head_dim), the mask (requests, L), True at padding. It is never repeated to
+    the beams and never reordered with them; when the generator drops finished requests, the
+    selection follows the request index of the remaining rows (``rows.request``).
+    """
+
+    def __init__(self, cache, rows: _Rows, beam: int):
+        self.full = cache
+        self.rows = rows
+        self.beam = beam
+        self.layers = cache
+        self.count = cache[0][0].size(0)
+
+    def follow(self) -> None:
+        """After the generator reordered the rows: keep the context of the requests still searched."""
+        count = self.rows.request.numel() // self.beam
+        if count != self.count:  # the generator only ever drops requests, in order
+            requests = self.rows.request.view(count, self.beam)[:, 0]
+            self.layers = [tuple(t.index_select(0, requests) for t in layer) for layer in self.full]
+            self.count = count
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for layer in self.layers for t in layer)
+
+
+def _cascade_attention(mha, layer: int, shared: _SharedPrefix):
+    """A forward for ``mha`` (a decoder layer's self-attention) during the search: one new token per row.
+
+    The row's own generated tokens are attended as fairseq does (keys and values in the generator's
+    incremental state, appended each step, reordered with the beams). The forced context is
+    attended with one batched product per layer grouped by request: the ``beam`` queries of a
+    request against its one copy of the context. The two partial attentions are merged exactly
+    through their log-sum-exp normalizers: with m the maxima, l the sums of exp(s - m) and o the
+    unnormalized outputs of both parts, the output is (e^{m1} o1 + e^{m2} o2) / (e^{m1} l1 + e^{m2} l2),
+    in float32 (fairseq's softmax precision); a request without context has l1 = 0.
+    """
+    import torch
+    from fairseq.modules.multihead_attention import MultiheadAttention
+
+    original = type(mha).forward
+    heads, dim = mha.num_heads, mha.head_dim
+
+    def forward(query, key=None, value=None, key_padding_mask=None, incremental_state=None, need_weights=True,
+                static_kv=False, attn_mask=None, before_softmax=False, need_head_weights=False):
+        if incremental_state is None or query.size(0) != 1 or attn_mask is not None or before_softmax:
+            return original(mha, query, key, value, key_padding_mask=key_padding_mask,
+                            incremental_state=incremental_state, need_weights=need_weights, static_kv=static_kv,
+                            attn_mask=attn_mask, before_softmax=before_softmax, need_head_weights=need_head_weights)
+        _, bsz, embed_dim = query.size()
+        q = (mha.q_proj(query) * mha.scaling).view(bsz * heads, 1, dim)
+        k = mha.k_proj(query).view(bsz * heads, 1, dim)
+        v = mha.v_proj(query).view(bsz * heads, 1, dim)
+        saved = mha._get_input_buffer(incremental_state)
+        if "prev_key" in saved:
+            k = torch.cat([saved["prev_key"].view(bsz * heads, -1, dim), k], dim=1)
+            v = torch.cat([saved["prev_value"].view(bsz * heads, -1, dim), v], dim=1)
+        own_mask = MultiheadAttention._append_prev_key_padding_mask(
+            key_padding_mask=key_padding_mask, prev_key_padding_mask=saved.get("prev_key_padding_mask"),
+            batch_size=bsz, src_len=k.size(1), static_kv=False)
+        saved["prev_key"] = k.view(bsz, heads, -1, dim)
+        saved["prev_value"] = v.view(bsz, heads, -1, dim)
+        saved["prev_key_padding_mask"] = own_mask
+        mha._set_input_buffer(incremental_state, saved)
+
+        # the row's own tokens: (bsz * heads, 1, generated)
+        own = torch.bmm(q, k.transpose(1, 2)).float()
+        if own_mask is not None:
+            own = own.view(bsz, heads, 1, -1).masked_fill(own_mask.bool()[:, None, None, :], float("-inf"))
+            own = own.view(bsz * heads, 1, -1)
+        # the context, one copy per request: (requests, heads, beam, L)
+        ctx_key, ctx_value, ctx_mask = shared.layers[layer]
+        requests = ctx_key.size(0)
+        beam = bsz // requests
+        grouped = q.view(requests, beam, heads, dim).transpose(1, 2)
+        ctx = torch.matmul(grouped, ctx_key.transpose(2, 3)).float()
+        ctx = ctx.masked_fill(ctx_mask[:, None, None, :], float("-inf"))
+
+        def partial(scores):
+            top = scores.amax(dim=-1, keepdim=True)
+            safe = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+            weights = torch.exp(scores - safe)
+            return top, weights.sum(dim=-1, keepdim=True), weights
+
+        m_own, l_own, p_own = partial(own)
+        o_own = torch.bmm(p_own.to(v.dtype), v).float()
+        m_ctx, l_ctx, p_ctx = partial(ctx)
+        o_ctx = torch.matmul(p_ctx.to(ctx_value.dtype), ctx_value).float()
+
+        def rows_first(t):  # (requests, heads, beam, x) -> (bsz * heads, 1, x), fairseq's row-major layout
+            return t.transpose(1, 2).reshape(bsz * heads, 1, t.size(-1))
+
+        m_ctx, l_ctx, o_ctx = rows_first(m_ctx), rows_first(l_ctx), rows_first(o_ctx)
+        top = torch.maximum(m_own, m_ctx)
+        a_own, a_ctx = torch.exp(m_own - top), torch.exp(m_ctx - top)  # exp(-inf) = 0 without context
+        attn = (o_own * a_own + o_ctx * a_ctx) / (l_own * a_own + l_ctx * a_ctx)
+        attn = attn.to(query.dtype).view(1, bsz, embed_dim)
+        return mha.out_proj(attn), None
+
+    return forward
+
+
+def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, shared: "_SharedPrefix | None" = None):
     """An EnsembleModel that injects the prefilled cache, the first input and the length limits."""
     import math
 
@@ -182,7 +300,7 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int):
 
         def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
             step = tokens.size(1) - 1
-            if step == 0 and self.pending_cache is not None:
+            if step == 0 and self.pending_cache is not None and shared is None:
                 state = incremental_states[0]
                 for layer, (key, value, mask) in zip(searcher.net.decoder.layers, self.pending_cache):
                     layer.self_attn._set_input_buffer(state, {
@@ -197,6 +315,11 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int):
             searcher.forward_calls += 1
             searcher.decoder_positions += tokens.size(0)
             lprobs, attn = super().forward_decoder(tokens, encoder_outs, incremental_states, temperature)
+            if searcher.track_cache:
+                held = sum(t.numel() * t.element_size() for layer in incremental_states[0].values()
+                           for t in layer.values() if t is not None)
+                held += shared.nbytes() if shared is not None else 0
+                searcher.cache_bytes_peak = max(searcher.cache_bytes_peak, held)
             generated = step - rows.start  # the row's step counted from the end of its prefix
             ban_eos = generated == 0  # min_len 1, also right after a forced prefix
             if bool(ban_eos.any()):
@@ -207,9 +330,20 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int):
                 lprobs[force_eos, eos + 1:] = -math.inf
             return lprobs, attn
 
+        def reorder_encoder_out(self, encoder_outs, new_order):
+            # The beams of a request share one encoder output and the generator never moves a row to
+            # another request: reordering only changes something when finished requests are dropped
+            # (or at the first expansion to the beams). fairseq copies it at every step.
+            out = encoder_outs[0]["encoder_out"] if encoder_outs else []
+            if len(out) > 0 and out[0].size(1) == new_order.numel():
+                return encoder_outs
+            return super().reorder_encoder_out(encoder_outs, new_order)
+
         def reorder_incremental_state(self, incremental_states, new_order):
             super().reorder_incremental_state(incremental_states, new_order)
             rows.reorder(new_order)
+            if shared is not None:
+                shared.follow()
 
     return PrefixEnsemble()
 
@@ -218,7 +352,7 @@ class Searcher:
     """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
 
     def __init__(self, model: Model, beam: int = 12, lenpen: float = 1.0, max_len_a: float = 0.0,
-                 max_len_b: int = 200, batch_size: int = 64):
+                 max_len_b: int = 200, batch_size: int = 64, shared_prefix: bool = True):
         from fairseq.models.transformer import TransformerDecoderBase
         from fairseq.modules import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
 
@@ -240,6 +374,8 @@ class Searcher:
         self.max_len_a = max_len_a
         self.max_len_b = max_len_b
         self.batch_size = batch_size
+        self.shared_prefix = shared_prefix
+        self.track_cache = False  # measure cache_bytes_peak (bench/decode)
         self.eos, self.pad = model.eos, model.pad
         self.vocab = len(model.dict)
         self.max_source_positions = self.net.encoder.max_positions()
@@ -251,6 +387,7 @@ class Searcher:
         self.forward_calls = 0
         self.decoder_positions = 0
         self.encoder_positions = 0
+        self.cache_bytes_peak = 0
 
     # ---- validation -------------------------------------------------------
     def _describe(self, token: int) -> str:
@@ -420,6 +557,7 @@ class Searcher:
             original_positions = decoder.embed_positions
             prefix_tokens = None
             cache = None
+            shared = None
             if naive:
                 rows = _Rows(start=per_row(lengths), limit=per_row([limit for _, _, limit in batch]))
                 longest = max(L + limit for (_, _, limit), L in zip(batch, lengths))
@@ -435,17 +573,26 @@ class Searcher:
                 )
                 longest = max(limit for _, _, limit in batch)
                 cache = self._prefill(prefixes, encoder_out)
-            ensemble = _ensemble(self, encoder_out, rows, cache, beam)
+                if cache is not None and self.shared_prefix:
+                    rows.tensors["request"] = per_row(list(range(len(batch))))
+                    shared = _SharedPrefix(cache, rows, beam)
+            ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared)
             generator = SequenceGenerator(
                 ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest, min_len=1,
                 normalize_scores=True, len_penalty=self.lenpen,
             )
+            attentions = [layer.self_attn for layer in decoder.layers]
             try:
                 if "offsets" in rows.tensors and original_positions is not None:
                     decoder.embed_positions = _row_positions_module(original_positions, rows)
+                if shared is not None:  # instance attributes, removed below: the model is left as it was
+                    for number, mha in enumerate(attentions):
+                        mha.forward = _cascade_attention(mha, number, shared)
                 finalized = generator.forward({"net_input": net_input}, prefix_tokens=prefix_tokens)
             finally:
                 decoder.embed_positions = original_positions
+                for mha in attentions:
+                    mha.__dict__.pop("forward", None)
         out = []
         for hypos, prefix in zip(finalized, prefixes):
             found = []
