@@ -309,7 +309,7 @@ def decode_inputs(strategy):
         }
         if strategy == "cheating":
             files["ref"] = processed_file(w.task, "bpe", w.evalset, tgt(w.task))
-        if strategy == "2-pass":
+        if strategy in FIRST_PASS_STRATEGIES:
             files["first_pass"] = decode_file(w.task, w.evalset, "sentence-level", "bpe")
             files["first_pass_sidecar"] = decode_file(w.task, w.evalset, "sentence-level", "json")
         return files
@@ -317,13 +317,27 @@ def decode_inputs(strategy):
     return inputs
 
 
+def doc_trans_setting(key):
+    """doc_trans.mode or doc_trans.max_rounds (defaults filled in by the schema)."""
+    return config["doc_trans"][key]
+
+
+#: Strategies that start from the sentence-level hypotheses: 2-pass, and doc-trans in parallel mode.
+FIRST_PASS_STRATEGIES = ["2-pass"] + (["doc-trans"] if doc_trans_setting("mode") == "parallel" else [])
+
+
 def decode_options(strategy):
-    """Strategy-specific CLI options (input paths) of docnmt.decode."""
+    """Strategy-specific CLI options of docnmt.decode (input paths, doc-trans's mode), a list: the rule quotes each."""
+    options = []
+    if strategy == "doc-trans":
+        options += ["--doc-trans-mode", doc_trans_setting("mode")]
+        if doc_trans_setting("mode") == "parallel" and doc_trans_setting("max_rounds") is not None:
+            options += ["--max-rounds", str(int(doc_trans_setting("max_rounds")))]
     if strategy == "cheating":
-        return lambda w, input: ["--ref", input.ref]
-    if strategy == "2-pass":
-        return lambda w, input: ["--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar]
-    return []
+        return lambda w, input: options + ["--ref", input.ref]
+    if strategy in FIRST_PASS_STRATEGIES:
+        return lambda w, input: options + ["--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar]
+    return options
 
 
 def evalsets(task):

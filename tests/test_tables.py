@@ -71,8 +71,8 @@ def manifest(tmp_path):
         "sentence-level": sidecar(tmp_path / "sl.json", "sentence-level", 1000, 2.0),
         "full-segment": sidecar(tmp_path / "fs.json", "full-segment", 950, 2.2),
         "last-sentence": sidecar(tmp_path / "ls.json", "last-sentence", 2900, 5.0),
-        "doc-trans": sidecar(tmp_path / "dt.json", "doc-trans", 1100, 3.0,
-                             decoder_positions_with_first_pass=2100, seconds_with_first_pass=5.0),
+        "doc-trans": sidecar(tmp_path / "dt.json", "doc-trans", 1100, 3.0, rounds=3, redecoded_per_round=[6, 2, 1],
+                             converged=True, decoder_positions_with_first_pass=2100, seconds_with_first_pass=5.0),
     }
     return {"strategies": STRATEGIES, "tasks": {"demo": {
         "description": "demo", "tgt": "de", "bleu_ter": bleu, "pronouns": {"test": str(pron)},
@@ -167,6 +167,18 @@ def test_cost_table_ratios_include_the_first_pass(manifest):
     assert table["last-sentence"][2:5] == ["2900", "2.90", "290"]
     assert table["doc-trans"][2:4] == ["2100", "2.10"]  # positions with its first pass
     assert table["doc-trans"][6] == "2.50"
+
+
+def test_cost_table_shows_rounds_and_what_did_not_converge(manifest, tmp_path):
+    table = rows(tables.cost_table(manifest))
+    assert table["doc-trans"][8] == "3 (6/2/1)", "parallel doc-trans: rounds and sentences decoded per round"
+    assert table["last-sentence"][8] == "-", "a sidecar without rounds"
+    sidecar(tmp_path / "sl.json", "sentence-level", 1000, 2.0, rounds=1)
+    sidecar(tmp_path / "dt.json", "doc-trans", 1100, 3.0, rounds=2, redecoded_per_round=[6, 2], converged=False,
+            unconverged=3, max_rounds=2)
+    table = rows(tables.cost_table(manifest))
+    assert table["sentence-level"][8] == "1"
+    assert table["doc-trans"][8] == "2 (6/2), not converged: 3 sentences"
 
 
 def test_cli_writes_markdown_csv_and_latex_for_every_table(manifest, tmp_path):

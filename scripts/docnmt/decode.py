@@ -7,14 +7,19 @@ Inputs are BPE-level files of the common format (one sentence per line, a
 - ``--output``: detokenized hypotheses, one per source line (for sacrebleu);
 - ``--sidecar``: JSON with the strategy, checkpoints, device and dtype, beam, k, h, sentence and
   hypothesis counts (which must agree: fairseq's dropped-last-batch bug
-  would show here), decoder positions and forward calls, wall time, and the
-  ``<sep>``-mismatch and context-truncation counts.
+  would show here), decoder positions and forward calls, wall time, the
+  ``<sep>``-mismatch and context-truncation counts, and ``rounds`` (dependent
+  search rounds). doc-trans also records its ``doc_trans_mode``; in the
+  parallel mode ``redecoded_per_round`` (sentences searched in each round),
+  ``converged`` (the fixed point was reached: the output is sequential
+  doc-trans's), ``max_rounds`` and ``unconverged`` (sentences not guaranteed
+  to be the sequential result when ``max_rounds`` stopped the iteration).
 
 CLI::
 
     python -m docnmt.decode --strategy doc-trans --model doc.pt --data bin/document \
         --src test.bpe.en --docids test.docids [--ref test.bpe.de] [--first-pass sl.bpe.de] \
-        [--sentence-model sent.pt --sentence-data bin/sentence] --beam 12 --k 3 --h 12 \
+        [--doc-trans-mode parallel --max-rounds R] --beam 12 --k 3 --h 12 \
         --tgt-lang de --output-bpe hyp.bpe --output hyp.txt --sidecar hyp.json
 """
 
@@ -30,7 +35,7 @@ from . import __version__
 from .bpe import remove_bpe
 from .corpus import read_docids
 from .model import DTYPES
-from .strategies import COST, REGISTRY, Decoder, Document
+from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document
 from .textio import InputError, atomic_outputs, cli_errors, read_lines
 
 
@@ -58,6 +63,13 @@ def _aligned(path: Path | None, n: int, against: Path) -> list[str] | None:
     return lines
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of rounds, got {text}")
+    return value
+
+
 @cli_errors
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m docnmt.decode", description=__doc__.split("\n\n")[0])
@@ -67,7 +79,13 @@ def main(argv=None) -> int:
     parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
     parser.add_argument("--docids", required=True, type=Path)
     parser.add_argument("--ref", type=Path, help="BPE reference (cheating)")
-    parser.add_argument("--first-pass", type=Path, help="BPE sentence-level hypotheses (2-pass)")
+    parser.add_argument("--first-pass", type=Path,
+                        help="BPE sentence-level hypotheses (2-pass; the starting contexts of parallel doc-trans)")
+    parser.add_argument("--doc-trans-mode", choices=DOC_TRANS_MODES, default="parallel",
+                        help="doc-trans: the fixed-point iteration (parallel, needs --first-pass) or position by "
+                             "position (sequential, the reference); default: %(default)s")
+    parser.add_argument("--max-rounds", type=_positive,
+                        help="parallel doc-trans: stop after this many rounds (default: until the fixed point)")
     parser.add_argument("--first-pass-sidecar", type=Path, help="the first pass's sidecar (2-pass cost accounting)")
     parser.add_argument("--beam", type=int, default=12)
     parser.add_argument("--lenpen", type=float, default=1.0)
@@ -99,11 +117,15 @@ def main(argv=None) -> int:
         parser.error("cheating needs --ref")
     if args.strategy == "2-pass" and first_pass is None:
         parser.error("2-pass needs --first-pass")
+    parallel = args.strategy == "doc-trans" and args.doc_trans_mode == "parallel"
+    if parallel and first_pass is None:
+        parser.error("doc-trans in parallel mode needs --first-pass (its starting contexts), or --doc-trans-mode sequential")
     docs = group(src, docids, ref, first_pass)
 
     model = Model(args.model, args.data, device=args.device, dtype=args.dtype)
     searcher = Searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size)
-    decoder = Decoder(searcher, k=args.k, h=args.h, source_name=str(args.src))
+    decoder = Decoder(searcher, k=args.k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
+                      max_rounds=args.max_rounds)
     start = time.perf_counter()
     out = REGISTRY[args.strategy](decoder, docs)
     seconds = time.perf_counter() - start
@@ -138,11 +160,17 @@ def main(argv=None) -> int:
         "seconds": round(seconds, 3),
         "sep_mismatch": decoder.stats.sep_mismatch,
         "context_truncated": decoder.stats.context_truncated,
+        "rounds": decoder.stats.rounds,
         "cost": COST[args.strategy],
         "signature": f"docnmt-decode|strategy:{args.strategy}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
                      f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}|version:{__version__}",
         "host": platform.node(),
     }
+    if args.strategy == "doc-trans":
+        sidecar["doc_trans_mode"] = args.doc_trans_mode
+    if parallel:
+        sidecar.update(redecoded_per_round=decoder.stats.redecoded, converged=decoder.stats.converged,
+                       max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
     if args.first_pass_sidecar:
         first = json.loads(Path(args.first_pass_sidecar).read_text(encoding="utf-8"))
         sidecar["first_pass"] = {k: first[k] for k in ("model", "decoder_positions", "forward_calls", "seconds")}
@@ -154,6 +182,11 @@ def main(argv=None) -> int:
             ft.write(d + "\n")
         json.dump(sidecar, fj, indent=1)
         fj.write("\n")
+    if parallel:
+        print(f"doc-trans (parallel): {decoder.stats.rounds} rounds, sentences decoded per round "
+              f"{decoder.stats.redecoded}, " + ("fixed point reached (the sequential result)" if decoder.stats.converged
+              else f"NOT converged after --max-rounds {args.max_rounds}: {decoder.stats.unconverged} sentences "
+                   "may differ from sequential doc-trans"))
     print(f"{args.strategy}: {written} hypotheses for {len(src)} sentences in {len(docs)} documents, "
           f"{seconds:.1f} s, {searcher.decoder_positions} decoder positions, {decoder.stats.sep_mismatch} <sep> mismatches")
     return 0

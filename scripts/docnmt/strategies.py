@@ -4,10 +4,34 @@ Notation (the paper's): a document F_1^M, a document-level model p trained on
 windows of k sentences joined by ``<sep>``, a sentence-level model, token-level
 beam search (beam size from config) with fairseq's length normalization.
 Every strategy returns one BPE-level hypothesis per source sentence, in
-order. Documents are decoded in parallel: the i-th sentence of many documents
-goes into one batch (neulab/contextual-mt's ``docmt_translate.py``); the
-sentences of one document go in sequence where a strategy needs its own
-earlier output.
+order. Where every sentence's context is known before decoding (sentence-level,
+no-context, the window strategies, 2-pass, cheating), all sentences of all
+documents are searched in one call, batched by length. doc-trans-beam, and
+doc-trans in its ``sequential`` mode, need their own earlier output: the i-th
+sentence of every document goes into one batch (neulab/contextual-mt's
+``docmt_translate.py``), one position after another.
+
+Parallel doc-trans (the fixed point)
+------------------------------------
+doc-trans's ``parallel`` mode computes the sequential result by a Jacobi-style
+fixed-point iteration over sentences. Every sentence starts from the context
+of a first pass Ẽ (the sentence-level hypotheses, as 2-pass). Round 1 decodes
+all sentences of all documents at once with those contexts (it is 2-pass);
+each later round replaces every context by the newest outputs and re-decodes,
+again all at once, only the sentences whose search request (source window and
+forced prefix, compared token by token) differs from the one they were last
+decoded with. When no request changes, every sentence has been decoded with
+the context the sequential run gives it: sentence 1 is final after round 1,
+sentence i after round i at the latest, so at most max(M) rounds are needed.
+The result equals sequential doc-trans as far as one search gives the same
+hypothesis for the same request in another batch (see :mod:`docnmt.search`,
+"Batches"). ``max_rounds`` stops the iteration earlier; the sentences from
+the first stale context of each document on are then counted as
+``unconverged`` (their output may differ from the sequential one).
+
+``Stats.rounds`` counts dependent search rounds (the critical path): 1 for the
+one-call strategies, the longest document for the position-by-position ones,
+the iterations for parallel doc-trans.
 
 Target context is *forced*: it is the decoder prefix ``E_{i-k+1} <sep> ...
 E_{i-1} <sep>``, computed once per sentence in one teacher-forced pass and
@@ -37,7 +61,7 @@ error naming its line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from . import SEP
@@ -63,17 +87,41 @@ class Stats:
     sep_mismatch: int = 0
     context_truncated: int = 0
     requests: int = 0
+    #: dependent search rounds (one search call each; the batches of one call are independent)
+    rounds: int = 0
+    #: parallel doc-trans: sentences decoded in each round (the first round: all)
+    redecoded: list[int] = field(default_factory=list)
+    #: parallel doc-trans: whether the fixed point was reached (None for other strategies)
+    converged: bool | None = None
+    #: parallel doc-trans stopped by max_rounds: sentences not guaranteed to be the sequential result
+    unconverged: int = 0
+
+
+#: doc-trans's decoding modes: the fixed-point iteration, and the position-by-position reference.
+DOC_TRANS_MODES = ("parallel", "sequential")
 
 
 class Decoder:
-    """What a strategy needs: searchers for the document (and sentence) model, k, h, and accounting."""
+    """What a strategy needs: searchers for the document (and sentence) model, k, h, and accounting.
 
-    def __init__(self, searcher, k: int, h: int, sentence_searcher=None, source_name: str = "source"):
+    ``doc_trans_mode``: ``sequential`` (position by position, the reference) or
+    ``parallel`` (the fixed-point iteration; needs the documents' first pass);
+    ``max_rounds``: the parallel iteration's round limit (None: until the fixed point).
+    """
+
+    def __init__(self, searcher, k: int, h: int, sentence_searcher=None, source_name: str = "source",
+                 doc_trans_mode: str = "sequential", max_rounds: int | None = None):
+        if doc_trans_mode not in DOC_TRANS_MODES:
+            raise ValueError(f"doc_trans_mode must be one of {', '.join(DOC_TRANS_MODES)}, got {doc_trans_mode!r}")
+        if max_rounds is not None and max_rounds < 1:
+            raise ValueError(f"max_rounds must be >= 1 or None, got {max_rounds}")
         self.searcher = searcher
         self.source_name = source_name
         self.sentence_searcher = sentence_searcher
         self.k = k
         self.h = h
+        self.doc_trans_mode = doc_trans_mode
+        self.max_rounds = max_rounds
         self.stats = Stats()
 
     # ---- requests ---------------------------------------------------------
@@ -91,7 +139,17 @@ class Decoder:
         Drops the oldest context sentences (source and target alike) while the
         window exceeds the model's max positions; with ``drop_newest`` (a
         window of right context, first-sentence) the last ones instead.
+        Counted in the stats (requests, truncations).
         """
+        request, truncated = self.build(source_sents, prefix_sents, line, drop_newest)
+        if truncated:
+            self.stats.context_truncated += 1
+        self.stats.requests += 1
+        return request
+
+    def build(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
+              drop_newest: bool = False) -> tuple[object, bool]:
+        """:meth:`request` without accounting: the request and whether its context was truncated."""
         from .search import Request
         from .textio import InputError
 
@@ -116,10 +174,7 @@ class Decoder:
             prefix_sents = prefix_sents[1:] if prefix_sents else prefix_sents
             if len(prefix_sents) >= len(source_sents):
                 prefix_sents = prefix_sents[len(prefix_sents) - len(source_sents) + 1:]
-        if truncated:
-            self.stats.context_truncated += 1
-        self.stats.requests += 1
-        return Request(src_ids, prefix_ids)
+        return Request(src_ids, prefix_ids), truncated
 
     def text(self, hyp) -> str:
         return self.searcher.model.decode(hyp.tokens)
@@ -129,6 +184,11 @@ class Decoder:
         if len(segments) != 1 and count:
             self.stats.sep_mismatch += 1
         return segments[0]
+
+    def search_round(self, requests: list) -> list:
+        """One dependent round: all ``requests`` in one search call (batched by length)."""
+        self.stats.rounds += 1
+        return self.searcher.search(requests)
 
 
 Strategy = Callable[[Decoder, list[Document]], list[list[str]]]
@@ -167,8 +227,69 @@ def _context_search(dec: Decoder, docs: list[Document], context_of) -> list[list
             dec.request(_window(d, i - dec.k + 1, i + 1), context_of(d, i, out[index[id(d)]]), d.lines[i])
             for d in active
         ]
-        for d, nbest in zip(active, dec.searcher.search(requests)):
+        for d, nbest in zip(active, dec.search_round(requests)):
             out[index[id(d)]][i] = dec.first_segment(nbest[0])
+    return out
+
+
+def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> list[list[str]]:
+    """Every sentence of every document in one search call, target context ``context_of(doc, i)`` known in advance."""
+    flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
+    requests = [
+        dec.request(_window(docs[n], i - dec.k + 1, i + 1), context_of(docs[n], i), docs[n].lines[i]) for n, i in flat
+    ]
+    out = [[""] * len(d) for d in docs]
+    for (n, i), nbest in zip(flat, dec.search_round(requests)):
+        out[n][i] = dec.first_segment(nbest[0])
+    return out
+
+
+def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """Parallel doc-trans: the fixed-point iteration over sentences (module docstring).
+
+    The accounting (requests, truncations, ``<sep>`` mismatches) is that of the
+    final decode of each sentence, except ``requests``, which counts every
+    search; ``redecoded`` lists the sentences searched per round.
+    """
+    out = [list(d.first_pass) for d in docs]  # the current contexts: first pass, then the newest outputs
+    decoded_with: list[list[tuple | None]] = [[None] * len(d) for d in docs]  # request of the last decode
+    truncated = [[False] * len(d) for d in docs]
+    mismatch = [[False] * len(d) for d in docs]
+    dirty = {(n, i) for n, d in enumerate(docs) for i in range(len(d))}
+    rounds, converged = 0, False
+    while True:
+        pending = []
+        for n, i in sorted(dirty):
+            d = docs[n]
+            request, cut = dec.build(_window(d, i - dec.k + 1, i + 1), _prev(out[n], i, dec.k), d.lines[i])
+            key = (tuple(request.source), tuple(request.prefix))
+            if key != decoded_with[n][i]:
+                pending.append((n, i, request, key, cut))
+        if not pending:
+            converged = True
+            break
+        if dec.max_rounds is not None and rounds >= dec.max_rounds:
+            break
+        rounds += 1
+        dec.stats.redecoded.append(len(pending))
+        dec.stats.requests += len(pending)
+        dirty = set()
+        for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
+            hyp = nbest[0]
+            text = dec.first_segment(hyp, count=False)
+            mismatch[n][i] = len(split(dec.text(hyp))) != 1
+            decoded_with[n][i], truncated[n][i] = key, cut
+            if text != out[n][i]:  # the contexts of the next k-1 sentences change
+                dirty.update((n, j) for j in range(i + 1, min(i + dec.k, len(docs[n]))))
+            out[n][i] = text
+    dec.stats.converged = converged
+    if not converged:  # from the first stale context of a document on, nothing is guaranteed
+        first_stale: dict[int, int] = {}
+        for n, i, *_ in pending:
+            first_stale[n] = min(i, first_stale.get(n, i))
+        dec.stats.unconverged = sum(len(docs[n]) - i for n, i in first_stale.items())
+    dec.stats.context_truncated += sum(map(sum, truncated))
+    dec.stats.sep_mismatch += sum(map(sum, mismatch))
     return out
 
 
@@ -189,6 +310,7 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     requests = [Request(searcher.model.encode(docs[n].src[i], source=True), []) for n, i in flat]
     dec.stats.requests += len(requests)
     out = [[""] * len(d) for d in docs]
+    dec.stats.rounds += 1
     for (n, i), nbest in zip(flat, searcher.search(requests)):
         out[n][i] = searcher.model.decode(nbest[0].tokens)
     return out
@@ -203,7 +325,7 @@ def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
     requests = [dec.request([docs[n].src[i]], (), docs[n].lines[i]) for n, i in flat]
     out = [[""] * len(d) for d in docs]
-    for (n, i), nbest in zip(flat, dec.searcher.search(requests)):
+    for (n, i), nbest in zip(flat, dec.search_round(requests)):
         out[n][i] = dec.first_segment(nbest[0])
     return out
 
@@ -226,7 +348,7 @@ def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
                 chunks += [(n, i, i + 1) for i in range(start, stop)]
     requests = [dec.request(docs[n].src[a:b], (), docs[n].lines[a]) for n, a, b in chunks]
     out = [[""] * len(d) for d in docs]
-    for (n, a, b), nbest in zip(chunks, dec.searcher.search(requests)):
+    for (n, a, b), nbest in zip(chunks, dec.search_round(requests)):
         segments = split(dec.text(nbest[0]))
         expected = b - a
         if len(segments) != expected:
@@ -247,7 +369,7 @@ def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[li
         windows[(n, i)] = _window(d, i - dec.k + 1, i + 1) if keep_last else _window(d, i, i + dec.k)
     requests = [dec.request(windows[key], (), docs[key[0]].lines[key[1]], drop_newest=not keep_last) for key in flat]
     out = [[""] * len(d) for d in docs]
-    for (n, i), nbest in zip(flat, dec.searcher.search(requests)):
+    for (n, i), nbest in zip(flat, dec.search_round(requests)):
         segments = split(dec.text(nbest[0]))
         if len(segments) != len(windows[(n, i)]):
             dec.stats.sep_mismatch += 1
@@ -279,10 +401,14 @@ def two_pass(dec: Decoder, docs: list[Document]) -> list[list[str]]:
 
     E_i = argmax_E p(E | F_{i-k+1}^i, Ẽ_{i-k+1}^{i-1}).  Cost O(2NL) (first pass included).
     """
+    _need_first_pass(docs, "2-pass")
+    return _known_context_search(dec, docs, lambda d, i: _prev(d.first_pass, i, dec.k))
+
+
+def _need_first_pass(docs: list[Document], who: str) -> None:
     for d in docs:
         if d.first_pass is None:
-            raise ValueError("2-pass needs the sentence-level hypotheses (first pass)")
-    return _context_search(dec, docs, lambda d, i, own: _prev(d.first_pass, i, dec.k))
+            raise ValueError(f"{who} needs the sentence-level hypotheses (first pass)")
 
 
 @strategy("doc-trans", "O(NL)")
@@ -290,7 +416,15 @@ def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Sentence by sentence, the model's own earlier output as target context:
 
     E_1 = argmax p(E_1 | F_1), E_i = argmax_E p(E | F_{i-k+1}^i, Ê_{i-k+1}^{i-1}).  Cost O(NL).
+
+    ``dec.doc_trans_mode`` sequential: position by position; parallel: the
+    fixed-point iteration from the first pass (module docstring), the same
+    result in fewer, larger batches (cost O(NL) per round, rounds re-decoding
+    only the sentences whose context changed).
     """
+    if dec.doc_trans_mode == "parallel":
+        _need_first_pass(docs, "parallel doc-trans")
+        return _fixed_point(dec, docs)
     return _context_search(dec, docs, lambda d, i, own: _prev(own, i, dec.k))
 
 
@@ -303,7 +437,7 @@ def cheating(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     for d in docs:
         if d.ref is None:
             raise ValueError("cheating needs the reference")
-    return _context_search(dec, docs, lambda d, i, own: _prev(d.ref, i, dec.k))
+    return _known_context_search(dec, docs, lambda d, i: _prev(d.ref, i, dec.k))
 
 
 @dataclass
@@ -333,7 +467,7 @@ def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
                 owners.append((n, cand))
                 requests.append(dec.request(_window(d, i - dec.k + 1, i + 1), _prev(cand.sentences, i, dec.k), d.lines[i]))
         expanded: dict[int, list[_Candidate]] = {}
-        for (n, cand), nbest in zip(owners, dec.searcher.search(requests)):
+        for (n, cand), nbest in zip(owners, dec.search_round(requests)):
             for hyp in nbest[:dec.h]:
                 text = dec.first_segment(hyp, count=False)
                 mismatch = int(len(split(dec.text(hyp))) != 1)

@@ -264,7 +264,7 @@ def cost_table(manifest: dict) -> Table:
         sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
         per_task.append(sidecars)
         header += [f"{t} decoder positions", f"{t} ×SL", f"{t} forward calls", f"{t} wall s", f"{t} ×SL wall",
-                   f"{t} <sep> mismatches"]
+                   f"{t} <sep> mismatches", f"{t} rounds"]
     rows = []
     for strategy in manifest["strategies"]:
         seed = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
@@ -272,21 +272,38 @@ def cost_table(manifest: dict) -> Table:
         for sidecars in per_task:
             entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
             if entry is None:
-                cells += [DASH] * 6
+                cells += [DASH] * 7
                 continue
             positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
             seconds = entry.get("seconds_with_first_pass", entry["seconds"])
             cells += [str(positions), _fmt(positions / base["decoder_positions"], 2) if base else DASH,
                       str(entry["forward_calls"]), _fmt(seconds, 1),
                       _fmt(seconds / base["seconds"], 2) if base and base["seconds"] else DASH,
-                      str(entry["sep_mismatch"])]
+                      str(entry["sep_mismatch"]), _rounds(entry)]
         rows.append(cells)
     devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
     return Table("decoding_cost", "Decoding cost on the test set, measured (decoder positions, wall time) and the "
                  "seed's O(.) (N sentences of average length L, k window, h document beam)", header, rows,
                  ["×SL: ratio to sentence-level. 2-pass includes its sentence-level first pass. Decoder positions: "
                   "target positions computed (forced context once per sentence, then one per active beam "
-                  f"hypothesis per step). Device: {', '.join(devices)}; wall times from the decode rules."])
+                  "hypothesis per step). Rounds: dependent search rounds (1: every sentence in one batched call; "
+                  "position by position: the longest document); parallel doc-trans: its fixed-point iterations, "
+                  "with the sentences decoded per round (it includes its sentence-level first pass, like 2-pass), "
+                  "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
+                  f"limit stopped it. Device: {', '.join(devices)}; wall times from the decode rules."])
+
+
+def _rounds(entry: dict) -> str:
+    """A sidecar's rounds cell: the count; parallel doc-trans adds sentences per round and convergence."""
+    rounds = entry.get("rounds")
+    if rounds is None:  # a sidecar from before rounds were recorded
+        return DASH
+    cell = str(rounds)
+    if entry.get("redecoded_per_round") is not None:
+        cell += f" ({'/'.join(map(str, entry['redecoded_per_round']))})"
+    if entry.get("converged") is False:
+        cell += f", not converged: {entry.get('unconverged', '?')} sentences"
+    return cell
 
 
 def all_tables(manifest: dict) -> list[Table]:
