@@ -18,7 +18,7 @@ ENVS = sorted((REPO / "envs").glob("*.yaml"))
 URL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+)$")
 #: Import names of the third-party packages the package uses, and their distributions.
 DISTRIBUTIONS = {
-    "sacremoses": "sacremoses", "subword_nmt": "subword-nmt", "yaml": "pyyaml", "jsonschema": "jsonschema",
+    "sacremoses": "sacremoses", "mosestokenizer": "opus-fast-mosestokenizer", "regex": "regex", "subword_nmt": "subword-nmt", "yaml": "pyyaml", "jsonschema": "jsonschema",
     "torch": "torch", "numpy": "numpy", "fairseq": "fairseq-fixed", "fairseq_cli": "fairseq-fixed",
     "sacrebleu": "sacrebleu", "spacy": "spacy", "HanTa": "hanta", "matplotlib": "matplotlib", "pandas": "pandas",
 }
