@@ -153,7 +153,9 @@ def main(argv=None) -> int:
         if args.merges < 1:
             parser.error("--merges must be positive")
         learn(args.input, args.codes, args.merges, args.min_frequency)
-        print(f"learned {args.merges} merges on {len(args.input)} files -> {args.codes}")
+        learned = sum(1 for line in open(args.codes, encoding="utf-8") if not line.startswith("#version"))
+        print(f"learned {learned} merges (of {args.merges} asked; fewer when no pair occurs {args.min_frequency} "
+              f"times any more) on {len(args.input)} files -> {args.codes}")
     else:
         count = apply_file(args.codes, args.input, args.output)
         print(f"bpe: {count} lines {args.input} -> {args.output}")
