@@ -199,3 +199,27 @@ def test_bpe_learn_rejects_an_empty_training_file(tmp_path):
         bpe.learn([tmp_path / "empty"], tmp_path / "codes", merges=10)
     assert "empty" in str(err.value)
     assert not (tmp_path / "codes").exists()
+
+
+def test_bpe_sample_is_evenly_spread_and_exact_in_size():
+    mask = list(bpe.sample_mask(10, 4))
+    assert sum(mask) == 4 and mask == [False, False, True, False, True, False, False, True, False, True]
+    assert all(bpe.sample_mask(5, None)) and all(bpe.sample_mask(5, 9))
+
+
+def test_bpe_learn_on_a_sample_equals_learning_on_those_lines(tmp_path):
+    from subword_nmt.learn_bpe import learn_bpe
+
+    words = ["talk", "talks", "walked", "walking", "Haus", "Häuser", "lamp", "lamps"]
+    (tmp_path / "a").write_text("".join(f"{words[i % 8]} {words[(i * 3) % 8]}\n" for i in range(60)), encoding="utf-8")
+    (tmp_path / "b").write_text("".join(f"{words[(i * 5) % 8]}\n" for i in range(40)), encoding="utf-8")
+    used = bpe.learn([tmp_path / "a", tmp_path / "b"], tmp_path / "codes", merges=20, sample_lines=25)
+    assert used == 25
+    lines = ((tmp_path / "a").read_text(encoding="utf-8") + (tmp_path / "b").read_text(encoding="utf-8")).splitlines(True)
+    chosen = [line for line, keep in zip(lines, bpe.sample_mask(100, 25)) if keep]
+    expected = io.StringIO()
+    learn_bpe(io.StringIO("".join(chosen)), expected, 20, min_frequency=2)
+    assert (tmp_path / "codes").read_text(encoding="utf-8") == expected.getvalue()
+    bpe.main(["learn", "--merges", "20", "--sample-lines", "0", "--input", str(tmp_path / "a"), str(tmp_path / "b"),
+              "--codes", str(tmp_path / "all")])
+    assert (tmp_path / "all").read_text(encoding="utf-8") != expected.getvalue()

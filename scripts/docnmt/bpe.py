@@ -18,17 +18,27 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from . import SEP
-from .textio import InputError, atomic_write, cli_errors
+from .textio import InputError, atomic_write, cli_errors, count_lines
 
 #: Tokens that BPE must leave whole.
 GLOSSARIES = [SEP]
 
 
-def learn(inputs: list[Path], codes: Path, merges: int, min_frequency: int = 2) -> None:
-    """Learn ``merges`` joint merge operations on the concatenation of ``inputs``.
+def sample_mask(total: int, sample: int | None):
+    """For each of ``total`` lines, whether it is in an evenly spread sample of ``sample`` lines."""
+    if sample is None or sample >= total:
+        return itertools.repeat(True, total)
+    return ((i * sample) // total != ((i + 1) * sample) // total for i in range(total))
+
+
+def learn(inputs: list[Path], codes: Path, merges: int, min_frequency: int = 2,
+          sample_lines: int | None = None) -> int:
+    """Learn ``merges`` joint merge operations on the concatenation of ``inputs``; return the lines used.
 
     The files are streamed line by line into subword-nmt's vocabulary count,
-    so memory grows with the vocabulary, not with the corpus.
+    so memory grows with the vocabulary, not with the corpus. With
+    ``sample_lines``, only that many lines, evenly spread over the
+    concatenation (every n-th line), are used.
     """
     from subword_nmt.learn_bpe import learn_bpe
 
@@ -37,11 +47,13 @@ def learn(inputs: list[Path], codes: Path, merges: int, min_frequency: int = 2) 
             raise InputError(path, "file not found")
         if Path(path).stat().st_size == 0:
             raise InputError(path, "expected tokenized training text to learn BPE on, found an empty file")
+    total = sum(count_lines(path) for path in inputs)
     with ExitStack() as stack:
         handles = [stack.enter_context(open(path, encoding="utf-8")) for path in inputs]
+        lines = itertools.compress(itertools.chain.from_iterable(handles), sample_mask(total, sample_lines))
         with atomic_write(codes) as out:
-            learn_bpe(itertools.chain.from_iterable(handles), out, merges, min_frequency=min_frequency,
-                      is_dict=False, total_symbols=False)
+            learn_bpe(lines, out, merges, min_frequency=min_frequency, is_dict=False, total_symbols=False)
+    return min(total, sample_lines or total)
 
 
 def load(codes: Path):
@@ -142,6 +154,8 @@ def main(argv=None) -> int:
     p_learn = sub.add_parser("learn", help="learn joint BPE codes")
     p_learn.add_argument("--merges", type=int, required=True, help="number of merge operations")
     p_learn.add_argument("--min-frequency", type=int, default=2)
+    p_learn.add_argument("--sample-lines", type=int, default=0,
+                         help="learn on this many lines, evenly spread over the inputs (0, the default: all lines)")
     p_learn.add_argument("--input", nargs="+", required=True, type=Path, help="tokenized training files (all languages)")
     p_learn.add_argument("--codes", required=True, type=Path)
     p_apply = sub.add_parser("apply", help="apply BPE codes to a tokenized file")
@@ -152,7 +166,9 @@ def main(argv=None) -> int:
     if args.command == "learn":
         if args.merges < 1:
             parser.error("--merges must be positive")
-        learn(args.input, args.codes, args.merges, args.min_frequency)
+        if args.sample_lines < 0:
+            parser.error("--sample-lines must be 0 (all lines) or positive")
+        used = learn(args.input, args.codes, args.merges, args.min_frequency, args.sample_lines or None)
         learned = sum(1 for line in open(args.codes, encoding="utf-8") if not line.startswith("#version"))
         print(f"learned {learned} merges (of {args.merges} asked; fewer when no pair occurs {args.min_frequency} "
               f"times any more) on {len(args.input)} files -> {args.codes}")
