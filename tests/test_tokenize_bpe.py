@@ -105,7 +105,7 @@ KNOWN_DIFFERENCES = {
            "'Cause I said so.", "rock'n'roll", "a\u00adb", "Cafe\u0301 au lait", "`quote`", "文字", "Hey-"],
     "de": ["Ich hab's gesagt.", "im 21. Jahrhundert", "Es war 49.", "die 'Modern Love'-Kolumne", "Mega-",
            "z.B. bei www.google.de.", "Œu\u00adv\u00adre.", "Rock'n'Roll", "12:30."],
-    "it": ["E' vero", "l'8 marzo"],
+    "it": ["E' vero", "l'8 marzo", "sull'80%"],
 }
 
 
@@ -120,7 +120,8 @@ def test_lines_the_cpp_tokenizer_gets_wrong_are_tokenized_by_the_reference(lang)
 
 
 def test_plain_lines_take_the_cpp_tokenizer():
-    for lang, line in (("en", "I don't know, do you?"), ("de", "Das kostet 5,50 Euro (oder nicht).")):
+    for lang, line in (("en", "I don't know, do you?"), ("de", "Das kostet 5,50 Euro (oder nicht)."),
+                       ("it", "C'è un'altra cosa, l'ha detto all'amico."), ("fr", "C'est l'été, aujourd'hui.")):
         assert not tokenize.needs_reference(tokenize.normalize(line, lang), lang)
         assert tokenize.tokenize(line, lang) == reference_chain(lang)(line)
 

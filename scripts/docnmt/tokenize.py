@@ -113,9 +113,14 @@ _REFERENCE_CASES_EN = {
     # and overlapping ones ("rock'n'roll").
     "apostrophe": rf"(?<!{_ALPHA})'|'(?!{_ALPHA})|{_ALPHA}'{_ALPHA}'",
 }
+_REFERENCE_CASES_FR_IT = {
+    # French and Italian apostrophes other than between two letters ("E' vero",
+    # "l'8"); between letters ("dell'anno") the port equals perl.
+    "apostrophe": rf"(?<!{_ALPHA})'|'(?!{_ALPHA})",
+}
 _REFERENCE_CASES_OTHER = {
-    # Every apostrophe: perl's rules for fr/it ("l'", "po'") and for all other
-    # languages (de: "hab ' s") differ from the port's English-style clitics.
+    # Every apostrophe: perl isolates them in all other languages (de: "hab ' s"),
+    # the port uses English-style clitics ("hab 's").
     "apostrophe": r"'",
 }
 #: Characters that perl splits off and the port keeps inside words: control
@@ -128,7 +133,8 @@ _REFERENCE_CHARACTERS = r"[\p{C}\p{M}\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
 def _reference_patterns(lang: str):
     import regex
 
-    cases = {**_REFERENCE_CASES, **(_REFERENCE_CASES_EN if lang == "en" else _REFERENCE_CASES_OTHER)}
+    language = {"en": _REFERENCE_CASES_EN, "fr": _REFERENCE_CASES_FR_IT, "it": _REFERENCE_CASES_FR_IT}
+    cases = {**_REFERENCE_CASES, **language.get(lang, _REFERENCE_CASES_OTHER)}
     return re.compile("|".join(f"(?:{c})" for c in cases.values())), regex.compile(_REFERENCE_CHARACTERS)
 
 
