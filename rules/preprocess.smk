@@ -94,6 +94,7 @@ rule learn_bpe:
     params:
         merges=lambda w: SETTINGS[w.task]["bpe_merges"],
         min_frequency=config["preprocess"]["bpe_min_frequency"],
+        sample=lambda w: SETTINGS[w.task]["bpe_sample_lines"] or 0,
     log:
         "logs/{task}/learn_bpe.log",
     benchmark:
@@ -106,7 +107,7 @@ rule learn_bpe:
         runtime=720,
     shell:
         "python -m docnmt.bpe learn --merges {params.merges:q} --min-frequency {params.min_frequency:q}"
-        " --input {input:q} --codes {output:q} > {log:q} 2>&1"
+        " --sample-lines {params.sample:q} --input {input:q} --codes {output:q} > {log:q} 2>&1"
 
 
 rule apply_bpe:

@@ -22,7 +22,7 @@ MODEL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S
 SPACY_MODELS = {"de-core-news-sm": "de_core_news_sm", "en-core-web-sm": "en_core_web_sm"}
 #: Import names of the third-party packages the package uses, and their distributions.
 DISTRIBUTIONS = {
-    "sacremoses": "sacremoses", "subword_nmt": "subword-nmt", "yaml": "pyyaml", "jsonschema": "jsonschema",
+    "sacremoses": "sacremoses", "mosestokenizer": "opus-fast-mosestokenizer", "regex": "regex", "subword_nmt": "subword-nmt", "yaml": "pyyaml", "jsonschema": "jsonschema",
     "torch": "torch", "numpy": "numpy", "fairseq": "fairseq-fixed", "fairseq_cli": "fairseq-fixed",
     "sacrebleu": "sacrebleu", "spacy": "spacy", "HanTa": "hanta", "matplotlib": "matplotlib", "pandas": "pandas",
 }

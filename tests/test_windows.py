@@ -52,3 +52,25 @@ def test_cli_writes_windows(tmp_path):
     (tmp_path / "ids").write_text("d\nd\ne\n", encoding="utf-8")
     windows.main(["--k", "2", "--docids", str(tmp_path / "ids"), "--input", str(tmp_path / "t"), "--output", str(tmp_path / "o")])
     assert (tmp_path / "o").read_text().splitlines() == ["a", "a <sep> b", "c"]
+
+
+def test_streamed_cli_equals_make_windows_and_rejects_mismatched_docids(tmp_path):
+    import random
+
+    rng = random.Random(3)
+    sentences = [" ".join(rng.choice("abcde") for _ in range(rng.randint(0, 4))) for _ in range(400)]
+    docids = []
+    while len(docids) < 400:
+        docids += [f"doc{len(docids)}"] * rng.randint(1, 7)
+    docids = docids[:400]
+    (tmp_path / "t").write_text("".join(s + "\n" for s in sentences), encoding="utf-8")
+    (tmp_path / "ids").write_text("".join(d + "\n" for d in docids), encoding="utf-8")
+    for k in (1, 3):
+        windows.main(["--k", str(k), "--docids", str(tmp_path / "ids"), "--input", str(tmp_path / "t"),
+                      "--output", str(tmp_path / "o")])
+        assert (tmp_path / "o").read_text(encoding="utf-8").splitlines() == windows.make_windows(sentences, docids, k)
+    (tmp_path / "ids").write_text("".join(d + "\n" for d in docids[:-1]), encoding="utf-8")
+    (tmp_path / "o").unlink()
+    with pytest.raises(SystemExit):
+        windows.main(["--k", "3", "--docids", str(tmp_path / "ids"), "--input", str(tmp_path / "t"), "--output", str(tmp_path / "o")])
+    assert not (tmp_path / "o").exists()

@@ -24,9 +24,10 @@ import argparse
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from . import SEP
-from .textio import InputError, atomic_write, cli_errors, read_lines
+from .textio import InputError, atomic_write, cli_errors, count_lines, iter_lines, read_lines
 
 
 @dataclass
@@ -49,24 +50,31 @@ def read_split(src_path, tgt_path, docids_path) -> list[Document]:
     a document whose sentences are all empty on both sides, or raw text that
     contains ``<sep>``.
     """
-    src = read_lines(src_path)
-    tgt = read_lines(tgt_path)
-    ids = read_lines(docids_path)
-    _check_lengths(src_path, src, tgt_path, tgt)
-    _check_lengths(src_path, src, docids_path, ids)
-    for path, lines in ((src_path, src), (tgt_path, tgt)):
-        for number, line in enumerate(lines, start=1):
+    return list(iter_split(src_path, tgt_path, docids_path))
+
+
+def iter_split(src_path, tgt_path, docids_path) -> Iterator[Document]:
+    """:func:`read_split` one document at a time: memory holds one document (and the ids seen).
+
+    The line counts are compared first (a pass over the bytes); then the files
+    are streamed together and each document is validated as it ends.
+    """
+    counts = [count_lines(p) for p in (src_path, tgt_path, docids_path)]
+    _check_counts(src_path, counts[0], tgt_path, counts[1])
+    _check_counts(src_path, counts[0], docids_path, counts[2])
+    seen: dict[str, int] = {}
+    doc: Document | None = None
+    lines = zip(iter_lines(docids_path), iter_lines(src_path), iter_lines(tgt_path))
+    for number, (docid, s, t) in enumerate(lines, start=1):
+        for path, line in ((src_path, s), (tgt_path, t)):
             if SEP in line:
                 raise InputError(
                     path, f"raw text must not contain the separator token {SEP!r} (it is added when windows are built)", number
                 )
-    documents: list[Document] = []
-    seen: dict[str, int] = {}
-    for number, (docid, s, t) in enumerate(zip(ids, src, tgt), start=1):
         docid = docid.strip()
         if not docid:
             raise InputError(docids_path, "expected a document id, found an empty line", number)
-        if not documents or documents[-1].docid != docid:
+        if doc is None or doc.docid != docid:
             if docid in seen:
                 raise InputError(
                     docids_path,
@@ -74,23 +82,28 @@ def read_split(src_path, tgt_path, docids_path) -> list[Document]:
                     f"(started at line {seen[docid]}); the lines of a document must be contiguous",
                     number,
                 )
+            if doc is not None:
+                yield _checked(doc, docids_path, seen)
             seen[docid] = number
-            documents.append(Document(docid))
-        documents[-1].src.append(s)
-        documents[-1].tgt.append(t)
-    for doc in documents:
-        if not any(s.strip() or t.strip() for s, t in zip(doc.src, doc.tgt)):
-            raise InputError(docids_path, f"document {doc.docid!r} is empty: all its sentences are blank", seen[doc.docid])
-    return documents
+            doc = Document(docid)
+        doc.src.append(s)
+        doc.tgt.append(t)
+    if doc is not None:
+        yield _checked(doc, docids_path, seen)
 
 
-def _check_lengths(path_a, lines_a, path_b, lines_b) -> None:
-    if len(lines_a) != len(lines_b):
-        line = min(len(lines_a), len(lines_b)) + 1
+def _checked(doc: Document, docids_path, seen: dict) -> Document:
+    if not any(s.strip() or t.strip() for s, t in zip(doc.src, doc.tgt)):
+        raise InputError(docids_path, f"document {doc.docid!r} is empty: all its sentences are blank", seen[doc.docid])
+    return doc
+
+
+def _check_counts(path_a, count_a: int, path_b, count_b: int) -> None:
+    if count_a != count_b:
+        line = min(count_a, count_b) + 1
         raise InputError(
             path_b,
-            f"expected {len(lines_a)} lines to match {path_a}, found {len(lines_b)}; "
-            f"the files diverge at line {line}",
+            f"expected {count_a} lines to match {path_a}, found {count_b}; the files diverge at line {line}",
             line,
         )
 
@@ -131,8 +144,10 @@ def main(argv=None) -> int:
     check.add_argument("--docids", required=True, type=Path)
     check.add_argument("--stats", required=True, type=Path, help="output JSON: sentences, documents")
     args = parser.parse_args(argv)
-    documents = read_split(args.src, args.tgt, args.docids)
-    stats = split_stats(documents)
+    stats = {"sentences": 0, "documents": 0}
+    for doc in iter_split(args.src, args.tgt, args.docids):  # streamed: memory holds one document
+        stats["sentences"] += len(doc)
+        stats["documents"] += 1
     with atomic_write(args.stats) as handle:
         json.dump(stats, handle, indent=1)
         handle.write("\n")

@@ -142,6 +142,34 @@ def read_lines(path: os.PathLike | str) -> list[str]:
         raise InputError(path, f"expected UTF-8 text, found an invalid byte ({err.reason})", line) from None
 
 
+def iter_lines(path: os.PathLike | str) -> Iterator[str]:
+    """Stream a UTF-8 text file's lines without their line ends (memory: one line).
+
+    The same errors as :func:`read_lines`: a missing file, or an invalid
+    byte named with its line.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found")
+    number = 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(path, f"expected UTF-8 text, found an invalid byte ({err.reason})", number) from None
+            yield line.rstrip("\n").rstrip("\r")
+
+
+def count_lines(path: os.PathLike | str) -> int:
+    """The number of lines of a file (a last line without a newline counts), read as bytes."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found")
+    with open(path, "rb") as handle:
+        return sum(1 for _ in handle)
+
+
 def write_lines(path: os.PathLike | str, lines) -> None:
     """Write lines atomically, one per line, each ending in a newline."""
     with atomic_write(path) as handle:

@@ -15,12 +15,12 @@ CLI::
 from __future__ import annotations
 
 import argparse
+import collections
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from . import SEP
-from .corpus import read_docids
-from .textio import InputError, atomic_write, cli_errors, read_lines
+from .textio import InputError, atomic_write, cli_errors, count_lines, iter_lines
 
 JOIN = f" {SEP} "
 
@@ -68,20 +68,27 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.k < 1:
         parser.error("--k must be at least 1")
-    sentences = read_lines(args.input)
-    docids = read_docids(args.docids)
-    if len(sentences) != len(docids):
-        raise InputError(
-            args.docids, f"expected {len(sentences)} document ids to match {args.input}, found {len(docids)}"
-        )
-    for number, line in enumerate(sentences, start=1):
-        if SEP in line:
-            raise InputError(args.input, f"expected single sentences, found the separator {SEP!r}", number)
-    windows = make_windows(sentences, docids, args.k)
+    # Streamed: memory holds the last k sentences, not the file.
+    total, ids = count_lines(args.input), count_lines(args.docids)
+    if total != ids:
+        raise InputError(args.docids, f"expected {total} document ids to match {args.input}, found {ids}")
+    documents = 0
     with atomic_write(args.output) as handle:
-        for window in windows:
-            handle.write(window + "\n")
-    print(f"windows k={args.k}: {len(windows)} lines in {len(set(docids))} documents -> {args.output}")
+        recent: collections.deque = collections.deque(maxlen=args.k)
+        previous = None
+        for number, (line, docid) in enumerate(zip(iter_lines(args.input), iter_lines(args.docids)), start=1):
+            if SEP in line:
+                raise InputError(args.input, f"expected single sentences, found the separator {SEP!r}", number)
+            docid = docid.strip()
+            if not docid:
+                raise InputError(args.docids, "expected a document id, found an empty line", number)
+            if docid != previous:
+                recent.clear()
+                documents += 1
+                previous = docid
+            recent.append(line)
+            handle.write(join(recent) + "\n")
+    print(f"windows k={args.k}: {total} lines in {documents} documents -> {args.output}")
     return 0
 
 
