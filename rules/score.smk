@@ -39,6 +39,7 @@ rule pronoun_f1:
         task=_alternatives(german_tasks()),
     params:
         systems=system_args,
+        subsets=subsets_arg,
         tagger=config["scoring"]["tagger"],
         min_examples=lambda w: pronoun_min_examples(w.task),
     log:
@@ -52,7 +53,7 @@ rule pronoun_f1:
         mem_mb=4000,
         runtime=60,
     shell:
-        "python -m docnmt.pronouns --source {input.src} --reference {input.ref} {params.systems}"
+        "python -m docnmt.pronouns --source {input.src} --reference {input.ref} {params.systems} {params.subsets}"
         " --tagger {params.tagger} --min-examples {params.min_examples} --output {output} > {log} 2>&1"
 
 

@@ -51,8 +51,8 @@ CLI::
 
     python -m docnmt.pronouns --source test.en --reference test.de \
         --system sentence-level=sl.txt --system doc-trans=dt.txt ... \
-        [--select contrapro.examples.jsonl] [--tagger auto|spacy|hanta] [--min-examples 100] \
-        --output pronouns.json
+        [--select contrapro.examples.jsonl] [--subsets test.subsets] [--tagger auto|spacy|hanta] \
+        [--min-examples 100] --output pronouns.json
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .evalset import add_arguments, load_args
+from .evalset import add_arguments, add_subsets_argument, load_args
 from .textio import atomic_write, cli_errors
 
 #: STTS tags of pronouns that carry gender or formality.
@@ -231,6 +231,7 @@ def load_tagger(choice: str = "auto"):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m docnmt.pronouns", description=__doc__.split("\n\n")[0])
     add_arguments(parser, "detokenized German hypotheses")
+    add_subsets_argument(parser)
     parser.add_argument("--tagger", default="auto", choices=["auto", "spacy", "hanta"])
     parser.add_argument("--min-examples", type=int, default=100,
                         help="report a category only where every class has this many reference occurrences")
@@ -253,6 +254,13 @@ def main(argv=None) -> int:
         if key not in tagged_cache:
             tagged_cache[key] = tagger.tag(hyps)
         result["systems"][name] = score(data.source, tagged_cache[key], refs, args.min_examples)
+    if data.subsets:  # each subset scored on its own: {"subsets": {name: {"sentences": n, "systems": {...}}}}
+        result["subsets"] = {
+            subset: {"sentences": len(data.subsets[subset]), "systems": {
+                name: score(data.subset(subset, data.source), data.subset(subset, tagged_cache[tuple(hyps)]),
+                            data.subset(subset, refs), args.min_examples)
+                for name, hyps in data.systems.items()}}
+            for subset in data.subsets}
     with atomic_write(args.output) as handle:
         json.dump(result, handle, indent=1)
         handle.write("\n")

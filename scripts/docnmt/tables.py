@@ -7,7 +7,9 @@
   paired-bootstrap significance marks;
 - ``pronoun_f1``: Table 3, pronoun gender and formality F1 (a cell is "-"
   where a class has fewer reference examples than the reporting rule asks;
-  the counts are written under the table), and ``pronoun_classes``, the
+  the counts are written under the table; an evaluation set scored with
+  subsets gets one note per subset with every strategy's F1 on it), and
+  ``pronoun_classes``, the
   per-class precision, recall and F1 that the BlonDe extension hides;
 - ``contrapro_accuracy``: contrastive scoring accuracy on ContraPro, the
   paper's sanity check, overall and by antecedent distance;
@@ -167,6 +169,23 @@ def _pronoun_columns(manifest: dict):
             yield t, ("ContraPro" if evalset == "contrapro" else evalset), data, reference
 
 
+def _subset_notes(strategies: list[str], task: str, label: str, data: dict) -> list[str]:
+    """One note per evaluation subset and category with reference examples: every strategy's F1 on the subset."""
+    notes = []
+    for subset, entry in data.get("subsets", {}).items():
+        systems = entry["systems"]
+        reference = next(iter(systems.values()))
+        for category, ref_entry in reference.items():
+            if not sum(ref_entry["examples"].values()):
+                continue
+            counts = ", ".join(f"{c} {n}" for c, n in ref_entry["examples"].items())
+            scores = ", ".join(f"{s} {_fmt(systems[s][category]['f1'], 1, 100)}" for s in strategies if s in systems)
+            rule = "" if ref_entry["reported"] else f"; fewer than {data['min_examples']} per class, so indicative"
+            notes.append(f"{task} {label}, subset {subset} ({entry['sentences']} sentences; reference examples "
+                         f"{counts}{rule}): {category} F1 {scores}.")
+    return notes
+
+
 def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
     columns = list(_pronoun_columns(manifest))
     header, notes, taggers = ["strategy"], [], set()
@@ -196,6 +215,7 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
                     class_cells += [_fmt(cls["precision"], 1, 100), _fmt(cls["recall"], 1, 100), _fmt(cls["f1"], 1, 100)]
         rows.append(cells)
         class_rows.append(class_cells)
+    notes += [note for t, label, data, _ in columns for note in _subset_notes(manifest["strategies"], t, label, data)]
     notes.append("German POS tagger: " + "; ".join(sorted(taggers)) + ".")
     main = Table("pronoun_f1", "Table 3: F1 scores (in percent) for pronoun translation (gender and formality)",
                  header, rows, notes)
