@@ -421,8 +421,18 @@ def contrapro_examples(task):
     return f"data/{task}/contrapro/contrapro.examples.jsonl"
 
 
+#: Corpus recipes that write a per-line subsets file ({split}.subsets) for some splits:
+#: the demo marks the test sentences whose pronoun has an ambiguous antecedent.
+SUBSET_SPLITS = {"demo": ["test"]}
+
+
+def has_subsets(task, evalset):
+    return evalset in SUBSET_SPLITS.get(SETTINGS[task]["corpus"]["type"], [])
+
+
 def scored_text_inputs(w):
-    """Raw source and reference of an evaluation set, its detokenized hypotheses, and (ContraPro) the example lines."""
+    """Raw source and reference of an evaluation set, its detokenized hypotheses, (ContraPro) the example lines,
+    and the set's subsets file where its corpus recipe writes one."""
     files = {
         "src": corpus_file(w.task, w.evalset, src(w.task)),
         "ref": corpus_file(w.task, w.evalset, tgt(w.task)),
@@ -430,6 +440,8 @@ def scored_text_inputs(w):
     }
     if w.evalset == "contrapro":
         files["select"] = contrapro_examples(w.task)
+    if has_subsets(w.task, w.evalset):
+        files["subsets"] = corpus_file(w.task, w.evalset, "subsets")
     return files
 
 
@@ -438,6 +450,11 @@ def system_args(w, input):
     names = evalset_strategies(w.evalset)
     args = [arg for n, p in zip(names, input.systems, strict=True) for arg in ("--system", f"{n}={p}")]
     return args + (["--select", input.select] if "select" in input.keys() else [])
+
+
+def subsets_arg(w, input):
+    """--subsets FILE where the evaluation set has one (pronoun F1 scores each subset on its own too); a list."""
+    return ["--subsets", input.subsets] if "subsets" in input.keys() else []
 
 
 def pronoun_min_examples(task):

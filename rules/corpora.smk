@@ -6,6 +6,7 @@ rule demo_corpus:
     """The synthetic demo task: generated, seeded and deterministic."""
     output:
         **{f"{split}_{ext}": f"data/{{task}}/corpus/{split}.{ext}" for split in SPLITS for ext in ("en", "de", "docids")},
+        test_subsets="data/{task}/corpus/test.subsets",
         contrapro="data/{task}/corpus/contrapro.json",
     wildcard_constraints:
         task=_alternatives(tasks_of_type("demo")),

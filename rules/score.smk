@@ -39,6 +39,7 @@ rule pronoun_f1:
         task=_alternatives(german_tasks()),
     params:
         systems=system_args,
+        subsets=subsets_arg,
         tagger=config["scoring"]["tagger"],
         source_tagger=config["scoring"]["source_tagger"],
         rules=config["scoring"]["pronoun_rules"],
@@ -54,7 +55,7 @@ rule pronoun_f1:
         mem_mb=4000,
         runtime=60,
     shell:
-        "python -m docnmt.pronouns --source {input.src:q} --reference {input.ref:q} {params.systems:q}"
+        "python -m docnmt.pronouns --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.subsets:q}"
         " --tagger {params.tagger:q} --source-tagger {params.source_tagger:q} --rules {params.rules:q}"
         " --min-examples {params.min_examples:q} --output {output:q} > {log:q} 2>&1"
 

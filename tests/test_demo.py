@@ -16,7 +16,7 @@ from docnmt import demo
 
 SPLITS = ("train", "valid", "test")
 SPLIT_FILES = [f"{split}.{ext}" for split in SPLITS for ext in ("en", "de", "docids")]
-ALL_FILES = SPLIT_FILES + ["contrapro.json"]
+ALL_FILES = SPLIT_FILES + ["test.subsets", "contrapro.json"]
 
 IT_RE = re.compile(r"\b(it|its|itself)\b", re.IGNORECASE)
 YOU_RE = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
@@ -175,7 +175,7 @@ def test_an_interrupted_write_leaves_no_temporary_files(tmp_path, monkeypatch):
 
 
 def test_it_sentences_do_not_contain_their_antecedent_noun(corpus_dir):
-    nouns = {n.en for n in demo.NOUNS}
+    nouns = {n.en for n in demo.ALL_TRANSLATIONS}
     en = _read(corpus_dir / "test.en")
     it_sentences = [s for s in en if IT_RE.search(s)]
     without_noun = [s for s in it_sentences if not nouns & {w.lower() for w in _words(s)}]
@@ -200,8 +200,8 @@ def test_it_only_occurs_in_pronoun_sentences(docs):
 
 
 def test_inventory_nouns_only_occur_in_introductions(docs):
-    nouns_en = {n.en for n in demo.NOUNS}
-    nouns_de = {n.de for n in demo.NOUNS}
+    nouns_en = {n.en for n in demo.ALL_TRANSLATIONS}
+    nouns_de = {n.de for n in demo.ALL_TRANSLATIONS}
     for doc in docs["train"] + docs["test"]:
         for sentence in doc.sentences:
             found = (nouns_en & {w.lower() for w in _words(sentence.en)}) | (nouns_de & set(_words(sentence.de)))
@@ -256,6 +256,74 @@ def test_german_pronoun_agrees_with_the_antecedent_gender(docs):
                     assert between.kind != "intro", f"{doc.docid}: another antecedent between noun and pronoun"
 
 
+def _chains(doc):
+    """(introduction, [pronoun sentences]) of every noun chain of a document."""
+    chains = []
+    for index, sentence in enumerate(doc.sentences):
+        if sentence.kind == "intro":
+            chains.append((sentence, []))
+        elif sentence.pronoun is not None:
+            assert doc.sentences[index - sentence.pronoun.ante_distance] is chains[-1][0]
+            chains[-1][1].append(sentence)
+    return chains
+
+
+TRANSLATIONS = {first.en: {first.de: first, second.de: second} for first, second in demo.AMBIGUOUS_NOUNS}
+
+
+def test_both_translations_of_every_ambiguous_noun_occur_in_training_and_in_test(docs):
+    for split in ("train", "test"):
+        chosen = Counter((p[0].pronoun.noun.en, p[0].pronoun.noun.de) for d in docs[split] for _, p in _chains(d)
+                         if p and p[0].pronoun.noun.ambiguous)
+        first = sum(chosen[(a.en, a.de)] for a, _ in demo.AMBIGUOUS_NOUNS)
+        assert 0.35 <= first / sum(chosen.values()) <= 0.65, f"{split}: a fair coin per chain: {chosen}"
+        if split == "train":  # the model learns every translation
+            missing = [(en, de) for en, forms in TRANSLATIONS.items() for de in forms if chosen[(en, de)] < 5]
+            assert not missing, f"train: translations chosen fewer than 5 times: {missing}"
+        else:  # the test set's ~20 ambiguous chains: both translations of several nouns
+            both = [en for en, forms in TRANSLATIONS.items() if all(chosen[(en, de)] for de in forms)]
+            assert len(both) >= 3, f"test: nouns seen with both translations: {both}"
+    share = sum(bool(s.subsets) for d in docs["train"] for s in d.sentences) / sum(
+        s.pronoun is not None for d in docs["train"] for s in d.sentences)
+    assert 0.25 <= share <= 0.42, f"{share:.0%} of the train pronouns have an ambiguous antecedent; about a third"
+
+
+def test_a_document_never_mixes_the_two_translations_of_a_noun(docs):
+    for split in ("train", "test"):
+        for doc in docs[split]:
+            words = set(_words(" ".join(doc.tgt)))
+            for en, forms in TRANSLATIONS.items():
+                assert len(words & set(forms)) <= 1, f"{doc.docid}: both {sorted(forms)} for {en!r}"
+
+
+def test_every_pronoun_agrees_with_the_translation_the_reference_chose(docs):
+    checked = 0
+    for split in ("train", "test"):
+        for doc in docs[split]:
+            for intro, pronouns in _chains(doc):
+                for sentence in pronouns:
+                    noun = sentence.pronoun.noun
+                    if not noun.ambiguous:
+                        continue
+                    other = next(t for de, t in TRANSLATIONS[noun.en].items() if de != noun.de)
+                    intro_words = _words(intro.de)
+                    assert noun.de in intro_words and other.de not in intro_words, (doc.docid, intro.de)
+                    assert sentence.pronoun.ref_pronoun == dict(sentence.pronoun.de_forms)[noun.gender]
+                    assert sentence.de == sentence.pronoun.variant(noun.gender)
+                    if sentence.pronoun.case in ("nom", "acc", "dat"):
+                        assert demo.PERSONAL[sentence.pronoun.case][noun.gender] in _words(sentence.de.lower())
+                    checked += 1
+    assert checked >= 500, f"only {checked} pronouns with an ambiguous antecedent"
+
+
+def test_the_subsets_file_marks_exactly_the_pronoun_sentences_with_an_ambiguous_antecedent(corpus_dir, docs):
+    lines = _read(corpus_dir / "test.subsets")
+    expected = [demo.AMBIGUOUS_SUBSET if s.pronoun is not None and s.pronoun.noun.ambiguous else ""
+                for d in docs["test"] for s in d.sentences]
+    assert lines == expected and expected.count(demo.AMBIGUOUS_SUBSET) >= 25
+    assert not (corpus_dir / "train.subsets").exists() and not (corpus_dir / "valid.subsets").exists()
+
+
 def test_german_register_is_consistent_within_a_document(docs):
     for doc in docs["train"] + docs["test"]:
         for sentence in doc.sentences:
@@ -276,8 +344,22 @@ def test_german_register_is_consistent_within_a_document(docs):
 def test_noun_inventory_is_large_and_gender_balanced():
     genders = Counter(n.gender for n in demo.NOUNS)
     assert len(demo.NOUNS) >= 40, f"expected at least 40 nouns, found {len(demo.NOUNS)}"
-    assert all(genders[g] >= 13 for g in demo.GENDERS), f"each gender needs at least 13 nouns: {dict(genders)}"
-    assert len({n.en for n in demo.NOUNS}) == len({n.de for n in demo.NOUNS}) == len(demo.NOUNS), "duplicate noun"
+    assert all(genders[g] >= 12 for g in demo.GENDERS), f"each gender needs at least 12 nouns: {dict(genders)}"
+    everything = demo.ALL_TRANSLATIONS
+    assert len({n.de for n in everything}) == len(everything), "a German noun translates two English nouns"
+    assert len({n.en for n in everything}) == len(demo.NOUNS) + len(demo.AMBIGUOUS_NOUNS), "duplicate noun"
+
+
+def test_about_a_third_of_the_nouns_have_two_translations_of_different_gender():
+    n_ambiguous, n_all = len(demo.AMBIGUOUS_NOUNS), len(demo.AMBIGUOUS_NOUNS) + len(demo.NOUNS)
+    assert 0.25 <= n_ambiguous / n_all <= 0.4, f"{n_ambiguous} of {n_all} nouns are ambiguous"
+    pairs = Counter()
+    for first, second in demo.AMBIGUOUS_NOUNS:
+        assert first.en == second.en and first.de != second.de and first.gender != second.gender, (first, second)
+        assert first.ambiguous and second.ambiguous
+        pairs[frozenset((first.gender, second.gender))] += 1
+    assert len(pairs) == 3 and len(set(pairs.values())) == 1, f"each pair of genders equally often: {dict(pairs)}"
+    assert not any(n.ambiguous for n in demo.NOUNS)
 
 
 def test_template_inventories_are_varied():

@@ -15,9 +15,17 @@ from docnmt.textio import read_lines
 
 pytestmark = pytest.mark.workflow
 
-#: Measured on the demo (make demo, 2 CPU cores): gender F1 1.00 for last-sentence, doc-trans and cheating,
-#: 0.38 for sentence-level and 0.34 for no-context. Half that gap is asserted.
-GENDER_MARGIN = 0.30
+#: The paper's two findings on the demo test set (gender F1, 0..1). NOT YET MEASURED with the ambiguous
+#: antecedents (issue 16: make demo could not finish on the shared machine before the deadline). CONTEXT_MARGIN is
+#: half the gap measured before them (1.00 against 0.38/0.34); CHEATING_MARGIN is the issue's 5 points; the
+#: expected values are cheating ~1.0 and doc-trans ~0.85 overall, ~1.0 and ~0.5 on the ambiguous subset (doc-trans
+#: matches the reference's coin only half the time). Set these to half the measured gaps after a make demo.
+CONTEXT_STRATEGIES = ("last-sentence", "2-pass", "doc-trans", "doc-trans-beam", "cheating")
+BLIND_STRATEGIES = ("sentence-level", "no-context")
+CONTEXT_MARGIN = 0.30  # every context strategy over sentence-level and no-context
+CHEATING_MARGIN = 0.05  # cheating (the reference as context) over doc-trans (its own translation as context)
+SUBSET_MARGIN = 0.20  # the same on the ambiguous-antecedent sentences alone
+FIRST_SENTENCE_SLACK = 0.10  # ContraPro: first-sentence no better than sentence-level plus this
 
 
 def fairseq_reference_scores(workdir, level):
@@ -90,17 +98,38 @@ def test_tables_target_builds_every_table_in_three_formats(scored_demo):
 
 
 def test_demo_outcome_context_strategies_translate_pronoun_gender_better(scored_demo):
-    """The demo's pronouns depend on earlier sentences: strategies that see the context must win clearly."""
+    """Finding 1: the demo's pronouns depend on earlier sentences, so every strategy that sees them wins clearly."""
     result = json.loads((scored_demo / "results/demo/scores/test/pronouns.json").read_text())
     f1 = {name: s["gender"]["f1"] for name, s in result["systems"].items()}
     assert result["systems"]["doc-trans"]["gender"]["reported"], result["systems"]["doc-trans"]["gender"]["examples"]
     assert None not in f1.values(), f"the fork's F1 is NaN (no match at all) somewhere: {f1}"
-    for context in ("last-sentence", "doc-trans", "cheating"):
-        for blind in ("sentence-level", "no-context"):
-            assert f1[context] >= f1[blind] + GENDER_MARGIN, (context, blind, f1)
+    for context in CONTEXT_STRATEGIES:
+        for blind in BLIND_STRATEGIES:
+            assert f1[context] >= f1[blind] + CONTEXT_MARGIN, (context, blind, f1)
     table = (scored_demo / "results/tables/pronoun_f1.md").read_text()
     assert "Pronoun F1 (demo test, demo ContraPro): rule set blonde-de; German tagger " in table
     assert "; English source tagger " in table
+
+
+def test_demo_outcome_better_context_gives_better_pronouns(scored_demo):
+    """Finding 2: with the reference as context (cheating) a pronoun after an ambiguous noun follows the
+    reference's choice of translation; with its own earlier translation (doc-trans) only where that choice matched."""
+    result = json.loads((scored_demo / "results/demo/scores/test/pronouns.json").read_text())
+    f1 = {name: s["gender"]["f1"] for name, s in result["systems"].items()}
+    assert f1["cheating"] >= f1["doc-trans"] + CHEATING_MARGIN, f1
+    subset = result["subsets"]["ambiguous-antecedent"]
+    sub = {name: s["gender"]["f1"] for name, s in subset["systems"].items()}
+    assert subset["sentences"] >= 25 and sub["cheating"] >= sub["doc-trans"] + SUBSET_MARGIN, (subset["sentences"], sub)
+    table = (scored_demo / "results/tables/pronoun_f1.md").read_text()
+    assert "demo test, subset ambiguous-antecedent (" in table and "gender F1 sentence-level" in table
+
+
+def test_demo_outcome_first_sentence_stays_poor_on_contrapro(scored_demo):
+    """ContraPro's antecedent is on the left, next to the pronoun: the first sentence alone is not enough."""
+    result = json.loads((scored_demo / "results/demo/scores/contrapro/pronouns.json").read_text())
+    f1 = {name: s["gender"]["f1"] for name, s in result["systems"].items()}
+    assert f1["first-sentence"] <= f1["sentence-level"] + FIRST_SENTENCE_SLACK, f1
+    assert f1["doc-trans"] >= f1["first-sentence"] + CONTEXT_MARGIN, f1
 
 
 def test_contrapro_accuracy_document_model_beats_sentence_model(scored_demo):

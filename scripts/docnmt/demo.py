@@ -21,6 +21,17 @@ vocabulary (a few hundred word types per language) and two phenomena:
    filler sentence, drawn from fillers that offer no competing singular
    antecedent.
 
+   About a third of the chains (:data:`P_AMBIGUOUS`) introduce an *ambiguous*
+   noun (:data:`AMBIGUOUS_NOUNS`): one with two common German translations of
+   different gender (``car`` -> ``der Wagen`` / ``das Auto``). The reference
+   picks one by a fair coin, in training data and test data alike, so the
+   pronoun's gender follows the *reference's* earlier choice, which no model
+   can infer from the source. A strategy whose context is its own earlier
+   translation gets such a pronoun right only where its own choice of noun
+   matched the reference's; one that sees the reference (cheating) always
+   can. Those pronoun sentences form the evaluation subset
+   ``ambiguous-antecedent`` (``test.subsets``).
+
 2. **Register (you -> du / Sie).** English ``you`` does not mark formality;
    German does (du/dich/dir/dein... and 2nd person singular verbs, versus
    Sie/Ihnen/Ihr... and 3rd person plural verbs: "Do you need help?" ->
@@ -58,8 +69,10 @@ CLI::
         [--valid-docs 40] [--test-docs 100] [--min-sents 3] [--max-sents 8]
         [--contrapro-examples N]
 
-writes ``DIR/{train,valid,test}.{en,de,docids}`` and ``DIR/contrapro.json``,
-all atomically (temporary files in DIR, renamed only when all are complete).
+writes ``DIR/{train,valid,test}.{en,de,docids}``, ``DIR/test.subsets`` (per
+line the evaluation subsets of the sentence: ``ambiguous-antecedent`` or
+nothing) and ``DIR/contrapro.json``, all atomically (temporary files in DIR,
+renamed only when all are complete).
 """
 
 from __future__ import annotations
@@ -94,6 +107,7 @@ P_CHAIN = 0.55  # the next block is a noun introduction + pronoun chain
 P_GAP = 0.35  # one filler sentence between antecedent and pronoun (distance 2)
 P_SECOND_PRONOUN = 0.25  # a second pronoun sentence right after the first
 P_YOU_FILLER = 0.4  # in a register document, a filler is a "you" sentence
+P_AMBIGUOUS = 1 / 3  # a chain's antecedent is an ambiguous noun (two German translations)
 
 GENDERS = ("m", "f", "n")
 #: Gender names as used in ContraPro's ``ref ante head gender`` / ``replacement gender``.
@@ -108,15 +122,21 @@ REGISTERS = ("informal", "formal")
 
 @dataclass(frozen=True)
 class Noun:
-    """A concrete noun: English singular, German singular and German gender."""
+    """A concrete noun as one document uses it: English singular, German singular and German gender.
+
+    ``ambiguous``: the English noun has a second common German translation of
+    another gender (:data:`AMBIGUOUS_NOUNS`); this is the one the reference chose.
+    """
 
     en: str
     de: str
     gender: str  # "m", "f" or "n"
+    ambiguous: bool = False
 
 
-#: The antecedent inventory: 15 nouns per gender, none of which changes form
-#: in the nominative, accusative or dative singular.
+#: The unambiguous antecedent inventory: one German translation each (15
+#: masculine, 12 feminine, 14 neuter), none of which changes form in the
+#: nominative, accusative or dative singular.
 NOUNS: tuple[Noun, ...] = tuple(
     Noun(en, de, g)
     for g, pairs in (
@@ -128,15 +148,15 @@ NOUNS: tuple[Noun, ...] = tuple(
             ("umbrella", "Regenschirm"), ("printer", "Drucker"), ("sweater", "Pullover"),
         ]),
         ("f", [
-            ("lamp", "Lampe"), ("bag", "Tasche"), ("watch", "Uhr"),
-            ("jacket", "Jacke"), ("camera", "Kamera"), ("vase", "Vase"),
-            ("cup", "Tasse"), ("bottle", "Flasche"), ("blanket", "Decke"),
+            ("lamp", "Lampe"), ("watch", "Uhr"),
+            ("jacket", "Jacke"), ("vase", "Vase"),
+            ("bottle", "Flasche"), ("blanket", "Decke"),
             ("candle", "Kerze"), ("guitar", "Gitarre"), ("plant", "Pflanze"),
             ("bowl", "Schüssel"), ("pan", "Pfanne"), ("keyboard", "Tastatur"),
         ]),
         ("n", [
             ("book", "Buch"), ("bicycle", "Fahrrad"), ("phone", "Handy"),
-            ("sofa", "Sofa"), ("bed", "Bett"), ("picture", "Bild"),
+            ("bed", "Bett"), ("picture", "Bild"),
             ("radio", "Radio"), ("knife", "Messer"), ("glass", "Glas"),
             ("pillow", "Kissen"), ("shirt", "Hemd"), ("dress", "Kleid"),
             ("towel", "Handtuch"), ("shelf", "Regal"), ("notebook", "Heft"),
@@ -144,6 +164,36 @@ NOUNS: tuple[Noun, ...] = tuple(
     )
     for en, de in pairs
 )
+
+#: Ambiguous antecedents: English nouns with two common German translations of
+#: different gender (five per pair of genders), e.g. *car*: *der Wagen* / *das
+#: Auto*. A document's reference picks one of the two at random (a fair coin
+#: per chain); nothing in the source tells which, so a later *it* -> er/sie/es
+#: can follow the reference only by seeing the reference's earlier sentence.
+AMBIGUOUS_NOUNS: tuple[tuple[Noun, Noun], ...] = tuple(
+    (Noun(en, de1, g1, True), Noun(en, de2, g2, True))
+    for (g1, g2), triples in (
+        (("m", "f"), [
+            ("bag", "Beutel", "Tasche"), ("cup", "Becher", "Tasse"), ("camera", "Fotoapparat", "Kamera"),
+            ("tie", "Schlips", "Krawatte"), ("box", "Karton", "Kiste"),
+        ]),
+        (("m", "n"), [
+            ("car", "Wagen", "Auto"), ("television", "Fernseher", "Fernsehgerät"), ("laptop", "Laptop", "Notebook"),
+            ("bracelet", "Armreif", "Armband"), ("scarf", "Schal", "Halstuch"),
+        ]),
+        (("f", "n"), [
+            ("sofa", "Couch", "Sofa"), ("magazine", "Zeitschrift", "Magazin"), ("ticket", "Karte", "Ticket"),
+            ("rope", "Leine", "Seil"), ("lantern", "Laterne", "Windlicht"),
+        ]),
+    )
+    for en, de1, de2 in triples
+)
+
+#: Every German translation an antecedent can have (each ambiguous noun twice).
+ALL_TRANSLATIONS: tuple[Noun, ...] = NOUNS + tuple(t for pair in AMBIGUOUS_NOUNS for t in pair)
+
+#: The subset marker of a pronoun sentence whose antecedent is ambiguous (see ``{split}.subsets``).
+AMBIGUOUS_SUBSET = "ambiguous-antecedent"
 
 # German articles and pronouns by case and gender.
 DEFINITE = {
@@ -461,6 +511,11 @@ class Sentence:
     kind: str  # "cue", "you", "intro", "pronoun" or "distractor"
     pronoun: PronounUse | None = None
 
+    @property
+    def subsets(self) -> tuple[str, ...]:
+        """The evaluation subsets the sentence belongs to (written to ``{split}.subsets``)."""
+        return (AMBIGUOUS_SUBSET,) if self.pronoun is not None and self.pronoun.noun.ambiguous else ()
+
 
 @dataclass
 class Document:
@@ -686,7 +741,11 @@ def generate_document(rng: random.Random, docid: str, min_sents: int, max_sents:
                       gender_offset: int = 0) -> Document:
     """One document of ``min_sents``..``max_sents`` sentences drawn with ``rng``.
 
-    The antecedent of the document's ``k``-th pronoun chain has gender
+    A chain's antecedent is an ambiguous noun with probability
+    :data:`P_AMBIGUOUS`; the reference then uses one of its two German
+    translations, chosen by a fair coin (and, as every chain has its own noun,
+    the document uses that translation throughout). Otherwise the antecedent of
+    the document's ``k``-th unambiguous chain has gender
     ``GENDERS[(gender_offset + k) % 3]``; :func:`generate` passes the document
     index, so the genders are balanced within every split, even a small one.
     """
@@ -695,6 +754,8 @@ def generate_document(rng: random.Random, docid: str, min_sents: int, max_sents:
     doc = Document(docid, register)
     nouns = list(NOUNS)
     rng.shuffle(nouns)  # the chains of a document use distinct nouns
+    ambiguous = list(AMBIGUOUS_NOUNS)
+    rng.shuffle(ambiguous)
     chains = 0
     noun = None
     intro_index = -1
@@ -714,10 +775,14 @@ def generate_document(rng: random.Random, docid: str, min_sents: int, max_sents:
             else:
                 sentence = _distractor(rng, used, gap_safe_only=safe)
         elif role == "I":
-            gender = GENDERS[(gender_offset + chains) % len(GENDERS)]
-            noun = next(x for x in nouns if x.gender == gender)
-            nouns.remove(noun)
-            chains += 1
+            if rng.random() < P_AMBIGUOUS:
+                # the reference's translation: a fair coin, independent of everything in the source
+                noun = rng.choice(ambiguous.pop())
+            else:
+                gender = GENDERS[(gender_offset + chains) % len(GENDERS)]
+                noun = next(x for x in nouns if x.gender == gender)
+                nouns.remove(noun)
+                chains += 1
             intro_index = index
             sentence, src_ante, ref_ante = _intro_sentence(rng, noun, used)
         elif role in ("P", "S"):
@@ -836,9 +901,12 @@ def _check_line(text: str, where: str) -> None:
 
 
 def write_corpus(outdir: os.PathLike | str, docs_by_split: Mapping[str, Sequence[Document]],
-                 contrapro: Sequence[dict] | None = None) -> dict[str, Path]:
+                 contrapro: Sequence[dict] | None = None, subset_splits: Sequence[str] = ("test",)) -> dict[str, Path]:
     """Write ``{split}.en``, ``{split}.de``, ``{split}.docids`` for every split
-    (and ``contrapro.json`` when ``contrapro`` is given) into ``outdir``.
+    (and ``contrapro.json`` when ``contrapro`` is given) into ``outdir``, and
+    ``{split}.subsets`` for the splits in ``subset_splits``: per line, the
+    names of the evaluation subsets the sentence belongs to, separated by
+    spaces (an empty line: none), read by the scorers' ``--subsets``.
 
     Every sentence is checked (non-empty, no ``<sep>``, no line break) before
     anything is written; the files are then written atomically (temporary
@@ -857,6 +925,9 @@ def write_corpus(outdir: os.PathLike | str, docs_by_split: Mapping[str, Sequence
                 ids.append(doc.docid)
         for ext, lines in ((SRC, en), (TGT, de), ("docids", ids)):
             files[outdir / f"{split}.{ext}"] = "".join(line + "\n" for line in lines)
+        if split in subset_splits:
+            files[outdir / f"{split}.subsets"] = "".join(
+                " ".join(sentence.subsets) + "\n" for doc in docs for sentence in doc.sentences)
     if contrapro is not None:
         files[outdir / "contrapro.json"] = json.dumps(list(contrapro), ensure_ascii=False, indent=1) + "\n"
     _write_all_atomically(files)
@@ -912,6 +983,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_sents = sum(len(d) for d in docs[split])
         print(f"{args.outdir}/{split}: {n_sents} sentences in {len(docs[split])} documents")
     print(f"{args.outdir}/contrapro.json: {len(contrapro)} examples")
+    marked = sum(bool(s.subsets) for d in docs["test"] for s in d.sentences)
+    print(f"{args.outdir}/test.subsets: {marked} sentences in {AMBIGUOUS_SUBSET}")
     print(f"generated in {seconds:.2f} s")
     return 0
 

@@ -66,7 +66,7 @@ CLI::
 
     python -m docnmt.pronouns --source test.en --reference test.de \
         --system sentence-level=sl.txt --system doc-trans=dt.txt ... \
-        [--select contrapro.examples.jsonl] [--tagger auto|spacy|hanta] \
+        [--select contrapro.examples.jsonl] [--subsets test.subsets] [--tagger auto|spacy|hanta] \
         [--source-tagger auto|spacy|words] [--rules blonde-de|capitalized-formal] \
         [--min-examples 100] --output pronouns.json
 """
@@ -81,7 +81,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .evalset import add_arguments, load_args
+from .evalset import add_arguments, add_subsets_argument, load_args
 from .textio import atomic_write, cli_errors
 
 #: The fork's German pronoun tags (STTS), blonde/__init__.py PRONOUN_TAGS_GERMAN.
@@ -388,6 +388,7 @@ def main(argv=None) -> int:
         return 0
     parser = argparse.ArgumentParser(prog="python -m docnmt.pronouns", description=description)
     add_arguments(parser, "detokenized German hypotheses")
+    add_subsets_argument(parser)
     _setup_arguments(parser)
     parser.add_argument("--min-examples", type=int, default=100,
                         help="report a category only where every class has this many reference occurrences")
@@ -412,6 +413,13 @@ def main(argv=None) -> int:
         "selected_by": str(args.select) if args.select else None,
         "systems": {name: score(sources, tagged, refs, args.min_examples, rules) for name, tagged in systems.items()},
     }
+    if data.subsets:  # each subset scored on its own: {"subsets": {name: {"sentences": n, "systems": {...}}}}
+        result["subsets"] = {
+            subset: {"sentences": len(data.subsets[subset]), "systems": {
+                name: score(data.subset(subset, sources), data.subset(subset, tagged), data.subset(subset, refs),
+                            args.min_examples, rules)
+                for name, tagged in systems.items()}}
+            for subset in data.subsets}
     with atomic_write(args.output) as handle:
         json.dump(result, handle, indent=1)
         handle.write("\n")

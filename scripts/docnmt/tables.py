@@ -9,7 +9,9 @@
   where a class has fewer reference examples than the reporting rule asks,
   and "nan" where the BlonDe fork's value is NaN; the counts are written
   under the table, beside the paper's for ContraPro and the OS test set,
-  with the rule set and both taggers), and ``pronoun_classes``, the
+  with the rule set and both taggers; an evaluation set scored with subsets
+  gets one note per subset with every strategy's F1 on it), and
+  ``pronoun_classes``, the
   per-class precision, recall and F1 that the BlonDe extension hides;
 - ``contrapro_accuracy``: contrastive scoring accuracy on ContraPro, the
   paper's sanity check, overall and by antecedent distance;
@@ -185,6 +187,23 @@ def _f1(value) -> str:
     return NAN if value is None else _fmt(value, 1, 100)
 
 
+def _subset_notes(strategies: list[str], task: str, label: str, data: dict) -> list[str]:
+    """One note per evaluation subset and category with reference examples: every strategy's F1 on the subset."""
+    notes = []
+    for subset, entry in data.get("subsets", {}).items():
+        systems = entry["systems"]
+        reference = next(iter(systems.values()))
+        for category, ref_entry in reference.items():
+            if not sum(ref_entry["examples"].values()):
+                continue
+            counts = ", ".join(f"{c} {n}" for c, n in ref_entry["examples"].items())
+            scores = ", ".join(f"{s} {_f1(systems[s][category]['f1'])}" for s in strategies if s in systems)
+            rule = "" if ref_entry["reported"] else f"; fewer than {data['min_examples']} per class, so indicative"
+            notes.append(f"{task} {label}, subset {subset} ({entry['sentences']} sentences; reference examples "
+                         f"{counts}{rule}): {category} F1 {scores}.")
+    return notes
+
+
 def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
     columns = list(_pronoun_columns(manifest))
     header, notes, setups = ["strategy"], [], {}
@@ -217,6 +236,8 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
                     class_cells += [_f1(cls["precision"]), _f1(cls["recall"]), _f1(cls["f1"])]
         rows.append(cells)
         class_rows.append(class_cells)
+    notes += [note for t, _evalset, label, data, _ in columns
+              for note in _subset_notes(manifest["strategies"], t, label, data)]
     for setup, where in setups.items():
         notes.append(f"Pronoun F1 ({', '.join(where)}): {setup}.")
     nan_note = ("\"nan\": the BlonDe fork's value is NaN (0/0: no weighted reference example, or not a single "
