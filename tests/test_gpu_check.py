@@ -1,0 +1,47 @@
+"""bench/gpu-check, its CPU part: the same steps as on a GPU, so that its first GPU run is not its first run."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, tool_env
+
+SCRIPT = REPO / "bench" / "gpu-check"
+
+
+def test_missing_data_without_snakemake_is_a_clear_error(tmp_path):
+    env = tool_env()
+    env["PATH"] = str(tmp_path)  # no snakemake there
+    result = subprocess.run([sys.executable, str(SCRIPT), "--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "out")],
+                            capture_output=True, text=True, env=env)
+    assert result.returncode != 0
+    assert "the demo's prepared data is missing" in result.stderr and "bin/sentence/manifest.json" in result.stderr
+    assert not (tmp_path / "out").exists(), "nothing written"
+
+
+@pytest.mark.workflow
+def test_gpu_check_runs_on_cpu(trained_demo, tmp_path):
+    """Train 10 updates, decode every strategy in bfloat16 and in float32 on CPU, compare, summarize."""
+    out = tmp_path / "check"
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--data", str(trained_demo / "data/demo"), "--out", str(out), "--device", "cpu",
+         "--dtype", "bfloat16", "--updates", "10", "--docs", "2", "--beam", "2", "--h", "2", "--min-agreement", "0",
+         "--no-bench"],
+        capture_output=True, text=True, env=dict(tool_env(), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1")),
+        timeout=1500,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    summary = result.stdout.strip().splitlines()[-1]
+    assert summary.startswith("gpu-check summary: 20/20 checks passed on cpu (bfloat16)") and summary.endswith("PASS")
+    for level in ("sentence", "document"):
+        assert (out / f"results/demo/models/{level}/checkpoint_best.pt").exists()
+    for folder, dtype in (("device-cpu-bfloat16", "bfloat16"), ("reference-cpu-float32", "float32")):
+        sidecars = sorted((out / "decode" / folder).glob("*.json"))
+        assert len(sidecars) == 9, "every strategy"
+        for path in sidecars:
+            sidecar = json.loads(path.read_text())
+            assert (sidecar["device"], sidecar["dtype"]) == ("cpu", dtype)
+            assert sidecar["sentences"] == sidecar["hypotheses"] == len((out / "subset/test.src").read_text().splitlines())
