@@ -35,15 +35,15 @@ def demo(trained_demo):
 
 def documents(demo, n_docs=12, ref=True, first_pass=None):
     docs = group(demo["src"], demo["ids"], demo["ref"] if ref else None, first_pass)
-    return docs[:n_docs]
+    return docs[:n_docs] if n_docs else docs
 
 
-def decode(demo, strategy, docs, k=3, h=12, beam=BEAM):
+def decode(demo, strategy, docs, k=3, h=12, beam=BEAM, mode="sequential", max_rounds=None):
     from docnmt.search import Searcher
 
     model = demo["sent"] if strategy == "sentence-level" else demo["doc"]
     searcher = Searcher(model, beam=beam)
-    dec = Decoder(searcher, k=k, h=h)
+    dec = Decoder(searcher, k=k, h=h, doc_trans_mode=mode, max_rounds=max_rounds)
     out = REGISTRY[strategy](dec, docs)
     assert [len(o) for o in out] == [len(d) for d in docs], f"{strategy}: one hypothesis per sentence"
     return out, dec, searcher
@@ -133,6 +133,8 @@ def test_short_documents_a_one_sentence_document_and_an_empty_line(demo):
         doc.first_pass = hyps
     for strategy in REGISTRY:
         decode(demo, strategy, docs)  # asserts one hypothesis per sentence
+    sequential = decode(demo, "doc-trans", docs)[0]
+    assert decode(demo, "doc-trans", docs, mode="parallel")[0] == sequential
 
 
 def test_a_source_line_longer_than_max_positions_is_a_clear_error(demo):
@@ -161,3 +163,91 @@ def test_first_sentence_truncation_drops_right_context_not_the_sentence(demo):
     request = dec.request(["Hallo Tom .", long_right], (), 0, drop_newest=True)
     assert request.source == demo["doc"].encode("Hallo Tom .", source=True)
     assert dec.stats.context_truncated == 1
+
+
+# ---- doc-trans by fixed-point iteration; 2-pass and cheating in one pass ------------------------
+def with_first_pass(demo, docs, beam=BEAM):
+    for doc, hyps in zip(docs, decode(demo, "sentence-level", docs, beam=beam)[0]):
+        doc.first_pass = hyps
+    return docs
+
+
+def long_documents(docs, size):
+    """Consecutive documents joined into documents of at least ``size`` sentences (bench/decode's --long-docs)."""
+    from docnmt.strategies import Document
+
+    out = []
+    for d in docs:
+        if not out or len(out[-1]) >= size:
+            out.append(Document(f"long-{len(out) + 1}", [], [], [], []))
+        out[-1].lines += d.lines
+        out[-1].src += d.src
+        out[-1].ref += d.ref
+        out[-1].first_pass += d.first_pass
+    return out
+
+
+def differing(a, b):
+    return [(n, i) for n, (x, y) in enumerate(zip(a, b)) for i, (u, v) in enumerate(zip(x, y)) if u != v]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_parallel_doc_trans_equals_sequential_on_every_demo_sentence(demo, k):
+    """The whole demo test set (100 documents): the fixed point is the sequential output on every sentence."""
+    docs = with_first_pass(demo, documents(demo, n_docs=0))
+    assert max(map(len, docs)) >= 8
+    sequential, seq_dec, _ = decode(demo, "doc-trans", docs, k=k)
+    parallel, dec, _ = decode(demo, "doc-trans", docs, k=k, mode="parallel")
+    assert not differing(parallel, sequential), f"k={k}: sentences that differ {differing(parallel, sequential)[:5]}"
+    assert dec.stats.converged is True and dec.stats.unconverged == 0
+    n = sum(map(len, docs))
+    assert dec.stats.redecoded[0] == n, "round 1 decodes every sentence"
+    assert all(r < n for r in dec.stats.redecoded[1:]), "later rounds only the sentences whose context changed"
+    assert dec.stats.rounds == len(dec.stats.redecoded) <= max(map(len, docs))
+    if k == 1:
+        assert dec.stats.rounds == 1, "without target context one round is the fixed point"
+    assert seq_dec.stats.rounds == max(map(len, docs)), "sequential: one round per position"
+    assert (dec.stats.sep_mismatch, dec.stats.context_truncated) == (seq_dec.stats.sep_mismatch,
+                                                                     seq_dec.stats.context_truncated)
+
+
+@pytest.mark.parametrize("k", [2])
+def test_parallel_doc_trans_equals_sequential_on_long_documents(demo, k):
+    """The demo test set joined into documents of about 100 sentences (bench/decode --long-docs 100)."""
+    docs = long_documents(with_first_pass(demo, documents(demo, n_docs=0)), 100)
+    assert len(docs) >= 5 and max(map(len, docs)) >= 100
+    sequential = decode(demo, "doc-trans", docs, k=k)[0]
+    parallel, dec, _ = decode(demo, "doc-trans", docs, k=k, mode="parallel")
+    assert not differing(parallel, sequential), differing(parallel, sequential)[:5]
+    assert dec.stats.converged and dec.stats.rounds < 10, dec.stats.redecoded
+
+
+def test_a_bad_first_pass_still_reaches_the_sequential_result_and_a_round_limit_reports_it(demo):
+    """The fixed point does not depend on where it starts: contexts from other documents' references
+    need more rounds; a round limit that stops short is reported, never silent."""
+    docs = documents(demo, n_docs=15)
+    others = [r for d in docs[::-1] for r in d.ref]
+    for doc in docs:
+        doc.first_pass, others = others[:len(doc)], others[len(doc):]
+    sequential = decode(demo, "doc-trans", docs)[0]
+    parallel, dec, _ = decode(demo, "doc-trans", docs, mode="parallel")
+    assert parallel == sequential and dec.stats.converged
+    assert dec.stats.rounds >= 3, f"a wrong start needs several rounds, got {dec.stats.redecoded}"
+    stopped, short, _ = decode(demo, "doc-trans", docs, mode="parallel", max_rounds=1)
+    assert short.stats.converged is False and short.stats.rounds == 1
+    assert short.stats.unconverged > 0
+    wrong = differing(stopped, sequential)
+    assert len(wrong) <= short.stats.unconverged, "every differing sentence is counted as unconverged"
+    two_pass = decode(demo, "2-pass", docs)[0]
+    assert stopped == two_pass, "round 1 is 2-pass"
+
+
+def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
+    from docnmt.search import Searcher
+
+    with pytest.raises(ValueError, match="first pass"):
+        decode(demo, "doc-trans", documents(demo, n_docs=2), mode="parallel")
+    with pytest.raises(ValueError, match="doc_trans_mode"):
+        Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12, doc_trans_mode="jacobi")
+    with pytest.raises(ValueError, match="max_rounds"):
+        Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12, max_rounds=0)
