@@ -251,3 +251,19 @@ def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
         Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12, doc_trans_mode="jacobi")
     with pytest.raises(ValueError, match="max_rounds"):
         Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12, max_rounds=0)
+
+
+@pytest.mark.parametrize("strategy", ["2-pass", "cheating"])
+def test_two_pass_and_cheating_in_one_pass_give_the_position_by_position_output(demo, strategy):
+    from docnmt import strategies
+    from docnmt.search import Searcher
+
+    docs = with_first_pass(demo, documents(demo, n_docs=0))
+    one_pass, dec, _ = decode(demo, strategy, docs)
+    assert dec.stats.rounds == 1
+    old = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
+    context = (lambda d, i, own: strategies._prev(d.first_pass, i, 3)) if strategy == "2-pass" else \
+        (lambda d, i, own: strategies._prev(d.ref, i, 3))
+    by_position = strategies._context_search(old, docs, context)
+    assert not differing(one_pass, by_position), differing(one_pass, by_position)[:5]
+    assert old.stats.rounds == max(map(len, docs))
