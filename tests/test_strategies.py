@@ -36,15 +36,15 @@ def demo(trained_demo):
 
 def documents(demo, n_docs=12, ref=True, first_pass=None):
     docs = group(demo["src"], demo["ids"], demo["ref"] if ref else None, first_pass)
-    return docs[:n_docs]
+    return docs[:n_docs] if n_docs else docs
 
 
-def decode(demo, strategy, docs, k=3, h=12, beam=BEAM):
+def decode(demo, strategy, docs, k=3, h=12, beam=BEAM, mode="sequential", max_rounds=None):
     from docnmt.search import Searcher
 
     model = demo["sent"] if strategy == "sentence-level" else demo["doc"]
     searcher = Searcher(model, beam=beam)
-    dec = Decoder(searcher, k=k, h=h)
+    dec = Decoder(searcher, k=k, h=h, doc_trans_mode=mode, max_rounds=max_rounds)
     out = REGISTRY[strategy](dec, docs)
     assert [len(o) for o in out] == [len(d) for d in docs], f"{strategy}: one hypothesis per sentence"
     return out, dec, searcher
@@ -134,6 +134,8 @@ def test_short_documents_a_one_sentence_document_and_an_empty_line(demo):
         doc.first_pass = hyps
     for strategy in REGISTRY:
         decode(demo, strategy, docs)  # asserts one hypothesis per sentence
+    sequential = decode(demo, "doc-trans", docs)[0]
+    assert decode(demo, "doc-trans", docs, mode="parallel")[0] == sequential
 
 
 def test_a_source_line_longer_than_max_positions_is_a_clear_error(demo):
@@ -161,6 +163,187 @@ def test_first_sentence_truncation_drops_right_context_not_the_sentence(demo):
     long_right = " ".join(["Haus"] * (limit - 2))
     request = dec.request(["Hallo Tom .", long_right], (), 0, drop_newest=True)
     assert request.source == demo["doc"].encode("Hallo Tom .", source=True)
+    assert dec.stats.context_truncated == 1
+
+
+# ---- doc-trans by fixed-point iteration; 2-pass and cheating in one pass ------------------------
+def with_first_pass(demo, docs, beam=BEAM):
+    for doc, hyps in zip(docs, decode(demo, "sentence-level", docs, beam=beam)[0]):
+        doc.first_pass = hyps
+    return docs
+
+
+def long_documents(docs, size):
+    """Consecutive documents joined into documents of at least ``size`` sentences (bench/decode's --long-docs)."""
+    from docnmt.strategies import Document
+
+    out = []
+    for d in docs:
+        if not out or len(out[-1]) >= size:
+            out.append(Document(f"long-{len(out) + 1}", [], [], [], []))
+        out[-1].lines += d.lines
+        out[-1].src += d.src
+        out[-1].ref += d.ref
+        out[-1].first_pass += d.first_pass
+    return out
+
+
+def differing(a, b):
+    return [(n, i) for n, (x, y) in enumerate(zip(a, b)) for i, (u, v) in enumerate(zip(x, y)) if u != v]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_parallel_doc_trans_equals_sequential_on_every_demo_sentence(demo, k):
+    """The whole demo test set (100 documents): the fixed point is the sequential output on every sentence."""
+    docs = with_first_pass(demo, documents(demo, n_docs=0))
+    assert max(map(len, docs)) >= 8
+    sequential, seq_dec, _ = decode(demo, "doc-trans", docs, k=k)
+    parallel, dec, _ = decode(demo, "doc-trans", docs, k=k, mode="parallel")
+    assert not differing(parallel, sequential), f"k={k}: sentences that differ {differing(parallel, sequential)[:5]}"
+    assert dec.stats.converged is True and dec.stats.unconverged == 0
+    n = sum(map(len, docs))
+    assert dec.stats.redecoded[0] == n, "round 1 decodes every sentence"
+    assert all(r < n for r in dec.stats.redecoded[1:]), "later rounds only the sentences whose context changed"
+    assert dec.stats.rounds == len(dec.stats.redecoded) <= max(map(len, docs))
+    if k == 1:
+        assert dec.stats.rounds == 1, "without target context one round is the fixed point"
+    assert seq_dec.stats.rounds == max(map(len, docs)), "sequential: one round per position"
+    assert (dec.stats.sep_mismatch, dec.stats.context_truncated) == (seq_dec.stats.sep_mismatch,
+                                                                     seq_dec.stats.context_truncated)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_parallel_doc_trans_equals_sequential_on_long_documents(demo, k):
+    """The demo test set joined into documents of about 100 sentences (bench/decode --long-docs 100)."""
+    docs = long_documents(with_first_pass(demo, documents(demo, n_docs=0)), 100)
+    assert len(docs) >= 5 and max(map(len, docs)) >= 100
+    sequential = decode(demo, "doc-trans", docs, k=k)[0]
+    parallel, dec, _ = decode(demo, "doc-trans", docs, k=k, mode="parallel")
+    assert not differing(parallel, sequential), differing(parallel, sequential)[:5]
+    # far fewer rounds than the sequential run's positions (measured with k=3: 12 rounds for documents of ~100)
+    assert dec.stats.converged and dec.stats.rounds <= max(map(len, docs)) // 4, dec.stats.redecoded
+
+
+def test_a_bad_first_pass_still_reaches_the_sequential_result_and_a_round_limit_reports_it(demo):
+    """The fixed point does not depend on where it starts: contexts from other documents' references
+    need more rounds; a round limit that stops short is reported, never silent."""
+    docs = documents(demo, n_docs=15)
+    others = [r for d in docs[::-1] for r in d.ref]
+    for doc in docs:
+        doc.first_pass, others = others[:len(doc)], others[len(doc):]
+    sequential = decode(demo, "doc-trans", docs)[0]
+    parallel, dec, _ = decode(demo, "doc-trans", docs, mode="parallel")
+    assert parallel == sequential and dec.stats.converged
+    assert dec.stats.rounds >= 3, f"a wrong start needs several rounds, got {dec.stats.redecoded}"
+    stopped, short, _ = decode(demo, "doc-trans", docs, mode="parallel", max_rounds=1)
+    assert short.stats.converged is False and short.stats.rounds == 1
+    assert short.stats.unconverged > 0
+    wrong = differing(stopped, sequential)
+    assert len(wrong) <= short.stats.unconverged, "every differing sentence is counted as unconverged"
+    two_pass = decode(demo, "2-pass", docs)[0]
+    assert stopped == two_pass, "round 1 is 2-pass"
+
+
+def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
+    from docnmt.search import Searcher
+
+    with pytest.raises(ValueError, match="first pass"):
+        decode(demo, "doc-trans", documents(demo, n_docs=2), mode="parallel")
+    with pytest.raises(ValueError, match="doc_trans_mode"):
+        Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12, doc_trans_mode="jacobi")
+    with pytest.raises(ValueError, match="max_rounds"):
+        Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12, max_rounds=0)
+
+
+@pytest.mark.parametrize("strategy", ["2-pass", "cheating"])
+def test_two_pass_and_cheating_in_one_pass_give_the_position_by_position_output(demo, strategy):
+    from docnmt import strategies
+    from docnmt.search import Searcher
+
+    docs = with_first_pass(demo, documents(demo, n_docs=0))
+    one_pass, dec, _ = decode(demo, strategy, docs)
+    assert dec.stats.rounds == 1
+    old = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
+    context = (lambda d, i, own: strategies._prev(d.first_pass, i, 3)) if strategy == "2-pass" else \
+        (lambda d, i, own: strategies._prev(d.ref, i, 3))
+    by_position = strategies._context_search(old, docs, context)
+    assert not differing(one_pass, by_position), differing(one_pass, by_position)[:5]
+    assert old.stats.rounds == max(map(len, docs))
+
+
+def test_decode_cli_records_rounds_and_convergence(demo, tmp_path):
+    from docnmt import decode as decode_cli
+
+    w = demo["workdir"]
+    common = ["--data", str(w / "data/demo/bin/document"), "--src", str(w / "data/demo/bpe/test.en"),
+              "--docids", str(w / "data/demo/corpus/test.docids"), "--beam", str(BEAM), "--tgt-lang", "de",
+              "--model", str(w / "results/demo/models/document/checkpoint_best.pt")]
+
+    def run(name, *extra):
+        decode_cli.main(common + ["--output-bpe", str(tmp_path / f"{name}.bpe"), "--output", str(tmp_path / f"{name}.txt"),
+                                  "--sidecar", str(tmp_path / f"{name}.json"), *extra])
+        return (tmp_path / f"{name}.bpe").read_text(), json.loads((tmp_path / f"{name}.json").read_text())
+
+    # any first pass will do (the fixed point is the same); no-context's misses the context, so it takes rounds
+    _, first_car = run("first", "--strategy", "no-context")
+    seq, seq_car = run("seq", "--strategy", "doc-trans")  # sequential: the default, as in config
+    par, par_car = run("par", "--strategy", "doc-trans", "--doc-trans-mode", "parallel",
+                       "--first-pass", str(tmp_path / "first.bpe"))
+    assert par == seq
+    assert seq_car["doc_trans_mode"] == "sequential" and "converged" not in seq_car
+    assert par_car["doc_trans_mode"] == "parallel" and par_car["converged"] is True and par_car["unconverged"] == 0
+    assert par_car["rounds"] == len(par_car["redecoded_per_round"]) and par_car["redecoded_per_round"][0] == len(demo["src"])
+    ids = read_docids(w / "data/demo/corpus/test.docids")
+    assert first_car["rounds"] == 1 and seq_car["rounds"] == max(ids.count(d) for d in set(ids))
+    assert par_car["rounds"] > 1
+    _, cut_car = run("cut", "--strategy", "doc-trans", "--doc-trans-mode", "parallel",
+                     "--first-pass", str(tmp_path / "first.bpe"), "--max-rounds", "1")
+    assert cut_car["converged"] is False and cut_car["unconverged"] > 0 and cut_car["max_rounds"] == 1
+    with pytest.raises(SystemExit):  # parallel without a first pass is a usage error
+        run("none", "--strategy", "doc-trans", "--doc-trans-mode", "parallel")
+
+
+def test_batch_composition_moves_scores_in_the_last_bits_and_can_flip_a_near_tie(demo):
+    """Why parallel and sequential doc-trans could differ at all: the same request searched alone or
+    next to a longer one (more padding) gets the same hypotheses with scores that differ in the last
+    bits. A crafted near-tie, the length penalty set between the two batches' tie points of two
+    hypotheses of different lengths, turns that into a different best hypothesis."""
+    import math
+
+    from docnmt.search import Searcher
+
+    docs = documents(demo, n_docs=0)
+    build = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
+    windows = [(d, i) for d in docs for i in range(1, len(d))]
+    requests = [build.request(_window_of(d, i), d.ref[max(0, i - 2):i]) for d, i in windows]
+    companion = max(requests, key=lambda r: (len(r.source), len(r.prefix)))
+    searcher = Searcher(demo["doc"], beam=BEAM)
+    moved, flips = 0, []
+    for request in requests[:40]:
+        alone, batched = searcher.search([request])[0], searcher.search([request, companion])[0]
+        assert [h.tokens for h in alone] == [h.tokens for h in batched], "the same hypotheses in both batches"
+        assert all(abs(a.score - b.score) < 1e-4 for a, b in zip(alone, batched))
+        moved += any(a.score != b.score for a, b in zip(alone, batched))
+        # two hypotheses of different lengths: the length penalty at which they tie, per batch
+        for x in range(len(alone)):
+            for y in range(x + 1, len(alone)):
+                lx, ly = len(alone[x].tokens) + 1, len(alone[y].tokens) + 1
+                if lx == ly:
+                    continue
+                ties = [math.log(hs[x].logprob / hs[y].logprob) / math.log(lx / ly) for hs in (alone, batched)]
+                if ties[0] != ties[1] and 0 < ties[0] < 3:
+                    flips.append((abs(ties[0] - ties[1]), request, sum(ties) / 2))
+    assert moved > 0, "some scores move with the batch composition (no bitwise batch invariance)"
+    flips.sort(key=lambda f: -f[0])
+    flipped = 0
+    for _, request, lenpen in flips[:10]:
+        near_tie = Searcher(demo["doc"], beam=BEAM, lenpen=lenpen)
+        flipped += near_tie.search([request])[0][0].tokens != near_tie.search([request, companion])[0][0].tokens
+    assert flipped > 0, "at a crafted near-tie the best hypothesis depends on the batch"
+
+
+def _window_of(doc, i, k=3):
+    return doc.src[max(0, i - k + 1):i + 1]
     assert dec.stats.context_truncated == 1
 
 

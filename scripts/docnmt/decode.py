@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     parser.add_argument("--ref", type=Path, help="BPE reference (cheating)")
     parser.add_argument("--first-pass", type=Path,
                         help="BPE sentence-level hypotheses (2-pass; the starting contexts of parallel doc-trans)")
-    parser.add_argument("--doc-trans-mode", choices=DOC_TRANS_MODES, default="parallel",
+    parser.add_argument("--doc-trans-mode", choices=DOC_TRANS_MODES, default="sequential",
                         help="doc-trans: the fixed-point iteration (parallel, needs --first-pass) or position by "
                              "position (sequential, the reference); default: %(default)s")
     parser.add_argument("--max-rounds", type=_positive,
