@@ -356,7 +356,7 @@ def test_invalid_json_names_file_and_line(tmp_path):
 
 
 def test_demo_contrapro_examples_all_found_with_context(tmp_path):
-    demo.main(["--outdir", str(tmp_path / "corpus"), "--train-docs", "3", "--valid-docs", "2", "--test-docs", "40"])
+    demo.main(["--outdir", str(tmp_path / "corpus"), "--train-docs", "3", "--valid-docs", "2", "--test-docs", "100"])
     corpus = tmp_path / "corpus"
     examples = json.loads((corpus / "contrapro.json").read_text(encoding="utf-8"))
     assert examples, "the demo must produce ContraPro examples"
