@@ -357,6 +357,7 @@ def test_search_leaves_the_model_as_it_was(toy):
     Searcher(model, beam=3).search([Request(model.encode("s1 s2", source=True), ids(model, "t5 <sep>"))])
     assert decoder.embed_positions is positions, "the per-row position wrapper is removed after the search"
     assert all("forward" not in layer.self_attn.__dict__ for layer in decoder.layers), "the cascade attention is removed"
+    assert all(layer.encoder_attn.beam_size == 1 for layer in decoder.layers), "beamable encoder attention is reset"
     assert model.score(["s1 s2"], ["t2 t1"])[0].logprob == pytest.approx(before, abs=1e-6)
 
 

@@ -41,6 +41,11 @@ sees its generated part ``[</s>, g1, ...]``. Per batch:
    and written into the generator's own incremental state, with the padding
    in ``prev_key_padding_mask`` (fairseq appends each step's mask to it), and
    fairseq reorders it with the beams like any other state.
+   *Shared source*: the encoder-attention keys and values are likewise kept once
+   per request and never reordered with the beams (fairseq's beamable
+   encoder-decoder attention, ``MultiheadAttention.set_beam_size``, which
+   fairseq itself only switches on for BART; set for the search and reset
+   afterwards). The naive path keeps fairseq-generate's per-beam copies.
 3. At step 0 the decoder input is ``p_L`` (the last prefix token) instead of
    ``</s>``; at step s > 0 it is ``g_s``. The prefix is never scored and never
    part of the output.
@@ -582,9 +587,15 @@ class Searcher:
                 normalize_scores=True, len_penalty=self.lenpen,
             )
             attentions = [layer.self_attn for layer in decoder.layers]
+            # fairseq's beamable encoder attention: the source's keys and values once per request
+            # (not per beam), never reordered with the beams (fairseq only enables it for BART)
+            beamable = [] if naive else [layer.encoder_attn for layer in decoder.layers
+                                         if getattr(layer, "encoder_attn", None) is not None]
             try:
                 if "offsets" in rows.tensors and original_positions is not None:
                     decoder.embed_positions = _row_positions_module(original_positions, rows)
+                for mha in beamable:
+                    mha.set_beam_size(beam)
                 if shared is not None:  # instance attributes, removed below: the model is left as it was
                     for number, mha in enumerate(attentions):
                         mha.forward = _cascade_attention(mha, number, shared)
@@ -593,6 +604,8 @@ class Searcher:
                 decoder.embed_positions = original_positions
                 for mha in attentions:
                     mha.__dict__.pop("forward", None)
+                for mha in beamable:
+                    mha.set_beam_size(1)
         out = []
         for hypos, prefix in zip(finalized, prefixes):
             found = []
