@@ -33,8 +33,7 @@ sees its generated part ``[</s>, g1, ...]``. Per batch:
    ``beam`` queries of a request attend to its context in one batched product
    per layer, and to the row's own generated tokens as fairseq does (their
    keys and values in the generator's incremental state, reordered with the
-   beams); the two parts are merged exactly through their log-sum-exp
-   normalizers. When the generator drops finished requests, the context
+   beams); one softmax over both parts' logits weights both parts' values. When the generator drops finished requests, the context
    follows by request index (``rows.request``). *Repeated cache*
    (``shared_prefix=False``, the earlier path, kept for comparison): at
    generator step 0 the cache is repeated to the beams (``repeat_interleave``)
@@ -96,8 +95,8 @@ generator step; the naive path counts ``beam`` per forced prefix step) and
 (the most bytes the search's attention caches held at one generator step).
 
 Precision: the search runs in the model's dtype (:class:`~docnmt.model.Model`'s
-``dtype``); attention softmaxes, the log-sum-exp merge and log-probabilities
-are computed in float32, as fairseq does.
+``dtype``); attention softmaxes (over context and own tokens together) and
+log-probabilities are computed in float32, as fairseq does.
 """
 
 from __future__ import annotations
@@ -189,15 +188,22 @@ class _SharedPrefix:
     ``cache`` is the prefill's output: per decoder layer (key, value, padding mask), keys and values
     (requests, heads, L, head_dim), the mask (requests, L), True at padding. It is never repeated to
     the beams and never reordered with them; when the generator drops finished requests, the
-    selection follows the request index of the remaining rows (``rows.request``).
+    selection follows the request index of the remaining rows (``rows.request``). Per layer the
+    search reads (keys transposed (requests, heads, head_dim, L), values) and one additive float32
+    bias (requests, 1, 1, L), -inf at padding, the same for every layer.
     """
 
     def __init__(self, cache, rows: _Rows, beam: int):
-        self.full = cache
+        import torch
+
+        mask = cache[0][2]
+        bias = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_fill(mask, float("-inf"))
+        self.full = [(key.transpose(2, 3).contiguous(), value) for key, value, _ in cache]
+        self.full_bias = bias[:, None, None, :]
         self.rows = rows
         self.beam = beam
-        self.layers = cache
-        self.count = cache[0][0].size(0)
+        self.layers, self.bias = self.full, self.full_bias
+        self.count = mask.size(0)
 
     def follow(self) -> None:
         """After the generator reordered the rows: keep the context of the requests still searched."""
@@ -205,10 +211,12 @@ class _SharedPrefix:
         if count != self.count:  # the generator only ever drops requests, in order
             requests = self.rows.request.view(count, self.beam)[:, 0]
             self.layers = [tuple(t.index_select(0, requests) for t in layer) for layer in self.full]
+            self.bias = self.full_bias.index_select(0, requests)
             self.count = count
 
     def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for layer in self.layers for t in layer)
+        return sum(t.numel() * t.element_size() for layer in self.layers for t in layer) + \
+            self.bias.numel() * self.bias.element_size()
 
 
 def _cascade_attention(mha, layer: int, shared: _SharedPrefix):
@@ -217,10 +225,11 @@ def _cascade_attention(mha, layer: int, shared: _SharedPrefix):
     The row's own generated tokens are attended as fairseq does (keys and values in the generator's
     incremental state, appended each step, reordered with the beams). The forced context is
     attended with one batched product per layer grouped by request: the ``beam`` queries of a
-    request against its one copy of the context. The two partial attentions are merged exactly
-    through their log-sum-exp normalizers: with m the maxima, l the sums of exp(s - m) and o the
-    unnormalized outputs of both parts, the output is (e^{m1} o1 + e^{m2} o2) / (e^{m1} l1 + e^{m2} l2),
-    in float32 (fairseq's softmax precision); a request without context has l1 = 0.
+    request against its one copy of the context. Both parts' logits go through one softmax over
+    [context; own tokens] (in float32, fairseq's softmax precision), as fairseq's attention over the
+    repeated cache computes it, and the weights are split again to weight each part's values. A
+    request without context has a context bias of -inf only: weight 0, never NaN (a row always
+    attends to its own current token).
     """
     import torch
     from fairseq.modules.multihead_attention import MultiheadAttention
@@ -250,39 +259,24 @@ def _cascade_attention(mha, layer: int, shared: _SharedPrefix):
         saved["prev_key_padding_mask"] = own_mask
         mha._set_input_buffer(incremental_state, saved)
 
+        # the context, one copy per request: (requests, heads, beam, L) -> (requests, beam, heads, L)
+        ctx_key_t, ctx_value = shared.layers[layer]
+        requests = ctx_key_t.size(0)
+        beam = bsz // requests
+        grouped = q.view(requests, beam, heads, dim).transpose(1, 2)
+        ctx = (torch.matmul(grouped, ctx_key_t).float() + shared.bias).transpose(1, 2)
         # the row's own tokens: (bsz * heads, 1, generated)
         own = torch.bmm(q, k.transpose(1, 2)).float()
         if own_mask is not None:
             own = own.view(bsz, heads, 1, -1).masked_fill(own_mask.bool()[:, None, None, :], float("-inf"))
-            own = own.view(bsz * heads, 1, -1)
-        # the context, one copy per request: (requests, heads, beam, L)
-        ctx_key, ctx_value, ctx_mask = shared.layers[layer]
-        requests = ctx_key.size(0)
-        beam = bsz // requests
-        grouped = q.view(requests, beam, heads, dim).transpose(1, 2)
-        ctx = torch.matmul(grouped, ctx_key.transpose(2, 3)).float()
-        ctx = ctx.masked_fill(ctx_mask[:, None, None, :], float("-inf"))
-
-        def partial(scores):
-            top = scores.amax(dim=-1, keepdim=True)
-            safe = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
-            weights = torch.exp(scores - safe)
-            return top, weights.sum(dim=-1, keepdim=True), weights
-
-        m_own, l_own, p_own = partial(own)
-        o_own = torch.bmm(p_own.to(v.dtype), v).float()
-        m_ctx, l_ctx, p_ctx = partial(ctx)
-        o_ctx = torch.matmul(p_ctx.to(ctx_value.dtype), ctx_value).float()
-
-        def rows_first(t):  # (requests, heads, beam, x) -> (bsz * heads, 1, x), fairseq's row-major layout
-            return t.transpose(1, 2).reshape(bsz * heads, 1, t.size(-1))
-
-        m_ctx, l_ctx, o_ctx = rows_first(m_ctx), rows_first(l_ctx), rows_first(o_ctx)
-        top = torch.maximum(m_own, m_ctx)
-        a_own, a_ctx = torch.exp(m_own - top), torch.exp(m_ctx - top)  # exp(-inf) = 0 without context
-        attn = (o_own * a_own + o_ctx * a_ctx) / (l_own * a_own + l_ctx * a_ctx)
-        attn = attn.to(query.dtype).view(1, bsz, embed_dim)
-        return mha.out_proj(attn), None
+        width = ctx.size(-1)
+        scores = torch.cat([ctx.reshape(bsz * heads, 1, width), own.view(bsz * heads, 1, -1)], dim=-1)
+        weights = torch.softmax(scores, dim=-1).to(v.dtype)
+        out = torch.bmm(weights[:, :, width:], v)  # (bsz * heads, 1, dim)
+        w_ctx = weights[:, :, :width].view(requests, beam, heads, width).transpose(1, 2)
+        out_ctx = torch.matmul(w_ctx, ctx_value)  # (requests, heads, beam, dim)
+        out = out.view(requests, beam, heads, dim) + out_ctx.transpose(1, 2)
+        return mha.out_proj(out.reshape(1, bsz, embed_dim)), None
 
     return forward
 
