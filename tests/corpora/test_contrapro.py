@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from docnmt import contrapro, demo
-from docnmt.contrapro import Example, extract, load_examples, normalize_document_id
-from docnmt.corpus import Document, read_split, write_split
+from docnmt.corpora import contrapro, demo
+from docnmt.corpora.contrapro import Example, extract, load_examples, normalize_document_id
+from docnmt.corpora.corpus import Document, read_split, write_split
 from docnmt.textio import InputError
 
 # Two OpenSubtitles-like documents, ids as in OPUS (the German file path).

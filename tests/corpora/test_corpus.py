@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from docnmt import corpus
-from docnmt.corpus import Document, read_split, write_split
+from docnmt.corpora import corpus
+from docnmt.corpora.corpus import Document, read_split, write_split
 from docnmt.textio import InputError
 
 

@@ -1,4 +1,4 @@
-"""Tests for docnmt.demo: the synthetic, context-dependent En->De demo corpus."""
+"""Tests for docnmt.corpora.demo: the synthetic, context-dependent En->De demo corpus."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from docnmt import demo
+from docnmt.corpora import demo, demo_templates, demo_vocabulary
 
 SPLITS = ("train", "valid", "test")
 SPLIT_FILES = [f"{split}.{ext}" for split in SPLITS for ext in ("en", "de", "docids")]
@@ -23,9 +23,9 @@ YOU_RE = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
 # Anything that reveals the register: a greeting, a title, or a name.
 CUE_RE = re.compile(
     r"\b(hi|hello|hey|dear|good morning|good afternoon|good evening|excuse me|mr|mrs|ms|dr|"
-    + "|".join(name for name, _ in demo.FIRST_NAMES)
+    + "|".join(name for name, _ in demo_vocabulary.FIRST_NAMES)
     + "|"
-    + "|".join(demo.SURNAMES)
+    + "|".join(demo_vocabulary.SURNAMES)
     + r")\b",
     re.IGNORECASE,
 )
@@ -93,13 +93,13 @@ def test_same_seed_gives_byte_identical_files_and_another_seed_different_ones(tm
 
 
 def test_output_does_not_depend_on_the_hash_seed(tmp_path):
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     outputs = []
     for hash_seed in ("1", "2"):
         outdir = tmp_path / hash_seed
         env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(repo / "scripts")}
         subprocess.run(
-            [sys.executable, "-m", "docnmt.demo", "--outdir", str(outdir), "--train-docs", "20",
+            [sys.executable, "-m", "docnmt.corpora.demo", "--outdir", str(outdir), "--train-docs", "20",
              "--valid-docs", "3", "--test-docs", "10"],
             check=True, env=env, capture_output=True,
         )
@@ -152,7 +152,7 @@ def test_no_line_is_empty_or_contains_the_separator(corpus_dir):
 
 def test_a_failed_write_leaves_no_partial_output(tmp_path):
     docs = demo.generate(1, {"train": 3, "test": 2}, 3, 4)
-    bad = demo.Document("demo-test-99999", None, [demo.Sentence("A <sep> B.", "A <sep> B.", "distractor")])
+    bad = demo_templates.Document("demo-test-99999", None, [demo_templates.Sentence("A <sep> B.", "A <sep> B.", "distractor")])
     docs["test"].append(bad)
     with pytest.raises(ValueError, match="<sep>"):
         demo.write_corpus(tmp_path, docs)
@@ -175,7 +175,7 @@ def test_an_interrupted_write_leaves_no_temporary_files(tmp_path, monkeypatch):
 
 
 def test_it_sentences_do_not_contain_their_antecedent_noun(corpus_dir):
-    nouns = {n.en for n in demo.ALL_TRANSLATIONS}
+    nouns = {n.en for n in demo_vocabulary.ALL_TRANSLATIONS}
     en = _read(corpus_dir / "test.en")
     it_sentences = [s for s in en if IT_RE.search(s)]
     without_noun = [s for s in it_sentences if not nouns & {w.lower() for w in _words(s)}]
@@ -200,8 +200,8 @@ def test_it_only_occurs_in_pronoun_sentences(docs):
 
 
 def test_inventory_nouns_only_occur_in_introductions(docs):
-    nouns_en = {n.en for n in demo.ALL_TRANSLATIONS}
-    nouns_de = {n.de for n in demo.ALL_TRANSLATIONS}
+    nouns_en = {n.en for n in demo_vocabulary.ALL_TRANSLATIONS}
+    nouns_de = {n.de for n in demo_vocabulary.ALL_TRANSLATIONS}
     for doc in docs["train"] + docs["test"]:
         for sentence in doc.sentences:
             found = (nouns_en & {w.lower() for w in _words(sentence.en)}) | (nouns_de & set(_words(sentence.de)))
@@ -248,7 +248,7 @@ def test_german_pronoun_agrees_with_the_antecedent_gender(docs):
                 )
                 assert use.noun.en not in _words(sentence.en.lower()), f"{doc.docid}: antecedent in pronoun sentence"
                 if use.case in ("nom", "acc", "dat"):
-                    expected = demo.PERSONAL[use.case][use.noun.gender]
+                    expected = demo_vocabulary.PERSONAL[use.case][use.noun.gender]
                     assert expected in _words(sentence.de.lower()), (
                         f"{doc.docid}: {use.noun.de!r} ({use.noun.gender}) needs {expected!r} in {sentence.de!r}"
                     )
@@ -268,14 +268,14 @@ def _chains(doc):
     return chains
 
 
-TRANSLATIONS = {first.en: {first.de: first, second.de: second} for first, second in demo.AMBIGUOUS_NOUNS}
+TRANSLATIONS = {first.en: {first.de: first, second.de: second} for first, second in demo_vocabulary.AMBIGUOUS_NOUNS}
 
 
 def test_both_translations_of_every_ambiguous_noun_occur_in_training_and_in_test(docs):
     for split in ("train", "test"):
         chosen = Counter((p[0].pronoun.noun.en, p[0].pronoun.noun.de) for d in docs[split] for _, p in _chains(d)
                          if p and p[0].pronoun.noun.ambiguous)
-        first = sum(chosen[(a.en, a.de)] for a, _ in demo.AMBIGUOUS_NOUNS)
+        first = sum(chosen[(a.en, a.de)] for a, _ in demo_vocabulary.AMBIGUOUS_NOUNS)
         assert 0.35 <= first / sum(chosen.values()) <= 0.65, f"{split}: a fair coin per chain: {chosen}"
         if split == "train":  # the model learns every translation
             missing = [(en, de) for en, forms in TRANSLATIONS.items() for de in forms if chosen[(en, de)] < 5]
@@ -311,16 +311,16 @@ def test_every_pronoun_agrees_with_the_translation_the_reference_chose(docs):
                     assert sentence.pronoun.ref_pronoun == dict(sentence.pronoun.de_forms)[noun.gender]
                     assert sentence.de == sentence.pronoun.variant(noun.gender)
                     if sentence.pronoun.case in ("nom", "acc", "dat"):
-                        assert demo.PERSONAL[sentence.pronoun.case][noun.gender] in _words(sentence.de.lower())
+                        assert demo_vocabulary.PERSONAL[sentence.pronoun.case][noun.gender] in _words(sentence.de.lower())
                     checked += 1
     assert checked >= 500, f"only {checked} pronouns with an ambiguous antecedent"
 
 
 def test_the_subsets_file_marks_exactly_the_pronoun_sentences_with_an_ambiguous_antecedent(corpus_dir, docs):
     lines = _read(corpus_dir / "test.subsets")
-    expected = [demo.AMBIGUOUS_SUBSET if s.pronoun is not None and s.pronoun.noun.ambiguous else ""
+    expected = [demo_vocabulary.AMBIGUOUS_SUBSET if s.pronoun is not None and s.pronoun.noun.ambiguous else ""
                 for d in docs["test"] for s in d.sentences]
-    assert lines == expected and expected.count(demo.AMBIGUOUS_SUBSET) >= 25
+    assert lines == expected and expected.count(demo_vocabulary.AMBIGUOUS_SUBSET) >= 25
     assert not (corpus_dir / "train.subsets").exists() and not (corpus_dir / "valid.subsets").exists()
 
 
@@ -332,7 +332,7 @@ def test_german_register_is_consistent_within_a_document(docs):
             words = set(_words(sentence.de))
             informal = bool({w.lower() for w in words} & DE_INFORMAL)
             formal = bool(words & DE_FORMAL)
-            assert doc.register in demo.REGISTERS, f"{doc.docid}: 'you' in a document without a register"
+            assert doc.register in demo_vocabulary.REGISTERS, f"{doc.docid}: 'you' in a document without a register"
             assert (informal, formal) == (doc.register == "informal", doc.register == "formal"), (
                 f"{doc.docid} ({doc.register}): German {sentence.de!r} does not use the document's register"
             )
@@ -342,34 +342,34 @@ def test_german_register_is_consistent_within_a_document(docs):
 
 
 def test_noun_inventory_is_large_and_gender_balanced():
-    genders = Counter(n.gender for n in demo.NOUNS)
-    assert len(demo.NOUNS) >= 40, f"expected at least 40 nouns, found {len(demo.NOUNS)}"
-    assert all(genders[g] >= 12 for g in demo.GENDERS), f"each gender needs at least 12 nouns: {dict(genders)}"
-    everything = demo.ALL_TRANSLATIONS
+    genders = Counter(n.gender for n in demo_vocabulary.NOUNS)
+    assert len(demo_vocabulary.NOUNS) >= 40, f"expected at least 40 nouns, found {len(demo_vocabulary.NOUNS)}"
+    assert all(genders[g] >= 12 for g in demo_vocabulary.GENDERS), f"each gender needs at least 12 nouns: {dict(genders)}"
+    everything = demo_vocabulary.ALL_TRANSLATIONS
     assert len({n.de for n in everything}) == len(everything), "a German noun translates two English nouns"
-    assert len({n.en for n in everything}) == len(demo.NOUNS) + len(demo.AMBIGUOUS_NOUNS), "duplicate noun"
+    assert len({n.en for n in everything}) == len(demo_vocabulary.NOUNS) + len(demo_vocabulary.AMBIGUOUS_NOUNS), "duplicate noun"
 
 
 def test_about_a_third_of_the_nouns_have_two_translations_of_different_gender():
-    n_ambiguous, n_all = len(demo.AMBIGUOUS_NOUNS), len(demo.AMBIGUOUS_NOUNS) + len(demo.NOUNS)
+    n_ambiguous, n_all = len(demo_vocabulary.AMBIGUOUS_NOUNS), len(demo_vocabulary.AMBIGUOUS_NOUNS) + len(demo_vocabulary.NOUNS)
     assert 0.25 <= n_ambiguous / n_all <= 0.4, f"{n_ambiguous} of {n_all} nouns are ambiguous"
     pairs = Counter()
-    for first, second in demo.AMBIGUOUS_NOUNS:
+    for first, second in demo_vocabulary.AMBIGUOUS_NOUNS:
         assert first.en == second.en and first.de != second.de and first.gender != second.gender, (first, second)
         assert first.ambiguous and second.ambiguous
         pairs[frozenset((first.gender, second.gender))] += 1
     assert len(pairs) == 3 and len(set(pairs.values())) == 1, f"each pair of genders equally often: {dict(pairs)}"
-    assert not any(n.ambiguous for n in demo.NOUNS)
+    assert not any(n.ambiguous for n in demo_vocabulary.NOUNS)
 
 
 def test_template_inventories_are_varied():
     sizes = {
-        "pronoun": len(demo.PRONOUN_TEMPLATES), "intro": len(demo.INTRO_TEMPLATES),
-        "you": len(demo.YOU_TEMPLATES), "distractor": len(demo.DISTRACTORS),
+        "pronoun": len(demo_templates.PRONOUN_TEMPLATES), "intro": len(demo_templates.INTRO_TEMPLATES),
+        "you": len(demo_templates.YOU_TEMPLATES), "distractor": len(demo_templates.DISTRACTORS),
     }
     minimum = {"pronoun": 15, "intro": 10, "you": 10, "distractor": 15}
     assert all(sizes[k] >= minimum[k] for k in sizes), f"too few templates: {sizes}, need {minimum}"
-    cases = {t.case for t in demo.PRONOUN_TEMPLATES}
+    cases = {t.case for t in demo_templates.PRONOUN_TEMPLATES}
     assert cases == {"nom", "acc", "dat", "poss"}, f"pronoun templates must span all cases, found {cases}"
 
 
@@ -377,7 +377,7 @@ def test_pronoun_targets_are_balanced_over_genders(docs):
     counts = Counter(
         s.pronoun.noun.gender for split in ("train", "test") for d in docs[split] for s in d.sentences if s.pronoun
     )
-    assert set(counts) == set(demo.GENDERS), f"every gender must occur as a pronoun target: {dict(counts)}"
+    assert set(counts) == set(demo_vocabulary.GENDERS), f"every gender must occur as a pronoun target: {dict(counts)}"
     ratio = max(counts.values()) / min(counts.values())
     assert ratio <= 1.5, f"pronoun targets per gender are unbalanced (ratio {ratio:.2f}): {dict(counts)}"
 
@@ -390,7 +390,7 @@ def test_both_registers_occur_in_a_fair_share_of_you_documents(corpus_dir):
                 words = {w.lower() for _, t in sentences for w in _words(t)}
                 registers["informal" if words & DE_INFORMAL else "formal"] += 1
     total = sum(registers.values())
-    for register in demo.REGISTERS:
+    for register in demo_vocabulary.REGISTERS:
         assert registers[register] >= 0.3 * total, (
             f"{register} documents are {registers[register]} of {total} documents with 'you'; need >= 30%"
         )

@@ -19,8 +19,8 @@ import pytest
 from loopback import LoopbackServer
 
 from conftest import REAL_SAMPLES
-from docnmt import download
-from docnmt.download import extract, fetch, mirror_url
+from docnmt.corpora import download
+from docnmt.corpora.download import extract, fetch, mirror_url
 from docnmt.textio import InputError
 
 URL = "https://data.statmt.org/wmt18/translation-task/test.tgz"

@@ -1,4 +1,4 @@
-"""Parsers of the real corpus formats (docnmt.parsers), on fixtures in the exact real layouts.
+"""Parsers of the real corpus formats (docnmt.corpora.parsers), on fixtures in the exact real layouts.
 
 Fixtures come from tests/realformat.py; the real-sample tests read the genuine
 IWSLT17 tst2017 En-De XML from ../shared/real-samples when it is there.
@@ -18,8 +18,8 @@ import pytest
 
 import realformat as rf
 from conftest import REAL_SAMPLES, REPO, tool_env
-from docnmt import parsers
-from docnmt.corpus import Document, read_split
+from docnmt.corpora import iwslt_tags, mteval, news, opus
+from docnmt.corpora.corpus import Document, read_split
 from docnmt.textio import InputError
 
 # --------------------------------------------------------------------------
@@ -76,26 +76,26 @@ def wmt_files(tmp_path, docs_src=TRICKY_DOCS, docs_ref=None, year=2018):
 @pytest.mark.parametrize("separator", ["", "\t", " \t "], ids=["empty-line", "tab-only-line", "whitespace-line"])
 def test_nc_blank_line_variants_separate_documents(tmp_path, separator):
     path = rf.news_commentary_tsv_gz(tmp_path / "news-commentary-v14.de-en.tsv.gz", NEWS_DOCS, separator)
-    docs = parsers.news_commentary_tsv(path)
+    docs = news.news_commentary_tsv(path)
     assert [len(d) for d in docs] == [2, 3, 1]
 
 
 def test_nc_second_column_is_english_and_ids_are_numbered(tmp_path):
     path = rf.news_commentary_tsv_gz(tmp_path / "nc.tsv.gz", NEWS_DOCS)
-    docs = parsers.news_commentary_tsv(path)
+    docs = news.news_commentary_tsv(path)
     assert [d.docid for d in docs] == ["nc-v14-00001", "nc-v14-00002", "nc-v14-00003"]
     assert [(d.src, d.tgt) for d in docs] == [(d.src, d.tgt) for d in NEWS_DOCS]
 
 
 def test_nc_reads_plain_uncompressed_tsv(tmp_path):
     path = write(tmp_path / "nc.tsv", rf.news_commentary_tsv_text(NEWS_DOCS))
-    assert len(parsers.news_commentary_tsv(path)) == 3
+    assert len(news.news_commentary_tsv(path)) == 3
 
 
 def test_nc_one_column_line_is_an_error_with_its_line(tmp_path):
     path = write(tmp_path / "nc.tsv", "Die Katze.\tThe cat.\nNur Deutsch ohne Tab\n")
     with pytest.raises(InputError) as err:
-        parsers.news_commentary_tsv(path)
+        news.news_commentary_tsv(path)
     assert (err.value.path, err.value.line) == (str(path), 2)
     assert "expected 2 tab-separated columns (de, en), found 1" in str(err.value)
 
@@ -103,7 +103,7 @@ def test_nc_one_column_line_is_an_error_with_its_line(tmp_path):
 def test_nc_lines_with_one_empty_side_are_kept_and_counted(tmp_path):
     path = write(tmp_path / "nc.tsv", "Eins.\tOne.\n\tOnly English.\nNur Deutsch.\t\n")
     report = {}
-    docs = parsers.news_commentary_tsv(path, report)
+    docs = news.news_commentary_tsv(path, report)
     assert docs[0].src == ["One.", "Only English.", ""] and docs[0].tgt == ["Eins.", "", "Nur Deutsch."]
     assert report["one_side_empty"] == 2
 
@@ -123,7 +123,7 @@ def test_wmt_test_tgz_has_the_real_member_layout(tmp_path):
 def test_wmt_sgml_aligns_documents_and_unescapes_entities(tmp_path):
     src, ref = wmt_files(tmp_path)
     assert "&amp;" in src.read_text() and "&quot;" in src.read_text() and "&#39;" in src.read_text()
-    docs = parsers.wmt_sgml(src, ref)
+    docs = mteval.wmt_sgml(src, ref)
     assert [d.docid for d in docs] == ["abcnews.151477", "bbc.12"]
     assert docs[0].src == ['Tom & Jerry said "hi".', "It's 3 < 4 > 2."]
     assert docs[0].tgt == ['Tom & Jerry sagten "hallo".', "Es ist 3 < 4 > 2."]
@@ -134,21 +134,21 @@ def test_wmt_sgml_keeps_a_raw_ampersand_and_normalizes_whitespace(tmp_path):
            '<p>\n<seg id="1">  R&D  costs\t&amp; more </seg>\n</p>\n</doc>\n</srcset>\n')
     src = write(tmp_path / "src.sgm", sgm)
     ref = write(tmp_path / "ref.sgm", sgm.replace("srcset", "refset"))
-    assert parsers.wmt_sgml(src, ref)[0].src == ["R&D costs & more"]
+    assert mteval.wmt_sgml(src, ref)[0].src == ["R&D costs & more"]
 
 
 def test_wmt_sgml_misaligned_segment_ids_name_the_document(tmp_path):
     src, ref = wmt_files(tmp_path)
     write(ref, ref.read_text().replace('<seg id="2">', '<seg id="7">'))
     with pytest.raises(InputError) as err:
-        parsers.wmt_sgml(src, ref)
+        mteval.wmt_sgml(src, ref)
     assert "document 'abcnews.151477'" in str(err.value) and "segment ids differ" in str(err.value)
 
 
 def test_wmt_sgml_document_missing_from_reference_is_named(tmp_path):
     src, ref = wmt_files(tmp_path, TRICKY_DOCS, TRICKY_DOCS[:1])
     with pytest.raises(InputError, match="expected document 'bbc.12'"):
-        parsers.wmt_sgml(src, ref)
+        mteval.wmt_sgml(src, ref)
 
 
 def test_wmt_sgml_unclosed_segment_is_an_error_at_its_line(tmp_path):
@@ -158,7 +158,7 @@ def test_wmt_sgml_unclosed_segment_is_an_error_at_its_line(tmp_path):
     lines[index] = lines[index].replace("</seg>", "")
     write(src, "\n".join(lines) + "\n")
     with pytest.raises(InputError) as err:
-        parsers.wmt_sgml(src, ref)
+        mteval.wmt_sgml(src, ref)
     assert "unclosed <seg>" in str(err.value) and f"opened at line {index + 1}" in str(err.value)
     assert err.value.path == str(src) and err.value.line == index + 2
 
@@ -166,28 +166,28 @@ def test_wmt_sgml_unclosed_segment_is_an_error_at_its_line(tmp_path):
 def test_wmt_sgml_segment_outside_a_document_is_an_error_at_its_line(tmp_path):
     path = write(tmp_path / "x.sgm", '<srcset setid="t" srclang="any">\n<seg id="1">stray</seg>\n</srcset>\n')
     with pytest.raises(InputError) as err:
-        parsers.wmt_sgml(path, path)
+        mteval.wmt_sgml(path, path)
     assert err.value.line == 2 and "outside any document" in str(err.value)
 
 
 def test_wmt_sgml_without_documents_is_an_error(tmp_path):
     path = write(tmp_path / "x.sgm", '<srcset setid="t" srclang="any">\n</srcset>\n')
     with pytest.raises(InputError, match="expected at least one <doc"):
-        parsers.wmt_sgml(path, path)
+        mteval.wmt_sgml(path, path)
 
 
 def test_wmt_sgml_unclosed_document_is_an_error(tmp_path):
     src, ref = wmt_files(tmp_path)
     write(src, src.read_text().replace("</doc>\n</srcset>", "</srcset>"))
     with pytest.raises(InputError, match="expected </doc> to close document 'bbc.12'"):
-        parsers.wmt_sgml(src, ref)
+        mteval.wmt_sgml(src, ref)
 
 
 def test_wmt_sgml_text_outside_a_segment_is_an_error_at_its_line(tmp_path):
     src, ref = wmt_files(tmp_path)
     write(src, src.read_text().replace("<p>\n", "<p>\nloose text\n", 1))
     with pytest.raises(InputError) as err:
-        parsers.wmt_sgml(src, ref)
+        mteval.wmt_sgml(src, ref)
     assert err.value.line == 4 and "found text in document 'abcnews.151477'" in str(err.value)
 
 
@@ -213,7 +213,7 @@ def test_iwslt17_train_tgz_has_the_real_member_layout(tmp_path):
 
 def test_iwslt_xml_drops_meta_lines_and_unescapes_segments(tmp_path):
     files = ted_train_files(tmp_path)
-    docs = parsers.iwslt_xml(files["tst2010_src"], files["tst2010_ref"])
+    docs = mteval.iwslt_xml(files["tst2010_src"], files["tst2010_ref"])
     assert [d.docid for d in docs] == ["ted-1200"]
     assert docs[0].src == ["So, imagine this.", "You & I.", "(Applause)"]
     assert docs[0].tgt == ["Allora, immaginate.", "Tu & io.", "(Applausi)"]
@@ -224,7 +224,7 @@ def test_iwslt_xml_misaligned_segment_ids_name_the_document(tmp_path):
     ref = files["dev2010_ref"]
     write(ref, ref.read_text().replace('<seg id="2">', '<seg id="3">'))
     with pytest.raises(InputError, match="document '535': segment ids differ"):
-        parsers.iwslt_xml(files["dev2010_src"], ref)
+        mteval.iwslt_xml(files["dev2010_src"], ref)
 
 
 def test_iwslt_xml_malformed_segment_is_an_error_at_its_line(tmp_path):
@@ -235,7 +235,7 @@ def test_iwslt_xml_malformed_segment_is_an_error_at_its_line(tmp_path):
     lines[index] = "<seg>no id</seg>"
     write(src, "\n".join(lines) + "\n")
     with pytest.raises(InputError) as err:
-        parsers.iwslt_xml(src, files["dev2010_ref"])
+        mteval.iwslt_xml(src, files["dev2010_ref"])
     assert err.value.line == index + 1 and "without an id" in str(err.value)
 
 
@@ -246,21 +246,21 @@ def test_mted_test_reference_comes_from_the_reverse_direction_archive(tmp_path):
     src_name, ref_name = rf.iwslt17_mted_test_names()
     assert src_name == "en-it/IWSLT17.TED.tst2017.mltlng.en-it.en.xml"
     assert ref_name == "it-en/IWSLT17.TED.tst2017.mltlng.it-en.it.xml"
-    docs = parsers.iwslt_xml(tmp_path / "t" / src_name, tmp_path / "t" / ref_name)
+    docs = mteval.iwslt_xml(tmp_path / "t" / src_name, tmp_path / "t" / ref_name)
     assert [(d.docid, d.src, d.tgt) for d in docs] == [(d.docid, d.src, d.tgt) for d in TED_DOCS]
 
 
 @pytest.mark.parametrize("credits", ["header", "end", "none"])
 def test_train_tags_talks_without_meta_lines(tmp_path, credits):
     files = ted_train_files(tmp_path, credits)
-    docs = parsers.iwslt_train_tags(files["train_src"], files["train_tgt"])
+    docs = iwslt_tags.iwslt_train_tags(files["train_src"], files["train_tgt"])
     assert [(d.docid, d.src, d.tgt) for d in docs] == [(d.docid, d.src, d.tgt) for d in TED_DOCS]
 
 
 def test_train_tags_with_doc_wrappers(tmp_path):
     src = write(tmp_path / "t.en", rf.train_tags_text(TED_DOCS, "src", doc_wrapper=True))
     tgt = write(tmp_path / "t.it", rf.train_tags_text(TED_DOCS, "ref", doc_wrapper=True))
-    docs = parsers.iwslt_train_tags(src, tgt)
+    docs = iwslt_tags.iwslt_train_tags(src, tgt)
     assert [(d.docid, len(d)) for d in docs] == [("ted-535", 2), ("ted-1200", 3)]
 
 
@@ -269,7 +269,7 @@ def test_train_tags_mismatched_talk_counts_name_the_talk_and_both_files(tmp_path
     tgt = files["train_tgt"]
     write(tgt, tgt.read_text().replace("Tu & io.\n", ""))
     with pytest.raises(InputError) as err:
-        parsers.iwslt_train_tags(files["train_src"], tgt)
+        iwslt_tags.iwslt_train_tags(files["train_src"], tgt)
     message = str(err.value)
     assert "talk '1200'" in message and "3 sentence lines" in message and "2 in" in message
     assert str(files["train_src"]) in message and str(tgt) in message
@@ -279,7 +279,7 @@ def test_train_tags_text_before_any_talk_header_is_an_error(tmp_path):
     src = write(tmp_path / "t.en", "Hello.\n" + rf.train_tags_text(TED_DOCS, "src"))
     tgt = write(tmp_path / "t.it", rf.train_tags_text(TED_DOCS, "ref"))
     with pytest.raises(InputError) as err:
-        parsers.iwslt_train_tags(src, tgt)
+        iwslt_tags.iwslt_train_tags(src, tgt)
     assert err.value.line == 1 and "expected a talk header" in str(err.value)
 
 
@@ -294,7 +294,7 @@ def test_opus_moses_reads_both_archive_namings(tmp_path, naming):
     path = rf.opus_moses_zip(tmp_path / "de-en.txt.zip", docs, naming=naming)
     with zipfile.ZipFile(path) as zf:
         assert {f"{naming}.de-en.de", f"{naming}.de-en.en", f"{naming}.de-en.ids", "README", "LICENSE"} == set(zf.namelist())
-    parsed = parsers.opus_moses(path)
+    parsed = opus.opus_moses(path)
     assert [(d.docid, d.src, d.tgt) for d in parsed] == [(d.docid, d.src, d.tgt) for d in docs]
 
 
@@ -304,12 +304,12 @@ def test_opus_docid_is_the_german_file_in_the_first_ids_column(tmp_path):
     with zipfile.ZipFile(path) as zf:
         first = zf.read("OpenSubtitles.de-en.ids").decode().splitlines()[0].split("\t")
     assert first[0].startswith("de/") and first[1].startswith("en/")
-    assert parsers.opus_moses(path)[0].docid == first[0] == "de/1990/100000/1000.xml.gz"
+    assert opus.opus_moses(path)[0].docid == first[0] == "de/1990/100000/1000.xml.gz"
 
 
 def test_opus_moses_is_streamed_by_a_generator(tmp_path):
     path = rf.opus_moses_zip(tmp_path / "a.zip", os_docs([2, 2]))
-    stream = parsers.iter_opus_moses(path)
+    stream = opus.iter_opus_moses(path)
     assert iter(stream) is stream and next(stream).docid == "de/1990/100000/1000.xml.gz"
 
 
@@ -319,7 +319,7 @@ def test_opus_ids_line_with_wrong_column_count_names_member_and_line(tmp_path):
     lines[2] = lines[2].rsplit("\t", 1)[0]
     path = rf.opus_moses_zip(tmp_path / "a.zip", docs, ids_lines=lines)
     with pytest.raises(InputError) as err:
-        parsers.opus_moses(path)
+        opus.opus_moses(path)
     assert err.value.path == f"{path}:OpenSubtitles.de-en.ids" and err.value.line == 3
     assert "expected 4 tab-separated columns" in str(err.value) and "found 3" in str(err.value)
 
@@ -329,7 +329,7 @@ def test_opus_ids_with_swapped_language_columns_is_an_error(tmp_path):
     lines = ["\t".join([b, a, c, d]) for a, b, c, d in (line.split("\t") for line in rf.opus_ids_lines(docs))]
     path = rf.opus_moses_zip(tmp_path / "a.zip", docs, ids_lines=lines)
     with pytest.raises(InputError, match="column 1 should name the de file"):
-        parsers.opus_moses(path)
+        opus.opus_moses(path)
 
 
 def test_opus_zip_without_opensubtitles_members_is_an_error(tmp_path):
@@ -337,29 +337,29 @@ def test_opus_zip_without_opensubtitles_members_is_an_error(tmp_path):
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("Europarl.de-en.de", "x\n")
     with pytest.raises(InputError, match="expected members OpenSubtitles"):
-        parsers.opus_moses(path)
+        opus.opus_moses(path)
 
 
 def test_opus_text_member_shorter_than_ids_is_an_error(tmp_path):
     docs = os_docs([3])
     path = rf.opus_moses_zip(tmp_path / "a.zip", docs, ids_lines=rf.opus_ids_lines(os_docs([4])))
     with pytest.raises(InputError) as err:
-        parsers.opus_moses(path)
+        opus.opus_moses(path)
     assert err.value.line == 4 and "found the end of the member" in str(err.value)
 
 
 @pytest.mark.parametrize("name", ["de/2004/123/456.xml.gz", "2004/123/456.xml", "2004/123/456.xml.gz",
                                   "2004_123_456.de", "2004/2004_123_456.de", "./de/2004/123/456.xml.gz#2"])
 def test_os_docid_normalization_accepts_contrapro_and_opus_names(name):
-    assert parsers.normalize_os_docid(name) == "2004_123_456"
+    assert opus.normalize_os_docid(name) == "2004_123_456"
 
 
 def test_os_docid_normalization_agrees_with_contrapro_module():
-    contrapro = pytest.importorskip("docnmt.contrapro")
+    contrapro = pytest.importorskip("docnmt.corpora.contrapro")
     if not hasattr(contrapro, "normalize_document_id"):
-        pytest.skip("docnmt.contrapro has no normalize_document_id")
+        pytest.skip("docnmt.corpora.contrapro has no normalize_document_id")
     for name in ("de/2004/123/456.xml.gz", "2004/123/456.xml", "2004_123_456.de"):
-        assert parsers.normalize_os_docid(name) == contrapro.normalize_document_id(name, "de")
+        assert opus.normalize_os_docid(name) == contrapro.normalize_document_id(name, "de")
 
 
 SPLIT_SIZES = [500 + (index * 37) % 500 for index in range(200)]
@@ -367,16 +367,16 @@ SPLIT_SIZES = [500 + (index * 37) % 500 for index in range(200)]
 
 def test_os_split_is_deterministic_and_independent_of_input_order():
     docs = os_docs(SPLIT_SIZES)
-    first = parsers.os_split(docs, seed=7)
-    again = parsers.os_split(list(reversed(docs)), seed=7)
+    first = opus.os_split(docs, seed=7)
+    again = opus.os_split(list(reversed(docs)), seed=7)
     assert [d.docid for d in first[1]] == [d.docid for d in again[1]]
     assert [d.docid for d in first[2]] == [d.docid for d in again[2]]
-    other = parsers.os_split(docs, seed=8)
+    other = opus.os_split(docs, seed=8)
     assert [d.docid for d in other[1]] != [d.docid for d in first[1]]
 
 
 def test_os_split_matches_the_paper_sizes():
-    train, valid, test, report = parsers.os_split(os_docs(SPLIT_SIZES))
+    train, valid, test, report = opus.os_split(os_docs(SPLIT_SIZES))
     assert len(valid) == 5 and len(test) == 5
     assert abs(sum(map(len, valid)) - 3500) <= 35, report["valid"]
     assert abs(sum(map(len, test)) - 3800) <= 38, report["test"]
@@ -387,7 +387,7 @@ def test_os_split_matches_the_paper_sizes():
 def test_os_split_removes_contrapro_documents_from_every_split():
     docs = os_docs(SPLIT_SIZES)
     contrapro = ["1990_100000_1000.de", "1991/100001/1001.xml", "de/1992/100002/1002.xml.gz", "2999_1_1.de"]
-    train, valid, test, report = parsers.os_split(docs, contrapro)
+    train, valid, test, report = opus.os_split(docs, contrapro)
     kept = {d.docid for d in train + valid + test}
     assert not kept & {d.docid for d in docs[:3]}
     assert len(kept) == 197
@@ -397,7 +397,7 @@ def test_os_split_removes_contrapro_documents_from_every_split():
 
 def test_os_split_needs_enough_documents():
     with pytest.raises(ValueError, match="expected at least 11 documents"):
-        parsers.os_split(os_docs([5] * 10))
+        opus.os_split(os_docs([5] * 10))
 
 
 # --------------------------------------------------------------------------
@@ -406,7 +406,7 @@ def test_os_split_needs_enough_documents():
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "docnmt.parsers", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "docnmt.corpora.parsers", *map(str, args)], capture_output=True,
                           text=True, env=tool_env(), cwd=REPO)
 
 
@@ -487,7 +487,7 @@ def real_tst2017(tmp_path):
 
 
 def test_real_tst2017_en_de_has_10_talks_and_1138_aligned_segments(real_tst2017):
-    docs = parsers.iwslt_xml(*real_tst2017)
+    docs = mteval.iwslt_xml(*real_tst2017)
     assert len(docs) == 10 and sum(len(d) for d in docs) == 1138
     assert all(len(d.src) == len(d.tgt) for d in docs)
     assert docs[0].docid == "ted-2507"
@@ -496,7 +496,7 @@ def test_real_tst2017_en_de_has_10_talks_and_1138_aligned_segments(real_tst2017)
 
 
 def test_real_tst2017_text_has_no_markup_or_entities_left(real_tst2017):
-    docs = parsers.iwslt_xml(*real_tst2017)
+    docs = mteval.iwslt_xml(*real_tst2017)
     text = [s for d in docs for s in d.src + d.tgt]
     assert not [s for s in text if re.search(r"</?(seg|doc|url|talkid|title|description)\b", s)]
     assert not [s for s in text if re.search(r"&(amp|quot|lt|gt|apos|#\d+);", s)]

@@ -17,7 +17,7 @@ import yaml
 
 import realformat
 from conftest import REPO, run_snakemake
-from docnmt.corpus import Document
+from docnmt.corpora.corpus import Document
 from loopback import LoopbackServer
 
 pytestmark = pytest.mark.workflow

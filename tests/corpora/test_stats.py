@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from docnmt import stats
+from docnmt.corpora import stats
 from docnmt.textio import InputError
 
 # The paper's Table 5 (NEWS and OS), as exact counts that round to its cells.
@@ -25,7 +25,7 @@ def write_stats(path, sentences, documents):
 
 
 def contrapro_report(path, kept):
-    """A report as docnmt.contrapro writes it (only the fields stats reads matter)."""
+    """A report as docnmt.corpora.contrapro writes it (only the fields stats reads matter)."""
     report = {"examples": kept + 3, "kept": kept, "missing_document": 3, "segment_out_of_range": 0,
               "source_mismatch": 0, "lines": 5 * kept}
     path.write_text(json.dumps(report), encoding="utf-8")
@@ -141,7 +141,7 @@ def test_path_with_colons_is_kept_whole(tmp_path):
 
 
 def test_cli_also_writes_latex_in_the_papers_style(tmp_path):
-    from docnmt import stats
+    from docnmt.corpora import stats
 
     path = tmp_path / "train.stats.json"
     path.write_text(json.dumps({"sentences": 330000, "documents": 8500}))

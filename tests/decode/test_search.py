@@ -1,4 +1,4 @@
-"""docnmt.search on a tiny model trained here: fairseq-generate equivalence, the prefilled prefix
+"""docnmt.decode.search on a tiny model trained here: fairseq-generate equivalence, the prefilled prefix
 cache against fairseq's token-by-token prefix forcing, forced scoring, batching, cost counters,
 length limits."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from conftest import tool_env
 
-from docnmt.search import Hypothesis, Request, Searcher
+from docnmt.decode.search import Hypothesis, Request, Searcher
 from docnmt.textio import InputError
 
 MAX_POSITIONS = 64  # small, so that the length limits are cheap to reach
@@ -63,16 +63,16 @@ def run(*args: str) -> None:
 def toy_data(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("search-toy")
     toy_corpus(root / "txt")
-    run("-m", "docnmt.dictionary", "--input", str(root / "txt/train.en"), str(root / "txt/train.de"),
+    run("-m", "docnmt.preprocess.dictionary", "--input", str(root / "txt/train.en"), str(root / "txt/train.de"),
         "--output", str(root / "dict.txt"))
-    run("-m", "docnmt.binarize", "--src", "en", "--tgt", "de", "--trainpref", str(root / "txt/train"),
+    run("-m", "docnmt.preprocess.binarize", "--src", "en", "--tgt", "de", "--trainpref", str(root / "txt/train"),
         "--validpref", str(root / "txt/valid"), "--testpref", str(root / "txt/test"),
         "--dict", str(root / "dict.txt"), "--destdir", str(root / "bin"))
     return root
 
 
 def train(root: Path, name: str, *extra: str) -> Path:
-    run("-m", "docnmt.train", "--data", str(root / "bin"), "--save-dir", str(root / f"{name}-checkpoints"),
+    run("-m", "docnmt.train.cli", "--data", str(root / "bin"), "--save-dir", str(root / f"{name}-checkpoints"),
         "--output", str(root / f"{name}.pt"), "--dropout", "0.1", "--label-smoothing", "0.1",
         "--src", "en", "--tgt", "de", "--history", str(root / f"{name}.log"), "--", *TINY, *extra)
     return root / f"{name}.pt"
@@ -82,7 +82,7 @@ def train(root: Path, name: str, *extra: str) -> Path:
 def toy(toy_data):
     """(data root, checkpoint, Model): sinusoidal positions, post-norm (fairseq's transformer)."""
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-    from docnmt.model import Model
+    from docnmt.decode.model import Model
 
     checkpoint = train(toy_data, "model", "--max-epoch", "12")
     return toy_data, checkpoint, Model(checkpoint, toy_data / "bin")
@@ -91,7 +91,7 @@ def toy(toy_data):
 @pytest.fixture(scope="module")
 def learned_model(toy_data):
     """A second, briefly trained model: learned positions, pre-norm, layernorm on the embeddings."""
-    from docnmt.model import Model
+    from docnmt.decode.model import Model
 
     checkpoint = train(toy_data, "learned", "--max-epoch", "3", "--decoder-learned-pos", "--encoder-learned-pos",
                        "--decoder-normalize-before", "--layernorm-embedding")
@@ -251,13 +251,13 @@ def assert_same_search(got, expected, what: str, tolerance: float = 1e-5) -> Non
 
 @pytest.mark.parametrize("batch_size", [24, 5])
 def test_shared_prefix_equals_the_repeated_cache_with_ragged_contexts(toy, batch_size, monkeypatch):
-    import docnmt.search as search
+    import docnmt.decode.prefix_cache as prefix_cache
 
     root, _, model = toy
     requests = ragged_requests(root, model)
     assert {len(r.prefix) for r in requests} == {0, 1, 3, 7, 12, 25, 40}
     followed = []
-    follow = search._SharedPrefix.follow
+    follow = prefix_cache.SharedPrefix.follow
 
     def spy(self):
         before = self.count
@@ -265,7 +265,7 @@ def test_shared_prefix_equals_the_repeated_cache_with_ragged_contexts(toy, batch
         if self.count != before:
             followed.append((before, self.count))
 
-    monkeypatch.setattr(search._SharedPrefix, "follow", spy)
+    monkeypatch.setattr(prefix_cache.SharedPrefix, "follow", spy)
     shared = Searcher(model, beam=12, batch_size=batch_size)
     repeated = Searcher(model, beam=12, batch_size=batch_size, shared_prefix=False)
     shared.track_cache = repeated.track_cache = True

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import tool_env
-from docnmt.corpus import read_docids
-from docnmt.decode import group
-from docnmt.strategies import REGISTRY, Decoder
+from docnmt.corpora.corpus import read_docids
+from docnmt.decode.cli import group
+from docnmt.decode.strategies import REGISTRY, Decoder
 from docnmt.textio import InputError, read_lines
 
 pytestmark = pytest.mark.workflow
@@ -21,7 +21,7 @@ BEAM = 4
 
 @pytest.fixture(scope="module")
 def demo(trained_demo):
-    from docnmt.model import Model
+    from docnmt.decode.model import Model
 
     w = trained_demo
     return {
@@ -40,7 +40,7 @@ def documents(demo, n_docs=12, ref=True, first_pass=None):
 
 
 def decode(demo, strategy, docs, k=3, h=12, beam=BEAM, mode="sequential", max_rounds=None):
-    from docnmt.search import Searcher
+    from docnmt.decode.search import Searcher
 
     model = demo["sent"] if strategy == "sentence-level" else demo["doc"]
     searcher = Searcher(model, beam=beam)
@@ -63,7 +63,7 @@ def test_with_k1_last_first_and_no_context_agree(demo):
 
 def test_sentence_level_equals_fairseq_generate(demo, tmp_path):
     """The decode CLI's sentence-level hypotheses are fairseq-generate's, line by line."""
-    from docnmt import decode as decode_cli
+    from docnmt.decode import cli as decode_cli
 
     w = demo["workdir"]
     decode_cli.main([
@@ -156,7 +156,7 @@ def test_context_that_does_not_fit_is_truncated_and_counted(demo):
 
 
 def test_first_sentence_truncation_drops_right_context_not_the_sentence(demo):
-    from docnmt.search import Searcher
+    from docnmt.decode.search import Searcher
 
     dec = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
     limit = demo["doc"].max_positions
@@ -175,7 +175,7 @@ def with_first_pass(demo, docs, beam=BEAM):
 
 def long_documents(docs, size):
     """Consecutive documents joined into documents of at least ``size`` sentences (bench/decode's --long-docs)."""
-    from docnmt.strategies import Document
+    from docnmt.decode.strategies import Document
 
     out = []
     for d in docs:
@@ -245,7 +245,7 @@ def test_a_bad_first_pass_still_reaches_the_sequential_result_and_a_round_limit_
 
 
 def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
-    from docnmt.search import Searcher
+    from docnmt.decode.search import Searcher
 
     with pytest.raises(ValueError, match="first pass"):
         decode(demo, "doc-trans", documents(demo, n_docs=2), mode="parallel")
@@ -257,8 +257,8 @@ def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
 
 @pytest.mark.parametrize("strategy", ["2-pass", "cheating"])
 def test_two_pass_and_cheating_in_one_pass_give_the_position_by_position_output(demo, strategy):
-    from docnmt import strategies
-    from docnmt.search import Searcher
+    from docnmt.decode import strategies
+    from docnmt.decode.search import Searcher
 
     docs = with_first_pass(demo, documents(demo, n_docs=0))
     one_pass, dec, _ = decode(demo, strategy, docs)
@@ -272,7 +272,7 @@ def test_two_pass_and_cheating_in_one_pass_give_the_position_by_position_output(
 
 
 def test_decode_cli_records_rounds_and_convergence(demo, tmp_path):
-    from docnmt import decode as decode_cli
+    from docnmt.decode import cli as decode_cli
 
     w = demo["workdir"]
     common = ["--data", str(w / "data/demo/bin/document"), "--src", str(w / "data/demo/bpe/test.en"),
@@ -310,7 +310,7 @@ def test_batch_composition_moves_scores_in_the_last_bits_and_can_flip_a_near_tie
     hypotheses of different lengths, turns that into a different best hypothesis."""
     import math
 
-    from docnmt.search import Searcher
+    from docnmt.decode.search import Searcher
 
     docs = documents(demo, n_docs=0)
     build = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
@@ -352,8 +352,8 @@ def _window_of(doc, i, k=3):
 # ---- half precision ---------------------------------------------------------------------------------
 def _half_models(demo, dtype):
     """The demo models in ``dtype`` on CPU; skipped where torch's CPU kernels lack that dtype."""
-    from docnmt.model import Model
-    from docnmt.search import Request, Searcher
+    from docnmt.decode.model import Model
+    from docnmt.decode.search import Request, Searcher
 
     w = demo["workdir"]
     models = {
@@ -374,7 +374,7 @@ def test_half_precision_decodes_every_strategy_like_fp32(demo, dtype):
     top hypotheses equal to the fp32 ones."""
     import math
 
-    from docnmt.search import Searcher
+    from docnmt.decode.search import Searcher
 
     class Recording(Searcher):
         scores: list[float] = []
@@ -410,7 +410,7 @@ def test_half_precision_decodes_every_strategy_like_fp32(demo, dtype):
 
 
 def test_decode_cli_dtype_and_device_in_the_sidecar(demo, tmp_path):
-    from docnmt import decode as decode_cli
+    from docnmt.decode import cli as decode_cli
 
     w = demo["workdir"]
     src, ids = demo["src"][:20], demo["ids"][:20]

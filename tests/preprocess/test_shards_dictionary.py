@@ -2,7 +2,7 @@
 
 import pytest
 
-from docnmt import dictionary, shards
+from docnmt.preprocess import dictionary, shards
 from docnmt.textio import InputError
 
 

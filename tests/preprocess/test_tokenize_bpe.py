@@ -8,7 +8,7 @@ import random
 import pytest
 
 from conftest import REAL_SAMPLES
-from docnmt import bpe, tokenize
+from docnmt.preprocess import bpe, tokenize
 
 REAL_TED = REAL_SAMPLES / "iwslt17-ted-test-en-de"
 
@@ -35,7 +35,7 @@ def test_detokenize_inverts_tokenize(lang):
 
 
 def reference_chain(lang):
-    """The chain docnmt.tokenize replaced: sacremoses normalization and tokenization."""
+    """The chain docnmt.preprocess.tokenize replaced: sacremoses normalization and tokenization."""
     from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
     normalizer, tokenizer = MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)
@@ -65,7 +65,7 @@ def real_ted(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def demo_text(tmp_path_factory):
-    from docnmt import demo
+    from docnmt.corpora import demo
 
     out = tmp_path_factory.mktemp("demo")
     demo.main(["--outdir", str(out), "--train-docs", "300", "--valid-docs", "1", "--test-docs", "1"])

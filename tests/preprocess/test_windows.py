@@ -2,8 +2,8 @@
 
 import pytest
 
-from docnmt import windows
-from docnmt.windows import make_windows, split, window_bounds
+from docnmt.preprocess import windows
+from docnmt.preprocess.windows import make_windows, split, window_bounds
 
 
 def test_one_window_per_sentence_and_first_sentences_get_shorter_windows():

@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from docnmt.contrastive import accuracy_table, build_inputs, decisions
+from docnmt.score.contrastive import accuracy_table, build_inputs, decisions
 
 
 def test_correct_only_when_strictly_better_than_every_contrastive():

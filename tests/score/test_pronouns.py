@@ -1,6 +1,6 @@
 """Pronoun gender and formality F1 as the paper's German BlonDe fork computes it: every rule, by hand-counted cases.
 
-The fork is christian3141/BlonDe@bdb4eeff; ``docnmt.pronouns`` names the rules. The ``DIFFERENCES`` cases each show
+The fork is christian3141/BlonDe@bdb4eeff; ``docnmt.score.pronouns`` names the rules. The ``DIFFERENCES`` cases each show
 one change from the rules this module had before (written from a description of the fork): the old number, which
 the replaced code gave, and the new one, the fork's.
 """
@@ -11,8 +11,8 @@ import math
 import pytest
 
 from conftest import REAL_SAMPLES
-from docnmt import pronouns
-from docnmt.pronouns import RULES, score, sentence_counts
+from docnmt.score import pronouns
+from docnmt.score.pronouns import RULES, score, sentence_counts
 from docnmt.textio import write_lines
 
 

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from conftest import REAL_SAMPLES, tool_env
-from docnmt import scoring
+from docnmt.score import scoring
 from docnmt.textio import write_lines
 
 REF = [
@@ -157,7 +157,7 @@ def test_a_selected_line_out_of_range_names_the_selection_file_and_line(tmp_path
     ("docids", "expected one document id per line of"),
 ])
 def test_perplexity_bad_input_names_the_file_before_any_model_is_loaded(tmp_path, capsys, case, expected):
-    from docnmt import perplexity
+    from docnmt.score import perplexity
 
     write_lines(tmp_path / "test.en", ["a", "b", "c"])
     write_lines(tmp_path / "test.docids", ["d1", "d1", "d2"] if case == "short" else ["d1", "d1"])

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import run_snakemake, tool_env
-from docnmt.corpus import read_docids
+from docnmt.corpora.corpus import read_docids
 from docnmt.textio import read_lines
 
 pytestmark = pytest.mark.workflow
@@ -43,10 +43,10 @@ def fairseq_reference_scores(workdir, level):
 
 
 def our_scores(workdir, level):
-    from docnmt.model import Model
-    from docnmt.perplexity import requests_and_targets
-    from docnmt.search import Searcher
-    from docnmt.strategies import Decoder
+    from docnmt.decode.model import Model
+    from docnmt.score.perplexity import requests_and_targets
+    from docnmt.decode.search import Searcher
+    from docnmt.decode.strategies import Decoder
 
     model = Model(workdir / f"results/demo/models/{level}/checkpoint_best.pt", workdir / f"data/demo/bin/{level}")
     searcher = Searcher(model)

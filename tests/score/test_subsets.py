@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, tool_env
-from docnmt import evalset, pronouns, tables
+from docnmt.score import evalset, pronouns, tables
 from docnmt.textio import write_lines
 from test_pronouns import T
 
@@ -93,7 +93,7 @@ def _dry_run_commands(tmp_path):
         [str(REPO / ".venv/bin/snakemake"), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path), "-n", "-p",
          "--forceall", "tables", "--config", "tasks=[demo]"],
         capture_output=True, text=True, env=tool_env(), check=True)
-    return [line.strip() for line in out.stdout.splitlines() if "docnmt.pronouns" in line]
+    return [line.strip() for line in out.stdout.splitlines() if "docnmt.score.pronouns" in line]
 
 
 def test_the_workflow_passes_the_demo_test_sets_subsets_to_pronoun_f1_only_there(tmp_path):

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from docnmt import pronouns, scoring, tables
+from docnmt.score import pronouns, scoring, tables
 from docnmt.textio import write_lines
 from test_pronouns import T
 
@@ -27,7 +27,7 @@ def sidecar(path, strategy, positions, seconds, **extra):
 
 
 def write_pronoun_file(path, systems, min_examples=1):
-    """A pronoun score file as docnmt.pronouns writes it (HanTa-like tagger, word-matched source)."""
+    """A pronoun score file as docnmt.score.pronouns writes it (HanTa-like tagger, word-matched source)."""
     _, setup = pronouns.setup_note(pronouns.RULES["blonde-de"], SimpleNamespace(name="HanTa test", paper=False),
                                    pronouns.WordMatcher())
     path.write_text(json.dumps({"rules": "blonde-de", "setup": setup, "min_examples": min_examples,
@@ -225,7 +225,7 @@ def test_a_malformed_score_file_names_the_file(manifest, tmp_path, capsys):
 
 
 def test_plots_are_written(manifest, tmp_path):
-    from docnmt import plots
+    from docnmt.score import plots
 
     for name in plots.PLOTS:
         out = tmp_path / f"{name}.png"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from docnmt import curves
+from docnmt.train import curves
 from docnmt.textio import InputError
 
 LOG = Path(__file__).parent / "data" / "fairseq_train_demo_document.log"

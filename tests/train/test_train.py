@@ -1,11 +1,11 @@
-"""docnmt.train without fairseq running: data checks, resume checks, the command, the GPU rules."""
+"""docnmt.train.cli without fairseq running: data checks, resume checks, the command, the GPU rules."""
 
 import json
 import os
 
 import pytest
 
-from docnmt import train
+from docnmt.train import cli as train
 from docnmt.textio import InputError
 
 
@@ -134,7 +134,7 @@ def test_fairseq_checkpoint_copies_are_atomic(tmp_path, monkeypatch):
     """fairseq copies checkpoint_last.pt with a plain copyfile; ours never exposes a partial file."""
     import shutil
 
-    from docnmt import fairseq_train
+    from docnmt.train import fairseq_train
     from fairseq.file_io import PathManager
 
     (tmp_path / "src.pt").write_bytes(b"complete checkpoint")

@@ -30,7 +30,7 @@ def test_both_demo_models_are_trained(trained_demo):
 
 
 def contrastive_accuracy(workdir: Path, level: str) -> float:
-    from docnmt import contrastive
+    from docnmt.score import contrastive
 
     out = workdir / f"acc_{level}.json"
     contrastive.main([
@@ -84,7 +84,7 @@ def test_killed_training_resumes_from_its_last_checkpoint(tmp_path):
     log = (tmp_path / "logs/demo/train/document.log").read_text()
     assert f"resuming from update {killed_at}" in log, log[-3000:]
     assert f"@ {killed_at} updates" in log, "fairseq must load the checkpoint at the update where it was killed"
-    from docnmt.curves import parse_line
+    from docnmt.train.curves import parse_line
 
     rerun = [row for row in map(parse_line, log.splitlines()) if row]
     assert rerun and rerun[0]["num_updates"] > killed_at, (

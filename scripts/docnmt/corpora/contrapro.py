@@ -34,7 +34,7 @@ Outputs in ``OUT`` (written atomically, all together or none)::
 
 CLI::
 
-    python -m docnmt.contrapro --json contrapro.json --src F --tgt F --docids F
+    python -m docnmt.corpora.contrapro --json contrapro.json --src F --tgt F --docids F
         --context 2 --out DIR --src-lang en --tgt-lang de [--strict]
 """
 
@@ -48,10 +48,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from . import SEP
+from .. import SEP
 from .corpus import Document, read_split
-from .parsers import normalize_os_docid
-from .textio import InputError, atomic_outputs, cli_errors
+from .opus import normalize_os_docid
+from ..textio import InputError, atomic_outputs, cli_errors
 
 #: Fields an example of contrapro.json must have (ContraPro's schema).
 REQUIRED_FIELDS = (
@@ -508,7 +508,7 @@ def summary(report: dict) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.contrapro", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.contrapro", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", required=True, type=Path, help="ContraPro's contrapro.json")
     parser.add_argument("--src", required=True, type=Path, help="source side of the documents (common format)")
     parser.add_argument("--tgt", required=True, type=Path, help="target side of the documents")

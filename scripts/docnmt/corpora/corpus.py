@@ -13,9 +13,13 @@ id appears in one contiguous block only. Raw text never contains the
 document-level separator token ``<sep>``; it is added only when windows are
 built from the BPE-encoded text.
 
-``python -m docnmt.corpus check --src F --tgt F --docids F --stats OUT.json``
+``python -m docnmt.corpora.corpus check --src F --tgt F --docids F --stats OUT.json``
 validates one split and writes its statistics (sentences, documents), which
 later steps (the data-statistics table) read.
+
+``python -m docnmt.corpora.corpus copy --input F --output F`` copies one file
+of a user's own corpus (already in this format) atomically: no partial file on
+a full disk.
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from . import SEP
-from .textio import InputError, atomic_write, cli_errors, count_lines, iter_lines, read_lines
+from .. import SEP
+from ..textio import InputError, atomic_concat, atomic_write, cli_errors, count_lines, iter_lines, read_lines
 
 
 @dataclass
@@ -119,7 +123,7 @@ def read_docids(path) -> list[str]:
 
 def write_split(documents: list[Document], src_path, tgt_path, docids_path) -> None:
     """Write documents in the common format (all three files, atomically)."""
-    from .textio import atomic_outputs
+    from ..textio import atomic_outputs
 
     with atomic_outputs([src_path, tgt_path, docids_path]) as (fs, ft, fd):
         for doc in documents:
@@ -136,14 +140,21 @@ def split_stats(documents: list[Document]) -> dict:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.corpus", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.corpus", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="validate one split and write its statistics as JSON")
     check.add_argument("--src", required=True, type=Path)
     check.add_argument("--tgt", required=True, type=Path)
     check.add_argument("--docids", required=True, type=Path)
     check.add_argument("--stats", required=True, type=Path, help="output JSON: sentences, documents")
+    copy = sub.add_parser("copy", help="copy one file of a prepared corpus atomically")
+    copy.add_argument("--input", required=True, type=Path)
+    copy.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
+    if args.command == "copy":
+        atomic_concat([args.input], args.output)
+        print(f"copied {args.input} -> {args.output}")
+        return 0
     stats = {"sentences": 0, "documents": 0}
     for doc in iter_split(args.src, args.tgt, args.docids):  # streamed: memory holds one document
         stats["sentences"] += len(doc)

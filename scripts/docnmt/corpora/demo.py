@@ -4,7 +4,7 @@ The demo trains tiny transformers on two CPU cores in minutes, so its data
 must be small *and* must contain phenomena that a sentence-level model cannot
 translate correctly while a document-level model can. This module generates
 seeded, deterministic documents of natural-looking raw (detokenized) text in
-the common document format (see :mod:`docnmt.corpus`), built from a small
+the common document format (see :mod:`docnmt.corpora.corpus`), built from a small
 vocabulary (a few hundred word types per language) and two phenomena:
 
 1. **Pronoun gender (it -> er / sie / es).** English ``it`` has one form; its
@@ -65,7 +65,7 @@ split (nor the documents already generated in that split).
 
 CLI::
 
-    python -m docnmt.demo --outdir DIR [--seed 1234] [--train-docs 1200]
+    python -m docnmt.corpora.demo --outdir DIR [--seed 1234] [--train-docs 1200]
         [--valid-docs 40] [--test-docs 100] [--min-sents 3] [--max-sents 8]
         [--contrapro-examples N]
 
@@ -86,11 +86,19 @@ import re
 import string
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .textio import atomic_outputs
+from ..textio import atomic_outputs
+from .demo_templates import (
+    CASE_WEIGHTS, CUE_TEMPLATES, DISTRACTORS, INTRO_TEMPLATES, PRONOUN_TEMPLATES, YOU_TEMPLATES, Document, PronounUse,
+    Sentence,
+)
+from .demo_vocabulary import (
+    AMBIGUOUS_NOUNS, AMBIGUOUS_SUBSET, ATTRIBUTIVE, CITIES, COLORS, CONTRASTS, DAYS, DEFINITE, EXCESSIVE,
+    FIRST_NAMES, GENDERS, GENDER_NAMES, HOURS, INDEFINITE, MIXED_ADJ, NOUNS, Noun, PERSONAL, POSSESSIVE_STEM,
+    PREDICATIVE, PRICES, REGISTERS, SURNAMES, TITLES, WEAK_ADJ, ein_ending,
+)
 
 DEFAULT_SEED = 1234
 DEFAULT_DOCS = {"train": 1200, "valid": 40, "test": 100}
@@ -109,432 +117,10 @@ P_SECOND_PRONOUN = 0.25  # a second pronoun sentence right after the first
 P_YOU_FILLER = 0.4  # in a register document, a filler is a "you" sentence
 P_AMBIGUOUS = 1 / 3  # a chain's antecedent is an ambiguous noun (two German translations)
 
-GENDERS = ("m", "f", "n")
-#: Gender names as used in ContraPro's ``ref ante head gender`` / ``replacement gender``.
-GENDER_NAMES = {"m": "Masc", "f": "Fem", "n": "Neut"}
-REGISTERS = ("informal", "formal")
-
-
-# --------------------------------------------------------------------------
-# Vocabulary
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Noun:
-    """A concrete noun as one document uses it: English singular, German singular and German gender.
-
-    ``ambiguous``: the English noun has a second common German translation of
-    another gender (:data:`AMBIGUOUS_NOUNS`); this is the one the reference chose.
-    """
-
-    en: str
-    de: str
-    gender: str  # "m", "f" or "n"
-    ambiguous: bool = False
-
-
-#: The unambiguous antecedent inventory: one German translation each (15
-#: masculine, 12 feminine, 14 neuter), none of which changes form in the
-#: nominative, accusative or dative singular.
-NOUNS: tuple[Noun, ...] = tuple(
-    Noun(en, de, g)
-    for g, pairs in (
-        ("m", [
-            ("table", "Tisch"), ("chair", "Stuhl"), ("cupboard", "Schrank"),
-            ("computer", "Computer"), ("suitcase", "Koffer"), ("key", "Schlüssel"),
-            ("carpet", "Teppich"), ("coat", "Mantel"), ("hat", "Hut"),
-            ("backpack", "Rucksack"), ("fridge", "Kühlschrank"), ("mirror", "Spiegel"),
-            ("umbrella", "Regenschirm"), ("printer", "Drucker"), ("sweater", "Pullover"),
-        ]),
-        ("f", [
-            ("lamp", "Lampe"), ("watch", "Uhr"),
-            ("jacket", "Jacke"), ("vase", "Vase"),
-            ("bottle", "Flasche"), ("blanket", "Decke"),
-            ("candle", "Kerze"), ("guitar", "Gitarre"), ("plant", "Pflanze"),
-            ("bowl", "Schüssel"), ("pan", "Pfanne"), ("keyboard", "Tastatur"),
-        ]),
-        ("n", [
-            ("book", "Buch"), ("bicycle", "Fahrrad"), ("phone", "Handy"),
-            ("bed", "Bett"), ("picture", "Bild"),
-            ("radio", "Radio"), ("knife", "Messer"), ("glass", "Glas"),
-            ("pillow", "Kissen"), ("shirt", "Hemd"), ("dress", "Kleid"),
-            ("towel", "Handtuch"), ("shelf", "Regal"), ("notebook", "Heft"),
-        ]),
-    )
-    for en, de in pairs
-)
-
-#: Ambiguous antecedents: English nouns with two common German translations of
-#: different gender (five per pair of genders), e.g. *car*: *der Wagen* / *das
-#: Auto*. A document's reference picks one of the two at random (a fair coin
-#: per chain); nothing in the source tells which, so a later *it* -> er/sie/es
-#: can follow the reference only by seeing the reference's earlier sentence.
-AMBIGUOUS_NOUNS: tuple[tuple[Noun, Noun], ...] = tuple(
-    (Noun(en, de1, g1, True), Noun(en, de2, g2, True))
-    for (g1, g2), triples in (
-        (("m", "f"), [
-            ("bag", "Beutel", "Tasche"), ("cup", "Becher", "Tasse"), ("camera", "Fotoapparat", "Kamera"),
-            ("tie", "Schlips", "Krawatte"), ("box", "Karton", "Kiste"),
-        ]),
-        (("m", "n"), [
-            ("car", "Wagen", "Auto"), ("television", "Fernseher", "Fernsehgerät"), ("laptop", "Laptop", "Notebook"),
-            ("bracelet", "Armreif", "Armband"), ("scarf", "Schal", "Halstuch"),
-        ]),
-        (("f", "n"), [
-            ("sofa", "Couch", "Sofa"), ("magazine", "Zeitschrift", "Magazin"), ("ticket", "Karte", "Ticket"),
-            ("rope", "Leine", "Seil"), ("lantern", "Laterne", "Windlicht"),
-        ]),
-    )
-    for en, de1, de2 in triples
-)
-
-#: Every German translation an antecedent can have (each ambiguous noun twice).
-ALL_TRANSLATIONS: tuple[Noun, ...] = NOUNS + tuple(t for pair in AMBIGUOUS_NOUNS for t in pair)
-
-#: The subset marker of a pronoun sentence whose antecedent is ambiguous (see ``{split}.subsets``).
-AMBIGUOUS_SUBSET = "ambiguous-antecedent"
-
-# German articles and pronouns by case and gender.
-DEFINITE = {
-    "nom": {"m": "der", "f": "die", "n": "das"},
-    "acc": {"m": "den", "f": "die", "n": "das"},
-    "dat": {"m": "dem", "f": "der", "n": "dem"},
-}
-INDEFINITE = {
-    "nom": {"m": "ein", "f": "eine", "n": "ein"},
-    "acc": {"m": "einen", "f": "eine", "n": "ein"},
-    "dat": {"m": "einem", "f": "einer", "n": "einem"},
-}
-#: Adjective endings after ein-words (ein, mein, sein, ihr): mixed declension.
-MIXED_ADJ = {
-    "nom": {"m": "er", "f": "e", "n": "es"},
-    "acc": {"m": "en", "f": "e", "n": "es"},
-    "dat": {"m": "en", "f": "en", "n": "en"},
-}
-#: Adjective endings after the definite article: weak declension.
-WEAK_ADJ = {
-    "nom": {"m": "e", "f": "e", "n": "e"},
-    "acc": {"m": "en", "f": "e", "n": "e"},
-    "dat": {"m": "en", "f": "en", "n": "en"},
-}
-#: Personal pronouns referring to a noun of each gender (3rd person singular).
-PERSONAL = {
-    "nom": {"m": "er", "f": "sie", "n": "es"},
-    "acc": {"m": "ihn", "f": "sie", "n": "es"},
-    "dat": {"m": "ihm", "f": "ihr", "n": "ihm"},
-}
-#: Possessive stem by the possessor's gender ("its" -> sein-/ihr-).
-POSSESSIVE_STEM = {"m": "sein", "f": "ihr", "n": "sein"}
-
-
-def _ein_ending(case: str, gender: str) -> str:
-    """The ending of an ein-word (ein, mein, sein, ihr): '', 'e', 'en', 'em' or 'er'."""
-    return INDEFINITE[case][gender][3:]
-
-
-#: Attributive adjectives for introductions: (English, German stem).
-ATTRIBUTIVE = (
-    ("new", "neu"), ("old", "alt"), ("small", "klein"), ("big", "groß"),
-    ("beautiful", "schön"), ("cheap", "billig"), ("red", "rot"), ("blue", "blau"),
-    ("black", "schwarz"), ("white", "weiß"), ("green", "grün"), ("modern", "modern"),
-)
-#: Predicative adjectives (uninflected in German) after "very".
-PREDICATIVE = (
-    ("expensive", "teuer"), ("cheap", "billig"), ("heavy", "schwer"), ("light", "leicht"),
-    ("practical", "praktisch"), ("beautiful", "schön"), ("old", "alt"),
-    ("useful", "nützlich"), ("dirty", "schmutzig"), ("small", "klein"), ("big", "groß"),
-    ("ugly", "hässlich"), ("modern", "modern"),
-)
-#: Predicative adjectives after "too".
-EXCESSIVE = (
-    ("expensive", "teuer"), ("heavy", "schwer"), ("old", "alt"), ("dirty", "schmutzig"),
-    ("small", "klein"), ("big", "groß"), ("modern", "modern"),
-)
-#: Adjective pairs for "X but Y" (a drawback and an advantage, or vice versa).
-CONTRASTS = (
-    (("old", "alt"), ("useful", "nützlich")), (("cheap", "billig"), ("practical", "praktisch")),
-    (("small", "klein"), ("practical", "praktisch")), (("heavy", "schwer"), ("beautiful", "schön")),
-    (("expensive", "teuer"), ("beautiful", "schön")), (("old", "alt"), ("beautiful", "schön")),
-    (("ugly", "hässlich"), ("useful", "nützlich")), (("light", "leicht"), ("expensive", "teuer")),
-    (("big", "groß"), ("cheap", "billig")), (("modern", "modern"), ("expensive", "teuer")),
-)
-COLORS = (("red", "rot"), ("blue", "blau"), ("black", "schwarz"), ("white", "weiß"),
-          ("green", "grün"), ("gray", "grau"))
-PRICES = ("10", "15", "20", "25", "30", "40", "50", "80", "100", "120")
-HOURS = (("six", "sechs"), ("seven", "sieben"), ("eight", "acht"), ("nine", "neun"),
-         ("ten", "zehn"), ("eleven", "elf"))
-DAYS = (("Monday", "Montag"), ("Tuesday", "Dienstag"), ("Wednesday", "Mittwoch"),
-        ("Thursday", "Donnerstag"), ("Friday", "Freitag"), ("Saturday", "Samstag"),
-        ("Sunday", "Sonntag"))
-CITIES = (("Berlin", "Berlin"), ("Hamburg", "Hamburg"), ("Munich", "München"),
-          ("Vienna", "Wien"), ("Cologne", "Köln"), ("Zurich", "Zürich"), ("Frankfurt", "Frankfurt"))
-#: First names (used in informal cues and anywhere else) with their gender.
-FIRST_NAMES = (("Tom", "m"), ("Peter", "m"), ("Paul", "m"), ("Max", "m"), ("Jonas", "m"),
-               ("Felix", "m"), ("Anna", "f"), ("Maria", "f"), ("Lisa", "f"), ("Julia", "f"),
-               ("Sarah", "f"), ("Laura", "f"))
-#: Surnames (used only in formal cues, with a title).
-SURNAMES = ("Weber", "Schmidt", "Becker", "Fischer", "Wagner", "Hoffmann", "Schulz",
-            "Keller", "Richter", "Neumann")
-#: English title -> (German title, gender).
-TITLES = (("Mr.", "Herr", "m"), ("Mrs.", "Frau", "f"), ("Ms.", "Frau", "f"))
-
-
-# --------------------------------------------------------------------------
-# Templates
-# --------------------------------------------------------------------------
-# Slots: {np} the introduced noun phrase; {P} (German only) the pronoun;
-# {name}/{name2} first names, {his} his/her of {name} with German {sein}
-# (sein/ihr stem); {adj} after "very", {too} after "too", {but1}/{but2} a
-# contrasting pair of predicative adjectives; {price}, {color},
-# {time}, {day}, {city}; in cues {F} a first name with {dear} Lieber/Liebe,
-# {T} a title + surname with {dear} Sehr geehrter/Sehr geehrte.
-
-
-@dataclass(frozen=True)
-class IntroTemplate:
-    """A sentence introducing the antecedent noun phrase ``{np}``."""
-
-    en: str
-    de: str
-    det: str  # "indef", "def", "his", "her" (fixed possessor) or "name" (possessor {name})
-    case: str  # German case of {np}
-
-
-@dataclass(frozen=True)
-class PronounTemplate:
-    """A sentence referring to the antecedent only by ``it``/``its`` (German ``{P}``)."""
-
-    en: str
-    de: str
-    case: str  # "nom", "acc", "dat" or "poss"
-    gap_safe: bool  # offers no other singular antecedent (may precede a 2nd pronoun)
-    possessed: tuple[str, str] | None = None  # for "poss": (case, gender) of the possessed noun
-
-
-@dataclass(frozen=True)
-class YouTemplate:
-    """A sentence with English ``you``; German informal and formal versions; no cue."""
-
-    en: str
-    informal: str
-    formal: str
-    gap_safe: bool
-
-
-@dataclass(frozen=True)
-class Distractor:
-    """A sentence without ``it``, ``you`` or an inventory noun."""
-
-    en: str
-    de: str
-    gap_safe: bool
-
-
-@dataclass(frozen=True)
-class CueTemplate:
-    """A greeting that sets the document's register."""
-
-    en: str
-    de: str
-    register: str
-    weight: float = 1.0
-
-
-INTRO_TEMPLATES: tuple[IntroTemplate, ...] = (
-    IntroTemplate("I bought {np} yesterday.", "Ich habe gestern {np} gekauft.", "indef", "acc"),
-    IntroTemplate("My sister gave me {np} for my birthday.",
-                  "Meine Schwester hat mir {np} zum Geburtstag geschenkt.", "indef", "acc"),
-    IntroTemplate("We have {np} in the kitchen.", "Wir haben {np} in der Küche.", "indef", "acc"),
-    IntroTemplate("{name} found {np} in the attic.", "{name} hat {np} auf dem Dachboden gefunden.", "indef", "acc"),
-    IntroTemplate("{np} in the hall belongs to my brother.", "{np} im Flur gehört meinem Bruder.", "def", "nom"),
-    IntroTemplate("Yesterday I saw {np} in a shop.", "Gestern habe ich in einem Laden {np} gesehen.", "indef", "acc"),
-    IntroTemplate("My neighbor is selling {np}.", "Mein Nachbar verkauft {np}.", "his", "acc"),
-    IntroTemplate("{name} forgot {np} at the station.", "{name} hat {np} am Bahnhof vergessen.", "name", "acc"),
-    IntroTemplate("We ordered {np} online.", "Wir haben online {np} bestellt.", "indef", "acc"),
-    IntroTemplate("I am looking for {np} for my room.", "Ich suche {np} für mein Zimmer.", "indef", "acc"),
-    IntroTemplate("{name} showed me {np}.", "{name} hat mir {np} gezeigt.", "name", "acc"),
-    IntroTemplate("{np} arrived this morning.", "{np} ist heute Morgen angekommen.", "def", "nom"),
-    IntroTemplate("My mother is very happy with {np}.", "Meine Mutter ist sehr zufrieden mit {np}.", "her", "dat"),
-    IntroTemplate("I got {np} from my grandmother.", "Ich habe {np} von meiner Großmutter bekommen.", "indef", "acc"),
-    IntroTemplate("My father repaired {np} today.", "Mein Vater hat heute {np} repariert.", "def", "acc"),
-    IntroTemplate("We talked about {np} for a long time.", "Wir haben lange über {np} gesprochen.", "def", "acc"),
-)
-
-PRONOUN_TEMPLATES: tuple[PronounTemplate, ...] = (
-    # nominative: er / sie / es
-    PronounTemplate("It was very {adj}.", "{P} war sehr {adj}.", "nom", True),
-    PronounTemplate("It is {but1} but {but2}.", "{P} ist {but1}, aber {but2}.", "nom", True),
-    PronounTemplate("Unfortunately, it is already broken.", "Leider ist {P} schon kaputt.", "nom", True),
-    PronounTemplate("It fits perfectly in our living room.", "{P} passt perfekt in unser Wohnzimmer.", "nom", False),
-    PronounTemplate("I think it is too {too}.", "Ich glaube, {P} ist zu {too}.", "nom", True),
-    PronounTemplate("It cost {price} euros.", "{P} hat {price} Euro gekostet.", "nom", True),
-    PronounTemplate("Now it is in the living room.", "Jetzt ist {P} im Wohnzimmer.", "nom", False),
-    PronounTemplate("Maybe it was a gift from {name}.", "Vielleicht war {P} ein Geschenk von {name}.", "nom", False),
-    # accusative: ihn / sie / es
-    PronounTemplate("I really like it.", "Ich mag {P} wirklich.", "acc", True),
-    PronounTemplate("{name} wants to borrow it tomorrow.", "{name} möchte {P} morgen ausleihen.", "acc", True),
-    PronounTemplate("We will bring it back next week.", "Wir bringen {P} nächste Woche zurück.", "acc", True),
-    PronounTemplate("{name} cleaned it carefully.", "{name} hat {P} sorgfältig geputzt.", "acc", True),
-    PronounTemplate("Can we repair it?", "Können wir {P} reparieren?", "acc", True),
-    PronounTemplate("I have to sell it again.", "Ich muss {P} wieder verkaufen.", "acc", True),
-    PronounTemplate("I cannot live without it anymore.", "Ich kann nicht mehr ohne {P} leben.", "acc", True),
-    PronounTemplate("I bought it for {price} euros.", "Ich habe {P} für {price} Euro gekauft.", "acc", True),
-    PronounTemplate("{name} found it very {adj}.", "{name} fand {P} sehr {adj}.", "acc", True),
-    # dative: ihm / ihr / ihm
-    PronounTemplate("Water does not harm it.", "Wasser schadet {P} nicht.", "dat", True),
-    PronounTemplate("Something is missing from it.", "{P} fehlt etwas.", "dat", True),
-    PronounTemplate("We gave it a new place by the door.",
-                    "Wir haben {P} einen neuen Platz neben der Tür gegeben.", "dat", False),
-    # possessive its: sein- / ihr- + ending of the possessed noun
-    PronounTemplate("Its color is {color}.", "{P} Farbe ist {color}.", "poss", False, ("nom", "f")),
-    PronounTemplate("Its price was too high.", "{P} Preis war zu hoch.", "poss", False, ("nom", "m")),
-    PronounTemplate("I do not like its shape.", "Ich mag {P} Form nicht.", "poss", False, ("acc", "f")),
-)
-#: Relative frequency of the pronoun cases (dative and possessive sparingly).
-CASE_WEIGHTS = {"nom": 0.45, "acc": 0.4, "dat": 0.08, "poss": 0.07}
-
-YOU_TEMPLATES: tuple[YouTemplate, ...] = (
-    YouTemplate("Do you need help?", "Brauchst du Hilfe?", "Brauchen Sie Hilfe?", True),
-    YouTemplate("Can you call me tomorrow?", "Kannst du mich morgen anrufen?", "Können Sie mich morgen anrufen?", True),
-    YouTemplate("I will send you the documents tonight.", "Ich schicke dir heute Abend die Unterlagen.",
-                "Ich schicke Ihnen heute Abend die Unterlagen.", True),
-    YouTemplate("Many thanks for your help.", "Vielen Dank für deine Hilfe.", "Vielen Dank für Ihre Hilfe.", True),
-    YouTemplate("Where do you live now?", "Wo wohnst du jetzt?", "Wo wohnen Sie jetzt?", True),
-    YouTemplate("Did you get my message?", "Hast du meine Nachricht bekommen?",
-                "Haben Sie meine Nachricht bekommen?", False),
-    YouTemplate("I saw your brother in {city}.", "Ich habe deinen Bruder in {city} gesehen.",
-                "Ich habe Ihren Bruder in {city} gesehen.", False),
-    YouTemplate("Your train leaves at {time}.", "Dein Zug fährt um {time} ab.", "Ihr Zug fährt um {time} ab.", False),
-    YouTemplate("Are you coming to the meeting on {day}?", "Kommst du am {day} zum Treffen?",
-                "Kommen Sie am {day} zum Treffen?", False),
-    YouTemplate("I am happy to see you.", "Ich freue mich, dich zu sehen.", "Ich freue mich, Sie zu sehen.", True),
-    YouTemplate("Please give my regards to your family.", "Bitte grüß deine Familie von mir.",
-                "Bitte grüßen Sie Ihre Familie von mir.", False),
-    YouTemplate("What do you think?", "Was denkst du?", "Was denken Sie?", True),
-    YouTemplate("I can help you with the move.", "Ich kann dir beim Umzug helfen.",
-                "Ich kann Ihnen beim Umzug helfen.", False),
-    YouTemplate("Have you already eaten?", "Hast du schon gegessen?", "Haben Sie schon gegessen?", True),
-    YouTemplate("Please wait for me in your office.", "Bitte warte in deinem Büro auf mich.",
-                "Bitte warten Sie in Ihrem Büro auf mich.", False),
-    YouTemplate("You look tired today.", "Du siehst heute müde aus.", "Sie sehen heute müde aus.", True),
-    YouTemplate("I will visit you next week.", "Ich besuche dich nächste Woche.",
-                "Ich besuche Sie nächste Woche.", True),
-    YouTemplate("Is your daughter still in {city}?", "Ist deine Tochter noch in {city}?",
-                "Ist Ihre Tochter noch in {city}?", False),
-    YouTemplate("Can I ask you something?", "Kann ich dich etwas fragen?", "Kann ich Sie etwas fragen?", True),
-    YouTemplate("Your idea is very good.", "Deine Idee ist sehr gut.", "Ihre Idee ist sehr gut.", False),
-)
-
-DISTRACTORS: tuple[Distractor, ...] = (
-    Distractor("The weather was nice yesterday.", "Das Wetter war gestern schön.", False),
-    Distractor("The sun was shining all day.", "Die Sonne hat den ganzen Tag geschienen.", False),
-    Distractor("{name} is visiting {his} parents this weekend.",
-               "{name} besucht an diesem Wochenende {sein}e Eltern.", True),
-    Distractor("We met at {time} in the café.", "Wir haben uns um {time} im Café getroffen.", False),
-    Distractor("My brother works in {city}.", "Mein Bruder arbeitet in {city}.", False),
-    Distractor("The train was late again.", "Der Zug hatte wieder Verspätung.", False),
-    Distractor("{name} and {name2} went to the cinema.", "{name} und {name2} sind ins Kino gegangen.", False),
-    Distractor("The days are getting shorter.", "Die Tage werden kürzer.", True),
-    Distractor("I was at home all evening.", "Ich war den ganzen Abend zu Hause.", False),
-    Distractor("The shop closes at {time}.", "Der Laden schließt um {time}.", False),
-    Distractor("My parents live in {city}.", "Meine Eltern wohnen in {city}.", False),
-    Distractor("{name} has a new job.", "{name} hat eine neue Stelle.", False),
-    Distractor("We are going to the sea in summer.", "Im Sommer fahren wir ans Meer.", False),
-    Distractor("The children are playing in the garden.", "Die Kinder spielen im Garten.", False),
-    Distractor("{name} called me on {day}.", "{name} hat mich am {day} angerufen.", True),
-    Distractor("Last winter we had a lot of snow.", "Letzten Winter hatten wir viel Schnee.", False),
-    Distractor("The bus was full this morning.", "Der Bus war heute Morgen voll.", False),
-    Distractor("I slept badly last night.", "Ich habe letzte Nacht schlecht geschlafen.", True),
-    Distractor("{name} is cooking dinner tonight.", "{name} kocht heute Abend das Abendessen.", False),
-    Distractor("The meeting starts at {time}.", "Das Treffen beginnt um {time}.", False),
-    Distractor("My parents were very happy.", "Meine Eltern waren sehr glücklich.", True),
-    Distractor("{name} and {name2} laughed a lot.", "{name} und {name2} haben viel gelacht.", True),
-    Distractor("My brother was surprised.", "Mein Bruder war überrascht.", True),
-)
-
-CUE_TEMPLATES: tuple[CueTemplate, ...] = (
-    # informal: a first name
-    CueTemplate("Hi {F}!", "Hallo {F}!", "informal"),
-    CueTemplate("Hello {F}!", "Hallo {F}!", "informal"),
-    CueTemplate("Dear {F}, many thanks for the letter.", "{dear} {F}, vielen Dank für den Brief.", "informal"),
-    CueTemplate("Hey {F}, long time no see!", "Hey {F}, lange nicht gesehen!", "informal"),
-    CueTemplate("Good morning, {F}!", "Guten Morgen, {F}!", "informal"),
-    CueTemplate("Thanks for the photos, {F}!", "Danke für die Fotos, {F}!", "informal"),
-    CueTemplate("Hi {F}, how are you?", "Hallo {F}, wie geht es dir?", "informal", 0.3),
-    # formal: a title and a surname
-    CueTemplate("Good morning, {T}.", "Guten Morgen, {T}.", "formal"),
-    CueTemplate("Hello {T}!", "Hallo {T}!", "formal"),
-    CueTemplate("Dear {T}, many thanks for the letter.", "{dear} {T}, vielen Dank für den Brief.", "formal"),
-    CueTemplate("Good afternoon, {T}.", "Guten Tag, {T}.", "formal"),
-    CueTemplate("Hello {T}, welcome to our office.", "Hallo {T}, willkommen in unserem Büro.", "formal"),
-    CueTemplate("Excuse me, {T}.", "Entschuldigung, {T}.", "formal"),
-    CueTemplate("Good morning, {T}, how are you?", "Guten Morgen, {T}, wie geht es Ihnen?", "formal", 0.3),
-)
-
 
 # --------------------------------------------------------------------------
 # Documents
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PronounUse:
-    """The anaphoric ``it``/``its`` of a pronoun sentence and its antecedent."""
-
-    case: str  # "nom", "acc", "dat" or "poss"
-    noun: Noun
-    ante_distance: int  # sentences back to the introduction (1 or 2)
-    src_pronoun: str  # "it" or "its"
-    de_forms: tuple[tuple[str, str], ...]  # (gender, form as it would appear in the sentence)
-    de_prefix: str  # German sentence before the pronoun
-    de_suffix: str  # German sentence after the pronoun
-    src_ante_phrase: str
-    ref_ante_phrase: str
-
-    @property
-    def ref_pronoun(self) -> str:
-        """The German pronoun as it appears in the sentence."""
-        return dict(self.de_forms)[self.noun.gender]
-
-    def variant(self, gender: str) -> str:
-        """The German sentence with the pronoun of ``gender``."""
-        return self.de_prefix + dict(self.de_forms)[gender] + self.de_suffix
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """One aligned sentence pair and what the generator put into it."""
-
-    en: str
-    de: str
-    kind: str  # "cue", "you", "intro", "pronoun" or "distractor"
-    pronoun: PronounUse | None = None
-
-    @property
-    def subsets(self) -> tuple[str, ...]:
-        """The evaluation subsets the sentence belongs to (written to ``{split}.subsets``)."""
-        return (AMBIGUOUS_SUBSET,) if self.pronoun is not None and self.pronoun.noun.ambiguous else ()
-
-
-@dataclass
-class Document:
-    """A generated document; ``src``/``tgt``/``docid`` as in :class:`docnmt.corpus.Document`."""
-
-    docid: str
-    register: str | None  # "informal", "formal", or None (no "you" in the document)
-    sentences: list[Sentence] = field(default_factory=list)
-
-    @property
-    def src(self) -> list[str]:
-        return [s.en for s in self.sentences]
-
-    @property
-    def tgt(self) -> list[str]:
-        return [s.de for s in self.sentences]
-
-    def __len__(self) -> int:
-        return len(self.sentences)
 
 
 def _derived_seed(*parts) -> int:
@@ -613,7 +199,7 @@ def _noun_phrase(rng: random.Random, noun: Noun, det: str, case: str, possessor:
     else:  # a possessive: his / her
         assert possessor in GENDERS
         art_en = "his" if possessor == "m" else "her"
-        art_de = POSSESSIVE_STEM[possessor] + _ein_ending(case, g)
+        art_de = POSSESSIVE_STEM[possessor] + ein_ending(case, g)
         ending = MIXED_ADJ[case][g]
     en = " ".join(w for w in (art_en, adj_en, noun.en) if w)
     de = " ".join(w for w in (art_de, adj_de + ending if adj_de else "", noun.de) if w)
@@ -664,7 +250,7 @@ def _pronoun_sentence(rng: random.Random, noun: Noun, distance: int, src_ante: s
     prefix, suffix = template.de.format(**values_de).split(_PRONOUN_MARK)
     if template.case == "poss":
         p_case, p_gender = template.possessed
-        forms = {g: POSSESSIVE_STEM[g] + _ein_ending(p_case, p_gender) for g in GENDERS}
+        forms = {g: POSSESSIVE_STEM[g] + ein_ending(p_case, p_gender) for g in GENDERS}
     else:
         forms = dict(PERSONAL[template.case])
     if not prefix:
@@ -941,7 +527,7 @@ def write_corpus(outdir: os.PathLike | str, docs_by_split: Mapping[str, Sequence
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m docnmt.demo",
+        prog="python -m docnmt.corpora.demo",
         description="Generate the synthetic En-De demo corpus (pronoun gender and du/Sie depend on context).",
     )
     parser.add_argument("--outdir", required=True, type=Path, help="output folder")

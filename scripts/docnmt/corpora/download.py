@@ -23,9 +23,9 @@ at once.
 
 CLI::
 
-    python -m docnmt.download fetch --url URL --output FILE [--sha256 X | --md5 X] [--lock LOCK.json]
+    python -m docnmt.corpora.download fetch --url URL --output FILE [--sha256 X | --md5 X] [--lock LOCK.json]
                                     [--mirror M] [--retries N] [--backoff S] [--timeout S]
-    python -m docnmt.download extract --archive FILE --dest DIR [--members PATTERN ...]
+    python -m docnmt.corpora.download extract --archive FILE --dest DIR [--members PATTERN ...]
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import Iterator, Sequence
 
-from .textio import InputError, atomic_write, cli_errors
+from ..textio import InputError, atomic_write, cli_errors
 
 try:  # POSIX: serialise concurrent updates of one lock file (Snakemake runs downloads in parallel)
     import fcntl
@@ -464,7 +464,7 @@ def extract(archive: os.PathLike | str, dest: os.PathLike | str, members: Sequen
 # --------------------------------------------------------------------------------------------
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.download", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.download", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     get = commands.add_parser("fetch", help="download one file, verified")

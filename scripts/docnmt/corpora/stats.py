@@ -1,8 +1,8 @@
 """The data-statistics table (Table 5 of the paper): sentences and documents per split.
 
 Each input is ``TASK:SPLIT:STATS_JSON``, where STATS_JSON is what
-``python -m docnmt.corpus check`` writes (``{"sentences": N, "documents": M}``)
-or, for ContraPro, the report of ``python -m docnmt.contrapro``
+``python -m docnmt.corpora.corpus check`` writes (``{"sentences": N, "documents": M}``)
+or, for ContraPro, the report of ``python -m docnmt.corpora.contrapro``
 (``contrapro.report.json``), whose ``kept`` examples count as sentences and
 as documents (each example is its own document, as the paper counts 12k/12k).
 
@@ -13,7 +13,7 @@ exact count beside it (``330k (330,000)``); the CSV holds exact integers.
 
 CLI::
 
-    python -m docnmt.stats --input NEWS:train:data/news/corpus/train.stats.json ...
+    python -m docnmt.corpora.stats --input NEWS:train:data/news/corpus/train.stats.json ...
         --markdown results/stats.md --csv results/stats.csv
 """
 
@@ -30,7 +30,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Sequence
 
-from .textio import InputError, atomic_outputs, cli_errors
+from ..textio import InputError, atomic_outputs, cli_errors
 
 #: Split names in table order, with the label the table shows.
 SPLIT_ORDER = ("train", "valid", "test", "contrapro")
@@ -93,7 +93,7 @@ def read_stats(path: os.PathLike | str) -> tuple[int, int]:
         return kept, kept
     for key in ("sentences", "documents"):
         if key not in data:
-            raise InputError(path, f"expected a field {key!r} (the output of 'python -m docnmt.corpus check'), found "
+            raise InputError(path, f"expected a field {key!r} (the output of 'python -m docnmt.corpora.corpus check'), found "
                                    f"fields {sorted(data)}")
         _check_count(path, key, data[key])
     return data["sentences"], data["documents"]
@@ -176,7 +176,7 @@ def to_csv(rows: Sequence[Row]) -> str:
 
 def to_latex(rows: Sequence[Row]) -> str:
     """The table as LaTeX (booktabs), in the paper's style of counts."""
-    from .tables import Table
+    from ..tablefmt import Table
 
     body, previous = [], None
     for row in rows:
@@ -188,7 +188,7 @@ def to_latex(rows: Sequence[Row]) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.stats", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.stats", description=__doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, nargs="+", metavar="TASK:SPLIT:STATS_JSON",
                         help="a split's stats JSON (corpus check) or a ContraPro report JSON")
     parser.add_argument("--markdown", required=True, type=Path, help="output Markdown table")

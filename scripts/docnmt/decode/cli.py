@@ -17,7 +17,7 @@ Inputs are BPE-level files of the common format (one sentence per line, a
 
 CLI::
 
-    python -m docnmt.decode --strategy doc-trans --model doc.pt --data bin/document \
+    python -m docnmt.decode.cli --strategy doc-trans --model doc.pt --data bin/document \
         --src test.bpe.en --docids test.docids [--ref test.bpe.de] [--first-pass sl.bpe.de] \
         [--doc-trans-mode parallel --max-rounds R] --beam 12 --k 3 --h 12 \
         --tgt-lang de --output-bpe hyp.bpe --output hyp.txt --sidecar hyp.json
@@ -31,12 +31,12 @@ import platform
 import time
 from pathlib import Path
 
-from . import __version__
-from .bpe import remove_bpe
-from .corpus import read_docids
+from .. import __version__
+from ..preprocess.bpe import remove_bpe
+from ..corpora.corpus import read_docids
 from .model import DTYPES
 from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document
-from .textio import InputError, atomic_outputs, cli_errors, read_lines
+from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 
 
 def group(src: list[str], docids: list[str], ref=None, first_pass=None) -> list[Document]:
@@ -72,7 +72,7 @@ def _positive(text: str) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.decode", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.decode.cli", description=__doc__.split("\n\n")[0])
     parser.add_argument("--strategy", required=True, choices=list(REGISTRY))
     parser.add_argument("--model", required=True, type=Path, help="the document-level model (sentence-level for sentence-level)")
     parser.add_argument("--data", required=True, type=Path, help="its binarized data folder (dictionary)")
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
 
     from .model import Model
     from .search import Searcher
-    from .tokenize import detokenize
+    from ..preprocess.tokenize import detokenize
 
     src = read_lines(args.src)
     docids = read_docids(args.docids)

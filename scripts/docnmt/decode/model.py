@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from . import SEP
-from .textio import InputError
+from .. import SEP
+from ..textio import InputError
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 

@@ -24,7 +24,7 @@ decoded with. When no request changes, every sentence has been decoded with
 the context the sequential run gives it: sentence 1 is final after round 1,
 sentence i after round i at the latest, so at most max(M) rounds are needed.
 The result equals sequential doc-trans as far as one search gives the same
-hypothesis for the same request in another batch (see :mod:`docnmt.search`,
+hypothesis for the same request in another batch (see :mod:`docnmt.decode.search`,
 "Batches"). ``max_rounds`` stops the iteration earlier; the sentences from
 the first stale context of each document on are then counted as
 ``unconverged`` (their output may differ from the sequential one).
@@ -35,7 +35,7 @@ the iterations for parallel doc-trans.
 
 Target context is *forced*: it is the decoder prefix ``E_{i-k+1} <sep> ...
 E_{i-1} <sep>``, computed once per sentence in one teacher-forced pass and
-expanded to the beams (:mod:`docnmt.search`); it never appears in the output.
+expanded to the beams (:mod:`docnmt.decode.search`); it never appears in the output.
 
 ``<sep>`` mismatches. A window's hypothesis should have one segment per
 source sentence. Where it has another number:
@@ -64,8 +64,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from . import SEP
-from .windows import join, split
+from .. import SEP
+from ..preprocess.windows import join, split
 
 
 @dataclass
@@ -151,7 +151,7 @@ class Decoder:
               drop_newest: bool = False) -> tuple[object, bool]:
         """:meth:`request` without accounting: the request and whether its context was truncated."""
         from .search import Request
-        from .textio import InputError
+        from ..textio import InputError
 
         source_sents, prefix_sents = list(source_sents), list(prefix_sents)
         limit = self.searcher.model.max_positions

@@ -8,7 +8,7 @@ counts, and only then moves the folder into place.
 
 CLI::
 
-    python -m docnmt.binarize --src en --tgt de --trainpref P --validpref P --testpref P \
+    python -m docnmt.preprocess.binarize --src en --tgt de --trainpref P --validpref P --testpref P \
         --dict dict.txt --destdir DIR [--workers N]
 """
 
@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .textio import DiskFullError, InputError, atomic_write, cli_errors
+from ..textio import DiskFullError, InputError, atomic_write, cli_errors
 
 SPLITS = ("train", "valid", "test")
 #: How a full disk shows in fairseq-preprocess's output (OSError messages of errno ENOSPC/EDQUOT).
@@ -109,7 +109,7 @@ def binarize(src: str, tgt: str, prefixes: dict[str, Path], dictionary: Path, de
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.binarize", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.binarize", description=__doc__.split("\n\n")[0])
     parser.add_argument("--src", required=True)
     parser.add_argument("--tgt", required=True)
     for split in SPLITS:

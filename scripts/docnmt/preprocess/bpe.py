@@ -5,8 +5,8 @@ subword-nmt as a glossary, so windowed text can be encoded too.
 
 CLI::
 
-    python -m docnmt.bpe learn --merges 15000 --input train.tok.en train.tok.de --codes codes
-    python -m docnmt.bpe apply --codes codes --input x.tok --output x.bpe
+    python -m docnmt.preprocess.bpe learn --merges 15000 --input train.tok.en train.tok.de --codes codes
+    python -m docnmt.preprocess.bpe apply --codes codes --input x.tok --output x.bpe
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import itertools
 from contextlib import ExitStack
 from pathlib import Path
 
-from . import SEP
-from .textio import InputError, atomic_write, cli_errors, count_lines
+from .. import SEP
+from ..textio import InputError, atomic_write, cli_errors, count_lines
 
 #: Tokens that BPE must leave whole.
 GLOSSARIES = [SEP]
@@ -149,7 +149,7 @@ def remove_bpe(line: str) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.bpe", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.bpe", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_learn = sub.add_parser("learn", help="learn joint BPE codes")
     p_learn.add_argument("--merges", type=int, required=True, help="number of merge operations")

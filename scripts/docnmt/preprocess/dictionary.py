@@ -9,7 +9,7 @@ special symbols (``<s> <pad> </s> <unk>``) itself when loading.
 
 CLI::
 
-    python -m docnmt.dictionary --input train.bpe.en train.bpe.de --output dict.txt
+    python -m docnmt.preprocess.dictionary --input train.bpe.en train.bpe.de --output dict.txt
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from . import SEP
-from .textio import InputError, atomic_write, cli_errors
+from .. import SEP
+from ..textio import InputError, atomic_write, cli_errors
 
 #: Symbols fairseq's Dictionary defines itself; they must not appear as data tokens.
 FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
@@ -53,7 +53,7 @@ def build(paths: list[Path]) -> list[tuple[str, int]]:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.dictionary", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.dictionary", description=__doc__.split("\n\n")[0])
     parser.add_argument("--input", nargs="+", required=True, type=Path, help="BPE training text, all languages")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)

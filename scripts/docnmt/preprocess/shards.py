@@ -7,17 +7,16 @@ gathering them in order restores the input byte for byte.
 
 CLI::
 
-    python -m docnmt.shards split  --input F --outputs F.1 F.2 ...
-    python -m docnmt.shards gather --inputs F.1 F.2 ... --output F
+    python -m docnmt.preprocess.shards split  --input F --outputs F.1 F.2 ...
+    python -m docnmt.preprocess.shards gather --inputs F.1 F.2 ... --output F
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 from pathlib import Path
 
-from .textio import InputError, atomic_outputs, atomic_write, cli_errors
+from ..textio import InputError, atomic_concat, atomic_outputs, cli_errors
 
 
 def shard_sizes(total: int, n: int) -> list[int]:
@@ -41,17 +40,12 @@ def split(inp: Path, outputs: list[Path]) -> list[int]:
 
 
 def gather(inputs: list[Path], out: Path) -> None:
-    with atomic_write(out, mode="wb", encoding=None) as dst:
-        for path in inputs:
-            if not path.exists():
-                raise InputError(path, "shard not found")
-            with open(path, "rb") as src:
-                shutil.copyfileobj(src, dst)
+    atomic_concat(inputs, out, missing="shard not found")
 
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.shards", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.shards", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_split = sub.add_parser("split")
     p_split.add_argument("--input", required=True, type=Path)

@@ -22,8 +22,8 @@ Speed (OpenSubtitles has 45M lines to tokenize) without giving up exactness:
 
 CLI::
 
-    python -m docnmt.tokenize tok   --lang en --input raw.txt --output tok.txt
-    python -m docnmt.tokenize detok --lang de --input hyp.tok --output hyp.txt
+    python -m docnmt.preprocess.tokenize tok   --lang en --input raw.txt --output tok.txt
+    python -m docnmt.preprocess.tokenize detok --lang de --input hyp.tok --output hyp.txt
 
 Both work line by line; the line count is preserved (checked).
 """
@@ -35,7 +35,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from .textio import InputError, atomic_write, cli_errors
+from ..textio import InputError, atomic_write, cli_errors
 
 #: Substrings without which a sacremoses normalization pattern cannot change a
 #: line (keyed by the pattern). Patterns without regex syntax are their own
@@ -78,7 +78,7 @@ def _normalizer(lang: str):
     reference = MosesPunctNormalizer(lang=lang)
     if reference.pre_replace_unicode_punct or reference.post_remove_control_chars:
         raise RuntimeError("sacremoses' default normalizer changed: it now replaces unicode punctuation or control "
-                           "characters, which docnmt.tokenize.normalize does not reproduce")
+                           "characters, which docnmt.preprocess.tokenize.normalize does not reproduce")
     return [(_trigger(p), re.compile(p), r) for p, r in reference.substitutions]
 
 
@@ -207,7 +207,7 @@ def _process(func, lang: str, inp: Path, out: Path) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.tokenize", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.tokenize", description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", choices=["tok", "detok"], help="tokenize (with normalization) or detokenize")
     parser.add_argument("--lang", required=True, help="language code for the Moses rules, e.g. en, de, it")
     parser.add_argument("--input", required=True, type=Path)

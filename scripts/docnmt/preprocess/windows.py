@@ -9,7 +9,7 @@ window per sentence, so the window file is line-aligned with the sentence file.
 
 CLI::
 
-    python -m docnmt.windows --k 3 --docids train.docids --input train.bpe.en --output train.doc.en
+    python -m docnmt.preprocess.windows --k 3 --docids train.docids --input train.bpe.en --output train.doc.en
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import collections
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from . import SEP
-from .textio import InputError, atomic_write, cli_errors, count_lines, iter_lines
+from .. import SEP
+from ..textio import InputError, atomic_write, cli_errors, count_lines, iter_lines
 
 JOIN = f" {SEP} "
 
@@ -60,7 +60,7 @@ def make_windows(sentences: Sequence[str], docids: Sequence[str], k: int) -> lis
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.windows", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.windows", description=__doc__.split("\n\n")[0])
     parser.add_argument("--k", type=int, required=True, help="window size in sentences (the paper: 3)")
     parser.add_argument("--docids", required=True, type=Path)
     parser.add_argument("--input", required=True, type=Path, help="one (BPE-encoded) sentence per line")

@@ -17,7 +17,7 @@ overall, by antecedent distance (0, 1, 2, 3, >3) and by reference pronoun.
 
 CLI::
 
-    python -m docnmt.contrastive --model ckpt.pt --data bin/document --level document --k 3 \
+    python -m docnmt.score.contrastive --model ckpt.pt --data bin/document --level document --k 3 \
         --src bpe/contrapro.en --tgt bpe/contrapro.de --examples contrapro.examples.jsonl \
         --codes bpe/codes --tgt-lang de --output accuracy.json
 """
@@ -31,9 +31,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
-from .contrapro import ante_bucket, load_examples
-from .textio import InputError, atomic_write, cli_errors, read_lines
-from .windows import join
+from ..corpora.contrapro import ante_bucket, load_examples
+from ..textio import InputError, atomic_write, cli_errors, read_lines
+from ..preprocess.windows import join
 
 
 def decisions(correct: Sequence[float], contrastive: Sequence[Sequence[float]]) -> list[bool]:
@@ -78,9 +78,9 @@ def build_inputs(examples, src_lines: list[str], tgt_lines: list[str], candidate
 
 @cli_errors
 def main(argv=None) -> int:
-    from .model import add_scoring_model_arguments
+    from ..decode.model import add_scoring_model_arguments
 
-    parser = argparse.ArgumentParser(prog="python -m docnmt.contrastive", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.contrastive", description=__doc__.split("\n\n")[0])
     add_scoring_model_arguments(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source of the ContraPro mini-corpus")
     parser.add_argument("--tgt", required=True, type=Path, help="BPE target (reference) of the ContraPro mini-corpus")
@@ -91,8 +91,8 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
 
-    from . import bpe, tokenize
-    from .model import Model
+    from ..preprocess import bpe, tokenize
+    from ..decode.model import Model
 
     examples = load_examples(args.examples)
     src_lines, tgt_lines = read_lines(args.src), read_lines(args.tgt)

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .textio import InputError, read_lines
+from ..textio import InputError, read_lines
 
 
 @dataclass

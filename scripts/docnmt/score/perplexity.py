@@ -20,12 +20,12 @@ Per-token normalization: the tokens of sentence i are its BPE tokens plus
 set (natural log; the same value as fairseq's ``2 ** (-Σ log2 p / N)``). An
 empty hypothesis line is scored as ``</s>`` alone. The scores come from one
 teacher-forced pass per batch after the prefilled context
-(:meth:`docnmt.search.Searcher.score_forced`); for a sentence without context
+(:meth:`docnmt.decode.search.Searcher.score_forced`); for a sentence without context
 this equals fairseq-generate's ``--score-reference``.
 
 CLI::
 
-    python -m docnmt.perplexity --model doc.pt --data bin/document --level document --k 3 \
+    python -m docnmt.score.perplexity --model doc.pt --data bin/document --level document --k 3 \
         --src bpe/test.en --docids corpus/test.docids \
         --system reference=bpe/test.de --system doc-trans=decode/test/doc-trans.bpe ... --output ppl.json
 """
@@ -38,11 +38,11 @@ import math
 import time
 from pathlib import Path
 
-from .corpus import read_docids
-from .decode import group
+from ..corpora.corpus import read_docids
+from ..decode.cli import group
 from .evalset import parse_systems, read_system
-from .strategies import _prev, _window
-from .textio import InputError, atomic_write, cli_errors, read_lines
+from ..decode.strategies import _prev, _window
+from ..textio import InputError, atomic_write, cli_errors, read_lines
 
 
 def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[str], level: str, k: int):
@@ -51,7 +51,7 @@ def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[
     The document-level context is the one the ``cheating`` strategy forces, with the scored
     text in place of the reference: the same documents, windows and truncation.
     """
-    from .search import Request
+    from ..decode.search import Request
 
     model = decoder.searcher.model
     requests, targets = [], []
@@ -75,11 +75,11 @@ def perplexity(searcher, decoder, src, docids, text, level: str, k: int) -> dict
 
 @cli_errors
 def main(argv=None) -> int:
-    from .model import Model, add_scoring_model_arguments
-    from .search import Searcher
-    from .strategies import Decoder
+    from ..decode.model import Model, add_scoring_model_arguments
+    from ..decode.search import Searcher
+    from ..decode.strategies import Decoder
 
-    parser = argparse.ArgumentParser(prog="python -m docnmt.perplexity", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.perplexity", description=__doc__.split("\n\n")[0])
     add_scoring_model_arguments(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
     parser.add_argument("--docids", required=True, type=Path)

@@ -1,4 +1,4 @@
-"""Plots for the Snakemake report, from the same manifest as the tables (:mod:`docnmt.tables`).
+"""Plots for the Snakemake report, from the same manifest as the tables (:mod:`docnmt.score.tables`).
 
 - ``bleu``: BLEU per strategy, one group of bars per task and evaluation set;
 - ``pronouns``: pronoun gender and formality F1 per strategy (every column,
@@ -8,7 +8,7 @@
 
 CLI::
 
-    python -m docnmt.plots {bleu,pronouns,cost} --manifest manifest.json --output plot.png
+    python -m docnmt.score.plots {bleu,pronouns,cost} --manifest manifest.json --output plot.png
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .curves import new_figure, save_figure
+from ..train.curves import new_figure, save_figure
 from .tables import add_manifest_arguments, load_json, read_manifest
-from .textio import cli_errors
+from ..textio import cli_errors
 
 
 def _grouped_bars(ax, strategies: list[str], groups: list[tuple[str, dict]]) -> None:
@@ -98,7 +98,7 @@ PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost}
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.plots", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.plots", description=__doc__.split("\n\n")[0])
     parser.add_argument("plot", choices=list(PLOTS))
     add_manifest_arguments(parser)
     parser.add_argument("--output", required=True, type=Path)

@@ -64,7 +64,7 @@ paper's.
 
 CLI::
 
-    python -m docnmt.pronouns --source test.en --reference test.de \
+    python -m docnmt.score.pronouns --source test.en --reference test.de \
         --system sentence-level=sl.txt --system doc-trans=dt.txt ... \
         [--select contrapro.examples.jsonl] [--subsets test.subsets] [--tagger auto|spacy|hanta] \
         [--source-tagger auto|spacy|words] [--rules blonde-de|capitalized-formal] \
@@ -82,7 +82,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .evalset import add_arguments, add_subsets_argument, load_args
-from .textio import atomic_write, cli_errors
+from ..textio import atomic_write, cli_errors
 
 #: The fork's German pronoun tags (STTS), blonde/__init__.py PRONOUN_TAGS_GERMAN.
 GERMAN_PRONOUN_TAGS = frozenset({"PDAT", "PDS", "PIAT", "PIS", "PPER", "PPOSAT", "PPOSS", "PRELAT", "PRELS", "PRF",
@@ -386,7 +386,7 @@ def main(argv=None) -> int:
         _, note = setup_note(RULES[shown.rules], load_tagger(shown.tagger), load_source_tagger(shown.source_tagger))
         print(f"pronoun F1: {note}")
         return 0
-    parser = argparse.ArgumentParser(prog="python -m docnmt.pronouns", description=description)
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.pronouns", description=description)
     add_arguments(parser, "detokenized German hypotheses")
     add_subsets_argument(parser)
     _setup_arguments(parser)

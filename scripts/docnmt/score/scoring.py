@@ -15,7 +15,7 @@ identical to its baseline p = 1/(n+1), which would mark it "significant".
 
 CLI::
 
-    python -m docnmt.scoring --source test.en --reference test.de \
+    python -m docnmt.score.scoring --source test.en --reference test.de \
         --system sentence-level=sl.txt --system doc-trans=dt.txt ... \
         --baseline sentence-level --baseline last-sentence [--select contrapro.examples.jsonl] \
         --output bleu_ter.json
@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 
 from .evalset import add_arguments, load_args
-from .textio import atomic_write, cli_errors
+from ..textio import atomic_write, cli_errors
 
 #: p-value below which a paired difference is called significant.
 ALPHA = 0.05
@@ -80,7 +80,7 @@ def paired_bootstrap(systems: dict[str, list[str]], refs: list[str], baseline: s
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.scoring", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.scoring", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     parser.add_argument("--baseline", action="append", default=[],
                         help="paired bootstrap of every system against this one (repeatable; skipped if absent)")

@@ -29,62 +29,22 @@ JSON manifest that the workflow builds (``rules/common.smk``)::
 
 CLI::
 
-    python -m docnmt.tables --manifest manifest.json --outdir results/tables
+    python -m docnmt.score.tables --manifest manifest.json --outdir results/tables
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .textio import InputError, atomic_outputs, cli_errors, read_lines
+from ..tablefmt import Table
+from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 
 #: Marks for a BLEU/TER difference that paired bootstrap resampling finds significant.
 MARKS = {"sentence-level": "*", "last-sentence": "†"}
 DASH = "-"
-
-
-@dataclass
-class Table:
-    name: str
-    title: str
-    header: list[str]
-    rows: list[list[str]]
-    notes: list[str] = field(default_factory=list)
-
-    def markdown(self) -> str:
-        lines = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
-                 "|" + "|".join(["---"] + ["---:"] * (len(self.header) - 1)) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
-        if self.notes:
-            lines += [""] + [f"- {note}" for note in self.notes]
-        return "\n".join(lines) + "\n"
-
-    def csv(self) -> str:
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(self.header)
-        writer.writerows(self.rows)
-        return out.getvalue()
-
-    def latex(self) -> str:
-        def esc(text: str) -> str:
-            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
-                         ("†", r"$^\dagger$"), ("*", r"$^*$")):
-                text = text.replace(a, b)
-            return text
-
-        lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * (len(self.header) - 1) + "}",
-                 r"\toprule", " & ".join(esc(h) for h in self.header) + r" \\", r"\midrule"]
-        lines += [" & ".join(esc(c) for c in row) + r" \\" for row in self.rows]
-        lines += [r"\bottomrule", r"\end{tabular}", r"\caption{" + esc(self.title) + "}",
-                  r"\label{tab:" + self.name.replace("_", "-") + "}", r"\end{table}"]
-        return "\n".join(lines) + "\n"
 
 
 def load_json(path: os.PathLike | str, what: str) -> dict:
@@ -121,7 +81,7 @@ def perplexity_table(manifest: dict) -> Table:
                  ["model", "text"] + tasks, rows,
                  ["sentence-level rows: the sentence-level model, each sentence alone; document-level rows: the "
                   "document-level model, each sentence after the k-1 previous sentences of the same text "
-                  "(source window and target context); per token, </s> included (docnmt.perplexity)."])
+                  "(source window and target context); per token, </s> included (docnmt.score.perplexity)."])
 
 
 # ---- Table 2 ---------------------------------------------------------------------
@@ -365,7 +325,7 @@ def table_files(outdir: os.PathLike | str, name: str) -> list[Path]:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.tables", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.tables", description=__doc__.split("\n\n")[0])
     add_manifest_arguments(parser)
     parser.add_argument("--outdir", required=True, type=Path)
     parser.add_argument("--print", action="store_true", help="also print the Markdown tables")

@@ -20,7 +20,7 @@ Devices. CUDA with ``--fp16`` when a GPU is visible, ``--cpu`` otherwise.
 
 CLI::
 
-    python -m docnmt.train --data DIR --save-dir DIR --output checkpoint_best.pt \
+    python -m docnmt.train.cli --data DIR --save-dir DIR --output checkpoint_best.pt \
         --dropout 0.3 --label-smoothing 0.2 --src en --tgt de [--gpus 1] [--patience 5] \
         [--history fairseq.log] -- --arch transformer --share-all-embeddings ... (the preset)
 """
@@ -35,7 +35,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .textio import InputError, cli_errors
+from ..textio import InputError, cli_errors
 
 def options_to_args(options: dict) -> list[str]:
     """fairseq command-line arguments from a mapping of option names to values.
@@ -127,7 +127,7 @@ def fairseq_command(args, gpus: int) -> list[str]:
         options["distributed-world-size"] = gpus
     else:
         options["cpu"] = True
-    return [sys.executable, "-m", "docnmt.fairseq_train", str(args.data), *args.fairseq_args, *options_to_args(options)]
+    return [sys.executable, "-m", "docnmt.train.fairseq_train", str(args.data), *args.fairseq_args, *options_to_args(options)]
 
 
 def run_logged(command: list[str], env: dict, history: Path | None) -> int:
@@ -161,7 +161,7 @@ def publish(best: Path, output: Path) -> None:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.train", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.train.cli", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, type=Path, help="binarized data folder (with manifest.json)")
     parser.add_argument("--save-dir", required=True, type=Path, help="checkpoint folder (kept across reruns)")
     parser.add_argument("--output", required=True, type=Path, help="where the best checkpoint is published")

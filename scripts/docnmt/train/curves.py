@@ -14,8 +14,8 @@ checkpoints.
 
 CLI::
 
-    python -m docnmt.curves csv  --log fairseq.log --output curve.csv
-    python -m docnmt.curves plot --csv sentence.csv document.csv --label sentence document --output curve.png
+    python -m docnmt.train.curves csv  --log fairseq.log --output curve.csv
+    python -m docnmt.train.curves plot --csv sentence.csv document.csv --label sentence document --output curve.png
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import csv
 import re
 from pathlib import Path
 
-from .textio import InputError, atomic_write, cli_errors
+from ..textio import InputError, atomic_write, cli_errors
 
 FIELDS = ["kind", "epoch", "num_updates", "loss", "nll_loss", "ppl", "lr", "wall"]
 _EPOCH_LINE = re.compile(r"\| (train|valid) \| epoch (\d+) \| (.*)$")
@@ -138,7 +138,7 @@ def plot(curves: list[tuple[str, list[dict]]], output: Path, title: str) -> None
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m docnmt.curves", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m docnmt.train.curves", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_csv = sub.add_parser("csv", help="fairseq log -> CSV")
     p_csv.add_argument("--log", required=True, type=Path)

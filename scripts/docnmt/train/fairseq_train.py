@@ -8,8 +8,8 @@ and the rerun cannot resume. Here every such copy goes to a temporary file
 that is renamed into place, so ``checkpoint_last.pt`` is always either the
 previous complete checkpoint or the new complete one.
 
-Usage: ``python -m docnmt.fairseq_train <fairseq-train arguments>`` (what
-:mod:`docnmt.train` runs).
+Usage: ``python -m docnmt.train.fairseq_train <fairseq-train arguments>`` (what
+:mod:`docnmt.train.cli` runs).
 """
 
 from __future__ import annotations
