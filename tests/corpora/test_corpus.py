@@ -99,3 +99,18 @@ def test_check_cli_writes_stats_and_exits_nonzero_on_bad_input(tmp_path, capsys)
     assert exit_.value.code == 1
     assert "x.de:2:" in capsys.readouterr().err
     assert not stats.exists(), "no output may be left behind on bad input"
+
+
+def test_copy_cli_copies_byte_for_byte_and_names_a_missing_input(tmp_path, capsys):
+    source = tmp_path / "mine" / "train.en"
+    source.parent.mkdir()
+    source.write_bytes("Grüße\r\nno final newline".encode("utf-8"))
+    output = tmp_path / "corpus" / "train.en"
+    output.parent.mkdir()
+    assert corpus.main(["copy", "--input", str(source), "--output", str(output)]) == 0
+    assert output.read_bytes() == source.read_bytes()
+    with pytest.raises(SystemExit) as exit_:
+        corpus.main(["copy", "--input", str(tmp_path / "missing.en"), "--output", str(tmp_path / "corpus" / "x.en")])
+    assert exit_.value.code == 1
+    assert "missing.en: file not found" in capsys.readouterr().err
+    assert sorted(p.name for p in output.parent.iterdir()) == ["train.en"], "no output may be left behind"
