@@ -43,7 +43,7 @@ MODELS_TIMEOUT ?= 30
 models: setup
 	$(VENV)/bin/python -m pip install --no-deps --require-hashes --timeout $(MODELS_TIMEOUT) --retries 1 \
 	  --disable-pip-version-check -r requirements-models.txt
-	PYTHONPATH=scripts $(VENV)/bin/python -m docnmt.pronouns --show-taggers
+	PYTHONPATH=scripts $(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
 
 test: setup
 	$(VENV)/bin/python -m pytest tests -q -ra

@@ -147,7 +147,7 @@ def corpus_splits(task):
 
 
 def corpus_recipe(task):
-    """Inputs and parser arguments (a list, each quoted by the rule) of a real corpus (docnmt.parsers), by corpus type."""
+    """Inputs and parser arguments (a list, each quoted by the rule) of a real corpus (docnmt.corpora.parsers), by corpus type."""
     kind = SETTINGS[task]["corpus"]["type"]
     langs_args = ["--src", src(task), "--tgt", tgt(task)]
     if kind == "news":
@@ -252,7 +252,7 @@ def binarized(task, level):
 
 
 # ---- training -----------------------------------------------------------------
-from docnmt.train import options_to_args  # noqa: E402
+from docnmt.train.cli import options_to_args  # noqa: E402
 
 
 def checkpoint_dir(task, level):
@@ -327,7 +327,7 @@ FIRST_PASS_STRATEGIES = ["2-pass"] + (["doc-trans"] if doc_trans_setting("mode")
 
 
 def decode_options(strategy):
-    """Strategy-specific CLI options of docnmt.decode (input paths, doc-trans's mode), a list: the rule quotes each."""
+    """Strategy-specific CLI options of docnmt.decode.cli (input paths, doc-trans's mode), a list: the rule quotes each."""
     options = []
     if strategy == "doc-trans":
         options += ["--doc-trans-mode", doc_trans_setting("mode")]
@@ -364,7 +364,7 @@ def bench(rule_name, pattern):
 
 # ---- targets ------------------------------------------------------------------
 def statistics_inputs():
-    """TASK:SPLIT:JSON arguments of docnmt.stats, for the selected tasks."""
+    """TASK:SPLIT:JSON arguments of docnmt.corpora.stats, for the selected tasks."""
     items = {}
     for task in TASKS:
         for split in SPLITS:

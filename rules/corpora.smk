@@ -1,5 +1,6 @@
 # Where each task's documents come from. Every recipe ends in the common
-# document format: data/{task}/corpus/{split}.{src,tgt,docids}.
+# document format: data/{task}/corpus/{split}.{src,tgt,docids}, checked by
+# check_corpus (its statistics feed the data-statistics table).
 
 
 rule demo_corpus:
@@ -27,7 +28,7 @@ rule demo_corpus:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m docnmt.demo --outdir {params.outdir:q} --seed {params.seed:q} {params.docs:q} > {log:q} 2>&1"
+        "python -m docnmt.corpora.demo --outdir {params.outdir:q} --seed {params.seed:q} {params.docs:q} > {log:q} 2>&1"
 
 
 rule prepared_corpus:
@@ -50,8 +51,8 @@ rule prepared_corpus:
         mem_mb=1000,
         runtime=30,
     shell:
-        # Gathering one file is an atomic copy (no partial file on a full disk).
-        "python -m docnmt.shards gather --inputs {input:q} --output {output:q} > {log:q} 2>&1"
+        # An atomic copy (no partial file on a full disk).
+        "python -m docnmt.corpora.corpus copy --input {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule download:
@@ -79,7 +80,7 @@ rule download:
         mem_mb=500,
         runtime=240,
     shell:
-        "python -m docnmt.download fetch --url {params.url:q} --output {output:q} {params.checksum:q}"
+        "python -m docnmt.corpora.download fetch --url {params.url:q} --output {output:q} {params.checksum:q}"
         " --lock {params.lock:q} {params.mirror:q} --retries {params.retries:q} > {log:q} 2>&1"
 
 
@@ -102,7 +103,7 @@ rule extract:
         mem_mb=1000,
         runtime=60,
     shell:
-        "python -m docnmt.download extract --archive {input:q} --dest {output:q} --members {params.members:q} > {log:q} 2>&1"
+        "python -m docnmt.corpora.download extract --archive {input:q} --dest {output:q} --members {params.members:q} > {log:q} 2>&1"
 
 
 # One parsing rule per real task, generated from the task's corpus recipe
@@ -132,7 +133,7 @@ for _task in real_tasks():
             mem_mb=16000,
             runtime=240,
         shell:
-            "python -m docnmt.parsers {params.args:q} --outdir {params.outdir:q} --report {params.report:q} > {log:q} 2>&1"
+            "python -m docnmt.corpora.parsers {params.args:q} --outdir {params.outdir:q} --report {params.report:q} > {log:q} 2>&1"
 
 
 rule contrapro_set:
@@ -159,7 +160,7 @@ rule contrapro_set:
         mem_mb=4000,
         runtime=30,
     shell:
-        "python -m docnmt.contrapro --json {input.json:q} --src {input.src:q} --tgt {input.tgt:q} --docids {input.docids:q}"
+        "python -m docnmt.corpora.contrapro --json {input.json:q} --src {input.src:q} --tgt {input.tgt:q} --docids {input.docids:q}"
         " --context {params.context:q} --out {params.outdir:q} --src-lang en --tgt-lang de > {log:q} 2>&1"
 
 
@@ -182,5 +183,26 @@ rule data_statistics:
         mem_mb=500,
         runtime=10,
     shell:
-        "python -m docnmt.stats --input {params.specs:q} --markdown {output.markdown:q} --csv {output.csv:q}"
+        "python -m docnmt.corpora.stats --input {params.specs:q} --markdown {output.markdown:q} --csv {output.csv:q}"
         " --latex {output.latex:q} > {log:q} 2>&1"
+
+
+rule check_corpus:
+    """Validate one split of the common format; write its sentence/document counts."""
+    input:
+        unpack(lambda w: corpus_split(w.task, w.split)),
+    output:
+        "data/{task}/corpus/{split}.stats.json",
+    log:
+        "logs/{task}/check_corpus/{split}.log",
+    benchmark:
+        "benchmarks/{task}/check_corpus/{split}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    shell:
+        "python -m docnmt.corpora.corpus check --src {input.src:q} --tgt {input.tgt:q}"
+        " --docids {input.docids:q} --stats {output:q} > {log:q} 2>&1"

@@ -1,5 +1,5 @@
 # Decoding: one rule per search strategy, generated from config["strategies"].
-# Adding a strategy to the registry (docnmt.strategies) and the config adds a
+# Adding a strategy to the registry (docnmt.decode.strategies) and the config adds a
 # rule here; nothing is copied.
 
 
@@ -33,7 +33,7 @@ for _strategy in config["strategies"]:
             mem_mb=8000,
             runtime=lambda w: 60 if SETTINGS[w.task]["model"] == "demo" else 720,
         shell:
-            "python -m docnmt.decode --strategy {params.strategy:q} {params.options:q}"
+            "python -m docnmt.decode.cli --strategy {params.strategy:q} {params.options:q}"
             " --model {input.model:q} --data {input.data:q} --src {input.src:q} --docids {input.docids:q}"
             " {params.search:q} --tgt-lang {params.tgt:q}"
             " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q} > {log:q} 2>&1"

@@ -1,27 +1,6 @@
-# The preprocessing chain shared by all tasks: validation, Moses tokenization
-# and joint BPE (scattered over shards), k-windows, one joined dictionary,
-# fairseq binarization of both levels.
-
-
-rule check_corpus:
-    """Validate one split of the common format; write its sentence/document counts."""
-    input:
-        unpack(lambda w: corpus_split(w.task, w.split)),
-    output:
-        "data/{task}/corpus/{split}.stats.json",
-    log:
-        "logs/{task}/check_corpus/{split}.log",
-    benchmark:
-        "benchmarks/{task}/check_corpus/{split}.tsv"
-    conda:
-        "../envs/data.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    shell:
-        "python -m docnmt.corpus check --src {input.src:q} --tgt {input.tgt:q}"
-        " --docids {input.docids:q} --stats {output:q} > {log:q} 2>&1"
+# The preprocessing chain shared by all tasks, on the checked corpus of
+# corpora.smk: Moses tokenization and joint BPE (scattered over shards),
+# k-windows, one joined dictionary, fairseq binarization of both levels.
 
 
 rule shard:
@@ -42,7 +21,7 @@ rule shard:
         mem_mb=1000,
         runtime=30,
     shell:
-        "python -m docnmt.shards split --input {input.text:q} --outputs {output:q} > {log:q} 2>&1"
+        "python -m docnmt.preprocess.shards split --input {input.text:q} --outputs {output:q} > {log:q} 2>&1"
 
 
 rule tokenize:
@@ -62,7 +41,7 @@ rule tokenize:
         mem_mb=1000,
         runtime=240,
     shell:
-        "python -m docnmt.tokenize tok --lang {wildcards.lang:q} --input {input:q} --output {output:q} > {log:q} 2>&1"
+        "python -m docnmt.preprocess.tokenize tok --lang {wildcards.lang:q} --input {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule gather_shards:
@@ -82,7 +61,7 @@ rule gather_shards:
         mem_mb=1000,
         runtime=30,
     shell:
-        "python -m docnmt.shards gather --inputs {input:q} --output {output:q} > {log:q} 2>&1"
+        "python -m docnmt.preprocess.shards gather --inputs {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule learn_bpe:
@@ -106,7 +85,7 @@ rule learn_bpe:
         mem_mb=16000,
         runtime=720,
     shell:
-        "python -m docnmt.bpe learn --merges {params.merges:q} --min-frequency {params.min_frequency:q}"
+        "python -m docnmt.preprocess.bpe learn --merges {params.merges:q} --min-frequency {params.min_frequency:q}"
         " --sample-lines {params.sample:q} --input {input:q} --codes {output:q} > {log:q} 2>&1"
 
 
@@ -128,7 +107,7 @@ rule apply_bpe:
         mem_mb=2000,
         runtime=240,
     shell:
-        "python -m docnmt.bpe apply --codes {input.codes:q} --input {input.text:q} --output {output:q} > {log:q} 2>&1"
+        "python -m docnmt.preprocess.bpe apply --codes {input.codes:q} --input {input.text:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule windows:
@@ -151,7 +130,7 @@ rule windows:
         mem_mb=8000,
         runtime=60,
     shell:
-        "python -m docnmt.windows --k {params.k:q} --docids {input.docids:q} --input {input.text:q}"
+        "python -m docnmt.preprocess.windows --k {params.k:q} --docids {input.docids:q} --input {input.text:q}"
         " --output {output:q} > {log:q} 2>&1"
 
 
@@ -172,7 +151,7 @@ rule joined_dictionary:
         mem_mb=4000,
         runtime=60,
     shell:
-        "python -m docnmt.dictionary --input {input:q} --output {output:q} > {log:q} 2>&1"
+        "python -m docnmt.preprocess.dictionary --input {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule binarize:
@@ -201,5 +180,5 @@ rule binarize:
         mem_mb=8000,
         runtime=120,
     shell:
-        "python -m docnmt.binarize --src {params.src:q} --tgt {params.tgt:q} {params.prefixes:q}"
+        "python -m docnmt.preprocess.binarize --src {params.src:q} --tgt {params.tgt:q} {params.prefixes:q}"
         " --dict {input.dictionary:q} --destdir {output:q} --workers {threads} > {log:q} 2>&1"

@@ -1,6 +1,6 @@
 # Scoring and the paper's tables: BLEU/TER with significance, perplexity,
 # pronoun F1, ContraPro accuracy; then the tables and the report's plots.
-# The logic is in docnmt.scoring, .perplexity, .pronouns, .contrastive,
+# The logic is in docnmt.score.scoring, .perplexity, .pronouns, .contrastive,
 # .tables and .plots; every path comes from rules/common.smk.
 
 
@@ -25,7 +25,7 @@ rule bleu_ter:
         mem_mb=2000,
         runtime=30,
     shell:
-        "python -m docnmt.scoring --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.baselines:q}"
+        "python -m docnmt.score.scoring --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.baselines:q}"
         " --bootstrap-samples {params.samples:q} --output {output:q} > {log:q} 2>&1"
 
 
@@ -55,7 +55,7 @@ rule pronoun_f1:
         mem_mb=4000,
         runtime=60,
     shell:
-        "python -m docnmt.pronouns --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.subsets:q}"
+        "python -m docnmt.score.pronouns --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.subsets:q}"
         " --tagger {params.tagger:q} --source-tagger {params.source_tagger:q} --rules {params.rules:q}"
         " --min-examples {params.min_examples:q} --output {output:q} > {log:q} 2>&1"
 
@@ -81,7 +81,7 @@ rule perplexity:
         mem_mb=8000,
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
     shell:
-        "python -m docnmt.perplexity --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
+        "python -m docnmt.score.perplexity --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
         " --k {params.k:q} --src {input.src:q} --docids {input.docids:q} {params.systems:q} --output {output:q} > {log:q} 2>&1"
 
 
@@ -113,7 +113,7 @@ rule contrapro_accuracy:
         mem_mb=8000,
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 240,
     shell:
-        "python -m docnmt.contrastive --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
+        "python -m docnmt.score.contrastive --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
         " --k {params.k:q} --src {input.src:q} --tgt {input.tgt:q} --examples {input.examples:q} --codes {input.codes:q}"
         " --tgt-lang {params.tgt:q} --output {output:q} > {log:q} 2>&1"
 
@@ -142,7 +142,7 @@ rule tables:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m docnmt.tables --manifest-json {params.manifest:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+        "python -m docnmt.score.tables --manifest-json {params.manifest:q} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 for _plot, _category in PLOTS.items():
@@ -168,4 +168,4 @@ for _plot, _category in PLOTS.items():
             mem_mb=1000,
             runtime=10,
         shell:
-            "python -m docnmt.plots {params.plot:q} --manifest-json {params.manifest:q} --output {output:q} > {log:q} 2>&1"
+            "python -m docnmt.score.plots {params.plot:q} --manifest-json {params.manifest:q} --output {output:q} > {log:q} 2>&1"

@@ -1,4 +1,4 @@
-# Training: one rule for both levels of every task (fairseq-train through docnmt.train).
+# Training: one rule for both levels of every task (fairseq-train through docnmt.train.cli).
 
 
 rule train:
@@ -30,7 +30,7 @@ rule train:
         mem_mb=16000,
         runtime=lambda w: training_runtime(w.task),
     shell:
-        "python -m docnmt.train --data {input.data:q} --save-dir {params.save_dir:q} --output {output.model:q}"
+        "python -m docnmt.train.cli --data {input.data:q} --save-dir {params.save_dir:q} --output {output.model:q}"
         " --curve {output.curve:q} --history {params.history:q}"
         " --src {params.src:q} --tgt {params.tgt:q} --dropout {params.dropout:q} --label-smoothing {params.label_smoothing:q}"
         " --patience {params.patience:q} --gpus {params.gpus:q} --workers {threads} -- {params.preset:q} > {log:q} 2>&1"
@@ -61,5 +61,5 @@ rule learning_curves:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m docnmt.curves plot --csv {input.sentence:q} {input.document:q} --label sentence document"
+        "python -m docnmt.train.curves plot --csv {input.sentence:q} {input.document:q} --label sentence document"
         " --title {params.title:q} --output {output:q} > {log:q} 2>&1"

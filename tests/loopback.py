@@ -2,7 +2,7 @@
 
 Tests of downloads must never reach the internet. This server stands in for the
 real hosts: lay files out as ``ROOT/HOST/PATH`` and use ``server.url`` as the
-mirror (``docnmt.download.mirror_url`` maps ``https://HOST/PATH`` to
+mirror (``docnmt.corpora.download.mirror_url`` maps ``https://HOST/PATH`` to
 ``MIRROR/HOST/PATH``)::
 
     from loopback import LoopbackServer

@@ -2,7 +2,7 @@
 
 Tests (and the loopback workflow test, which serves these files in place of
 the real downloads) build them from small document lists
-(:class:`docnmt.corpus.Document`: ``src`` = English, ``tgt`` = the other
+(:class:`docnmt.corpora.corpus.Document`: ``src`` = English, ``tgt`` = the other
 language). The layouts follow the real releases:
 
 - ``news-commentary-v14.de-en.tsv.gz``: ``de TAB en`` per line, a blank line
@@ -39,7 +39,7 @@ import zipfile
 from pathlib import Path
 from typing import Sequence
 
-from docnmt.corpus import Document
+from docnmt.corpora.corpus import Document
 
 LANG_NAMES = {"en": "english", "de": "german", "it": "italian", "nl": "dutch", "ro": "romanian"}
 
@@ -357,7 +357,7 @@ def opus_moses_zip(path, docs: Sequence[Document], naming: str = "OpenSubtitles"
 def real_ted_en_de(samples_dir, tmp_path, year: int = 2017) -> tuple[list[str], list[str]]:
     """English sources and German references of the real IWSLT17 TED En-De test set tst{year},
     read from the unmodified archives in ../shared/real-samples with the project's parser."""
-    from docnmt.parsers import iwslt_xml
+    from docnmt.corpora.mteval import iwslt_xml
 
     en = extract(Path(samples_dir) / "en-de.tgz", Path(tmp_path) / "real-en")
     de = extract(Path(samples_dir) / "de-en.tgz", Path(tmp_path) / "real-de")

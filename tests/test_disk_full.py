@@ -92,7 +92,7 @@ def test_atomic_outputs_on_a_full_disk_leave_no_output_and_no_temporary(small_fs
 def test_tokenize_cli_on_a_full_disk_is_one_line_and_no_output(tmp_path, small_fs):
     text = random_text(tmp_path / "big.en", 8000)
     output = small_fs / "shards" / "train.en.1-of-1.tok"
-    result = run("docnmt.tokenize", "tok", "--lang", "en", "--input", str(text), "--output", str(output), check=False)
+    result = run("docnmt.preprocess.tokenize", "tok", "--lang", "en", "--input", str(text), "--output", str(output), check=False)
     assert result.returncode == 1
     assert result.stderr.splitlines() == [f"error: {output}: {MESSAGE}"], result.stderr
     assert leftovers(small_fs) == ["shards"], "the folder it made, empty"
@@ -103,10 +103,10 @@ def test_binarize_on_a_full_disk_names_the_folder_and_removes_fairseqs_partial_o
     for split in ("train", "valid", "test"):
         for lang in ("en", "de"):
             random_text(tmp_path / f"{split}.{lang}", 4000, seed=len(split) + len(lang))
-    run("docnmt.dictionary", "--input", str(tmp_path / "train.en"), str(tmp_path / "train.de"),
+    run("docnmt.preprocess.dictionary", "--input", str(tmp_path / "train.en"), str(tmp_path / "train.de"),
         "--output", str(tmp_path / "dict.txt"))
     destdir = small_fs / "bin" / "sentence"
-    result = run("docnmt.binarize", "--src", "en", "--tgt", "de", *[
+    result = run("docnmt.preprocess.binarize", "--src", "en", "--tgt", "de", *[
         a for split in ("train", "valid", "test") for a in (f"--{split}pref", str(tmp_path / split))
     ], "--dict", str(tmp_path / "dict.txt"), "--destdir", str(destdir), "--workers", "2", check=False)
     assert result.returncode == 1
@@ -133,12 +133,12 @@ def toy(folder: Path) -> None:
 def test_decode_on_a_full_disk_is_one_line_and_leaves_no_hypotheses(tmp_path, small_fs):
     txt = tmp_path / "txt"
     toy(txt)
-    run("docnmt.dictionary", "--input", str(txt / "train.en"), str(txt / "train.de"), "--output", str(tmp_path / "dict.txt"))
-    run("docnmt.binarize", "--src", "en", "--tgt", "de", "--trainpref", str(txt / "train"), "--validpref",
+    run("docnmt.preprocess.dictionary", "--input", str(txt / "train.en"), str(txt / "train.de"), "--output", str(tmp_path / "dict.txt"))
+    run("docnmt.preprocess.binarize", "--src", "en", "--tgt", "de", "--trainpref", str(txt / "train"), "--validpref",
         str(txt / "valid"), "--testpref", str(txt / "test"), "--dict", str(tmp_path / "dict.txt"),
         "--destdir", str(tmp_path / "bin"))
     model = tmp_path / "model.pt"
-    run("docnmt.train", "--data", str(tmp_path / "bin"), "--save-dir", str(tmp_path / "checkpoints"),
+    run("docnmt.train.cli", "--data", str(tmp_path / "bin"), "--save-dir", str(tmp_path / "checkpoints"),
         "--output", str(model), "--dropout", "0.1", "--label-smoothing", "0.1", "--src", "en", "--tgt", "de",
         "--history", str(tmp_path / "fairseq.log"), "--",
         "--arch", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
@@ -148,7 +148,7 @@ def test_decode_on_a_full_disk_is_one_line_and_leaves_no_hypotheses(tmp_path, sm
     out = small_fs / "decode" / "test"
     out.mkdir(parents=True)
     fill(small_fs)
-    result = run("docnmt.decode", "--strategy", "sentence-level", "--model", str(model), "--data", str(tmp_path / "bin"),
+    result = run("docnmt.decode.cli", "--strategy", "sentence-level", "--model", str(model), "--data", str(tmp_path / "bin"),
                  "--src", str(txt / "test.en"), "--docids", str(txt / "test.docids"), "--beam", "2", "--tgt-lang", "de",
                  "--output-bpe", str(out / "sentence-level.bpe"), "--output", str(out / "sentence-level.txt"),
                  "--sidecar", str(out / "sentence-level.json"), check=False)

@@ -48,11 +48,11 @@ def test_setup_hint_is_one_line_naming_the_interpreter_and_the_fix():
 
 
 def test_a_rule_command_on_a_bare_interpreter_fails_with_one_line(bare_python, tmp_path):
-    """What a rule runs (`python -m docnmt.tokenize ...`), started by a Python without the packages."""
+    """What a rule runs (`python -m docnmt.preprocess.tokenize ...`), started by a Python without the packages."""
     text = tmp_path / "in.en"
     text.write_text("Hello, world.\n", encoding="utf-8")
     result = subprocess.run(
-        [str(bare_python), "-m", "docnmt.tokenize", "tok", "--lang", "en", "--input", str(text),
+        [str(bare_python), "-m", "docnmt.preprocess.tokenize", "tok", "--lang", "en", "--input", str(text),
          "--output", str(tmp_path / "out.tok")],
         capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "scripts")},
     )

@@ -4,7 +4,6 @@ rule's module imports, their pip sections resolve (pip --dry-run), and `snakemak
 conda channels are unreachable here, so the envs themselves are not built; this is what can be checked.
 """
 
-import ast
 import hashlib
 import re
 import subprocess
@@ -14,6 +13,7 @@ import pytest
 import yaml
 
 from conftest import REPO, run_snakemake, tool_env
+from packagegraph import third_party_imports
 
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
 URL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+)$")
@@ -145,33 +145,10 @@ def rule_modules():
         blocks = re.split(r"\n(?=\s*rule\b)", smk.read_text())
         for block in blocks:
             env = re.search(r'conda:\s*\n\s*"\.\./envs/([\w-]+\.yaml)"', block)
-            for module in re.findall(r"python -m docnmt\.(\w+)", block):
+            for module in re.findall(r"python -m docnmt\.([\w.]+)", block):
                 assert env, f"{smk.name}: a rule running docnmt.{module} has no conda: directive"
                 found.append((smk.name, env[1], module))
     return found
-
-
-def third_party_imports(module, seen=None):
-    """Top-level third-party imports of docnmt.<module> and of the docnmt modules it imports, transitively."""
-    seen = set() if seen is None else seen
-    if module in seen:
-        return set()
-    seen.add(module)
-    path = REPO / "scripts/docnmt" / f"{module}.py"
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            targets = [node.module] if node.module else [a.name for a in node.names]
-            for target in targets:
-                if (REPO / "scripts/docnmt" / f"{target}.py").exists():
-                    out |= third_party_imports(target, seen)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
-            for name in names:
-                top = name.split(".")[0]
-                if top not in sys.stdlib_module_names and top != "docnmt":
-                    out.add(top)
-    return out
 
 
 def test_every_rule_env_provides_what_its_module_imports():

@@ -48,8 +48,8 @@ def test_document_windows_respect_documents(demo_workdir):
 
 
 def test_bpe_text_restores_the_raw_text(demo_workdir):
-    from docnmt.bpe import remove_bpe
-    from docnmt.tokenize import detokenize
+    from docnmt.preprocess.bpe import remove_bpe
+    from docnmt.preprocess.tokenize import detokenize
 
     raw = (demo_workdir / "data/demo/corpus/test.de").read_text(encoding="utf-8").splitlines()
     encoded = (demo_workdir / "data/demo/bpe/test.de").read_text(encoding="utf-8").splitlines()

@@ -4,20 +4,19 @@ Reproduces "On Search Strategies for Document-Level Neural Machine
 Translation" (Herold & Ney, 2023). Every Snakemake rule calls the CLI of one
 module of this package; the modules are unit-tested without Snakemake.
 
-Modules (data flows one way through them):
-  config     -- config loading and validation against schemas/config.schema.yaml
-  textio     -- atomic output files and the one error type for bad input
-  corpus     -- the common on-disk document format and its validation
-  download   -- verified, retried, atomic downloads (mirror-aware) and safe extraction
-  parsers    -- real corpus formats (NC TSV, WMT SGML, IWSLT XML/tags, OPUS Moses) -> common format
-  contrapro  -- ContraPro examples with left and right context, as a small document corpus
-  demo       -- the synthetic, context-dependent En->De demo task
-  stats      -- the data-statistics table (the paper's Table 5)
-  tokenize   -- Moses punctuation normalization, tokenization, detokenization
-  bpe        -- joint BPE (subword-nmt) that leaves <sep> untouched
-  shards     -- splitting a file into shards and gathering them back
-  windows    -- k-sentence windows joined by <sep>, within documents
-  dictionary -- the joined fairseq dictionary shared by both models
+One subpackage per rule file (rules/STAGE.smk), in workflow order; data flows
+one way through them, and a subpackage imports only earlier ones and the
+top-level helpers (tests/test_structure.py checks it):
+  corpora     -- download and parse the corpora, the demo task, ContraPro, the common document format
+  preprocess  -- tokenization, BPE, shards, k-sentence windows, the dictionary, binarization
+  train       -- fairseq training of the sentence- and document-level models, learning curves
+  decode      -- the model, beam search after a forced prefix, the search strategies, the decoding CLI
+  score       -- BLEU/TER, perplexity, pronoun F1, ContraPro accuracy, the tables and plots
+
+Top-level helpers every stage uses:
+  config      -- config loading and validation against schemas/config.schema.yaml
+  textio      -- atomic output files and the one error type for bad input
+  tablefmt    -- a result table as Markdown, CSV and LaTeX
   environment -- the interpreter the rules run on: its shell prefix, missing packages, the setup hint
 """
 
@@ -42,7 +41,7 @@ def _missing_package_hook(previous):
     return hook
 
 
-# `python -m docnmt.MODULE` (every rule): Python imports this package while
+# `python -m docnmt.STAGE.MODULE` (every rule): Python imports this package while
 # sys.argv[0] is still "-m". Only then is the hook installed, so importing the
 # package elsewhere (Snakemake, pytest) changes nothing. The exit status stays 1.
 if sys.argv[:1] == ["-m"]:

@@ -1,6 +1,6 @@
 """The interpreter the workflow's rules run on, and what to say when it is not set up.
 
-Every rule runs ``python -m docnmt.MODULE`` in bash. :func:`shell_prefix` is the
+Every rule runs ``python -m docnmt.STAGE.MODULE`` in bash. :func:`shell_prefix` is the
 bash code the Snakefile puts before each command: Snakemake's strict mode, the
 package on PYTHONPATH and, unless each rule has its own conda env
 (``--sdm conda``), the folder of the interpreter that runs Snakemake first on
@@ -10,7 +10,7 @@ in it is quoted, so a checkout under any path works.
 An interpreter without the project's packages is reported in one line
 (:func:`setup_hint`): by the Snakefile before any job starts
 (:func:`missing_modules`), and by the package itself when a rule's
-``python -m docnmt.MODULE`` cannot import a package (``docnmt/__init__.py``).
+``python -m docnmt.STAGE.MODULE`` cannot import a package (``docnmt/__init__.py``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
 import sys
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -176,6 +177,19 @@ def write_lines(path: os.PathLike | str, lines) -> None:
         for line in lines:
             handle.write(line)
             handle.write("\n")
+
+
+def atomic_concat(inputs: Sequence[os.PathLike | str], output: os.PathLike | str, missing: str = "file not found") -> None:
+    """Write the inputs' bytes one after the other to ``output``, atomically (one input: an atomic copy).
+
+    An input that does not exist is an :class:`InputError` naming it (with ``missing`` as the message).
+    """
+    with atomic_write(output, mode="wb", encoding=None) as dst:
+        for path in inputs:
+            if not Path(path).exists():
+                raise InputError(path, missing)
+            with open(path, "rb") as src:
+                shutil.copyfileobj(src, dst)
 
 
 def cli_errors(main):

@@ -1,0 +1,22 @@
+"""Stage 1, ``rules/corpora.smk``: every task's documents in the common format.
+
+Each corpus, whatever its origin, ends as three line-aligned files per split
+(``{split}.{src}``, ``{split}.{tgt}``, ``{split}.docids``; see :mod:`.corpus`).
+
+Modules:
+  corpus      -- the common document format, its validation and statistics
+  download    -- verified, retried, atomic downloads (mirror-aware) and safe extraction
+  parsers     -- the CLI that turns a real corpus into the common format, by corpus type
+  rawtext     -- what the format readers share: lines, entities, repeated document ids
+  news        -- NEWS training data: News Commentary v14 TSV
+  mteval      -- the SGML/XML of WMT and IWSLT (valid and test sets)
+  iwslt_tags  -- TED training data: IWSLT17 train.tags
+  opus        -- OS: OPUS OpenSubtitles v2018 in Moses format, and the OS split
+  contrapro   -- ContraPro examples with left and right context, as a small document corpus
+  demo        -- the synthetic, context-dependent En->De demo task (generator, ContraPro, CLI)
+  demo_vocabulary, demo_templates -- the demo's words and sentence templates
+  stats       -- the data-statistics table (the paper's Table 5)
+
+CLIs (``python -m docnmt.corpora.X``): ``demo``, ``download fetch|extract``,
+``parsers news|ted|os``, ``contrapro``, ``corpus check|copy``, ``stats``.
+"""

@@ -1,0 +1,12 @@
+"""Stage 4, ``rules/decode.smk``: one decoding per search strategy.
+
+Modules:
+  model        -- a trained fairseq model, loaded once, for forced scoring and decoding (device, dtype)
+  search       -- batched beam search after a forced target prefix (fairseq's SequenceGenerator)
+  prefix_cache -- the forced prefix's attention cache: prefill, shared-prefix (cascade) attention,
+                  row positions, forced scoring
+  strategies   -- the paper's search strategies, each a function of documents (REGISTRY)
+  cli          -- the decoding CLI: a test set decoded with one strategy, hypotheses and a JSON sidecar
+
+CLI: ``python -m docnmt.decode.cli --strategy NAME ...``.
+"""

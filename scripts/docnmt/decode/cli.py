@@ -1,0 +1,196 @@
+"""Decode a test set with one search strategy; write hypotheses and a JSON sidecar.
+
+Inputs are BPE-level files of the common format (one sentence per line, a
+``.docids`` file for the documents). Outputs:
+
+- ``--output-bpe``: BPE-level hypotheses, one per source line (for perplexity);
+- ``--output``: detokenized hypotheses, one per source line (for sacrebleu);
+- ``--sidecar``: JSON with the strategy, checkpoints, device and dtype, beam, k, h, sentence and
+  hypothesis counts (which must agree: fairseq's dropped-last-batch bug
+  would show here), decoder positions and forward calls, wall time, the
+  ``<sep>``-mismatch and context-truncation counts, and ``rounds`` (dependent
+  search rounds). doc-trans also records its ``doc_trans_mode``; in the
+  parallel mode ``redecoded_per_round`` (sentences searched in each round),
+  ``converged`` (the fixed point was reached: the output is sequential
+  doc-trans's), ``max_rounds`` and ``unconverged`` (sentences not guaranteed
+  to be the sequential result when ``max_rounds`` stopped the iteration).
+
+CLI::
+
+    python -m docnmt.decode.cli --strategy doc-trans --model doc.pt --data bin/document \
+        --src test.bpe.en --docids test.docids [--ref test.bpe.de] [--first-pass sl.bpe.de] \
+        [--doc-trans-mode parallel --max-rounds R] --beam 12 --k 3 --h 12 \
+        --tgt-lang de --output-bpe hyp.bpe --output hyp.txt --sidecar hyp.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+from .. import __version__
+from ..preprocess.bpe import remove_bpe
+from ..corpora.corpus import read_docids
+from .model import DTYPES
+from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document
+from ..textio import InputError, atomic_outputs, cli_errors, read_lines
+
+
+def group(src: list[str], docids: list[str], ref=None, first_pass=None) -> list[Document]:
+    docs: list[Document] = []
+    for line, docid in enumerate(docids):
+        if not docs or docs[-1].docid != docid:
+            docs.append(Document(docid, [], [], [] if ref is not None else None, [] if first_pass is not None else None))
+        doc = docs[-1]
+        doc.lines.append(line)
+        doc.src.append(src[line])
+        if ref is not None:
+            doc.ref.append(ref[line])
+        if first_pass is not None:
+            doc.first_pass.append(first_pass[line])
+    return docs
+
+
+def _aligned(path: Path | None, n: int, against: Path) -> list[str] | None:
+    if path is None:
+        return None
+    lines = read_lines(path)
+    if len(lines) != n:
+        raise InputError(path, f"expected {n} lines to match {against}, found {len(lines)}")
+    return lines
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of rounds, got {text}")
+    return value
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docnmt.decode.cli", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--strategy", required=True, choices=list(REGISTRY))
+    parser.add_argument("--model", required=True, type=Path, help="the document-level model (sentence-level for sentence-level)")
+    parser.add_argument("--data", required=True, type=Path, help="its binarized data folder (dictionary)")
+    parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
+    parser.add_argument("--docids", required=True, type=Path)
+    parser.add_argument("--ref", type=Path, help="BPE reference (cheating)")
+    parser.add_argument("--first-pass", type=Path,
+                        help="BPE sentence-level hypotheses (2-pass; the starting contexts of parallel doc-trans)")
+    parser.add_argument("--doc-trans-mode", choices=DOC_TRANS_MODES, default="sequential",
+                        help="doc-trans: the fixed-point iteration (parallel, needs --first-pass) or position by "
+                             "position (sequential, the reference); default: %(default)s")
+    parser.add_argument("--max-rounds", type=_positive,
+                        help="parallel doc-trans: stop after this many rounds (default: until the fixed point)")
+    parser.add_argument("--first-pass-sidecar", type=Path, help="the first pass's sidecar (2-pass cost accounting)")
+    parser.add_argument("--beam", type=int, default=12)
+    parser.add_argument("--lenpen", type=float, default=1.0)
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--h", type=int, default=12)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
+    parser.add_argument("--dtype", default="auto", choices=["auto", *DTYPES],
+                        help="the model's dtype in the search and forced scoring (auto: float16 on CUDA, float32 on CPU)")
+    parser.add_argument("--tgt-lang", required=True)
+    parser.add_argument("--output-bpe", required=True, type=Path)
+    parser.add_argument("--output", required=True, type=Path)
+    parser.add_argument("--sidecar", required=True, type=Path)
+    args = parser.parse_args(argv)
+
+    from .model import Model
+    from .search import Searcher
+    from ..preprocess.tokenize import detokenize
+
+    src = read_lines(args.src)
+    docids = read_docids(args.docids)
+    if len(docids) != len(src):
+        raise InputError(args.docids, f"expected {len(src)} document ids to match {args.src}, found {len(docids)}")
+    if not src:
+        raise InputError(args.src, "expected source sentences, found an empty file")
+    ref = _aligned(args.ref, len(src), args.src)
+    first_pass = _aligned(args.first_pass, len(src), args.src)
+    if args.strategy == "cheating" and ref is None:
+        parser.error("cheating needs --ref")
+    if args.strategy == "2-pass" and first_pass is None:
+        parser.error("2-pass needs --first-pass")
+    parallel = args.strategy == "doc-trans" and args.doc_trans_mode == "parallel"
+    if parallel and first_pass is None:
+        parser.error("doc-trans in parallel mode needs --first-pass (its starting contexts), or --doc-trans-mode sequential")
+    docs = group(src, docids, ref, first_pass)
+
+    model = Model(args.model, args.data, device=args.device, dtype=args.dtype)
+    searcher = Searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size)
+    decoder = Decoder(searcher, k=args.k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
+                      max_rounds=args.max_rounds)
+    start = time.perf_counter()
+    out = REGISTRY[args.strategy](decoder, docs)
+    seconds = time.perf_counter() - start
+
+    hyps = [""] * len(src)
+    written = 0
+    for doc, sentences in zip(docs, out, strict=True):
+        if len(sentences) != len(doc):
+            raise RuntimeError(f"{args.strategy}: document {doc.docid} got {len(sentences)} hypotheses for {len(doc)} sentences")
+        for line, hyp in zip(doc.lines, sentences):
+            hyps[line] = hyp
+            written += 1
+    if written != len(src):
+        raise RuntimeError(f"{args.strategy}: wrote {written} hypotheses for {len(src)} source lines")
+    detok = [detokenize(remove_bpe(h), args.tgt_lang) if h.strip() else "" for h in hyps]
+
+    sidecar = {
+        "strategy": args.strategy,
+        "model": str(args.model),
+        "device": model.device,
+        "dtype": model.dtype,
+        "beam": args.beam,
+        "lenpen": args.lenpen,
+        "k": args.k,
+        "h": args.h if args.strategy == "doc-trans-beam" else None,
+        "documents": len(docs),
+        "sentences": len(src),
+        "hypotheses": written,
+        "decoder_positions": searcher.decoder_positions,
+        "forward_calls": searcher.forward_calls,
+        "requests": decoder.stats.requests,
+        "seconds": round(seconds, 3),
+        "sep_mismatch": decoder.stats.sep_mismatch,
+        "context_truncated": decoder.stats.context_truncated,
+        "rounds": decoder.stats.rounds,
+        "cost": COST[args.strategy],
+        "signature": f"docnmt-decode|strategy:{args.strategy}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
+                     f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}|version:{__version__}",
+        "host": platform.node(),
+    }
+    if args.strategy == "doc-trans":
+        sidecar["doc_trans_mode"] = args.doc_trans_mode
+    if parallel:
+        sidecar.update(redecoded_per_round=decoder.stats.redecoded, converged=decoder.stats.converged,
+                       max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
+    if args.first_pass_sidecar:
+        first = json.loads(Path(args.first_pass_sidecar).read_text(encoding="utf-8"))
+        sidecar["first_pass"] = {k: first[k] for k in ("model", "decoder_positions", "forward_calls", "seconds")}
+        sidecar["decoder_positions_with_first_pass"] = sidecar["decoder_positions"] + first["decoder_positions"]
+        sidecar["seconds_with_first_pass"] = round(seconds + first["seconds"], 3)
+    with atomic_outputs([args.output_bpe, args.output, args.sidecar]) as (fb, ft, fj):
+        for h, d in zip(hyps, detok):
+            fb.write(h + "\n")
+            ft.write(d + "\n")
+        json.dump(sidecar, fj, indent=1)
+        fj.write("\n")
+    if parallel:
+        print(f"doc-trans (parallel): {decoder.stats.rounds} rounds, sentences decoded per round "
+              f"{decoder.stats.redecoded}, " + ("fixed point reached (the sequential result)" if decoder.stats.converged
+              else f"NOT converged after --max-rounds {args.max_rounds}: {decoder.stats.unconverged} sentences "
+                   "may differ from sequential doc-trans"))
+    print(f"{args.strategy}: {written} hypotheses for {len(src)} sentences in {len(docs)} documents, "
+          f"{seconds:.1f} s, {searcher.decoder_positions} decoder positions, {decoder.stats.sep_mismatch} <sep> mismatches")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""A trained fairseq translation model, loaded once, for forced scoring (and decoding).
+
+Loads a checkpoint with the joined dictionary of its binarized data folder
+(``torch.load(weights_only=False)``: fairseq checkpoints hold more than
+tensors, which torch >= 2.6 refuses by default). Text in and out is
+BPE-level, tokens separated by spaces, ``<sep>`` between the sentences of a
+document-level segment.
+
+Forced scoring computes, in one teacher-forced forward pass per batch, the
+log-probability of a given target under the model, optionally only of the
+tokens after the last ``<sep>`` (the current sentence of a window whose
+earlier sentences are its target context).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from .. import SEP
+from ..textio import InputError
+
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+
+
+@dataclass
+class Scored:
+    """Log-probability (natural log) of a scored part of a target and its token count (``</s>`` included)."""
+
+    logprob: float
+    tokens: int
+
+
+#: ``--dtype`` names and their torch dtypes; "auto" is float16 on CUDA, float32 on CPU.
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+          "bfloat16": "bfloat16", "bf16": "bfloat16"}
+
+
+def resolve_dtype(dtype: str | None, device: str) -> str:
+    """The dtype name a model runs in: ``dtype`` (an alias of :data:`DTYPES`), or the device's default."""
+    if dtype in (None, "auto"):
+        return "float16" if device.startswith("cuda") else "float32"
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}, expected one of auto, {', '.join(DTYPES)}")
+    return DTYPES[dtype]
+
+
+class Model:
+    """A checkpoint on ``device`` (default: CUDA if available) in ``dtype`` (default: float16 on CUDA,
+    float32 on CPU); search and forced scoring run in that dtype, log-probabilities in float32."""
+
+    def __init__(self, checkpoint: os.PathLike | str, data: os.PathLike | str, device: str | None = None,
+                 dtype: str | None = None):
+        import torch
+        from fairseq import checkpoint_utils
+
+        checkpoint, data = Path(checkpoint), Path(data)
+        if not checkpoint.exists():
+            raise InputError(checkpoint, "model checkpoint not found")
+        if not (data / "manifest.json").exists():
+            raise InputError(data / "manifest.json", "binarized data folder (with the model's dictionary) not found")
+        try:
+            models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+                [str(checkpoint)], arg_overrides={"data": str(data)}
+            )
+        except Exception as err:  # noqa: BLE001
+            raise InputError(checkpoint, f"expected a fairseq checkpoint, could not load it ({type(err).__name__}: {err})") from None
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.model = models[0].to(device=self.device, dtype=getattr(torch, self.dtype)).eval()
+        self.task = task
+        self.dict = task.target_dictionary
+        self.src_dict = task.source_dictionary
+        self.sep = self.dict.index(SEP)
+        self.eos = self.dict.eos()
+        self.pad = self.dict.pad()
+        self.max_positions = min(self.model.max_positions())
+        self.checkpoint = str(checkpoint)
+
+    # ---- tokens -----------------------------------------------------------
+    def encode(self, text: str, source: bool = False) -> list[int]:
+        """Token ids of BPE text, ``</s>`` appended."""
+        dictionary = self.src_dict if source else self.dict
+        ids = [dictionary.index(tok) for tok in text.split()] + [self.eos]
+        return ids
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return " ".join(self.dict[i] for i in ids if i not in (self.eos, self.pad))
+
+    # ---- batching ---------------------------------------------------------
+    def _collate(self, seqs: list[list[int]], left_pad: bool):
+        import torch
+
+        width = max(len(s) for s in seqs)
+        out = torch.full((len(seqs), width), self.pad, dtype=torch.long)
+        for i, s in enumerate(seqs):
+            if left_pad:
+                out[i, width - len(s):] = torch.tensor(s)
+            else:
+                out[i, : len(s)] = torch.tensor(s)
+        return out.to(self.device)
+
+    def check_length(self, ids: Sequence[int], what: str) -> None:
+        if len(ids) > self.max_positions:
+            raise InputError(
+                what, f"expected at most {self.max_positions} tokens (the model's max positions), found {len(ids)}"
+            )
+
+    def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
+              batch_size: int = 64) -> list[Scored]:
+        """Forced scoring of ``targets`` given ``sources`` (BPE text), one forward pass per batch.
+
+        With ``after_last_sep``, only the tokens after the target's last ``<sep>``
+        (and the final ``</s>``) count: the earlier segments are context.
+        """
+        import torch
+
+        results: list[Scored] = []
+        for start in range(0, len(sources), batch_size):
+            src = [self.encode(s, source=True) for s in sources[start:start + batch_size]]
+            tgt = [self.encode(t) for t in targets[start:start + batch_size]]
+            for i, (s, t) in enumerate(zip(src, tgt)):
+                self.check_length(s, f"source {start + i + 1}")
+                self.check_length(t, f"target {start + i + 1}")
+            src_tokens = self._collate(src, left_pad=True)
+            src_lengths = torch.tensor([len(s) for s in src], device=self.device)
+            prev = self._collate([[self.eos] + t[:-1] for t in tgt], left_pad=False)
+            target = self._collate(tgt, left_pad=False)
+            with torch.no_grad():
+                logits, _ = self.model(src_tokens, src_lengths, prev)
+                lprobs = torch.log_softmax(logits.float(), dim=-1)
+                token_lp = lprobs.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+            for i, t in enumerate(tgt):
+                first = 0
+                if after_last_sep and self.sep in t:
+                    first = len(t) - 1 - t[::-1].index(self.sep) + 1
+                values = token_lp[i, first:len(t)]
+                results.append(Scored(float(values.sum()), len(t) - first))
+        return results
+
+
+def add_scoring_model_arguments(parser) -> None:
+    """CLI arguments of a forced-scoring tool: the checkpoint, its dictionary, its level and k."""
+    parser.add_argument("--model", required=True, type=Path)
+    parser.add_argument("--data", required=True, type=Path, help="the model's binarized data folder (dictionary)")
+    parser.add_argument("--level", required=True, choices=["sentence", "document"])
+    parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")

@@ -1,0 +1,406 @@
+"""Token-level beam search with a forced target prefix: the core of every decoding strategy.
+
+Every search strategy of Herold & Ney (2023, section 3) reduces to one
+operation: given a source (token ids ending in ``</s>``) and a *forced* target
+prefix (e.g. the target context ``ctx1 <sep> ctx2 <sep>``, possibly empty),
+find the n-best continuations after the prefix by beam search. A
+:class:`Searcher` does that for a batch of :class:`Request` objects with
+fairseq's own :class:`~fairseq.sequence_generator.SequenceGenerator` (beam
+search, length normalization ``score = logprob / len ** lenpen``, the
+``</s>`` included in ``len``), so that with empty prefixes the output is
+identical to ``fairseq-generate`` with the same beam, lenpen, max_len_a/b and
+``--required-batch-size-multiple 1``.
+
+The prefix, cached (:meth:`Searcher.search`)
+--------------------------------------------
+The real decoder input is ``[</s>, p1..pL, g1, g2, ...]``; the generator only
+sees its generated part ``[</s>, g1, ...]``. Per batch:
+
+1. *Prefill*: one teacher-forced decoder pass over ``[</s>, p1..p_{L-1}]`` for
+   the requests with a prefix (batch = requests, not beams), run through the
+   decoder layers with an empty fairseq ``incremental_state``: each layer's
+   :class:`~fairseq.modules.MultiheadAttention` stores its self-attention keys
+   and values there itself (``prev_key``/``prev_value`` of shape
+   (bsz, heads, T, head_dim), fairseq's format and scaling), under a causal
+   mask. Inputs are right-padded (a causal pass over left padding would put
+   NaN into the padded rows, and 0 * NaN into the real ones).
+2. The cache is moved to *left* padding (real entries last), its padding
+   zeroed and marked in a padding mask. *Shared prefix* (the default,
+   :class:`~docnmt.decode.prefix_cache.SharedPrefix`, cascade attention): the context's keys and values
+   stay once per request, never repeated to the beams and never reordered
+   with them. During the search each decoder layer's self-attention runs
+   :func:`~docnmt.decode.prefix_cache.cascade_attention` (an instance attribute, removed afterwards): the
+   ``beam`` queries of a request attend to its context in one batched product
+   per layer, and to the row's own generated tokens as fairseq does (their
+   keys and values in the generator's incremental state, reordered with the
+   beams); one softmax over both parts' logits weights both parts' values. When the generator drops finished requests, the context
+   follows by request index (``rows.request``). *Repeated cache*
+   (``shared_prefix=False``, the earlier path, kept for comparison): at
+   generator step 0 the cache is repeated to the beams (``repeat_interleave``)
+   and written into the generator's own incremental state, with the padding
+   in ``prev_key_padding_mask`` (fairseq appends each step's mask to it), and
+   fairseq reorders it with the beams like any other state.
+   *Shared source*: the encoder-attention keys and values are likewise kept once
+   per request and never reordered with the beams (fairseq's beamable
+   encoder-decoder attention, ``MultiheadAttention.set_beam_size``, which
+   fairseq itself only switches on for BART; set for the search and reset
+   afterwards). The naive path keeps fairseq-generate's per-beam copies.
+3. At step 0 the decoder input is ``p_L`` (the last prefix token) instead of
+   ``</s>``; at step s > 0 it is ``g_s``. The prefix is never scored and never
+   part of the output.
+4. *Positions*: fairseq's decoder computes one position for all rows in
+   incremental mode (``padding_idx + step + 1``). During the search,
+   ``decoder.embed_positions`` is wrapped by a module that adds each row's
+   prefix length: the input at step s of a row with prefix length L sits at
+   position ``padding_idx + 1 + L + s`` (sinusoidal and learned embeddings).
+   The per-row offsets follow the generator's beam reordering and its removal
+   of finished sentences through :meth:`EnsembleModel.reorder_incremental_state`.
+
+fairseq internals relied on (fairseq 0.12): ``SequenceGenerator`` accepting an
+``EnsembleModel`` subclass and calling its ``forward_encoder``,
+``forward_decoder`` and ``reorder_incremental_state``; the incremental-state
+buffer layout of ``MultiheadAttention`` (``_get_input_buffer``/
+``_set_input_buffer``, ``prev_key``/``prev_value``/``prev_key_padding_mask``);
+``TransformerDecoderBase``'s attributes (``embed_tokens``, ``embed_scale``,
+``embed_positions``, ``layers``, ...), mirrored in :func:`~docnmt.decode.prefix_cache.decode_after_cache`
+for the multi-token cached passes; the incremental position rule above.
+
+The prefix, forced (:meth:`Searcher.search_naive_prefix`)
+---------------------------------------------------------
+The same search with the prefix forced token by token through all beams
+(fairseq's ``prefix_tokens``). fairseq counts the prefix in a hypothesis'
+length and score; here it is removed from the output and the score
+renormalized over the continuation, and ``</s>`` is banned right after the
+prefix (fairseq's ``min_len`` does not apply after ``prefix_tokens``), so both
+paths define the same search: same hypotheses, same scores.
+
+Lengths
+-------
+A row with source length S (``</s>`` included) and prefix length L generates
+at most ``min(int(max_len_a * S + max_len_b), P - 1 - L)`` tokens before the
+forced ``</s>``, P being the decoder's max positions: prefix, continuation
+and ``</s>`` fit the model. (fairseq uses the padded batch width for S; per row
+the output does not depend on the batch, and with ``max_len_a = 0`` both are
+the same.) A source longer than the encoder's max positions, a prefix that
+leaves no room for one token and ``</s>`` (``L > P - 2``), or a source or
+prefix with out-of-vocabulary, ``<pad>`` or misplaced ``</s>`` ids is an
+:class:`~docnmt.textio.InputError` that names the request and what was wrong.
+
+Cost counters: ``forward_calls`` (decoder forward calls, prefill passes
+included), ``decoder_positions`` (decoder token positions computed: each
+request's prefix once in the prefill, then one per active beam hypothesis per
+generator step; the naive path counts ``beam`` per forced prefix step) and
+``encoder_positions`` (source tokens encoded), reset by
+:meth:`Searcher.reset_counters`; with ``track_cache`` set, ``cache_bytes_peak``
+(the most bytes the search's attention caches held at one generator step).
+
+Precision: the search runs in the model's dtype (:class:`~docnmt.decode.model.Model`'s
+``dtype``); attention softmaxes (over context and own tokens together) and
+log-probabilities are computed in float32, as fairseq does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .model import Model, Scored
+from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
+from ..textio import InputError
+
+
+@dataclass(frozen=True)
+class Request:
+    """One search: source ids (ending in ``</s>``) and a forced target prefix (no ``</s>``)."""
+
+    source: Sequence[int]
+    prefix: Sequence[int] = field(default_factory=tuple)
+
+
+@dataclass
+class Hypothesis:
+    """A continuation after the prefix: ``tokens`` without ``</s>``; ``score`` is fairseq's
+    length-normalized score, ``logprob`` the sum of the generated tokens' log-probs (``</s>`` included)."""
+
+    tokens: list[int]
+    score: float
+    logprob: float
+
+
+class _Rows:
+    """Per-row search state (one entry per beam hypothesis), reordered with the beams."""
+
+    def __init__(self, **tensors):
+        self.tensors = {k: v for k, v in tensors.items() if v is not None}
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["tensors"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def reorder(self, new_order):
+        self.tensors = {k: v.index_select(0, new_order) for k, v in self.tensors.items()}
+
+
+def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, shared: "SharedPrefix | None" = None):
+    """An EnsembleModel that injects the prefilled cache, the first input and the length limits."""
+    import math
+
+    from fairseq.sequence_generator import EnsembleModel
+
+    eos = searcher.eos
+
+    class PrefixEnsemble(EnsembleModel):
+        def __init__(self):
+            super().__init__([searcher.net])
+            self.pending_cache = cache
+
+        def forward_encoder(self, net_input):
+            return [encoder_out]
+
+        def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
+            step = tokens.size(1) - 1
+            if step == 0 and self.pending_cache is not None and shared is None:
+                state = incremental_states[0]
+                for layer, (key, value, mask) in zip(searcher.net.decoder.layers, self.pending_cache):
+                    layer.self_attn._set_input_buffer(state, {
+                        "prev_key": key.repeat_interleave(beam, dim=0),
+                        "prev_value": value.repeat_interleave(beam, dim=0),
+                        "prev_key_padding_mask": mask.repeat_interleave(beam, dim=0),
+                    })
+                self.pending_cache = None
+            if step == 0 and "first" in rows.tensors:
+                tokens = tokens.clone()
+                tokens[:, 0] = rows.first
+            searcher.forward_calls += 1
+            searcher.decoder_positions += tokens.size(0)
+            lprobs, attn = super().forward_decoder(tokens, encoder_outs, incremental_states, temperature)
+            if searcher.track_cache:
+                held = sum(t.numel() * t.element_size() for layer in incremental_states[0].values()
+                           for t in layer.values() if t is not None)
+                held += shared.nbytes() if shared is not None else 0
+                searcher.cache_bytes_peak = max(searcher.cache_bytes_peak, held)
+            generated = step - rows.start  # the row's step counted from the end of its prefix
+            ban_eos = generated == 0  # min_len 1, also right after a forced prefix
+            if bool(ban_eos.any()):
+                lprobs[ban_eos, eos] = -math.inf
+            force_eos = generated >= rows.limit
+            if bool(force_eos.any()):
+                lprobs[force_eos, :eos] = -math.inf
+                lprobs[force_eos, eos + 1:] = -math.inf
+            return lprobs, attn
+
+        def reorder_encoder_out(self, encoder_outs, new_order):
+            # The beams of a request share one encoder output and the generator never moves a row to
+            # another request: reordering only changes something when finished requests are dropped
+            # (or at the first expansion to the beams). fairseq copies it at every step.
+            out = encoder_outs[0]["encoder_out"] if encoder_outs else []
+            if len(out) > 0 and out[0].size(1) == new_order.numel():
+                return encoder_outs
+            return super().reorder_encoder_out(encoder_outs, new_order)
+
+        def reorder_incremental_state(self, incremental_states, new_order):
+            super().reorder_incremental_state(incremental_states, new_order)
+            rows.reorder(new_order)
+            if shared is not None:
+                shared.follow()
+
+    return PrefixEnsemble()
+
+
+class Searcher:
+    """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
+
+    def __init__(self, model: Model, beam: int = 12, lenpen: float = 1.0, max_len_a: float = 0.0,
+                 max_len_b: int = 200, batch_size: int = 64, shared_prefix: bool = True):
+        from fairseq.models.transformer import TransformerDecoderBase
+        from fairseq.modules import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
+
+        if beam < 1 or batch_size < 1:
+            raise ValueError(f"beam and batch_size must be >= 1, got beam={beam}, batch_size={batch_size}")
+        self.model = model
+        self.net = model.model
+        decoder = self.net.decoder
+        if not isinstance(decoder, TransformerDecoderBase) or decoder.cross_self_attention:
+            raise NotImplementedError(f"prefix search supports fairseq transformer decoders, got {type(decoder).__name__}")
+        positions = decoder.embed_positions
+        if positions is not None and (
+            not isinstance(positions, (SinusoidalPositionalEmbedding, LearnedPositionalEmbedding))
+            or positions.padding_idx is None
+        ):
+            raise NotImplementedError(f"positional embedding {type(positions).__name__} is not supported")
+        self.beam = min(beam, len(model.dict) - 1)  # fairseq's cap: pad is never selected
+        self.lenpen = lenpen
+        self.max_len_a = max_len_a
+        self.max_len_b = max_len_b
+        self.batch_size = batch_size
+        self.shared_prefix = shared_prefix
+        self.track_cache = False  # measure cache_bytes_peak (bench/decode)
+        self.eos, self.pad = model.eos, model.pad
+        self.vocab = len(model.dict)
+        self.max_source_positions = self.net.encoder.max_positions()
+        self.max_target_positions = decoder.max_positions()
+        self.reset_counters()
+
+    # ---- counters ---------------------------------------------------------
+    def reset_counters(self) -> None:
+        self.forward_calls = 0
+        self.decoder_positions = 0
+        self.encoder_positions = 0
+        self.cache_bytes_peak = 0
+
+    # ---- validation -------------------------------------------------------
+    def _describe(self, token: int) -> str:
+        return f"id {token} ({self.model.dict[token]})" if 0 <= token < self.vocab else f"id {token} (not in the dictionary)"
+
+    def _check(self, requests: Sequence[Request]) -> list[tuple[list[int], list[int], int]]:
+        """Source ids, prefix ids and the generation limit of each request; InputError when bad."""
+        checked = []
+        for number, request in enumerate(requests, start=1):
+            where = f"request {number}"
+            source, prefix = [int(t) for t in request.source], [int(t) for t in request.prefix]
+            if not source or source[-1] != self.eos:
+                raise InputError(where, "expected source ids ending in </s>, found "
+                                 + (f"last id {source[-1]}" if source else "an empty source"))
+            if len(source) > self.max_source_positions:
+                raise InputError(where, f"source too long: {len(source)} tokens (</s> included), the model's max "
+                                 f"source positions are {self.max_source_positions}")
+            for what, ids in (("source", source[:-1]), ("prefix", prefix)):
+                bad = [t for t in ids if not 0 <= t < self.vocab or t in (self.pad, self.eos)]
+                if bad:
+                    raise InputError(where, f"expected {what} ids of the dictionary without <pad> or an inner </s>, "
+                                     f"found {self._describe(bad[0])}")
+            room = self.max_target_positions - 1 - len(prefix)
+            if room < 1:
+                raise InputError(where, f"prefix too long: {len(prefix)} tokens, at most "
+                                 f"{self.max_target_positions - 2} fit the model's max target positions "
+                                 f"{self.max_target_positions} with one generated token and </s>")
+            limit = min(int(self.max_len_a * len(source) + self.max_len_b), room)
+            if limit < 1:
+                raise InputError(where, f"max_len_a * {len(source)} + max_len_b = {limit}: no token may be generated")
+            checked.append((source, prefix, limit))
+        return checked
+
+    # ---- batching ---------------------------------------------------------
+    def _batches(self, checked):
+        order = sorted(range(len(checked)), key=lambda i: (-len(checked[i][0]), -len(checked[i][1]), i))
+        for start in range(0, len(order), self.batch_size):
+            yield order[start:start + self.batch_size]
+
+    def _encode(self, sources: list[list[int]]):
+        import torch
+
+        src_tokens = self.model._collate(sources, left_pad=True)  # fairseq's left_pad_source
+        src_lengths = torch.tensor([len(s) for s in sources], device=self.model.device)
+        net_input = {"src_tokens": src_tokens, "src_lengths": src_lengths}
+        self.encoder_positions += int(src_lengths.sum())
+        return net_input, self.net.encoder.forward_torchscript(net_input)
+
+    # ---- search -----------------------------------------------------------
+    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """The ``beam`` best continuations after each request's prefix, best first (prefilled cache)."""
+        return self._search(requests, naive=False)
+
+    def search_naive_prefix(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """Same search, the prefix forced token by token through all beams (fairseq's ``prefix_tokens``)."""
+        return self._search(requests, naive=True)
+
+    def _search(self, requests, naive: bool) -> list[list[Hypothesis]]:
+        checked = self._check(requests)
+        results: list[list[Hypothesis] | None] = [None] * len(checked)
+        for batch in self._batches(checked):
+            hyps = self._search_batch([checked[i] for i in batch], naive)
+            for i, h in zip(batch, hyps):
+                results[i] = h
+        return results  # type: ignore[return-value]
+
+    def _search_batch(self, batch, naive: bool) -> list[list[Hypothesis]]:
+        import torch
+        from fairseq.sequence_generator import SequenceGenerator
+
+        device = self.model.device
+        sources = [s for s, _, _ in batch]
+        prefixes = [p for _, p, _ in batch]
+        lengths = [len(p) for p in prefixes]
+        beam = self.beam
+
+        def per_row(values):
+            return torch.tensor(values, device=device).repeat_interleave(beam)
+
+        with torch.no_grad():
+            net_input, encoder_out = self._encode(sources)
+            decoder = self.net.decoder
+            original_positions = decoder.embed_positions
+            prefix_tokens = None
+            cache = None
+            shared = None
+            if naive:
+                rows = _Rows(start=per_row(lengths), limit=per_row([limit for _, _, limit in batch]))
+                longest = max(L + limit for (_, _, limit), L in zip(batch, lengths))
+                if any(lengths):
+                    prefix_tokens = self.model._collate([p or [self.pad] for p in prefixes], left_pad=False)
+            else:
+                any_prefix = any(lengths)
+                first = [p[-1] if p else self.eos for p in prefixes]
+                rows = _Rows(
+                    start=per_row([0] * len(batch)), limit=per_row([limit for _, _, limit in batch]),
+                    offsets=per_row(lengths) if any_prefix else None,
+                    first=per_row(first) if any_prefix else None,
+                )
+                longest = max(limit for _, _, limit in batch)
+                cache = prefill(self, prefixes, encoder_out)
+                if cache is not None and self.shared_prefix:
+                    rows.tensors["request"] = per_row(list(range(len(batch))))
+                    shared = SharedPrefix(cache, rows, beam)
+            ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared)
+            generator = SequenceGenerator(
+                ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest, min_len=1,
+                normalize_scores=True, len_penalty=self.lenpen,
+            )
+            attentions = [layer.self_attn for layer in decoder.layers]
+            # fairseq's beamable encoder attention: the source's keys and values once per request
+            # (not per beam), never reordered with the beams (fairseq only enables it for BART)
+            beamable = [] if naive else [layer.encoder_attn for layer in decoder.layers
+                                         if getattr(layer, "encoder_attn", None) is not None]
+            try:
+                if "offsets" in rows.tensors and original_positions is not None:
+                    decoder.embed_positions = row_positions_module(original_positions, rows)
+                for mha in beamable:
+                    mha.set_beam_size(beam)
+                if shared is not None:  # instance attributes, removed below: the model is left as it was
+                    for number, mha in enumerate(attentions):
+                        mha.forward = cascade_attention(mha, number, shared)
+                finalized = generator.forward({"net_input": net_input}, prefix_tokens=prefix_tokens)
+            finally:
+                decoder.embed_positions = original_positions
+                for mha in attentions:
+                    mha.__dict__.pop("forward", None)
+                for mha in beamable:
+                    mha.set_beam_size(1)
+        out = []
+        for hypos, prefix in zip(finalized, prefixes):
+            found = []
+            for hypo in hypos:
+                tokens = hypo["tokens"].tolist()
+                scores = hypo["positional_scores"].float()
+                if naive:
+                    assert tokens[:len(prefix)] == prefix, "fairseq's prefix_tokens did not force the prefix"
+                    tokens, scores = tokens[len(prefix):], scores[len(prefix):]
+                    logprob = float(scores.sum())
+                    score = logprob / len(scores) ** self.lenpen
+                else:
+                    logprob = float(scores.sum())
+                    score = float(hypo["score"])
+                assert tokens[-1] == self.eos
+                found.append(Hypothesis(tokens[:-1], score, logprob))
+            found.sort(key=lambda h: -h.score)  # stable: fairseq's order among equal scores
+            out.append(found)
+        return out
+
+    # ---- forced scoring with the cache -------------------------------------
+    def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]]) -> list[Scored]:
+        """Log-prob of each continuation (ids without ``</s>``; ``</s>`` is appended and scored)
+        after its request's prefix: the prefilled cache plus one teacher-forced pass
+        (:func:`docnmt.decode.prefix_cache.score_forced`)."""
+        return score_forced(self, requests, targets)

@@ -1,0 +1,481 @@
+"""The search strategies of Herold & Ney (2023), section 3: one function each, one registry.
+
+Notation (the paper's): a document F_1^M, a document-level model p trained on
+windows of k sentences joined by ``<sep>``, a sentence-level model, token-level
+beam search (beam size from config) with fairseq's length normalization.
+Every strategy returns one BPE-level hypothesis per source sentence, in
+order. Where every sentence's context is known before decoding (sentence-level,
+no-context, the window strategies, 2-pass, cheating), all sentences of all
+documents are searched in one call, batched by length. doc-trans-beam, and
+doc-trans in its ``sequential`` mode, need their own earlier output: the i-th
+sentence of every document goes into one batch (neulab/contextual-mt's
+``docmt_translate.py``), one position after another.
+
+Parallel doc-trans (the fixed point)
+------------------------------------
+doc-trans's ``parallel`` mode computes the sequential result by a Jacobi-style
+fixed-point iteration over sentences. Every sentence starts from the context
+of a first pass Ẽ (the sentence-level hypotheses, as 2-pass). Round 1 decodes
+all sentences of all documents at once with those contexts (it is 2-pass);
+each later round replaces every context by the newest outputs and re-decodes,
+again all at once, only the sentences whose search request (source window and
+forced prefix, compared token by token) differs from the one they were last
+decoded with. When no request changes, every sentence has been decoded with
+the context the sequential run gives it: sentence 1 is final after round 1,
+sentence i after round i at the latest, so at most max(M) rounds are needed.
+The result equals sequential doc-trans as far as one search gives the same
+hypothesis for the same request in another batch (see :mod:`docnmt.decode.search`,
+"Batches"). ``max_rounds`` stops the iteration earlier; the sentences from
+the first stale context of each document on are then counted as
+``unconverged`` (their output may differ from the sequential one).
+
+``Stats.rounds`` counts dependent search rounds (the critical path): 1 for the
+one-call strategies, the longest document for the position-by-position ones,
+the iterations for parallel doc-trans.
+
+Target context is *forced*: it is the decoder prefix ``E_{i-k+1} <sep> ...
+E_{i-1} <sep>``, computed once per sentence in one teacher-forced pass and
+expanded to the beams (:mod:`docnmt.decode.search`); it never appears in the output.
+
+``<sep>`` mismatches. A window's hypothesis should have one segment per
+source sentence. Where it has another number:
+
+- full-segment: missing trailing segments become empty hypotheses; surplus
+  segments are appended to the window's last sentence;
+- last-sentence / first-sentence: the last / first segment is kept whatever
+  the count;
+- forced-prefix strategies (2-pass, doc-trans, doc-trans-beam, cheating): the
+  continuation should be one sentence; if it contains ``<sep>``, the part
+  before the first ``<sep>`` is kept.
+
+Each case is counted (``sep_mismatch``) in the decode's sidecar.
+
+Context that does not fit. If a window (source, or forced target prefix)
+exceeds the model's max positions, its context sentences farthest from the
+current one are dropped until it fits (the oldest; for first-sentence's
+right-context windows the last), and the sentence is counted in
+``context_truncated``; a full-segment window that does not fit is translated
+sentence by sentence (counted too). A sentence that does not fit alone is an
+error naming its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from .. import SEP
+from ..preprocess.windows import join, split
+
+
+@dataclass
+class Document:
+    """One document of the test set at BPE level, with its global line numbers."""
+
+    docid: str
+    lines: list[int]
+    src: list[str]
+    ref: list[str] | None = None
+    first_pass: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+@dataclass
+class Stats:
+    sep_mismatch: int = 0
+    context_truncated: int = 0
+    requests: int = 0
+    #: dependent search rounds (one search call each; the batches of one call are independent)
+    rounds: int = 0
+    #: parallel doc-trans: sentences decoded in each round (the first round: all)
+    redecoded: list[int] = field(default_factory=list)
+    #: parallel doc-trans: whether the fixed point was reached (None for other strategies)
+    converged: bool | None = None
+    #: parallel doc-trans stopped by max_rounds: sentences not guaranteed to be the sequential result
+    unconverged: int = 0
+
+
+#: doc-trans's decoding modes: the fixed-point iteration, and the position-by-position reference.
+DOC_TRANS_MODES = ("parallel", "sequential")
+
+
+class Decoder:
+    """What a strategy needs: searchers for the document (and sentence) model, k, h, and accounting.
+
+    ``doc_trans_mode``: ``sequential`` (position by position, the reference) or
+    ``parallel`` (the fixed-point iteration; needs the documents' first pass);
+    ``max_rounds``: the parallel iteration's round limit (None: until the fixed point).
+    """
+
+    def __init__(self, searcher, k: int, h: int, sentence_searcher=None, source_name: str = "source",
+                 doc_trans_mode: str = "sequential", max_rounds: int | None = None):
+        if doc_trans_mode not in DOC_TRANS_MODES:
+            raise ValueError(f"doc_trans_mode must be one of {', '.join(DOC_TRANS_MODES)}, got {doc_trans_mode!r}")
+        if max_rounds is not None and max_rounds < 1:
+            raise ValueError(f"max_rounds must be >= 1 or None, got {max_rounds}")
+        self.searcher = searcher
+        self.source_name = source_name
+        self.sentence_searcher = sentence_searcher
+        self.k = k
+        self.h = h
+        self.doc_trans_mode = doc_trans_mode
+        self.max_rounds = max_rounds
+        self.stats = Stats()
+
+    # ---- requests ---------------------------------------------------------
+    def _ids(self, text: str, source: bool) -> list[int]:
+        return self.searcher.model.encode(text, source=source)
+
+    def fits(self, source_sents: Sequence[str]) -> bool:
+        """Does this source window fit the model's max positions?"""
+        return len(self._ids(join(source_sents), source=True)) <= self.searcher.model.max_positions
+
+    def request(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
+                drop_newest: bool = False) -> object:
+        """A search request for the window ``source_sents`` with forced target context ``prefix_sents``.
+
+        Drops the oldest context sentences (source and target alike) while the
+        window exceeds the model's max positions; with ``drop_newest`` (a
+        window of right context, first-sentence) the last ones instead.
+        Counted in the stats (requests, truncations).
+        """
+        request, truncated = self.build(source_sents, prefix_sents, line, drop_newest)
+        if truncated:
+            self.stats.context_truncated += 1
+        self.stats.requests += 1
+        return request
+
+    def build(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
+              drop_newest: bool = False) -> tuple[object, bool]:
+        """:meth:`request` without accounting: the request and whether its context was truncated."""
+        from .search import Request
+        from ..textio import InputError
+
+        source_sents, prefix_sents = list(source_sents), list(prefix_sents)
+        limit = self.searcher.model.max_positions
+        truncated = False
+        while True:
+            src_ids = self._ids(join(source_sents), source=True)
+            prefix_ids = self._ids(join(prefix_sents) + f" {SEP}", source=False)[:-1] if prefix_sents else []
+            # the prefix needs room for at least one generated token and </s>
+            if len(src_ids) <= limit and len(prefix_ids) + 2 <= limit:
+                break
+            if len(source_sents) <= 1 and not prefix_sents:
+                raise InputError(
+                    self.source_name,
+                    f"expected at most {limit} tokens (the model's max positions), found {len(src_ids)} in the sentence alone",
+                    None if line is None else line + 1,
+                )
+            truncated = True
+            if len(source_sents) > 1:
+                source_sents = source_sents[:-1] if drop_newest else source_sents[1:]
+            prefix_sents = prefix_sents[1:] if prefix_sents else prefix_sents
+            if len(prefix_sents) >= len(source_sents):
+                prefix_sents = prefix_sents[len(prefix_sents) - len(source_sents) + 1:]
+        return Request(src_ids, prefix_ids), truncated
+
+    def text(self, hyp) -> str:
+        return self.searcher.model.decode(hyp.tokens)
+
+    def first_segment(self, hyp, count: bool = True) -> str:
+        segments = split(self.text(hyp))
+        if len(segments) != 1 and count:
+            self.stats.sep_mismatch += 1
+        return segments[0]
+
+    def search_round(self, requests: list) -> list:
+        """One dependent round: all ``requests`` in one search call (batched by length)."""
+        self.stats.rounds += 1
+        return self.searcher.search(requests)
+
+
+Strategy = Callable[[Decoder, list[Document]], list[list[str]]]
+REGISTRY: dict[str, Strategy] = {}
+#: The seed's cost table (decoder forward passes) per strategy, as a factor of N*L.
+COST = {}
+
+
+def strategy(name: str, cost: str):
+    def register(func):
+        REGISTRY[name] = func
+        COST[name] = cost
+        func.strategy_name = name
+        return func
+
+    return register
+
+
+def _window(doc: Document, start: int, stop: int) -> list[str]:
+    return doc.src[max(0, start):min(len(doc), stop)]
+
+
+def _by_position(docs: list[Document]):
+    """Sentence positions 0..max; at each, the documents that have that sentence."""
+    longest = max((len(d) for d in docs), default=0)
+    for i in range(longest):
+        yield i, [d for d in docs if i < len(d)]
+
+
+def _context_search(dec: Decoder, docs: list[Document], context_of) -> list[list[str]]:
+    """Sentence i of every document in one batch, target context from ``context_of(doc, i)``."""
+    out = [[""] * len(d) for d in docs]
+    index = {id(d): n for n, d in enumerate(docs)}
+    for i, active in _by_position(docs):
+        requests = [
+            dec.request(_window(d, i - dec.k + 1, i + 1), context_of(d, i, out[index[id(d)]]), d.lines[i])
+            for d in active
+        ]
+        for d, nbest in zip(active, dec.search_round(requests)):
+            out[index[id(d)]][i] = dec.first_segment(nbest[0])
+    return out
+
+
+def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> list[list[str]]:
+    """Every sentence of every document in one search call, target context ``context_of(doc, i)`` known in advance."""
+    flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
+    requests = [
+        dec.request(_window(docs[n], i - dec.k + 1, i + 1), context_of(docs[n], i), docs[n].lines[i]) for n, i in flat
+    ]
+    out = [[""] * len(d) for d in docs]
+    for (n, i), nbest in zip(flat, dec.search_round(requests)):
+        out[n][i] = dec.first_segment(nbest[0])
+    return out
+
+
+def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """Parallel doc-trans: the fixed-point iteration over sentences (module docstring).
+
+    The accounting (requests, truncations, ``<sep>`` mismatches) is that of the
+    final decode of each sentence, except ``requests``, which counts every
+    search; ``redecoded`` lists the sentences searched per round.
+    """
+    out = [list(d.first_pass) for d in docs]  # the current contexts: first pass, then the newest outputs
+    decoded_with: list[list[tuple | None]] = [[None] * len(d) for d in docs]  # request of the last decode
+    truncated = [[False] * len(d) for d in docs]
+    mismatch = [[False] * len(d) for d in docs]
+    dirty = {(n, i) for n, d in enumerate(docs) for i in range(len(d))}
+    rounds, converged = 0, False
+    while True:
+        pending = []
+        for n, i in sorted(dirty):
+            d = docs[n]
+            request, cut = dec.build(_window(d, i - dec.k + 1, i + 1), _prev(out[n], i, dec.k), d.lines[i])
+            key = (tuple(request.source), tuple(request.prefix))
+            if key != decoded_with[n][i]:
+                pending.append((n, i, request, key, cut))
+        if not pending:
+            converged = True
+            break
+        if dec.max_rounds is not None and rounds >= dec.max_rounds:
+            break
+        rounds += 1
+        dec.stats.redecoded.append(len(pending))
+        dec.stats.requests += len(pending)
+        dirty = set()
+        for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
+            hyp = nbest[0]
+            text = dec.first_segment(hyp, count=False)
+            mismatch[n][i] = len(split(dec.text(hyp))) != 1
+            decoded_with[n][i], truncated[n][i] = key, cut
+            if text != out[n][i]:  # the contexts of the next k-1 sentences change
+                dirty.update((n, j) for j in range(i + 1, min(i + dec.k, len(docs[n]))))
+            out[n][i] = text
+    dec.stats.converged = converged
+    if not converged:  # from the first stale context of a document on, nothing is guaranteed
+        first_stale: dict[int, int] = {}
+        for n, i, *_ in pending:
+            first_stale[n] = min(i, first_stale.get(n, i))
+        dec.stats.unconverged = sum(len(docs[n]) - i for n, i in first_stale.items())
+    dec.stats.context_truncated += sum(map(sum, truncated))
+    dec.stats.sep_mismatch += sum(map(sum, mismatch))
+    return out
+
+
+def _prev(sentences: Sequence[str], i: int, k: int) -> list[str]:
+    return list(sentences[max(0, i - k + 1):i])
+
+
+@strategy("sentence-level", "O(NL)")
+def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """The baseline: the sentence-level model, each sentence alone.
+
+    E_i = argmax_E p_sent(E | F_i).  Cost O(NL).
+    """
+    searcher = dec.sentence_searcher or dec.searcher
+    flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
+    from .search import Request
+
+    requests = [Request(searcher.model.encode(docs[n].src[i], source=True), []) for n, i in flat]
+    dec.stats.requests += len(requests)
+    out = [[""] * len(d) for d in docs]
+    dec.stats.rounds += 1
+    for (n, i), nbest in zip(flat, searcher.search(requests)):
+        out[n][i] = searcher.model.decode(nbest[0].tokens)
+    return out
+
+
+@strategy("no-context", "O(NL)")
+def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """The document-level model without any context (analysis only).
+
+    E_i = argmax_E p(E | F_i).  Cost O(NL).
+    """
+    flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
+    requests = [dec.request([docs[n].src[i]], (), docs[n].lines[i]) for n, i in flat]
+    out = [[""] * len(d) for d in docs]
+    for (n, i), nbest in zip(flat, dec.search_round(requests)):
+        out[n][i] = dec.first_segment(nbest[0])
+    return out
+
+
+@strategy("full-segment", "O(NL)")
+def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """Non-overlapping windows F_1^k, F_{k+1}^{2k}, ..., each translated whole and split on <sep>.
+
+    E_{i-k+1}^i = argmax p(E_{i-k+1}^i | F_{i-k+1}^i) (Eq. 1); the last window
+    of a document may be shorter than k.  Cost O(NL).
+    """
+    chunks = []
+    for n, d in enumerate(docs):
+        for start in range(0, len(d), dec.k):
+            stop = min(start + dec.k, len(d))
+            if dec.fits(d.src[start:stop]):
+                chunks.append((n, start, stop))
+            else:  # a window too long for the model: its sentences are translated one by one (counted)
+                dec.stats.context_truncated += 1
+                chunks += [(n, i, i + 1) for i in range(start, stop)]
+    requests = [dec.request(docs[n].src[a:b], (), docs[n].lines[a]) for n, a, b in chunks]
+    out = [[""] * len(d) for d in docs]
+    for (n, a, b), nbest in zip(chunks, dec.search_round(requests)):
+        segments = split(dec.text(nbest[0]))
+        expected = b - a
+        if len(segments) != expected:
+            dec.stats.sep_mismatch += 1
+            if len(segments) > expected:
+                segments = segments[:expected - 1] + [" ".join(segments[expected - 1:])]
+            else:
+                segments = segments + [""] * (expected - len(segments))
+        out[n][a:b] = segments
+    return out
+
+
+def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[list[str]]:
+    flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
+    windows = {}
+    for n, i in flat:
+        d = docs[n]
+        windows[(n, i)] = _window(d, i - dec.k + 1, i + 1) if keep_last else _window(d, i, i + dec.k)
+    requests = [dec.request(windows[key], (), docs[key[0]].lines[key[1]], drop_newest=not keep_last) for key in flat]
+    out = [[""] * len(d) for d in docs]
+    for (n, i), nbest in zip(flat, dec.search_round(requests)):
+        segments = split(dec.text(nbest[0]))
+        if len(segments) != len(windows[(n, i)]):
+            dec.stats.sep_mismatch += 1
+        out[n][i] = segments[-1] if keep_last else segments[0]
+    return out
+
+
+@strategy("last-sentence", "O(NLk)")
+def last_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """Overlapping windows F_{i-k+1}^i (Eq. 1); keep the last segment as the translation of F_i.
+
+    Cost O(NLk): every sentence is translated in k windows.
+    """
+    return _overlapping(dec, docs, keep_last=True)
+
+
+@strategy("first-sentence", "O(NLk)")
+def first_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """Overlapping windows F_i^{i+k-1} (Eq. 1); keep the first segment as the translation of F_i.
+
+    Uses right context only.  Cost O(NLk).
+    """
+    return _overlapping(dec, docs, keep_last=False)
+
+
+@strategy("2-pass", "O(2NL)")
+def two_pass(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """Target context from a sentence-level first pass Ẽ_1^M:
+
+    E_i = argmax_E p(E | F_{i-k+1}^i, Ẽ_{i-k+1}^{i-1}).  Cost O(2NL) (first pass included).
+    """
+    _need_first_pass(docs, "2-pass")
+    return _known_context_search(dec, docs, lambda d, i: _prev(d.first_pass, i, dec.k))
+
+
+def _need_first_pass(docs: list[Document], who: str) -> None:
+    for d in docs:
+        if d.first_pass is None:
+            raise ValueError(f"{who} needs the sentence-level hypotheses (first pass)")
+
+
+@strategy("doc-trans", "O(NL)")
+def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """Sentence by sentence, the model's own earlier output as target context:
+
+    E_1 = argmax p(E_1 | F_1), E_i = argmax_E p(E | F_{i-k+1}^i, Ê_{i-k+1}^{i-1}).  Cost O(NL).
+
+    ``dec.doc_trans_mode`` sequential: position by position; parallel: the
+    fixed-point iteration from the first pass (module docstring), the same
+    result in fewer, larger batches (cost O(NL) per round, rounds re-decoding
+    only the sentences whose context changed).
+    """
+    if dec.doc_trans_mode == "parallel":
+        _need_first_pass(docs, "parallel doc-trans")
+        return _fixed_point(dec, docs)
+    return _context_search(dec, docs, lambda d, i, own: _prev(own, i, dec.k))
+
+
+@strategy("cheating", "O(NL)")
+def cheating(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """The reference as target context (analysis only):
+
+    E_i = argmax_E p(E | F_{i-k+1}^i, E°_{i-k+1}^{i-1}).  Cost O(NL).
+    """
+    for d in docs:
+        if d.ref is None:
+            raise ValueError("cheating needs the reference")
+    return _known_context_search(dec, docs, lambda d, i: _prev(d.ref, i, dec.k))
+
+
+@dataclass
+class _Candidate:
+    sentences: list[str]
+    score: float
+    mismatches: int = 0
+
+
+@strategy("doc-trans-beam", "O(NLh)")
+def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """doc-trans keeping the top-h document contexts after every sentence (beam search over sentences).
+
+    At sentence i every kept candidate Ê_1^{i-1} (at most h) is extended by the
+    top-h hypotheses of argmax_E p(E | F_{i-k+1}^i, Ê_{i-k+1}^{i-1}); a
+    candidate's score is the sum of its sentences' length-normalized scores;
+    the h best are kept. With h=1 it is exactly doc-trans. All candidates of
+    all documents at position i are searched in one batch.  Cost O(NLh).
+    """
+    beams = [[_Candidate([], 0.0)] for _ in docs]
+    position = {id(d): n for n, d in enumerate(docs)}
+    for i, active in _by_position(docs):
+        owners, requests = [], []
+        for d in active:
+            n = position[id(d)]
+            for cand in beams[n]:
+                owners.append((n, cand))
+                requests.append(dec.request(_window(d, i - dec.k + 1, i + 1), _prev(cand.sentences, i, dec.k), d.lines[i]))
+        expanded: dict[int, list[_Candidate]] = {}
+        for (n, cand), nbest in zip(owners, dec.search_round(requests)):
+            for hyp in nbest[:dec.h]:
+                text = dec.first_segment(hyp, count=False)
+                mismatch = int(len(split(dec.text(hyp))) != 1)
+                expanded.setdefault(n, []).append(
+                    _Candidate(cand.sentences + [text], cand.score + hyp.score, cand.mismatches + mismatch)
+                )
+        for n, cands in expanded.items():
+            cands.sort(key=lambda c: c.score, reverse=True)
+            beams[n] = cands[:dec.h]
+    dec.stats.sep_mismatch += sum(beams[n][0].mismatches for n, d in enumerate(docs) if len(d))
+    return [beams[n][0].sentences if len(d) else [] for n, d in enumerate(docs)]

@@ -1,0 +1,14 @@
+"""Stage 5, ``rules/score.smk``: the metrics, the paper's tables and the plots.
+
+Modules:
+  evalset     -- the files a score is computed on: hypotheses, references, sources, selected lines, subsets
+  scoring     -- BLEU and TER with SacreBLEU, their signatures, paired bootstrap resampling
+  perplexity  -- perplexity of hypotheses and references, by forced scoring
+  pronouns    -- pronoun gender and formality F1 (the paper's German BlonDe fork), with the tagger it used
+  contrastive -- ContraPro contrastive accuracy by forced scoring
+  tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
+  plots       -- the report's plots (BLEU, pronoun F1, quality against cost) from the same manifest
+
+CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,
+``contrastive``, ``tables``, ``plots``.
+"""

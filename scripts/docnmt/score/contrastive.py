@@ -1,0 +1,139 @@
+"""ContraPro contrastive accuracy by forced scoring (Müller et al., 2018).
+
+For every example, the correct target and each contrastive target (the same
+sentence with another pronoun) are scored by the model, each with its context:
+
+- sentence-level model: ``log p(E | F)`` of the sentence alone;
+- document-level model: the source is the k-sentence window ending at the
+  example sentence (up to k-1 left-context sentences of its document, joined
+  by ``<sep>``), the target is the reference left context, ``<sep>``, then the
+  candidate; only the candidate's tokens (after the last ``<sep>``, with
+  ``</s>``) are scored. This is the model's training condition
+  ``p(E_n | F_{n-k+1}^n, E_{n-k+1}^{n-1})``.
+
+An example is correct only if its correct target scores strictly higher than
+every contrastive target (a tie counts as wrong). Accuracy is reported
+overall, by antecedent distance (0, 1, 2, 3, >3) and by reference pronoun.
+
+CLI::
+
+    python -m docnmt.score.contrastive --model ckpt.pt --data bin/document --level document --k 3 \
+        --src bpe/contrapro.en --tgt bpe/contrapro.de --examples contrapro.examples.jsonl \
+        --codes bpe/codes --tgt-lang de --output accuracy.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Sequence
+
+from ..corpora.contrapro import ante_bucket, load_examples
+from ..textio import InputError, atomic_write, cli_errors, read_lines
+from ..preprocess.windows import join
+
+
+def decisions(correct: Sequence[float], contrastive: Sequence[Sequence[float]]) -> list[bool]:
+    """Per example: is the correct score strictly higher than every contrastive score?"""
+    return [all(c > other for other in others) for c, others in zip(correct, contrastive, strict=True)]
+
+
+def accuracy_table(examples, correct: Sequence[bool]) -> dict:
+    """Accuracy overall, by antecedent distance bucket and by reference pronoun."""
+    def acc(flags):
+        return {"correct": sum(flags), "total": len(flags), "accuracy": sum(flags) / len(flags) if flags else None}
+
+    by_distance, by_pronoun = defaultdict(list), defaultdict(list)
+    for example, flag in zip(examples, correct, strict=True):
+        by_distance[ante_bucket(example.ante_distance)].append(flag)
+        by_pronoun[example.ref_pronoun.lower()].append(flag)
+    order = ["0", "1", "2", "3", ">3", "unknown"]
+    return {
+        "overall": acc(list(correct)),
+        "by_ante_distance": {b: acc(by_distance[b]) for b in order if b in by_distance},
+        "by_ref_pronoun": {p: acc(by_pronoun[p]) for p in sorted(by_pronoun)},
+    }
+
+
+def build_inputs(examples, src_lines: list[str], tgt_lines: list[str], candidates: list[list[str]], level: str, k: int):
+    """Source and target strings to score: for each example, its correct target first, then the contrastive ones."""
+    sources, targets, owners = [], [], []
+    for n, (example, cands) in enumerate(zip(examples, candidates, strict=True)):
+        line = example.line
+        if level == "document":
+            first = line - min(example.left, k - 1)
+            source = join(src_lines[first:line + 1])
+            prefix = tgt_lines[first:line]
+        else:
+            source, prefix = src_lines[line], []
+        for cand in cands:
+            sources.append(source)
+            targets.append(join(prefix + [cand]))
+            owners.append(n)
+    return sources, targets, owners
+
+
+@cli_errors
+def main(argv=None) -> int:
+    from ..decode.model import add_scoring_model_arguments
+
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.contrastive", description=__doc__.split("\n\n")[0])
+    add_scoring_model_arguments(parser)
+    parser.add_argument("--src", required=True, type=Path, help="BPE source of the ContraPro mini-corpus")
+    parser.add_argument("--tgt", required=True, type=Path, help="BPE target (reference) of the ContraPro mini-corpus")
+    parser.add_argument("--examples", required=True, type=Path, help="contrapro.examples.jsonl")
+    parser.add_argument("--codes", required=True, type=Path, help="BPE codes (to encode the contrastive targets)")
+    parser.add_argument("--tgt-lang", default="de")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--output", required=True, type=Path)
+    args = parser.parse_args(argv)
+
+    from ..preprocess import bpe, tokenize
+    from ..decode.model import Model
+
+    examples = load_examples(args.examples)
+    src_lines, tgt_lines = read_lines(args.src), read_lines(args.tgt)
+    if len(src_lines) != len(tgt_lines):
+        raise InputError(args.tgt, f"expected {len(src_lines)} lines to match {args.src}, found {len(tgt_lines)}")
+    for example in examples:
+        if example.line >= len(src_lines):
+            raise InputError(args.examples, f"example {example.index} points to line {example.line + 1}, past the end of {args.src}")
+    codes = bpe.load(args.codes)
+    candidates = [
+        [tgt_lines[e.line]] + [bpe.apply(codes, tokenize.tokenize(c, args.tgt_lang)) for c in e.contrastive]
+        for e in examples
+    ]
+    sources, targets, owners = build_inputs(examples, src_lines, tgt_lines, candidates, args.level, args.k)
+    model = Model(args.model, args.data)
+    start = time.perf_counter()
+    scores = model.score(sources, targets, after_last_sep=args.level == "document", batch_size=args.batch_size)
+    seconds = time.perf_counter() - start
+    grouped = defaultdict(list)
+    for owner, scored in zip(owners, scores):
+        grouped[owner].append(scored.logprob)
+    correct_scores = [grouped[n][0] for n in range(len(examples))]
+    contrastive_scores = [grouped[n][1:] for n in range(len(examples))]
+    table = accuracy_table(examples, decisions(correct_scores, contrastive_scores))
+    result = {
+        "metric": "contrapro-accuracy",
+        "signature": f"contrapro-accuracy|level:{args.level}|k:{args.k if args.level == 'document' else 1}"
+                     "|context:reference-left|tie:wrong|score:sum-logprob",
+        "model": str(args.model),
+        "level": args.level,
+        "examples": len(examples),
+        "seconds": round(seconds, 3),
+        **table,
+    }
+    with atomic_write(args.output) as handle:
+        json.dump(result, handle, indent=1)
+        handle.write("\n")
+    overall = table["overall"]
+    print(f"{args.level}: {overall['correct']}/{overall['total']} correct = {overall['accuracy']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""Perplexity of hypotheses and references (the seed's Table 1), by forced scoring.
+
+Definition used here (the paper does not spell it out; this is the natural
+reading of its Table 1 and the models' training condition):
+
+- **sentence-level rows**: the sentence-level model scores each target
+  sentence alone, ``log p(E_i | F_i)``;
+- **document-level rows**: the document-level model scores each target
+  sentence in the context of the *same text's* k-1 previous sentences,
+  ``log p(E_i | F_{i-k+1}^i, E_{i-k+1}^{i-1})``: source window and target
+  prefix ``E_{i-k+1} <sep> ... E_{i-1} <sep>`` as in training, where the
+  target context comes from the text being scored (the hypothesis' own
+  earlier sentences for a strategy, the reference's for the reference).
+  Context never crosses a document boundary, and only sentence i's tokens
+  are scored. A window longer than the model's max positions drops its
+  oldest context sentences (as in decoding).
+
+Per-token normalization: the tokens of sentence i are its BPE tokens plus
+``</s>``; ``PPL = exp(-Σ log p / Σ tokens)`` over all sentences of the test
+set (natural log; the same value as fairseq's ``2 ** (-Σ log2 p / N)``). An
+empty hypothesis line is scored as ``</s>`` alone. The scores come from one
+teacher-forced pass per batch after the prefilled context
+(:meth:`docnmt.decode.search.Searcher.score_forced`); for a sentence without context
+this equals fairseq-generate's ``--score-reference``.
+
+CLI::
+
+    python -m docnmt.score.perplexity --model doc.pt --data bin/document --level document --k 3 \
+        --src bpe/test.en --docids corpus/test.docids \
+        --system reference=bpe/test.de --system doc-trans=decode/test/doc-trans.bpe ... --output ppl.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+from ..corpora.corpus import read_docids
+from ..decode.cli import group
+from .evalset import parse_systems, read_system
+from ..decode.strategies import _prev, _window
+from ..textio import InputError, atomic_write, cli_errors, read_lines
+
+
+def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[str], level: str, k: int):
+    """Search requests (source window, target context) and target ids, one per line, in line order.
+
+    The document-level context is the one the ``cheating`` strategy forces, with the scored
+    text in place of the reference: the same documents, windows and truncation.
+    """
+    from ..decode.search import Request
+
+    model = decoder.searcher.model
+    requests, targets = [], []
+    for doc in group(src, docids, ref=text):
+        for i, line in enumerate(doc.lines):
+            if level == "sentence":
+                requests.append(Request(model.encode(doc.src[i], source=True), []))
+            else:
+                requests.append(decoder.request(_window(doc, i - k + 1, i + 1), _prev(doc.ref, i, k), line))
+            targets.append(model.encode(doc.ref[i], source=False)[:-1])
+    return requests, targets
+
+
+def perplexity(searcher, decoder, src, docids, text, level: str, k: int) -> dict:
+    requests, targets = requests_and_targets(decoder, src, docids, text, level, k)
+    scored = searcher.score_forced(requests, targets)
+    logprob = sum(s.logprob for s in scored)
+    tokens = sum(s.tokens for s in scored)
+    return {"perplexity": math.exp(-logprob / tokens), "logprob": logprob, "tokens": tokens, "sentences": len(scored)}
+
+
+@cli_errors
+def main(argv=None) -> int:
+    from ..decode.model import Model, add_scoring_model_arguments
+    from ..decode.search import Searcher
+    from ..decode.strategies import Decoder
+
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.perplexity", description=__doc__.split("\n\n")[0])
+    add_scoring_model_arguments(parser)
+    parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
+    parser.add_argument("--docids", required=True, type=Path)
+    parser.add_argument("--system", action="append", default=[], required=True, metavar="NAME=PATH",
+                        help="BPE-level text to score (hypotheses or the reference), repeatable")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--output", required=True, type=Path)
+    args = parser.parse_args(argv)
+
+    src = read_lines(args.src)
+    if not src:
+        raise InputError(args.src, "expected source sentences, found an empty file")
+    docids = read_docids(args.docids)
+    if len(docids) != len(src):
+        raise InputError(args.docids, f"expected one document id per line of {args.src} ({len(src)}), found {len(docids)}")
+    texts = {name: read_system(path, len(src), args.src) for name, path in parse_systems(args.system).items()}
+
+    model = Model(args.model, args.data)
+    searcher = Searcher(model, batch_size=args.batch_size)
+    decoder = Decoder(searcher, k=args.k, h=1, source_name=str(args.src))
+    result = {
+        "model": str(args.model),
+        "level": args.level,
+        "k": args.k if args.level == "document" else None,
+        "definition": "exp(-sum log p(E_i | F_{i-k+1}^i, E_{i-k+1}^{i-1}) / sum(|E_i| + 1)), context from the scored text"
+                      if args.level == "document" else "exp(-sum log p(E_i | F_i) / sum(|E_i| + 1))",
+        "systems": {},
+    }
+    for name, text in texts.items():
+        started = time.perf_counter()
+        before = decoder.stats.context_truncated
+        entry = perplexity(searcher, decoder, src, docids, text, args.level, args.k)
+        entry["context_truncated"] = decoder.stats.context_truncated - before
+        entry["seconds"] = round(time.perf_counter() - started, 3)
+        result["systems"][name] = entry
+        print(f"{name}: perplexity {entry['perplexity']:.3f} over {entry['tokens']} tokens")
+    with atomic_write(args.output) as handle:
+        json.dump(result, handle, indent=1)
+        handle.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Plots for the Snakemake report, from the same manifest as the tables (:mod:`docnmt.score.tables`).
+
+- ``bleu``: BLEU per strategy, one group of bars per task and evaluation set;
+- ``pronouns``: pronoun gender and formality F1 per strategy (every column,
+  also those the reporting rule leaves out of Table 3: their titles say so);
+- ``cost``: quality against decoding cost: test BLEU against decoder
+  positions relative to sentence-level, one point per strategy and task.
+
+CLI::
+
+    python -m docnmt.score.plots {bleu,pronouns,cost} --manifest manifest.json --output plot.png
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..train.curves import new_figure, save_figure
+from .tables import add_manifest_arguments, load_json, read_manifest
+from ..textio import cli_errors
+
+
+def _grouped_bars(ax, strategies: list[str], groups: list[tuple[str, dict]]) -> None:
+    """Bars: x = strategy, one bar per group; missing values are left out."""
+    width = 0.8 / max(1, len(groups))
+    for g, (label, values) in enumerate(groups):
+        xs = [i + g * width - 0.4 + width / 2 for i, s in enumerate(strategies) if values.get(s) is not None]
+        ys = [values[s] for s in strategies if values.get(s) is not None]
+        ax.bar(xs, ys, width, label=label, color=f"C{g}")
+    ax.set_xticks(range(len(strategies)))
+    ax.set_xticklabels(strategies, rotation=35, ha="right")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def plot_bleu(manifest: dict, output: Path) -> None:
+    strategies = manifest["strategies"]
+    groups = []
+    for task, spec in manifest["tasks"].items():
+        for evalset, path in spec["bleu_ter"].items():
+            data = load_json(path, "BLEU/TER score file")
+            groups.append((f"{task} {evalset}", {s: e["BLEU"]["score"] for s, e in data["systems"].items()}))
+    plt, fig, ax = new_figure(9.0, 4.2)
+    _grouped_bars(ax, strategies, groups)
+    ax.set_ylabel("BLEU")
+    ax.set_title("BLEU per search strategy")
+    save_figure(plt, fig, output)
+
+
+def plot_pronouns(manifest: dict, output: Path) -> None:
+    strategies = manifest["strategies"]
+    groups = []
+    for task, spec in manifest["tasks"].items():
+        for evalset, path in spec.get("pronouns", {}).items():
+            data = load_json(path, "pronoun score file")
+            for category in ("gender", "formality"):
+                if not any(n for e in data["systems"].values() for n in e[category]["examples"].values()):
+                    continue  # no reference example at all (e.g. formality on ContraPro)
+                values = {s: None if e[category]["f1"] is None else e[category]["f1"] * 100  # None: the fork's NaN
+                          for s, e in data["systems"].items()}
+                reported = all(e[category]["reported"] for e in data["systems"].values())
+                groups.append((f"{task} {evalset} {category}" + ("" if reported else " (below the example rule)"),
+                               values))
+    plt, fig, ax = new_figure(9.0, 4.2)
+    _grouped_bars(ax, strategies, groups)
+    ax.set_ylabel("F1 (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Pronoun translation F1 per search strategy")
+    save_figure(plt, fig, output)
+
+
+def plot_cost(manifest: dict, output: Path) -> None:
+    plt, fig, ax = new_figure(7.5, 4.4)
+    markers = "osD^v<>px*"
+    for t, (task, spec) in enumerate(manifest["tasks"].items()):
+        bleu = load_json(spec["bleu_ter"]["test"], "BLEU/TER score file")["systems"]
+        sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
+        base = sidecars.get("sentence-level")
+        for n, strategy in enumerate(manifest["strategies"]):
+            if strategy not in sidecars or strategy not in bleu or base is None:
+                continue
+            entry = sidecars[strategy]
+            ratio = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"]) / base["decoder_positions"]
+            ax.scatter(ratio, bleu[strategy]["BLEU"]["score"], color=f"C{n}", marker=markers[t % len(markers)],
+                       label=strategy if t == 0 else None)
+    ax.set_xscale("log")
+    ax.set_xlabel("decoder positions relative to sentence-level (log scale)")
+    ax.set_ylabel("test BLEU")
+    ax.set_title("Quality against decoding cost (marker shape: task)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
+    save_figure(plt, fig, output)
+
+
+PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost}
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.plots", description=__doc__.split("\n\n")[0])
+    parser.add_argument("plot", choices=list(PLOTS))
+    add_manifest_arguments(parser)
+    parser.add_argument("--output", required=True, type=Path)
+    args = parser.parse_args(argv)
+    PLOTS[args.plot](read_manifest(args), args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

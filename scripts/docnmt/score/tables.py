@@ -1,0 +1,348 @@
+"""The paper's tables, regenerated from the workflow's own score files: Markdown, CSV and LaTeX.
+
+- ``perplexity``: Table 1, perplexity of the reference and of every
+  strategy's hypotheses (sentence-level model for the sentence-level rows,
+  document-level model for the document-level rows);
+- ``bleu_ter``: Table 2, BLEU and TER on the test set and on ContraPro, with
+  paired-bootstrap significance marks;
+- ``pronoun_f1``: Table 3, pronoun gender and formality F1 (a cell is "-"
+  where a class has fewer reference examples than the reporting rule asks,
+  and "nan" where the BlonDe fork's value is NaN; the counts are written
+  under the table, beside the paper's for ContraPro and the OS test set,
+  with the rule set and both taggers; an evaluation set scored with subsets
+  gets one note per subset with every strategy's F1 on it), and
+  ``pronoun_classes``, the
+  per-class precision, recall and F1 that the BlonDe extension hides;
+- ``contrapro_accuracy``: contrastive scoring accuracy on ContraPro, the
+  paper's sanity check, overall and by antecedent distance;
+- ``decoding_cost``: the cost table, measured from the decode sidecars
+  (decoder positions, forward calls, wall time, each also as a ratio to
+  sentence-level) next to the seed's O(.) column.
+
+Rows are the strategy names used everywhere in the workflow; columns follow
+the paper (one group per task and evaluation set). The inputs are named in a
+JSON manifest that the workflow builds (``rules/common.smk``)::
+
+    {"strategies": [...], "tasks": {TASK: {"description": ..., "tgt": "de",
+      "bleu_ter": {EVALSET: PATH}, "pronouns": {EVALSET: PATH},
+      "perplexity": {LEVEL: PATH}, "accuracy": {LEVEL: PATH}, "sidecars": {STRATEGY: PATH}}}}
+
+CLI::
+
+    python -m docnmt.score.tables --manifest manifest.json --outdir results/tables
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from ..tablefmt import Table
+from ..textio import InputError, atomic_outputs, cli_errors, read_lines
+
+#: Marks for a BLEU/TER difference that paired bootstrap resampling finds significant.
+MARKS = {"sentence-level": "*", "last-sentence": "†"}
+DASH = "-"
+
+
+def load_json(path: os.PathLike | str, what: str) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, f"{what} not found (missing file)")
+    try:
+        return json.loads("\n".join(read_lines(path)))
+    except ValueError as err:
+        raise InputError(path, f"expected the JSON of a {what}, found invalid JSON ({err})") from None
+
+
+def _fmt(value, digits: int = 1, scale: float = 1.0) -> str:
+    return DASH if value is None else f"{value * scale:.{digits}f}"
+
+
+# ---- Table 1 ---------------------------------------------------------------------
+def perplexity_table(manifest: dict) -> Table:
+    tasks = list(manifest["tasks"])
+    doc_strategies = [s for s in manifest["strategies"] if s != "sentence-level"]
+    rows_spec = [("sentence-level", "reference"), ("sentence-level", "sentence-level")]
+    rows_spec += [("document-level", "reference")] + [("document-level", s) for s in doc_strategies]
+    loaded = {t: {lvl: load_json(p, "perplexity score file") for lvl, p in manifest["tasks"][t]["perplexity"].items()}
+              for t in tasks}
+    rows = []
+    for model, text in rows_spec:
+        level = "sentence" if model == "sentence-level" else "document"
+        cells = []
+        for t in tasks:
+            entry = loaded[t].get(level, {}).get("systems", {}).get(text)
+            cells.append(_fmt(entry["perplexity"], 2) if entry else DASH)
+        rows.append([model, "reference" if text == "reference" else f"hyp {text}"] + cells)
+    return Table("perplexity", "Table 1: perplexity on the test set for different search strategies",
+                 ["model", "text"] + tasks, rows,
+                 ["sentence-level rows: the sentence-level model, each sentence alone; document-level rows: the "
+                  "document-level model, each sentence after the k-1 previous sentences of the same text "
+                  "(source window and target context); per token, </s> included (docnmt.score.perplexity)."])
+
+
+# ---- Table 2 ---------------------------------------------------------------------
+def bleu_ter_table(manifest: dict) -> Table:
+    columns, header, notes = [], ["strategy"], []
+    for t, spec in manifest["tasks"].items():
+        for evalset, path in spec["bleu_ter"].items():
+            data = load_json(path, "BLEU/TER score file")
+            columns.append(data)
+            label = "ContraPro" if evalset == "contrapro" else evalset
+            header += [f"{t} {label} BLEU", f"{t} {label} TER"]
+            if not notes:
+                any_system = next(iter(data["systems"].values()))
+                notes.append(f"BLEU signature: {any_system['BLEU']['signature']}")
+                notes.append(f"TER signature: {any_system['TER']['signature']}")
+    rows = []
+    for strategy in manifest["strategies"]:
+        cells = [strategy]
+        for data in columns:
+            entry = data["systems"].get(strategy)
+            for metric in ("BLEU", "TER"):
+                if entry is None:
+                    cells.append(DASH)
+                    continue
+                marks = ""
+                for baseline, mark in MARKS.items():
+                    test = data.get("paired_bootstrap", {}).get(baseline, {}).get("systems", {}).get(strategy, {})
+                    if test.get(metric, {}).get("significant"):
+                        marks += mark
+                cells.append(f"{entry[metric]['score']:.1f}{marks}")
+        rows.append(cells)
+    alpha = columns[0].get("alpha", 0.05) if columns else 0.05
+    notes.append(f"* significantly different from sentence-level, † from last-sentence (paired bootstrap "
+                 f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
+                 "full-segment does not apply there (-).")
+    return Table("bleu_ter", "Table 2: BLEU and TER (in percent) for the different tasks and search strategies",
+                 header, rows, notes)
+
+
+# ---- Table 3 ---------------------------------------------------------------------
+#: Reference example counts the paper gives (section 4.1, footnotes), by (task, evaluation set) and category.
+PAPER_COUNTS = {
+    **{(task, "contrapro"): {"gender": {"masculine": 5011, "feminine": 4085, "neuter": 4817}} for task in ("news", "os")},
+    ("os", "test"): {"formality": {"formal": 416, "informal": 605}},
+}
+NAN = "nan"
+
+
+def _pronoun_columns(manifest: dict):
+    for t, spec in manifest["tasks"].items():
+        for evalset, path in spec.get("pronouns", {}).items():
+            data = load_json(path, "pronoun score file")
+            if "setup" not in data:
+                raise InputError(path, "expected a pronoun score file naming its rule set and taggers ('setup'), "
+                                       "found one without: rerun the pronoun_f1 rule")
+            # categories, classes and reference example counts are the same for every system
+            reference = next(iter(data["systems"].values()))
+            yield t, evalset, ("ContraPro" if evalset == "contrapro" else evalset), data, reference
+
+
+def _f1(value) -> str:
+    """A pronoun score: "nan" where the fork's value is NaN (stored as null)."""
+    return NAN if value is None else _fmt(value, 1, 100)
+
+
+def _subset_notes(strategies: list[str], task: str, label: str, data: dict) -> list[str]:
+    """One note per evaluation subset and category with reference examples: every strategy's F1 on the subset."""
+    notes = []
+    for subset, entry in data.get("subsets", {}).items():
+        systems = entry["systems"]
+        reference = next(iter(systems.values()))
+        for category, ref_entry in reference.items():
+            if not sum(ref_entry["examples"].values()):
+                continue
+            counts = ", ".join(f"{c} {n}" for c, n in ref_entry["examples"].items())
+            scores = ", ".join(f"{s} {_f1(systems[s][category]['f1'])}" for s in strategies if s in systems)
+            rule = "" if ref_entry["reported"] else f"; fewer than {data['min_examples']} per class, so indicative"
+            notes.append(f"{task} {label}, subset {subset} ({entry['sentences']} sentences; reference examples "
+                         f"{counts}{rule}): {category} F1 {scores}.")
+    return notes
+
+
+def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
+    columns = list(_pronoun_columns(manifest))
+    header, notes, setups = ["strategy"], [], {}
+    class_header = ["strategy"]
+    for t, evalset, label, data, reference in columns:
+        setups.setdefault(data["setup"], []).append(f"{t} {label}")
+        for category, entry in reference.items():
+            header.append(f"{t} {label} {category}")
+            counts = ", ".join(f"{c} {n}" for c, n in entry["examples"].items())
+            paper = PAPER_COUNTS.get((t, evalset), {}).get(category)
+            if paper:
+                counts += " (the paper: " + ", ".join(f"{c} {paper[c]}" for c in entry["examples"] if c in paper) + ")"
+            status = "reported" if entry["reported"] else f"not reported (a class has < {data['min_examples']})"
+            notes.append(f"{t} {label} {category}: reference examples {counts}; {status}.")
+            for cls in entry["classes"]:
+                class_header += [f"{t} {label} {cls} P", f"{t} {label} {cls} R", f"{t} {label} {cls} F1"]
+    rows, class_rows = [], []
+    for strategy in manifest["strategies"]:
+        cells, class_cells = [strategy], [strategy]
+        for _t, _evalset, _label, data, reference in columns:
+            system = data["systems"].get(strategy)
+            for category, ref_entry in reference.items():
+                if system is None:
+                    cells.append(DASH)
+                    class_cells += [DASH] * (3 * len(ref_entry["classes"]))
+                    continue
+                entry = system[category]
+                cells.append(_f1(entry["f1"]) if entry["reported"] else DASH)
+                for cls in entry["classes"].values():
+                    class_cells += [_f1(cls["precision"]), _f1(cls["recall"]), _f1(cls["f1"])]
+        rows.append(cells)
+        class_rows.append(class_cells)
+    notes += [note for t, _evalset, label, data, _ in columns
+              for note in _subset_notes(manifest["strategies"], t, label, data)]
+    for setup, where in setups.items():
+        notes.append(f"Pronoun F1 ({', '.join(where)}): {setup}.")
+    nan_note = ("\"nan\": the BlonDe fork's value is NaN (0/0: no weighted reference example, or not a single "
+                "match; F1 is R where P is NaN).")
+    notes.append(nan_note)
+    main = Table("pronoun_f1", "Table 3: F1 scores (in percent) for pronoun translation (gender and formality)",
+                 header, rows, notes)
+    classes = Table("pronoun_classes", "Pronoun translation per class: precision, recall and F1 (in percent)",
+                    class_header, class_rows,
+                    ["Every class, also where the category is not reported; the gender F1 of Table 3 weights "
+                     "masculine and feminine 0.5 each and neuter 0, as BlonDe does.", nan_note])
+    return main, classes
+
+
+# ---- ContraPro accuracy -------------------------------------------------------------
+def accuracy_table(manifest: dict) -> Table:
+    buckets = ["0", "1", "2", "3", ">3"]
+    header, per_task = ["model"], []
+    for t, spec in manifest["tasks"].items():
+        if spec.get("accuracy"):
+            per_task.append({lvl: load_json(p, "ContraPro accuracy file") for lvl, p in spec["accuracy"].items()})
+            header += [f"{t} overall"] + [f"{t} distance {b}" for b in buckets]
+    rows = []
+    for level in ("sentence", "document"):
+        cells = [f"{level}-level"]
+        for data in per_task:
+            acc = data.get(level)
+            if acc is None:
+                cells += [DASH] * (1 + len(buckets))
+                continue
+            cells.append(_fmt(acc["overall"]["accuracy"], 1, 100))
+            for b in buckets:
+                cells.append(_fmt(acc["by_ante_distance"].get(b, {}).get("accuracy"), 1, 100))
+        rows.append(cells)
+    return Table("contrapro_accuracy", "ContraPro contrastive scoring accuracy (in percent), the paper's sanity check",
+                 header, rows, ["An example counts as correct only if the correct target scores strictly higher "
+                                "than every contrastive one (a tie is wrong). Distance: sentences between pronoun "
+                                "and antecedent."])
+
+
+# ---- cost table -------------------------------------------------------------------
+def cost_table(manifest: dict) -> Table:
+    header, per_task = ["strategy", "seed cost"], []
+    for t, spec in manifest["tasks"].items():
+        sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
+        per_task.append(sidecars)
+        header += [f"{t} decoder positions", f"{t} ×SL", f"{t} forward calls", f"{t} wall s", f"{t} ×SL wall",
+                   f"{t} <sep> mismatches", f"{t} rounds"]
+    rows = []
+    for strategy in manifest["strategies"]:
+        seed = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
+        cells = [strategy, seed]
+        for sidecars in per_task:
+            entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
+            if entry is None:
+                cells += [DASH] * 7
+                continue
+            positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
+            seconds = entry.get("seconds_with_first_pass", entry["seconds"])
+            cells += [str(positions), _fmt(positions / base["decoder_positions"], 2) if base else DASH,
+                      str(entry["forward_calls"]), _fmt(seconds, 1),
+                      _fmt(seconds / base["seconds"], 2) if base and base["seconds"] else DASH,
+                      str(entry["sep_mismatch"]), _rounds(entry)]
+        rows.append(cells)
+    devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
+    return Table("decoding_cost", "Decoding cost on the test set, measured (decoder positions, wall time) and the "
+                 "seed's O(.) (N sentences of average length L, k window, h document beam)", header, rows,
+                 ["×SL: ratio to sentence-level. 2-pass includes its sentence-level first pass. Decoder positions: "
+                  "target positions computed (forced context once per sentence, then one per active beam "
+                  "hypothesis per step). Rounds: dependent search rounds (1: every sentence in one batched call; "
+                  "position by position: the longest document); parallel doc-trans: its fixed-point iterations, "
+                  "with the sentences decoded per round (it includes its sentence-level first pass, like 2-pass), "
+                  "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
+                  f"limit stopped it. Device: {', '.join(devices)}; wall times from the decode rules."])
+
+
+def _rounds(entry: dict) -> str:
+    """A sidecar's rounds cell: the count; parallel doc-trans adds sentences per round and convergence."""
+    rounds = entry.get("rounds")
+    if rounds is None:  # a sidecar from before rounds were recorded
+        return DASH
+    cell = str(rounds)
+    if entry.get("redecoded_per_round") is not None:
+        cell += f" ({'/'.join(map(str, entry['redecoded_per_round']))})"
+    if entry.get("converged") is False:
+        cell += f", not converged: {entry.get('unconverged', '?')} sentences"
+    return cell
+
+
+def all_tables(manifest: dict) -> list[Table]:
+    tables = [perplexity_table(manifest), bleu_ter_table(manifest)]
+    if any(spec.get("pronouns") for spec in manifest["tasks"].values()):
+        tables += list(pronoun_tables(manifest))
+    if any(spec.get("accuracy") for spec in manifest["tasks"].values()):
+        tables.append(accuracy_table(manifest))
+    tables.append(cost_table(manifest))
+    return tables
+
+
+def add_manifest_arguments(parser) -> None:
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--manifest", type=Path, help="JSON file naming every score file (see above)")
+    group.add_argument("--manifest-json", help="the same JSON, inline (what the workflow passes)")
+
+
+def read_manifest(args) -> dict:
+    if args.manifest is not None:
+        manifest = load_json(args.manifest, "table manifest")
+        where = str(args.manifest)
+    else:
+        try:
+            manifest = json.loads(args.manifest_json)
+        except ValueError as err:
+            raise InputError("--manifest-json", f"expected JSON, found invalid JSON ({err})") from None
+        where = "--manifest-json"
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("strategies"), list) \
+            or not isinstance(manifest.get("tasks"), dict) or not manifest["tasks"]:
+        raise InputError(where, "expected a manifest with a 'strategies' list and a non-empty 'tasks' object")
+    return manifest
+
+
+def table_files(outdir: os.PathLike | str, name: str) -> list[Path]:
+    return [Path(outdir) / f"{name}.{ext}" for ext in ("md", "csv", "tex")]
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.tables", description=__doc__.split("\n\n")[0])
+    add_manifest_arguments(parser)
+    parser.add_argument("--outdir", required=True, type=Path)
+    parser.add_argument("--print", action="store_true", help="also print the Markdown tables")
+    args = parser.parse_args(argv)
+    manifest = read_manifest(args)
+    tables = all_tables(manifest)
+    paths = [p for t in tables for p in table_files(args.outdir, t.name)]
+    with atomic_outputs(paths) as handles:
+        for n, table in enumerate(tables):
+            md, cs, tex = handles[3 * n: 3 * n + 3]
+            md.write(table.markdown())
+            cs.write(table.csv())
+            tex.write(table.latex())
+    for table in tables:
+        print(table.markdown() if args.print else f"wrote {args.outdir}/{table.name}.{{md,csv,tex}}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""Training one model (sentence- or document-level) with fairseq-train: GPU-ready and resumable.
+
+The paper trains two systems per task on the same joined dictionary: a
+sentence-level transformer and a document-level one on k-sentence windows
+joined by ``<sep>`` (Herold & Ney 2023, appendix). Both run until the
+validation perplexity stops improving (``--patience`` validations without a
+new best) and the best checkpoint by validation loss is kept.
+
+Resume. fairseq writes ``checkpoint_last.pt`` atomically into ``--save-dir``
+(a folder that is *not* a Snakemake output, so no rerun or
+``--rerun-incomplete`` deletes it) and restores from it on start: a killed
+job that reruns continues with the same update count and optimizer state.
+Before resuming, the last checkpoint is loaded once; a corrupt one is an
+error that names it. Only when training ends is ``checkpoint_best.pt``
+published to the rule's output (an atomic hard link or copy), so a partial
+result is never presented as one.
+
+Devices. CUDA with ``--fp16`` when a GPU is visible, ``--cpu`` otherwise.
+``CUDA_VISIBLE_DEVICES`` set by a scheduler is respected, never overwritten.
+
+CLI::
+
+    python -m docnmt.train.cli --data DIR --save-dir DIR --output checkpoint_best.pt \
+        --dropout 0.3 --label-smoothing 0.2 --src en --tgt de [--gpus 1] [--patience 5] \
+        [--history fairseq.log] -- --arch transformer --share-all-embeddings ... (the preset)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..textio import InputError, cli_errors
+
+def options_to_args(options: dict) -> list[str]:
+    """fairseq command-line arguments from a mapping of option names to values.
+
+    ``True`` is a bare flag, ``False``/``None`` leaves the option out. Used for
+    the architecture/optimizer presets of config.yaml (``training.presets``).
+    """
+    args: list[str] = []
+    for key, value in options.items():
+        if value is True:
+            args.append(f"--{key}")
+        elif value is False or value is None:
+            continue
+        else:
+            args += [f"--{key}", str(value)]
+    return args
+
+
+def check_data(data: Path, src: str, tgt: str) -> dict:
+    """The binarized folder must hold non-empty train/valid splits and one joined dictionary."""
+    manifest_path = data / "manifest.json"
+    if not manifest_path.exists():
+        raise InputError(manifest_path, "binarized data not found (expected the output of the binarize rule)")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for split in ("train", "valid"):
+        for lang in (src, tgt):
+            for ext in ("bin", "idx"):
+                path = data / f"{split}.{src}-{tgt}.{lang}.{ext}"
+                if not path.exists() or path.stat().st_size == 0:
+                    raise InputError(path, f"expected a non-empty binarized {split} split, found it missing or empty")
+        if manifest.get("examples", {}).get(split, 0) < 1:
+            raise InputError(manifest_path, f"expected at least one {split} example, found {manifest.get('examples')}")
+    dict_src, dict_tgt = data / f"dict.{src}.txt", data / f"dict.{tgt}.txt"
+    for path in (dict_src, dict_tgt):
+        if not path.exists():
+            raise InputError(path, "dictionary not found")
+    if dict_src.read_bytes() != dict_tgt.read_bytes():
+        raise InputError(
+            dict_tgt, f"expected the same joined dictionary as {dict_src} (embeddings are shared), found a different one"
+        )
+    return manifest
+
+
+def visible_gpus() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def check_resume(save_dir: Path) -> int | None:
+    """Load ``checkpoint_last.pt`` if present; return its update count. A corrupt file is an error."""
+    last = save_dir / "checkpoint_last.pt"
+    if not last.exists():
+        return None
+    import torch
+
+    try:
+        state = torch.load(last, map_location="cpu", weights_only=False)
+        updates = int(state["optimizer_history"][-1]["num_updates"])
+    except Exception as err:  # noqa: BLE001 - any failure to read means we cannot resume from it
+        raise InputError(
+            last,
+            f"cannot resume: expected a fairseq checkpoint, could not load it ({type(err).__name__}: {err}); "
+            "delete it to restart training from scratch",
+        ) from None
+    return updates
+
+
+def fairseq_command(args, gpus: int) -> list[str]:
+    """The preset's options (after ``--``) first; the ones this module enforces last, so they win."""
+    options = {
+            "source-lang": args.src,
+            "target-lang": args.tgt,
+            "dropout": args.dropout,
+            "criterion": "label_smoothed_cross_entropy",
+            "label-smoothing": args.label_smoothing,
+            "patience": args.patience,
+            "best-checkpoint-metric": "loss",
+            "save-dir": str(args.save_dir),
+            "required-batch-size-multiple": 1,  # fairseq issue 5036: never drop a partial batch
+            "no-epoch-checkpoints": True,
+            "log-format": "simple",
+            "log-interval": args.log_interval,
+            "seed": args.seed,
+            "num-workers": args.workers,
+    }
+    if gpus:
+        options["fp16"] = True
+        options["distributed-world-size"] = gpus
+    else:
+        options["cpu"] = True
+    return [sys.executable, "-m", "docnmt.train.fairseq_train", str(args.data), *args.fairseq_args, *options_to_args(options)]
+
+
+def run_logged(command: list[str], env: dict, history: Path | None) -> int:
+    """Run ``command``, copying its output to stdout and appending it to ``history``."""
+    handle = open(history, "a", encoding="utf-8") if history else None
+    try:
+        with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                if handle:
+                    handle.write(line)
+                    handle.flush()
+            return proc.wait()
+    finally:
+        if handle:
+            handle.close()
+
+
+def publish(best: Path, output: Path) -> None:
+    """Atomically expose the best checkpoint at ``output`` (hard link where possible)."""
+    if not best.exists():
+        raise InputError(best, "training ended without a best checkpoint")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    try:
+        os.link(best, tmp)
+    except OSError:
+        shutil.copyfile(best, tmp)
+    os.replace(tmp, output)
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docnmt.train.cli", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, type=Path, help="binarized data folder (with manifest.json)")
+    parser.add_argument("--save-dir", required=True, type=Path, help="checkpoint folder (kept across reruns)")
+    parser.add_argument("--output", required=True, type=Path, help="where the best checkpoint is published")
+    parser.add_argument("--src", required=True)
+    parser.add_argument("--tgt", required=True)
+    parser.add_argument("--dropout", type=float, required=True)
+    parser.add_argument("--label-smoothing", type=float, required=True)
+    parser.add_argument("--patience", type=int, default=5, help="validations without improvement before stopping")
+    parser.add_argument("--gpus", type=int, default=1, help="GPUs to use when CUDA is available")
+    parser.add_argument("--workers", type=int, default=1, help="data loader workers")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--log-interval", type=int, default=50)
+    parser.add_argument("--history", type=Path, required=True, help="append fairseq's output here too (kept across resumes)")
+    parser.add_argument("--curve", type=Path, help="write the learning curve (CSV, from the whole history) here")
+    parser.add_argument(
+        "fairseq_args", nargs=argparse.REMAINDER,
+        help="after --: the architecture/optimizer preset as fairseq-train arguments (config.yaml training.presets)",
+    )
+    args = parser.parse_args(argv)
+    if args.fairseq_args and args.fairseq_args[0] == "--":
+        args.fairseq_args = args.fairseq_args[1:]
+
+    check_data(args.data, args.src, args.tgt)
+    available = visible_gpus()
+    gpus = min(args.gpus, available) if available else 0
+    if available and args.gpus > available:
+        raise InputError(
+            "config", f"training.gpus asks for {args.gpus} GPUs, but only {available} are visible "
+            f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"
+        )
+    args.save_dir.mkdir(parents=True, exist_ok=True)
+    resumed = check_resume(args.save_dir)
+    device = f"{gpus} GPU(s), fp16" if gpus else "CPU"
+    print(f"device: {device}; " + (f"resuming from update {resumed}" if resumed is not None else "starting from scratch"), flush=True)
+    command = fairseq_command(args, gpus)
+    print("running:", " ".join(command), flush=True)
+    env = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1", PYTHONUNBUFFERED="1")
+    returncode = run_logged(command, env, args.history)
+    if returncode != 0:
+        raise SystemExit(f"fairseq-train failed with exit code {returncode}; checkpoints kept in {args.save_dir}")
+    if args.curve:
+        from .curves import parse_log, write_csv
+
+        write_csv(parse_log(args.history), args.curve)
+    publish(args.save_dir / "checkpoint_best.pt", args.output)
+    print(f"best checkpoint -> {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""The real-corpus data rules end to end: download from a loopback mirror, verify, extract,
+parse, ContraPro with context, preprocess, binarize, and the data-statistics table.
+
+The fixtures are tiny files in the exact real formats (tests/realformat.py),
+laid out under host-named folders as a mirror holds them, and served over
+127.0.0.1; the workflow's config points `mirror:` at the server.
+"""
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+import realformat
+from conftest import REPO, run_snakemake
+from docnmt.corpora.corpus import Document
+from loopback import LoopbackServer
+
+pytestmark = pytest.mark.workflow
+
+CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
+SOURCES = CONFIG["sources"]
+
+
+def en_de_docs(prefix, n_docs, n_sents, start=0):
+    """Documents with entities, quotes and pronouns, in English and German."""
+    docs = []
+    for d in range(start, start + n_docs):
+        src, tgt = [], []
+        for i in range(n_sents):
+            src.append(f"Report {d}, line {i}: Tom & Jerry said \"it's fine\" about the lamp.")
+            tgt.append(f"Bericht {d}, Zeile {i}: Tom & Jerry sagten, \"sie ist gut\" über die Lampe.")
+        docs.append(Document(f"{prefix}{d}", src, tgt))
+    return docs
+
+
+def en_it_docs(n_docs, n_sents, start):
+    return [
+        Document(f"ted-{1000 + d}", [f"Talk {d} sentence {i}: we <3 science & art." for i in range(n_sents)],
+                 [f"Discorso {d} frase {i}: amiamo la scienza e l'arte." for i in range(n_sents)])
+        for d in range(start, start + n_docs)
+    ]
+
+
+def os_docs():
+    docs = []
+    for d in range(14):
+        n = 4 + d % 3
+        docs.append(Document(
+            realformat.os_docid(2000 + d, 100 + d, 5000 + d),
+            [f"Movie {d}, line {i}: where is it? Do you have it?" for i in range(n)],
+            [f"Film {d}, Zeile {i}: wo ist er? Hast du ihn?" for i in range(n)],
+        ))
+    return docs
+
+
+FIXTURE = {
+    "nc": en_de_docs("nc", 6, 5),
+    "nt15": en_de_docs("nt15-", 2, 3, start=10),
+    "nt18": en_de_docs("nt18-", 3, 2, start=20),
+    "ted_train": en_it_docs(4, 6, 0),
+    "dev2010": en_it_docs(1, 3, 10),
+    "tst2010": en_it_docs(1, 2, 11),
+    "tst2017": en_it_docs(2, 4, 20),
+    "os": os_docs(),
+}
+#: ContraPro examples: (OS document index, 1-based segment id). The first is at the
+#: start of its document (no left context), the second at the end (no right context).
+CONTRAPRO_AT = [(12, 1), (13, 5), (12, 3)]
+
+
+def contrapro_json(docs):
+    examples = []
+    for index, segment in CONTRAPRO_AT:
+        doc = docs[index]
+        de_file = doc.docid[len("de/"):].removesuffix(".gz")
+        ref = doc.tgt[segment - 1]
+        examples.append({
+            "document id": de_file, "segment id": segment, "src segment": doc.src[segment - 1], "ref segment": ref,
+            "src pronoun": "it", "ref pronoun": "er", "ante distance": 1, "intrasegmental": False, "corpus": "OpenSubtitles",
+            "errors": [{"contrastive": ref.replace(" er?", " sie?"), "replacement": "sie", "replacement gender": "Fem"},
+                       {"contrastive": ref.replace(" er?", " es?"), "replacement": "es", "replacement gender": "Neut"}],
+        })
+    return examples
+
+
+def mirror_path(root: Path, name: str) -> Path:
+    url = urlsplit(SOURCES[name]["url"])
+    path = root / url.netloc / url.path.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def build_mirror(root: Path) -> None:
+    realformat.news_commentary_tsv_gz(mirror_path(root, "news-commentary-v14"), FIXTURE["nc"])
+    realformat.wmt_test_tgz(mirror_path(root, "wmt15-test"), 2015, FIXTURE["nt15"])
+    realformat.wmt_test_tgz(mirror_path(root, "wmt18-test"), 2018, FIXTURE["nt18"])
+    realformat.iwslt17_train_tgz(mirror_path(root, "iwslt17-trnmted"), FIXTURE["ted_train"], FIXTURE["dev2010"], FIXTURE["tst2010"])
+    realformat.iwslt17_mted_test_tgz(
+        mirror_path(root, "iwslt17-mted-test-en-it"), mirror_path(root, "iwslt17-mted-test-it-en"), FIXTURE["tst2017"]
+    )
+    realformat.opus_moses_zip(mirror_path(root, "opensubtitles2018-de-en"), FIXTURE["os"], naming="OpenSubtitles2018")
+    mirror_path(root, "contrapro").write_text(json.dumps(contrapro_json(FIXTURE["os"]), indent=1), encoding="utf-8")
+
+
+def loopback_config(tmp: Path, mirror_url: str, root: Path, wrong_md5: str | None = None) -> Path:
+    """A config over the shipped one: the loopback mirror, small BPE and OS splits,
+    and the fixtures' own digests in place of the real published ones."""
+    sources = {}
+    for name, entry in SOURCES.items():
+        published = {algo: entry.get(algo) for algo in ("sha256", "md5") if entry.get(algo)}
+        digests = {}
+        for algo in published:
+            digests[algo] = hashlib.new(algo, mirror_path(root, name).read_bytes()).hexdigest()
+        sources[name] = digests
+    if wrong_md5:
+        sources["wmt18-test"]["md5"] = wrong_md5
+    config = {
+        "tasks": ["news", "ted", "os"],
+        "mirror": mirror_url,
+        "download_retries": 1,
+        "preprocess": {"shards": 2},
+        "sources": sources,
+        "task_settings": {
+            "news": {"bpe_merges": 200},
+            "ted": {"bpe_merges": 200},
+            "os": {"bpe_merges": 200, "corpus": {"type": "os", "valid_sentences": 8, "valid_docs": 2,
+                                                 "test_sentences": 10, "test_docs": 2}},
+        },
+    }
+    path = tmp / "loopback.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mirror")
+    build_mirror(root)
+    workdir = tmp_path_factory.mktemp("real-corpora")
+    with LoopbackServer(root) as server:
+        config = loopback_config(workdir, server.url, root)
+        run_snakemake(workdir, "data", "--cores", "2", "--configfile", str(config))
+        requests = server.requests
+    return workdir, requests
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_every_source_is_downloaded_once_from_the_mirror(real_run):
+    _, requests = real_run
+    for name, entry in SOURCES.items():
+        url = urlsplit(entry["url"])
+        key = f"/{url.netloc}{url.path}"
+        assert requests.get(key) == 1, f"{name}: expected one request for {key}, got {requests}"
+
+
+def test_sources_without_published_checksum_are_recorded_in_the_lock(real_run):
+    workdir, _ = real_run
+    lock = json.loads((workdir / CONFIG["download_lock"]).read_text())
+    for name, entry in SOURCES.items():
+        assert entry["url"] in lock, f"{name}: its sha256 must be recorded under the real URL"
+        assert len(lock[entry["url"]]["sha256"]) == 64
+
+
+def test_news_splits_match_the_fixture(real_run):
+    workdir, _ = real_run
+    corpus = workdir / "data/news/corpus"
+    for split, docs in (("train", FIXTURE["nc"]), ("valid", FIXTURE["nt15"]), ("test", FIXTURE["nt18"])):
+        assert lines(corpus / f"{split}.en") == [s for d in docs for s in d.src], f"news {split}.en"
+        assert lines(corpus / f"{split}.de") == [t for d in docs for t in d.tgt], f"news {split}.de: de column, entities unescaped"
+        assert len(set(lines(corpus / f"{split}.docids"))) == len(docs), f"news {split}: one id per document"
+
+
+def test_ted_splits_match_the_fixture(real_run):
+    workdir, _ = real_run
+    corpus = workdir / "data/ted/corpus"
+    expected = {"train": FIXTURE["ted_train"], "valid": FIXTURE["dev2010"] + FIXTURE["tst2010"], "test": FIXTURE["tst2017"]}
+    for split, docs in expected.items():
+        assert lines(corpus / f"{split}.en") == [s for d in docs for s in d.src], f"ted {split}.en"
+        assert lines(corpus / f"{split}.it") == [t for d in docs for t in d.tgt], f"ted {split}.it"
+
+
+def test_os_split_sizes_and_contrapro_documents_left_out_of_training(real_run):
+    workdir, _ = real_run
+    corpus = workdir / "data/os/corpus"
+    contrapro_docs = {FIXTURE["os"][i].docid for i, _ in CONTRAPRO_AT}
+    split_ids = {split: set(lines(corpus / f"{split}.docids")) for split in ("train", "valid", "test", "contrapro_docs")}
+    assert len(split_ids["valid"]) == 2 and len(split_ids["test"]) == 2
+    assert not split_ids["train"] & contrapro_docs, "ContraPro documents must be removed from training"
+    assert split_ids["contrapro_docs"] == contrapro_docs
+    all_ids = {d.docid for d in FIXTURE["os"]}
+    assert set().union(*split_ids.values()) == all_ids and sum(map(len, split_ids.values())) == len(all_ids)
+
+
+def test_contrapro_gets_left_and_right_context(real_run):
+    workdir, _ = real_run
+    for task in ("news", "os"):
+        folder = workdir / f"data/{task}/contrapro"
+        examples = [json.loads(line) for line in lines(folder / "contrapro.examples.jsonl")]
+        src = lines(folder / "contrapro.en")
+        assert len(examples) == len(CONTRAPRO_AT)
+        for example, (index, segment) in zip(examples, CONTRAPRO_AT):
+            doc = FIXTURE["os"][index]
+            assert src[example["line"]] == doc.src[segment - 1]
+            assert example["left"] == min(2, segment - 1), "k-1=2 sentences of left context, fewer at a document start"
+            assert example["right"] == min(2, len(doc) - segment), "k-1=2 of right context, fewer at a document end"
+
+
+def test_statistics_table_counts(real_run):
+    workdir, _ = real_run
+    with open(workdir / "results/tables/data_statistics.csv", encoding="utf-8") as handle:
+        rows = {(r["task"], r["dataset"]): (int(r["sentences"]), int(r["documents"])) for r in csv.DictReader(handle)}
+    assert rows[("news", "train")] == (30, 6)
+    assert rows[("news", "test")] == (6, 3)
+    assert rows[("ted", "valid")] == (5, 2)
+    assert rows[("news", "ContraPro")] == (3, 3) and rows[("os", "ContraPro")] == (3, 3)
+    assert "| news | train |" in (workdir / "results/tables/data_statistics.md").read_text()
+
+
+def test_all_three_tasks_are_binarized(real_run):
+    workdir, _ = real_run
+    for task in ("news", "ted", "os"):
+        for level in ("sentence", "document"):
+            manifest = json.loads((workdir / f"data/{task}/bin/{level}/manifest.json").read_text())
+            assert manifest["examples"]["train"] > 0, f"{task}/{level}"
+
+
+def test_a_corrupted_download_fails_on_its_checksum(tmp_path):
+    root = tmp_path / "mirror"
+    build_mirror(root)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    with LoopbackServer(root) as server:
+        config = loopback_config(workdir, server.url, root, wrong_md5="0" * 32)
+        result = run_snakemake(workdir, "downloads/wmt18-test/test.tgz", "--cores", "1", "--configfile", str(config), check=False)
+    assert result.returncode != 0
+    log = (workdir / "logs/downloads/wmt18-test/test.tgz.log").read_text()
+    assert "checksum mismatch" in log and "0" * 32 in log, log
+    assert not (workdir / "downloads/wmt18-test/test.tgz").exists(), "a file failing its checksum must not be kept"
+    assert not list((workdir / "downloads/wmt18-test").glob("*.tmp*")), "no temporary file may be left"

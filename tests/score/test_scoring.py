@@ -1,0 +1,171 @@
+"""BLEU/TER with SacreBLEU: equal to the sacrebleu CLI, signatures, paired bootstrap, and bad input."""
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import REAL_SAMPLES, tool_env
+from docnmt.score import scoring
+from docnmt.textio import write_lines
+
+REF = [
+    "Der Tisch steht im Wohnzimmer.",
+    "Er passt perfekt.",
+    "Ich habe gestern eine Vase gekauft.",
+    "Sie war nicht teuer.",
+    "Kommst du morgen zum Treffen?",
+    "Wir sehen uns am Montag.",
+]
+HYP_A = [
+    "Der Tisch steht im Wohnzimmer.",
+    "Es passt perfekt.",
+    "Ich kaufte gestern eine Vase.",
+    "Sie war nicht teuer.",
+    "Kommen Sie morgen zum Treffen?",
+    "Wir sehen uns am Montag.",
+]
+HYP_B = [
+    "Der Tisch ist im Wohnzimmer.",
+    "Er passt gut.",
+    "Ich habe gestern eine Vase gekauft.",
+    "Es war nicht teuer.",
+    "Kommst du morgen zum Treffen?",
+    "Bis Montag.",
+]
+
+
+def files(tmp_path, src=None, ref=REF, **systems):
+    write_lines(tmp_path / "src.en", src if src is not None else [f"source {i}" for i in range(len(ref))])
+    write_lines(tmp_path / "ref.de", ref)
+    args = ["--source", str(tmp_path / "src.en"), "--reference", str(tmp_path / "ref.de")]
+    for name, hyps in systems.items():
+        path = tmp_path / f"{name}.txt"
+        if hyps is None:
+            path.write_text("")
+        else:
+            write_lines(path, hyps)
+        args += ["--system", f"{name}={path}"]
+    return args
+
+
+def sacrebleu_cli(ref, hyp):
+    out = subprocess.run(["sacrebleu", str(ref), "-i", str(hyp), "-m", "bleu", "ter", "-b", "-w", "4"],
+                         capture_output=True, text=True, env=tool_env(), check=True).stdout
+    return [float(x) for x in json.loads(out)]
+
+
+def test_bleu_and_ter_equal_the_sacrebleu_cli(tmp_path):
+    args = files(tmp_path, **{"sentence-level": HYP_A, "doc-trans": HYP_B})
+    assert scoring.main(args + ["--output", str(tmp_path / "out.json")]) == 0
+    result = json.loads((tmp_path / "out.json").read_text())
+    for name in ("sentence-level", "doc-trans"):
+        bleu, ter = sacrebleu_cli(tmp_path / "ref.de", tmp_path / f"{name}.txt")
+        assert result["systems"][name]["BLEU"]["score"] == pytest.approx(bleu, abs=1e-4)
+        assert result["systems"][name]["TER"]["score"] == pytest.approx(ter, abs=1e-4)
+        assert result["systems"][name]["BLEU"]["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+        assert "tok:tercom" in result["systems"][name]["TER"]["signature"]
+    assert result["sentences"] == len(REF)
+
+
+@pytest.mark.skipif(not (REAL_SAMPLES / "iwslt17-ted-test-en-de").is_dir(), reason="../shared/real-samples is absent")
+def test_bleu_on_real_ted_text_equals_the_cli(tmp_path):
+    """Real IWSLT17 German references, a 'hypothesis' of shifted sentences: both scorers agree."""
+    from realformat import real_ted_en_de
+
+    src, ref = real_ted_en_de(REAL_SAMPLES / "iwslt17-ted-test-en-de", tmp_path)
+    hyp = ref[1:] + ref[:1]
+    args = files(tmp_path, src=src, ref=ref, shifted=hyp)
+    scoring.main(args + ["--output", str(tmp_path / "out.json")])
+    result = json.loads((tmp_path / "out.json").read_text())
+    bleu, ter = sacrebleu_cli(tmp_path / "ref.de", tmp_path / "shifted.txt")
+    assert result["systems"]["shifted"]["BLEU"]["score"] == pytest.approx(bleu, abs=1e-4)
+    assert result["systems"]["shifted"]["TER"]["score"] == pytest.approx(ter, abs=1e-4)
+
+
+def test_paired_bootstrap_against_each_baseline_present(tmp_path):
+    args = files(tmp_path, **{"sentence-level": HYP_A, "last-sentence": HYP_B, "cheating": REF})
+    scoring.main(args + ["--baseline", "sentence-level", "--baseline", "last-sentence", "--baseline", "absent",
+                         "--bootstrap-samples", "200", "--output", str(tmp_path / "out.json")])
+    result = json.loads((tmp_path / "out.json").read_text())
+    assert set(result["paired_bootstrap"]) == {"sentence-level", "last-sentence"}
+    test = result["paired_bootstrap"]["sentence-level"]
+    assert "bs:200" in test["signatures"]["BLEU"] and "seed:12345" in test["signatures"]["BLEU"]
+    cheating = test["systems"]["cheating"]["BLEU"]
+    assert 0 < cheating["p_value"] <= 1 and cheating["significant"] == (cheating["p_value"] < 0.05)
+    assert "p_value" not in test["systems"]["sentence-level"]["BLEU"]
+    assert cheating["score"] == pytest.approx(100.0)
+
+
+def test_a_system_identical_to_its_baseline_is_never_significant(tmp_path):
+    """sacrebleu's paired bootstrap gives identical systems p = 1/(n+1); the tables must not mark them."""
+    args = files(tmp_path, **{"sentence-level": HYP_A, "last-sentence": HYP_B, "doc-trans": HYP_B})
+    scoring.main(args + ["--baseline", "last-sentence", "--bootstrap-samples", "100", "--output", str(tmp_path / "o.json")])
+    test = json.loads((tmp_path / "o.json").read_text())["paired_bootstrap"]["last-sentence"]["systems"]["doc-trans"]
+    for metric in ("BLEU", "TER"):
+        assert test[metric]["p_value"] < 0.05  # what sacrebleu says
+        assert test[metric]["identical_to_baseline"] is True and test[metric]["significant"] is False
+
+
+def test_contrapro_scores_only_the_selected_example_lines(tmp_path):
+    hyp = list(REF)
+    hyp[0] = "ganz falsch"  # a context line: not scored
+    args = files(tmp_path, **{"doc-trans": hyp})
+    select = tmp_path / "examples.jsonl"
+    write_lines(select, [json.dumps({"line": 1}), json.dumps({"line": 4})])
+    scoring.main(args + ["--select", str(select), "--output", str(tmp_path / "out.json")])
+    result = json.loads((tmp_path / "out.json").read_text())
+    assert result["sentences"] == 2
+    assert result["systems"]["doc-trans"]["BLEU"]["score"] == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("short", "expected 6 hypotheses (one per line of"),
+    ("empty", "found an empty file"),
+    ("mismatch", "expected one reference line per line of"),
+    ("missing", "file not found"),
+])
+def test_bad_input_is_an_error_naming_the_file_and_writes_nothing(tmp_path, capsys, case, expected):
+    if case == "short":
+        args = files(tmp_path, bad=HYP_A[:-1])
+    elif case == "empty":
+        args = files(tmp_path, bad=None)
+    elif case == "mismatch":
+        args = files(tmp_path, src=["one line"], bad=HYP_A)
+    else:
+        args = files(tmp_path) + ["--system", f"bad={tmp_path / 'absent.txt'}"]
+    with pytest.raises(SystemExit):
+        scoring.main(args + ["--output", str(tmp_path / "out.json")])
+    err = capsys.readouterr().err
+    assert expected in err
+    named = {"short": "bad.txt", "empty": "bad.txt", "mismatch": "ref.de", "missing": "absent.txt"}[case]
+    assert named in err
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_selected_line_out_of_range_names_the_selection_file_and_line(tmp_path, capsys):
+    args = files(tmp_path, ok=HYP_A)
+    select = tmp_path / "examples.jsonl"
+    write_lines(select, [json.dumps({"line": 1}), json.dumps({"line": 99})])
+    with pytest.raises(SystemExit):
+        scoring.main(args + ["--select", str(select), "--output", str(tmp_path / "out.json")])
+    assert "examples.jsonl:2: expected a line number in 0..5, found 99" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("short", "expected 3 hypotheses (one per line of"),
+    ("docids", "expected one document id per line of"),
+])
+def test_perplexity_bad_input_names_the_file_before_any_model_is_loaded(tmp_path, capsys, case, expected):
+    from docnmt.score import perplexity
+
+    write_lines(tmp_path / "test.en", ["a", "b", "c"])
+    write_lines(tmp_path / "test.docids", ["d1", "d1", "d2"] if case == "short" else ["d1", "d1"])
+    write_lines(tmp_path / "hyp.bpe", ["x", "y"] if case == "short" else ["x", "y", "z"])
+    with pytest.raises(SystemExit):
+        perplexity.main(["--model", str(tmp_path / "absent.pt"), "--data", str(tmp_path), "--level", "document",
+                         "--src", str(tmp_path / "test.en"), "--docids", str(tmp_path / "test.docids"),
+                         "--system", f"doc-trans={tmp_path / 'hyp.bpe'}", "--output", str(tmp_path / "ppl.json")])
+    err = capsys.readouterr().err
+    assert expected in err and ("hyp.bpe" if case == "short" else "test.docids") in err
+    assert not (tmp_path / "ppl.json").exists()

@@ -1,0 +1,233 @@
+"""The paper's tables from score files: rows, '-' cells, significance marks, cost ratios, formats and bad input."""
+
+import csv
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from docnmt.score import pronouns, scoring, tables
+from docnmt.textio import write_lines
+from test_pronouns import T
+
+STRATEGIES = ["sentence-level", "full-segment", "last-sentence", "doc-trans"]
+REF = ["Der Tisch ist neu.", "Er passt gut.", "Ich mag ihn.", "Kommst du mit?", "Ja, gerne.", "Bis morgen."]
+HYPS = {
+    "sentence-level": ["Der Tisch ist neu.", "Es passt gut.", "Ich mag es.", "Kommen Sie mit?", "Ja.", "Bis morgen."],
+    "full-segment": ["Der Tisch ist neu.", "Er passt.", "Ich mag ihn.", "Kommst du mit?", "Ja, gerne.", "Bis dann."],
+    "last-sentence": REF,
+    "doc-trans": REF,
+}
+
+
+def sidecar(path, strategy, positions, seconds, **extra):
+    path.write_text(json.dumps({"strategy": strategy, "decoder_positions": positions, "forward_calls": positions // 10,
+                                "seconds": seconds, "sep_mismatch": 0, "cost": "O(NL)", "device": "cpu", **extra}))
+    return str(path)
+
+
+def write_pronoun_file(path, systems, min_examples=1):
+    """A pronoun score file as docnmt.score.pronouns writes it (HanTa-like tagger, word-matched source)."""
+    _, setup = pronouns.setup_note(pronouns.RULES["blonde-de"], SimpleNamespace(name="HanTa test", paper=False),
+                                   pronouns.WordMatcher())
+    path.write_text(json.dumps({"rules": "blonde-de", "setup": setup, "min_examples": min_examples,
+                                "systems": systems}))
+    return str(path)
+
+
+@pytest.fixture
+def manifest(tmp_path):
+    write_lines(tmp_path / "src.en", [f"s{i}" for i in range(len(REF))])
+    write_lines(tmp_path / "ref.de", REF)
+    bleu = {}
+    for evalset, names in (("test", STRATEGIES), ("contrapro", [s for s in STRATEGIES if s != "full-segment"])):
+        args = ["--source", str(tmp_path / "src.en"), "--reference", str(tmp_path / "ref.de")]
+        for name in names:
+            write_lines(tmp_path / f"{evalset}.{name}.txt", HYPS[name])
+            args += ["--system", f"{name}={tmp_path / f'{evalset}.{name}.txt'}"]
+        bleu[evalset] = str(tmp_path / f"{evalset}.bleu_ter.json")
+        scoring.main(args + ["--baseline", "sentence-level", "--baseline", "last-sentence", "--bootstrap-samples", "100",
+                             "--output", bleu[evalset]])
+    # pronouns: gender reported (threshold 1), formality not (no formal examples in the reference)
+    sources = ["It fits.", "It fits.", "I like it.", "Are you coming?"]
+    refs = [T("Er/PPER passt"), T("Sie/PPER passt"), T("Ich mag es/PPER"), T("Kommst du/PPER mit")]
+    good = [T("Er/PPER passt"), T("Sie/PPER passt"), T("Ich mag es/PPER"), T("Kommst du/PPER mit")]
+    bad = [T("Es/PPER passt"), T("Es/PPER passt"), T("Ich mag es/PPER"), T("Kommen Sie/PPER mit")]
+    systems = {s: pronouns.score(sources, good if s in ("last-sentence", "doc-trans") else bad, refs, 1)
+               for s in STRATEGIES}
+    pron = tmp_path / "pronouns.json"
+    write_pronoun_file(pron, systems)
+    ppl = {}
+    for level, names in (("sentence", ["reference", "sentence-level"]), ("document", ["reference"] + STRATEGIES[1:])):
+        ppl[level] = str(tmp_path / f"ppl.{level}.json")
+        (tmp_path / f"ppl.{level}.json").write_text(json.dumps(
+            {"systems": {n: {"perplexity": 1.5 + i / 10} for i, n in enumerate(names)}}))
+    acc = {}
+    for level, value in (("sentence", 0.4), ("document", 0.9)):
+        acc[level] = str(tmp_path / f"acc.{level}.json")
+        (tmp_path / f"acc.{level}.json").write_text(json.dumps(
+            {"overall": {"accuracy": value}, "by_ante_distance": {"1": {"accuracy": value}}}))
+    cars = {
+        "sentence-level": sidecar(tmp_path / "sl.json", "sentence-level", 1000, 2.0),
+        "full-segment": sidecar(tmp_path / "fs.json", "full-segment", 950, 2.2),
+        "last-sentence": sidecar(tmp_path / "ls.json", "last-sentence", 2900, 5.0),
+        "doc-trans": sidecar(tmp_path / "dt.json", "doc-trans", 1100, 3.0, rounds=3, redecoded_per_round=[6, 2, 1],
+                             converged=True, decoder_positions_with_first_pass=2100, seconds_with_first_pass=5.0),
+    }
+    return {"strategies": STRATEGIES, "tasks": {"demo": {
+        "description": "demo", "tgt": "de", "bleu_ter": bleu, "pronouns": {"test": str(pron)},
+        "perplexity": ppl, "accuracy": acc, "sidecars": cars}}}
+
+
+def rows(table):
+    return {row[0] if table.name != "perplexity" else (row[0], row[1]): row for row in table.rows}
+
+
+def test_bleu_table_marks_significance_and_dashes_full_segment_on_contrapro(manifest):
+    table = rows(tables.bleu_ter_table(manifest))
+    header = tables.bleu_ter_table(manifest).header
+    assert header == ["strategy", "demo test BLEU", "demo test TER", "demo ContraPro BLEU", "demo ContraPro TER"]
+    assert table["full-segment"][3:] == ["-", "-"]
+    data = json.loads(open(manifest["tasks"]["demo"]["bleu_ter"]["test"]).read())
+    expected = f"{data['systems']['doc-trans']['BLEU']['score']:.1f}"
+    cell = table["doc-trans"][1]
+    assert cell.startswith(expected)
+    significant = data["paired_bootstrap"]["sentence-level"]["systems"]["doc-trans"]["BLEU"]["significant"]
+    assert ("*" in cell) == significant
+    assert "†" not in table["last-sentence"][1] and "*" not in table["sentence-level"][1]
+
+
+def test_pronoun_table_reports_a_category_only_above_the_threshold(manifest):
+    main, classes = tables.pronoun_tables(manifest)
+    table = rows(main)
+    assert main.header == ["strategy", "demo test gender", "demo test formality"]
+    assert table["doc-trans"][1] == "100.0" and table["sentence-level"][1] != "100.0"
+    assert table["doc-trans"][2] == "-"  # formal has 0 reference examples
+    assert any("formality: reference examples formal 0, informal 1; not reported" in n for n in main.notes)
+    setup = [n for n in main.notes if n.startswith("Pronoun F1 (demo test): ")]
+    assert len(setup) == 1 and "rule set blonde-de" in setup[0] and "German tagger HanTa test" in setup[0]
+    assert "English source tagger word matching" in setup[0] and "differs from the paper" in setup[0]
+    assert "as the paper" not in setup[0]
+    assert "demo test formal F1" in classes.header and len(classes.rows) == len(STRATEGIES)
+
+
+def test_pronoun_table_shows_nan_where_the_forks_value_is_nan(tmp_path):
+    """sentence-level matches no gender example (R = P = 0: NaN); doc-trans matches all."""
+    sources = ["It fits."] * 2
+    refs = [T("er/PPER passt"), T("sie/PPER passt")]
+    systems = {"sentence-level": pronouns.score(sources, [T("sie/PPER passt"), T("er/PPER passt")], refs, 0),
+               "doc-trans": pronouns.score(sources, refs, refs, 0)}
+    pron = write_pronoun_file(tmp_path / "pronouns.json", systems, 0)
+    manifest = {"strategies": ["sentence-level", "doc-trans"], "tasks": {"demo": {"pronouns": {"test": pron}}}}
+    main, classes = tables.pronoun_tables(manifest)
+    table = rows(main)
+    assert table["sentence-level"][1] == "nan" and table["doc-trans"][1] == "100.0"
+    assert any(n.startswith('"nan": the BlonDe fork\'s value is NaN') for n in main.notes)
+    # per class: sentence-level masculine P = 0/1, R = 0/1, F1 NaN; neuter has no example at all
+    assert rows(classes)["sentence-level"][1:4] == ["0.0", "0.0", "nan"]
+    assert rows(classes)["sentence-level"][7:10] == ["nan", "nan", "nan"]
+
+
+def test_pronoun_notes_give_the_papers_counts_beside_ours_for_contrapro_and_the_os_test_set(tmp_path):
+    sources = ["It fits.", "Are you coming?"]
+    refs = [T("er/PPER passt"), T("kommst du/PPER mit")]
+    files = {}
+    for evalset in ("test", "contrapro"):
+        files[evalset] = write_pronoun_file(tmp_path / f"{evalset}.json",
+                                            {"doc-trans": pronouns.score(sources, refs, refs, 100)}, 100)
+    manifest = {"strategies": ["doc-trans"], "tasks": {"os": {"pronouns": files}, "demo": {"pronouns": files}}}
+    main, _ = tables.pronoun_tables(manifest)
+    notes = "\n".join(main.notes)
+    assert ("os ContraPro gender: reference examples masculine 1, feminine 0, neuter 0 "
+            "(the paper: masculine 5011, feminine 4085, neuter 4817); not reported") in notes
+    assert "os test formality: reference examples formal 0, informal 1 (the paper: formal 416, informal 605)" in notes
+    assert "os test gender: reference examples masculine 1, feminine 0, neuter 0; not reported" in notes
+    assert "os ContraPro formality: reference examples formal 0, informal 1; not reported" in notes
+    assert "demo ContraPro gender: reference examples masculine 1, feminine 0, neuter 0; not reported" in notes
+    assert "Pronoun F1 (os test, os ContraPro, demo test, demo ContraPro): rule set blonde-de" in notes
+
+
+def test_pronoun_table_names_a_score_file_without_its_setup(tmp_path):
+    old = tmp_path / "pronouns.json"
+    old.write_text(json.dumps({"tagger": "HanTa", "min_examples": 1, "systems": {"doc-trans": {}}}))
+    manifest = {"strategies": ["doc-trans"], "tasks": {"demo": {"pronouns": {"test": str(old)}}}}
+    with pytest.raises(tables.InputError, match="pronouns.json: expected a pronoun score file naming its rule set"):
+        tables.pronoun_tables(manifest)
+
+
+def test_perplexity_table_has_the_papers_rows(manifest):
+    table = rows(tables.perplexity_table(manifest))
+    assert list(table)[:3] == [("sentence-level", "reference"), ("sentence-level", "hyp sentence-level"),
+                               ("document-level", "reference")]
+    assert table[("document-level", "hyp doc-trans")][2] == "1.80"
+
+
+def test_cost_table_ratios_include_the_first_pass(manifest):
+    table = rows(tables.cost_table(manifest))
+    assert table["last-sentence"][2:5] == ["2900", "2.90", "290"]
+    assert table["doc-trans"][2:4] == ["2100", "2.10"]  # positions with its first pass
+    assert table["doc-trans"][6] == "2.50"
+
+
+def test_cost_table_shows_rounds_and_what_did_not_converge(manifest, tmp_path):
+    table = rows(tables.cost_table(manifest))
+    assert table["doc-trans"][8] == "3 (6/2/1)", "parallel doc-trans: rounds and sentences decoded per round"
+    assert table["last-sentence"][8] == "-", "a sidecar without rounds"
+    sidecar(tmp_path / "sl.json", "sentence-level", 1000, 2.0, rounds=1)
+    sidecar(tmp_path / "dt.json", "doc-trans", 1100, 3.0, rounds=2, redecoded_per_round=[6, 2], converged=False,
+            unconverged=3, max_rounds=2)
+    table = rows(tables.cost_table(manifest))
+    assert table["sentence-level"][8] == "1"
+    assert table["doc-trans"][8] == "2 (6/2), not converged: 3 sentences"
+
+
+def test_cli_writes_markdown_csv_and_latex_for_every_table(manifest, tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert tables.main(["--manifest", str(tmp_path / "manifest.json"), "--outdir", str(tmp_path / "out")]) == 0
+    names = ["perplexity", "bleu_ter", "pronoun_f1", "pronoun_classes", "contrapro_accuracy", "decoding_cost"]
+    for name in names:
+        md = (tmp_path / "out" / f"{name}.md").read_text()
+        assert md.startswith("**") and "| --- |" not in md
+        with open(tmp_path / "out" / f"{name}.csv", newline="") as handle:
+            header = next(csv.reader(handle))
+        assert header[0] in ("model", "strategy")
+        tex = (tmp_path / "out" / f"{name}.tex").read_text()
+        assert "\\begin{tabular}" in tex and "\\bottomrule" in tex
+
+
+def test_latex_escapes_marks_and_special_characters():
+    tex = tables.Table("a_b", "50% of a_b & c", ["strategy", "x"], [["doc-trans", "33.4*†"]]).latex()
+    assert "33.4$^*$$^\\dagger$" in tex and "50\\% of a\\_b \\& c" in tex and "\\label{tab:a-b}" in tex
+
+
+def test_inline_manifest_gives_the_same_tables(manifest, tmp_path):
+    tables.main(["--manifest-json", json.dumps(manifest), "--outdir", str(tmp_path / "a")])
+    (tmp_path / "m.json").write_text(json.dumps(manifest))
+    tables.main(["--manifest", str(tmp_path / "m.json"), "--outdir", str(tmp_path / "b")])
+    assert (tmp_path / "a" / "bleu_ter.md").read_text() == (tmp_path / "b" / "bleu_ter.md").read_text()
+
+
+def test_a_missing_sidecar_is_an_error_naming_it_and_no_table_is_written(manifest, tmp_path, capsys):
+    manifest["tasks"]["demo"]["sidecars"]["doc-trans"] = str(tmp_path / "gone.json")
+    with pytest.raises(SystemExit):
+        tables.main(["--manifest-json", json.dumps(manifest), "--outdir", str(tmp_path / "out")])
+    assert f"{tmp_path / 'gone.json'}: decode sidecar not found" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_malformed_score_file_names_the_file(manifest, tmp_path, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    manifest["tasks"]["demo"]["perplexity"]["document"] = str(broken)
+    with pytest.raises(SystemExit):
+        tables.main(["--manifest-json", json.dumps(manifest), "--outdir", str(tmp_path / "out")])
+    assert "broken.json: expected the JSON of a perplexity score file" in capsys.readouterr().err
+
+
+def test_plots_are_written(manifest, tmp_path):
+    from docnmt.score import plots
+
+    for name in plots.PLOTS:
+        out = tmp_path / f"{name}.png"
+        assert plots.main([name, "--manifest-json", json.dumps(manifest), "--output", str(out)]) == 0
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,115 @@
+"""The package mirrors the workflow: one subpackage per rule file, dependencies one way, small modules.
+
+Read from the source (imports via ast, rule shell commands via regex): nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from packagegraph import PACKAGE, STAGES, internal_imports, modules, stage_of
+
+REPO = PACKAGE.parents[1]
+
+#: Most lines a module may have, and a class. An exception would be named here with its reason; there is none.
+MAX_MODULE_LINES = 600
+MAX_CLASS_LINES = 200
+EXCEPTIONS: dict[str, str] = {}
+
+
+def test_one_subpackage_per_rule_file():
+    rule_files = {p.stem for p in (REPO / "rules").glob("*.smk")} - {"common"}
+    assert rule_files == set(STAGES)
+    for stage in STAGES:
+        assert (PACKAGE / stage / "__init__.py").is_file(), f"docnmt.{stage} is not a package"
+
+
+def test_each_subpackage_docstring_names_its_modules_and_clis():
+    for stage in STAGES:
+        doc = ast.get_docstring(ast.parse((PACKAGE / stage / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and f"rules/{stage}.smk" in doc, f"docnmt.{stage}: the docstring names its rule file"
+        for name, path in modules().items():
+            if stage_of(name) == stage and name != stage:
+                module = name.split(".")[-1]
+                assert re.search(rf"\b{module}\b", doc), f"docnmt.{stage}'s docstring does not name {module}"
+                if 'if __name__ == "__main__"' in path.read_text(encoding="utf-8"):
+                    clis = doc[doc.rindex("CLI"):]
+                    assert re.search(rf"\b{module}\b", clis), f"docnmt.{stage}'s docstring does not name the CLI {module}"
+
+
+def test_subpackages_import_only_earlier_stages_and_top_level_helpers():
+    order = {stage: index for index, stage in enumerate(STAGES)}
+    bad = []
+    for name, path in modules().items():
+        here = stage_of(name)
+        for target, line in internal_imports(name):
+            there = stage_of(target)
+            if there is None:
+                continue  # a top-level helper (config, textio, tablefmt, environment, the package itself)
+            if here is None:
+                bad.append(f"{path}:{line}: the top-level module docnmt.{name} imports docnmt.{target} of a stage")
+            elif order[there] > order[here]:
+                bad.append(f"{path}:{line}: docnmt.{name} ({here}) imports docnmt.{target} of the later stage {there}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycles():
+    graph = {name: {t for t, _ in internal_imports(name) if t != name} for name in modules()}
+    # a package's __init__ is imported before its modules: an import of it is no edge back
+    graph = {name: {t for t in targets if not (name.startswith(t + ".") or t == "")} for name, targets in graph.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(name):
+        state[name] = 1
+        stack.append(name)
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target):] + [target]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+
+
+def test_each_rule_file_calls_only_clis_of_its_own_subpackage():
+    known = modules()
+    calls = 0
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        for number, line in enumerate(smk.read_text(encoding="utf-8").splitlines(), start=1):
+            for module in re.findall(r"python -m docnmt\.([\w.]+)", line):
+                calls += 1
+                assert module in known, f"{smk.name}:{number}: docnmt.{module} is no module"
+                assert stage_of(module) == smk.stem, f"{smk.name}:{number}: calls docnmt.{module}, not of docnmt.{smk.stem}"
+                assert 'if __name__ == "__main__"' in known[module].read_text(encoding="utf-8"), module
+    assert calls >= 20
+
+
+def test_no_module_and_no_class_over_the_limits():
+    too_long = []
+    for name, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        if lines > MAX_MODULE_LINES and name not in EXCEPTIONS:
+            too_long.append(f"{path}: {lines} lines (at most {MAX_MODULE_LINES})")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_CLASS_LINES and f"{name}.{node.name}" not in EXCEPTIONS:
+                    too_long.append(f"{path}:{node.lineno}: class {node.name} has {length} lines (at most {MAX_CLASS_LINES})")
+    assert not too_long, "\n".join(too_long)
+
+
+def test_tests_mirror_the_subpackages():
+    tests = Path(__file__).resolve().parent
+    for stage in STAGES:
+        assert list((tests / stage).glob("test_*.py")), f"tests/{stage}/ has no tests"
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert len(names) == len(set(names)), "two test files with one name (pytest's rootdir-relative imports need unique ones)"
