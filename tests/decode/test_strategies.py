@@ -286,7 +286,7 @@ def test_decode_cli_records_rounds_and_convergence(demo, tmp_path):
 
     # any first pass will do (the fixed point is the same); no-context's misses the context, so it takes rounds
     _, first_car = run("first", "--strategy", "no-context")
-    seq, seq_car = run("seq", "--strategy", "doc-trans")  # sequential: the CLI's default (the workflow's is parallel, with its first pass)
+    seq, seq_car = run("seq", "--strategy", "doc-trans")  # sequential: the default, as in config
     par, par_car = run("par", "--strategy", "doc-trans", "--doc-trans-mode", "parallel",
                        "--first-pass", str(tmp_path / "first.bpe"))
     assert par == seq
