@@ -161,7 +161,7 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
 
         def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
             step = tokens.size(1) - 1
-            if step == 0 and self.pending_cache is not None and shared is None:
+            if step == 0 and self.pending_cache is not None:  # the repeated cache (no shared prefix)
                 state = incremental_states[0]
                 for layer, (key, value, mask) in zip(searcher.net.decoder.layers, self.pending_cache):
                     layer.self_attn._set_input_buffer(state, {
@@ -353,6 +353,7 @@ class Searcher:
                 if cache is not None and self.shared_prefix:
                     rows.tensors["request"] = per_row(list(range(len(batch))))
                     shared = SharedPrefix(cache, rows, beam)
+                    cache = None  # the shared copy (keys transposed) replaces it: not held twice
             ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared)
             generator = SequenceGenerator(
                 ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest, min_len=1,
