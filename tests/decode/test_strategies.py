@@ -39,12 +39,13 @@ def documents(demo, n_docs=12, ref=True, first_pass=None):
     return docs[:n_docs] if n_docs else docs
 
 
-def decode(demo, strategy, docs, k=3, h=12, beam=BEAM, mode="sequential", max_rounds=None):
+def decode(demo, strategy, docs, k=3, h=12, beam=BEAM, mode="sequential", max_rounds=None, switch_share=None):
     from docnmt.decode.search import Searcher
 
     model = demo["sent"] if strategy == "sentence-level" else demo["doc"]
     searcher = Searcher(model, beam=beam)
-    dec = Decoder(searcher, k=k, h=h, doc_trans_mode=mode, max_rounds=max_rounds)
+    more = {} if switch_share is None else {"switch_share": switch_share}
+    dec = Decoder(searcher, k=k, h=h, doc_trans_mode=mode, max_rounds=max_rounds, **more)
     out = REGISTRY[strategy](dec, docs)
     assert [len(o) for o in out] == [len(d) for d in docs], f"{strategy}: one hypothesis per sentence"
     return out, dec, searcher
@@ -244,6 +245,36 @@ def test_a_bad_first_pass_still_reaches_the_sequential_result_and_a_round_limit_
     assert stopped == two_pass, "round 1 is 2-pass"
 
 
+@pytest.mark.parametrize("k", [2, 3])
+def test_finishing_sequentially_reaches_the_same_fixed_point_in_at_most_the_sequential_rounds(demo, k):
+    """Where outputs keep changing (here: a first pass from other documents' references), the iteration
+    switches to one stale sentence per document and round; forced at once (switch_share 0) or never
+    (infinite), it ends at the sequential output, and after the switch it never decodes more sentences,
+    nor needs more rounds, than sequential doc-trans."""
+    docs = long_documents(with_first_pass(demo, documents(demo, n_docs=0)), 40)
+    others = [r for d in docs[::-1] for r in d.ref]
+    for doc in docs:
+        doc.first_pass, others = others[:len(doc)], others[len(doc):]
+    sequential, seq_dec, _ = decode(demo, "doc-trans", docs, k=k)
+    n = sum(map(len, docs))
+    for share in (0.0, float("inf")):
+        parallel, dec, _ = decode(demo, "doc-trans", docs, k=k, mode="parallel", switch_share=share)
+        assert not differing(parallel, sequential), (share, differing(parallel, sequential)[:5])
+        assert dec.stats.converged and dec.stats.redecoded[0] == n
+        assert (dec.stats.sep_mismatch, dec.stats.context_truncated) == (seq_dec.stats.sep_mismatch,
+                                                                         seq_dec.stats.context_truncated)
+        if share == 0.0:
+            assert dec.stats.sequential_from_round == 2, "the first chance to switch is round 2"
+            after = dec.stats.redecoded[1:]
+            assert all(r <= len(docs) for r in after), "one sentence per document and round"
+            assert sum(after) <= n - len(docs), "never more than sequential (whose sentence 1 round 1 decoded)"
+            assert dec.stats.rounds <= seq_dec.stats.rounds
+        else:
+            assert dec.stats.sequential_from_round is None
+    default, dec, _ = decode(demo, "doc-trans", docs, k=k, mode="parallel")
+    assert default == sequential and dec.stats.converged
+
+
 def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
     from docnmt.decode.search import Searcher
 
@@ -292,6 +323,7 @@ def test_decode_cli_records_rounds_and_convergence(demo, tmp_path):
     assert par == seq
     assert seq_car["doc_trans_mode"] == "sequential" and "converged" not in seq_car
     assert par_car["doc_trans_mode"] == "parallel" and par_car["converged"] is True and par_car["unconverged"] == 0
+    assert "sequential_from_round" in par_car, "the sidecar says whether the iteration finished sequentially"
     assert par_car["rounds"] == len(par_car["redecoded_per_round"]) and par_car["redecoded_per_round"][0] == len(demo["src"])
     ids = read_docids(w / "data/demo/corpus/test.docids")
     assert first_car["rounds"] == 1 and seq_car["rounds"] == max(ids.count(d) for d in set(ids))

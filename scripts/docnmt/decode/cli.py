@@ -12,8 +12,11 @@ Inputs are BPE-level files of the common format (one sentence per line, a
   search rounds). doc-trans also records its ``doc_trans_mode``; in the
   parallel mode ``redecoded_per_round`` (sentences searched in each round),
   ``converged`` (the fixed point was reached: the output is sequential
-  doc-trans's), ``max_rounds`` and ``unconverged`` (sentences not guaranteed
-  to be the sequential result when ``max_rounds`` stopped the iteration).
+  doc-trans's), ``sequential_from_round`` (the round from which the
+  iteration finished sequentially, one stale sentence per document and
+  round; null: parallel throughout), ``max_rounds`` and ``unconverged``
+  (sentences not guaranteed to be the sequential result when ``max_rounds``
+  stopped the iteration).
 
 CLI::
 
@@ -170,7 +173,7 @@ def main(argv=None) -> int:
         sidecar["doc_trans_mode"] = args.doc_trans_mode
     if parallel:
         sidecar.update(redecoded_per_round=decoder.stats.redecoded, converged=decoder.stats.converged,
-                       max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
+                       sequential_from_round=decoder.stats.sequential_from_round, max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
     if args.first_pass_sidecar:
         first = json.loads(Path(args.first_pass_sidecar).read_text(encoding="utf-8"))
         sidecar["first_pass"] = {k: first[k] for k in ("model", "decoder_positions", "forward_calls", "seconds")}
@@ -183,8 +186,11 @@ def main(argv=None) -> int:
         json.dump(sidecar, fj, indent=1)
         fj.write("\n")
     if parallel:
+        switched = decoder.stats.sequential_from_round
         print(f"doc-trans (parallel): {decoder.stats.rounds} rounds, sentences decoded per round "
-              f"{decoder.stats.redecoded}, " + ("fixed point reached (the sequential result)" if decoder.stats.converged
+              f"{decoder.stats.redecoded}, "
+              + (f"finished sequentially from round {switched}, " if switched else "")
+              + ("fixed point reached (the sequential result)" if decoder.stats.converged
               else f"NOT converged after --max-rounds {args.max_rounds}: {decoder.stats.unconverged} sentences "
                    "may differ from sequential doc-trans"))
     print(f"{args.strategy}: {written} hypotheses for {len(src)} sentences in {len(docs)} documents, "
