@@ -312,6 +312,9 @@ def decode_inputs(strategy):
         if strategy in FIRST_PASS_STRATEGIES:
             files["first_pass"] = decode_file(w.task, w.evalset, "sentence-level", "bpe")
             files["first_pass_sidecar"] = decode_file(w.task, w.evalset, "sentence-level", "json")
+        if strategy == "doc-trans" and ROUND_ONE_REUSED:
+            files["round_one"] = decode_file(w.task, w.evalset, "2-pass", "bpe")
+            files["round_one_sidecar"] = decode_file(w.task, w.evalset, "2-pass", "json")
         return files
 
     return inputs
@@ -324,6 +327,8 @@ def doc_trans_setting(key):
 
 #: Strategies that start from the sentence-level hypotheses: 2-pass, and doc-trans in parallel mode.
 FIRST_PASS_STRATEGIES = ["2-pass"] + (["doc-trans"] if doc_trans_setting("mode") == "parallel" else [])
+#: Parallel doc-trans takes 2-pass's output over as its round 1 where 2-pass is decoded anyway.
+ROUND_ONE_REUSED = doc_trans_setting("mode") == "parallel" and "2-pass" in config["strategies"]
 
 
 def decode_options(strategy):
@@ -335,6 +340,11 @@ def decode_options(strategy):
             options += ["--max-rounds", str(int(doc_trans_setting("max_rounds")))]
     if strategy == "cheating":
         return lambda w, input: options + ["--ref", input.ref]
+    if strategy == "doc-trans" and ROUND_ONE_REUSED:
+        return lambda w, input: options + [
+            "--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar,
+            "--round-one", input.round_one, "--round-one-sidecar", input.round_one_sidecar,
+        ]
     if strategy in FIRST_PASS_STRATEGIES:
         return lambda w, input: options + ["--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar]
     return options

@@ -107,3 +107,17 @@ def test_paper_config_dry_run_plans_the_full_dag_offline(tmp_path):
 def test_data_target_stops_before_training(tmp_path):
     result = run_snakemake(tmp_path, "data", "-n", "--config", "tasks=[news,ted,os]")
     assert "binarize" in result.stdout and "\ntrain " not in result.stdout
+
+
+@pytest.mark.parametrize("mode", ["parallel", "sequential"])
+@pytest.mark.parametrize("with_two_pass", [True, False])
+def test_parallel_doc_trans_takes_two_pass_over_as_round_one_where_it_is_decoded(tmp_path, mode, with_two_pass):
+    """The doc-trans rule's command, planned: in parallel mode from the sentence-level first pass, plus 2-pass's
+    output as round 1 where 2-pass is among the strategies; sequential mode needs neither."""
+    strategies = ["sentence-level", "doc-trans"] + (["2-pass"] if with_two_pass else [])
+    result = run_snakemake(tmp_path, "-n", "-p", "--forceall", "results/demo/decode/test/doc-trans.txt",
+                           "--config", f"strategies=[{','.join(strategies)}]", f"doc_trans={{mode: {mode}}}")
+    command = next(line for line in result.stdout.splitlines() if "--strategy doc-trans " in line)
+    assert ("--first-pass results/demo/decode/test/sentence-level.bpe" in command) == (mode == "parallel"), command
+    assert ("--round-one results/demo/decode/test/2-pass.bpe --round-one-sidecar results/demo/decode/test/2-pass.json"
+            in command) == (mode == "parallel" and with_two_pass), command

@@ -275,6 +275,31 @@ def test_finishing_sequentially_reaches_the_same_fixed_point_in_at_most_the_sequ
     assert default == sequential and dec.stats.converged
 
 
+def test_round_one_taken_over_from_two_pass_gives_the_same_iteration(demo):
+    """2-pass's hypotheses and <sep> mismatches as round 1: the same fixed point, rounds, redecodes and
+    accounting, without searching round 1 again (also where the iteration finishes sequentially)."""
+    from docnmt.decode.search import Searcher
+
+    docs = long_documents(with_first_pass(demo, documents(demo, n_docs=0)), 40)
+    two = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
+    two_out = REGISTRY["2-pass"](two, docs)
+    assert len(two.stats.sep_mismatch_lines) == two.stats.sep_mismatch
+    for share in (0.75, 0.0):
+        plain, dec, searcher = decode(demo, "doc-trans", docs, mode="parallel", switch_share=share)
+        for d, hyps in zip(docs, two_out):
+            d.round_one = hyps
+            d.round_one_mismatch = [line in two.stats.sep_mismatch_lines for line in d.lines]
+        reused, rdec, rsearcher = decode(demo, "doc-trans", docs, mode="parallel", switch_share=share)
+        for d in docs:
+            d.round_one = d.round_one_mismatch = None
+        assert reused == plain and rdec.stats.round_one_reused and not dec.stats.round_one_reused
+        assert rdec.stats.redecoded == dec.stats.redecoded and rdec.stats.rounds == dec.stats.rounds - 1
+        assert rdec.stats.sequential_from_round == dec.stats.sequential_from_round
+        assert (rdec.stats.sep_mismatch, rdec.stats.context_truncated) == (dec.stats.sep_mismatch,
+                                                                           dec.stats.context_truncated)
+        assert rsearcher.decoder_positions < searcher.decoder_positions
+
+
 def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
     from docnmt.decode.search import Searcher
 
@@ -317,7 +342,7 @@ def test_decode_cli_records_rounds_and_convergence(demo, tmp_path):
 
     # any first pass will do (the fixed point is the same); no-context's misses the context, so it takes rounds
     _, first_car = run("first", "--strategy", "no-context")
-    seq, seq_car = run("seq", "--strategy", "doc-trans")  # sequential: the default, as in config
+    seq, seq_car = run("seq", "--strategy", "doc-trans")  # sequential: the CLI's default (no first pass needed)
     par, par_car = run("par", "--strategy", "doc-trans", "--doc-trans-mode", "parallel",
                        "--first-pass", str(tmp_path / "first.bpe"))
     assert par == seq
@@ -333,6 +358,40 @@ def test_decode_cli_records_rounds_and_convergence(demo, tmp_path):
     assert cut_car["converged"] is False and cut_car["unconverged"] > 0 and cut_car["max_rounds"] == 1
     with pytest.raises(SystemExit):  # parallel without a first pass is a usage error
         run("none", "--strategy", "doc-trans", "--doc-trans-mode", "parallel")
+
+    # 2-pass's output taken over as round 1: the same output, one search round fewer, checked against its sidecar
+    first = ["--first-pass", str(tmp_path / "first.bpe")]
+    two, two_car = run("two", "--strategy", "2-pass", *first)
+    assert two_car["sep_mismatch_lines"] is not None and len(two_car["sep_mismatch_lines"]) == two_car["sep_mismatch"]
+    reuse = ["--round-one", str(tmp_path / "two.bpe"), "--round-one-sidecar", str(tmp_path / "two.json")]
+    reused, reused_car = run("reused", "--strategy", "doc-trans", "--doc-trans-mode", "parallel", *first, *reuse)
+    assert reused == par and reused_car["round_one_reused"] is True and par_car["round_one_reused"] is False
+    assert reused_car["redecoded_per_round"] == par_car["redecoded_per_round"]
+    assert reused_car["rounds"] == par_car["rounds"] - 1
+    assert (reused_car["sep_mismatch"], reused_car["context_truncated"]) == (par_car["sep_mismatch"],
+                                                                            par_car["context_truncated"])
+    assert reused_car["decoder_positions"] < par_car["decoder_positions"]
+    assert reused_car["round_one"]["decoder_positions"] == two_car["decoder_positions"]
+    # a 2-pass from another beam (or model, first pass, ...) is not this iteration's round 1: an error naming it
+    bad = json.loads((tmp_path / "two.json").read_text())
+    bad["beam"] = BEAM + 1
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(SystemExit):
+        run("bad", "--strategy", "doc-trans", "--doc-trans-mode", "parallel", *first,
+            "--round-one", str(tmp_path / "two.bpe"), "--round-one-sidecar", str(tmp_path / "bad.json"))
+    assert not (tmp_path / "bad.bpe").exists()
+    (tmp_path / "other-first.bpe").write_text((tmp_path / "seq.bpe").read_text())
+    with pytest.raises(SystemExit):  # another first pass
+        run("bad2", "--strategy", "doc-trans", "--doc-trans-mode", "parallel", "--first-pass",
+            str(tmp_path / "other-first.bpe"), *reuse)
+    with pytest.raises(SystemExit):  # round one only for parallel doc-trans
+        run("bad3", "--strategy", "doc-trans", *first, *reuse)
+    old = {k: v for k, v in json.loads((tmp_path / "two.json").read_text()).items()
+           if k not in ("first_pass_sha256", "sep_mismatch_lines")}
+    (tmp_path / "old.json").write_text(json.dumps(old))  # a 2-pass sidecar of an older version: round 1 searched here
+    searched, searched_car = run("old", "--strategy", "doc-trans", "--doc-trans-mode", "parallel", *first,
+                                 "--round-one", str(tmp_path / "two.bpe"), "--round-one-sidecar", str(tmp_path / "old.json"))
+    assert searched == par and searched_car["round_one_reused"] is False and "round_one" not in searched_car
 
 
 def test_batch_composition_moves_scores_in_the_last_bits_and_can_flip_a_near_tie(demo):

@@ -179,6 +179,10 @@ def test_cost_table_shows_rounds_and_what_did_not_converge(manifest, tmp_path):
     table = rows(tables.cost_table(manifest))
     assert table["sentence-level"][8] == "1"
     assert table["doc-trans"][8] == "2 (6/2), not converged: 3 sentences"
+    sidecar(tmp_path / "dt.json", "doc-trans", 1100, 3.0, rounds=3, redecoded_per_round=[6, 2, 2, 1],
+            round_one_reused=True, sequential_from_round=3, converged=True)
+    table = rows(tables.cost_table(manifest))
+    assert table["doc-trans"][8] == "3 (6/2/2/1), round 1 from 2-pass, sequential from round 3"
 
 
 def test_cli_writes_markdown_csv_and_latex_for_every_table(manifest, tmp_path):

@@ -40,13 +40,21 @@ rounds, and with at most as many decodes after the switch, as sequential
 doc-trans needs for the same documents. ``Stats.sequential_from_round``
 records the switch.
 
-``max_rounds`` stops the iteration earlier; the sentences from the first
-stale context of each document on are then counted as ``unconverged`` (their
-output may differ from the sequential one).
+Round 1 is 2-pass, so where 2-pass has been decoded with the same model,
+search settings and first pass, its hypotheses (with their ``<sep>``
+mismatches) are taken over as round 1 (``Document.round_one``; the workflow
+does this when ``2-pass`` is among its strategies) and the iteration starts at
+round 2: the same state, so the same result, without searching round 1
+again. ``Stats.round_one_reused`` records it.
+
+``max_rounds`` (rounds of the iteration, round 1 included) stops it
+earlier; the sentences from the first stale context of each document on are
+then counted as ``unconverged`` (their output may differ from the sequential
+one).
 
 ``Stats.rounds`` counts dependent search rounds (the critical path): 1 for the
 one-call strategies, the longest document for the position-by-position ones,
-the iterations for parallel doc-trans.
+the iterations for parallel doc-trans (less the reused round 1).
 
 Target context is *forced*: it is the decoder prefix ``E_{i-k+1} <sep> ...
 E_{i-1} <sep>``, computed once per sentence in one teacher-forced pass and
@@ -92,6 +100,10 @@ class Document:
     src: list[str]
     ref: list[str] | None = None
     first_pass: list[str] | None = None
+    #: 2-pass's hypotheses of this document and whether each had a ``<sep>`` mismatch: parallel
+    #: doc-trans takes them as its round 1 instead of decoding it again (module docstring)
+    round_one: list[str] | None = None
+    round_one_mismatch: list[bool] | None = None
 
     def __len__(self) -> int:
         return len(self.src)
@@ -100,6 +112,8 @@ class Document:
 @dataclass
 class Stats:
     sep_mismatch: int = 0
+    #: the one-call strategies: the (0-based) lines counted in sep_mismatch
+    sep_mismatch_lines: list[int] = field(default_factory=list)
     context_truncated: int = 0
     requests: int = 0
     #: dependent search rounds (one search call each; the batches of one call are independent)
@@ -112,6 +126,8 @@ class Stats:
     unconverged: int = 0
     #: parallel doc-trans: the round from which it finished sequentially (None: parallel throughout)
     sequential_from_round: int | None = None
+    #: parallel doc-trans: round 1 was 2-pass's output, not searched here (it is still in ``redecoded``)
+    round_one_reused: bool = False
 
 
 #: doc-trans's decoding modes: the fixed-point iteration, and the position-by-position reference.
@@ -203,10 +219,12 @@ class Decoder:
     def text(self, hyp) -> str:
         return self.searcher.model.decode(hyp.tokens)
 
-    def first_segment(self, hyp, count: bool = True) -> str:
+    def first_segment(self, hyp, count: bool = True, line: int | None = None) -> str:
         segments = split(self.text(hyp))
         if len(segments) != 1 and count:
             self.stats.sep_mismatch += 1
+            if line is not None:
+                self.stats.sep_mismatch_lines.append(line)
         return segments[0]
 
     def search_round(self, requests: list) -> list:
@@ -264,7 +282,7 @@ def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> lis
     ]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
-        out[n][i] = dec.first_segment(nbest[0])
+        out[n][i] = dec.first_segment(nbest[0], line=docs[n].lines[i])
     return out
 
 
@@ -289,6 +307,19 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     mismatch = [[False] * len(d) for d in docs]
     dirty = [set(range(len(d))) for d in docs]  # per document: sentences whose context changed since their decode
     converged, parallel, previous, rounds = False, True, None, 0
+    if docs and all(d.round_one is not None for d in docs):  # round 1 is 2-pass's output: take it over
+        for n, d in enumerate(docs):
+            dirty[n] = set()
+            for i in range(len(d)):
+                request, cut = dec.build(_window(d, i - dec.k + 1, i + 1), _prev(d.first_pass, i, dec.k), d.lines[i])
+                decoded_with[n][i], truncated[n][i] = (tuple(request.source), tuple(request.prefix)), cut
+                mismatch[n][i] = d.round_one_mismatch[i]
+                if d.round_one[i] != d.first_pass[i]:
+                    dirty[n].update(range(i + 1, min(i + dec.k, len(d))))
+            out[n] = list(d.round_one)
+        rounds, previous = 1, sum(map(len, docs))
+        dec.stats.redecoded.append(previous)
+        dec.stats.round_one_reused = True
 
     def stale(n: int, first_only: bool) -> list[tuple]:
         """Document n's stale sentences (or the first), as (n, i, request, key, truncated); forgets the others."""

@@ -269,7 +269,9 @@ def cost_table(manifest: dict) -> Table:
                   "target positions computed (forced context once per sentence, then one per active beam "
                   "hypothesis per step). Rounds: dependent search rounds (1: every sentence in one batched call; "
                   "position by position: the longest document); parallel doc-trans: its fixed-point iterations, "
-                  "with the sentences decoded per round (it includes its sentence-level first pass, like 2-pass), "
+                  "with the sentences decoded per round (its cost includes its sentence-level first pass, like "
+                  "2-pass, and 2-pass's where it takes 2-pass's output over as round 1, which is then not searched "
+                  "again), the round from which it finished sequentially (one sentence per document and round), "
                   "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
                   f"limit stopped it. Device: {', '.join(devices)}; wall times from the decode rules."])
 
@@ -282,6 +284,10 @@ def _rounds(entry: dict) -> str:
     cell = str(rounds)
     if entry.get("redecoded_per_round") is not None:
         cell += f" ({'/'.join(map(str, entry['redecoded_per_round']))})"
+    if entry.get("round_one_reused"):
+        cell += ", round 1 from 2-pass"
+    if entry.get("sequential_from_round"):
+        cell += f", sequential from round {entry['sequential_from_round']}"
     if entry.get("converged") is False:
         cell += f", not converged: {entry.get('unconverged', '?')} sentences"
     return cell
