@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import tool_env
+from conftest import REAL_SAMPLES, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode.cli import group
 from docnmt.decode.strategies import REGISTRY, Decoder
@@ -519,3 +519,42 @@ def test_decode_cli_dtype_and_device_in_the_sidecar(demo, tmp_path):
         assert (sidecar["device"], sidecar["dtype"]) == ("cpu", expected)
         assert f"|dtype:{expected}|" in sidecar["signature"]
         assert len(Path(f"{out}.bpe").read_text(encoding="utf-8").splitlines()) == 20
+
+
+@pytest.mark.skipif(not (REAL_SAMPLES / "iwslt17-ted-test-en-de").is_dir(), reason="../shared/real-samples is absent")
+def test_parallel_doc_trans_equals_sequential_on_real_ted_talks(demo, tmp_path):
+    """Real long documents: the two shortest IWSLT17 tst2017 talks (real TED text, read from the unmodified
+    archives), through the demo's tokenizer and BPE codes and decoded by the demo models. They translate such
+    text badly, so their outputs keep changing with their context (as on bench/ted-real): the iteration finishes
+    sequentially, with and without 2-pass's round 1, and gives sequential doc-trans's output on every sentence."""
+    from docnmt.corpora.mteval import iwslt_xml
+    from docnmt.decode.search import Searcher
+    from docnmt.decode.strategies import Document
+    from docnmt.preprocess import bpe
+    from docnmt.preprocess.tokenize import tokenize
+    from realformat import extract
+
+    samples = REAL_SAMPLES / "iwslt17-ted-test-en-de"
+    en, de = extract(samples / "en-de.tgz", tmp_path / "en"), extract(samples / "de-en.tgz", tmp_path / "de")
+    talks = iwslt_xml(en / "en-de/IWSLT17.TED.tst2017.en-de.en.xml", de / "de-en/IWSLT17.TED.tst2017.de-en.de.xml")
+    talks = sorted(talks, key=lambda t: len(t.src))[:2]
+    codes = bpe.load(demo["workdir"] / "data/demo/bpe/codes")
+    docs, line = [], 0
+    for talk in talks:
+        src = [bpe.apply(codes, tokenize(s, "en")) for s in talk.src]
+        docs.append(Document(talk.docid, list(range(line, line + len(src))), src))
+        line += len(src)
+    assert min(map(len, docs)) >= 28
+    first = decode(demo, "sentence-level", docs)[0]
+    for d, hyps in zip(docs, first):
+        d.first_pass = hyps
+    sequential = decode(demo, "doc-trans", docs)[0]
+    parallel, dec, _ = decode(demo, "doc-trans", docs, mode="parallel")
+    assert not differing(parallel, sequential), differing(parallel, sequential)[:5]
+    assert dec.stats.converged and dec.stats.sequential_from_round, dec.stats.redecoded
+    two = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
+    for d, hyps in zip(docs, REGISTRY["2-pass"](two, docs)):
+        d.round_one = hyps
+        d.round_one_mismatch = [n in two.stats.sep_mismatch_lines for n in d.lines]
+    reused, rdec, _ = decode(demo, "doc-trans", docs, mode="parallel")
+    assert reused == sequential and rdec.stats.round_one_reused and rdec.stats.redecoded == dec.stats.redecoded
