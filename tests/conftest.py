@@ -35,11 +35,17 @@ def tool_env() -> dict:
     return env
 
 
-def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 1800) -> subprocess.CompletedProcess:
-    """Run Snakemake on this repo's Snakefile with ``workdir`` as working directory."""
-    snakemake = shutil.which("snakemake", path=tool_env()["PATH"])
-    assert snakemake, "snakemake is not installed in this environment (run `make setup`)"
-    command = [snakemake, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 1800,
+                  python: Path | None = None) -> subprocess.CompletedProcess:
+    """Run Snakemake on this repo's Snakefile with ``workdir`` as working directory
+    (``python``: as ``python -m snakemake`` with that interpreter, instead of the ``snakemake`` script)."""
+    if python is None:
+        snakemake = shutil.which("snakemake", path=tool_env()["PATH"])
+        assert snakemake, "snakemake is not installed in this environment (run `make setup`)"
+        launcher = [snakemake]
+    else:
+        launcher = [str(python), "-m", "snakemake"]
+    command = [*launcher, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     result = subprocess.run(command, capture_output=True, text=True, env=tool_env(), timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(

@@ -67,12 +67,24 @@ def _default_resources(extra: dict) -> list[str]:
     return ["--default-resources", *(f"{key}={value}" for key, value in merged.items())]
 
 
+def space_free_python(folder: Path) -> Path | None:
+    """The README's workaround where this interpreter's path has whitespace: the executor plugins write
+    ``sys.executable`` unquoted into every job's command (upstream), so Snakemake is started through a link to
+    the environment in ``folder`` (the test's working directory, without spaces). None where no link is needed."""
+    if not any(c.isspace() for c in sys.executable):
+        return None
+    link = folder / ".venv-link"
+    if not link.exists():
+        link.symlink_to(Path(sys.prefix), target_is_directory=True)
+    return link / "bin" / Path(sys.executable).name
+
+
 def run_profile(workdir: Path, *targets: str, extra: tuple[str, ...] = (), check: bool = True, timeout: int = 600):
     """``snakemake --profile profiles/slurm TARGETS --configfile .test/config_demo.yaml`` in ``workdir``."""
     return run_snakemake(
         workdir, "--profile", str(PROFILE), *targets, "--configfile", TEST_CONFIG,
         "--slurm-init-seconds-before-status-checks", "5", *_set_resources(), *extra,
-        check=check, timeout=timeout,
+        check=check, timeout=timeout, python=space_free_python(workdir),
     )
 
 
