@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import secrets
 import shutil
@@ -160,6 +161,18 @@ def iter_lines(path: os.PathLike | str) -> Iterator[str]:
             except UnicodeDecodeError as err:
                 raise InputError(path, f"expected UTF-8 text, found an invalid byte ({err.reason})", number) from None
             yield line.rstrip("\n").rstrip("\r")
+
+
+def load_json(path: os.PathLike | str, what: str) -> dict:
+    """The JSON object in ``path`` (a sidecar, score file or manifest: ``what``); a missing or invalid file is
+    an :class:`InputError` naming it."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, f"{what} not found (missing file)")
+    try:
+        return json.loads("\n".join(read_lines(path)))
+    except ValueError as err:
+        raise InputError(path, f"expected the JSON of a {what}, found invalid JSON ({err})") from None
 
 
 def count_lines(path: os.PathLike | str) -> int:

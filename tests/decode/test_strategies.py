@@ -11,7 +11,7 @@ import pytest
 from conftest import REAL_SAMPLES, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode.cli import group
-from docnmt.decode.strategies import REGISTRY, Decoder
+from docnmt.decode.strategies import REGISTRY, Decoder, take_over_round_one
 from docnmt.textio import InputError, read_lines
 
 pytestmark = pytest.mark.workflow
@@ -286,9 +286,7 @@ def test_round_one_taken_over_from_two_pass_gives_the_same_iteration(demo):
     assert len(two.stats.sep_mismatch_lines) == two.stats.sep_mismatch
     for share in (0.75, 0.0):
         plain, dec, searcher = decode(demo, "doc-trans", docs, mode="parallel", switch_share=share)
-        for d, hyps in zip(docs, two_out):
-            d.round_one = hyps
-            d.round_one_mismatch = [line in two.stats.sep_mismatch_lines for line in d.lines]
+        take_over_round_one(docs, [h for hyps in two_out for h in hyps], two.stats.sep_mismatch_lines)
         reused, rdec, rsearcher = decode(demo, "doc-trans", docs, mode="parallel", switch_share=share)
         for d in docs:
             d.round_one = d.round_one_mismatch = None
@@ -327,7 +325,7 @@ def test_two_pass_and_cheating_in_one_pass_give_the_position_by_position_output(
     assert old.stats.rounds == max(map(len, docs))
 
 
-def test_decode_cli_records_rounds_and_convergence(demo, tmp_path):
+def test_decode_cli_records_rounds_and_convergence(demo, tmp_path, capsys):
     from docnmt.decode import cli as decode_cli
 
     w = demo["workdir"]
@@ -380,6 +378,12 @@ def test_decode_cli_records_rounds_and_convergence(demo, tmp_path):
         run("bad", "--strategy", "doc-trans", "--doc-trans-mode", "parallel", *first,
             "--round-one", str(tmp_path / "two.bpe"), "--round-one-sidecar", str(tmp_path / "bad.json"))
     assert not (tmp_path / "bad.bpe").exists()
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(SystemExit):  # not JSON: an error naming the sidecar
+        run("broken", "--strategy", "doc-trans", "--doc-trans-mode", "parallel", *first,
+            "--round-one", str(tmp_path / "two.bpe"), "--round-one-sidecar", str(tmp_path / "broken.json"))
+    assert f"{tmp_path / 'broken.json'}: expected the JSON of a 2-pass decode sidecar" in capsys.readouterr().err
+    assert not (tmp_path / "broken.bpe").exists()
     (tmp_path / "other-first.bpe").write_text((tmp_path / "seq.bpe").read_text())
     with pytest.raises(SystemExit):  # another first pass
         run("bad2", "--strategy", "doc-trans", "--doc-trans-mode", "parallel", "--first-pass",
@@ -553,8 +557,6 @@ def test_parallel_doc_trans_equals_sequential_on_real_ted_talks(demo, tmp_path):
     assert not differing(parallel, sequential), differing(parallel, sequential)[:5]
     assert dec.stats.converged and dec.stats.sequential_from_round, dec.stats.redecoded
     two = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
-    for d, hyps in zip(docs, REGISTRY["2-pass"](two, docs)):
-        d.round_one = hyps
-        d.round_one_mismatch = [n in two.stats.sep_mismatch_lines for n in d.lines]
+    take_over_round_one(docs, [h for hyps in REGISTRY["2-pass"](two, docs) for h in hyps], two.stats.sep_mismatch_lines)
     reused, rdec, _ = decode(demo, "doc-trans", docs, mode="parallel")
     assert reused == sequential and rdec.stats.round_one_reused and rdec.stats.redecoded == dec.stats.redecoded

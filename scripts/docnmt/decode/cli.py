@@ -43,8 +43,8 @@ from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
 from .model import DTYPES
-from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document
-from ..textio import InputError, atomic_outputs, cli_errors, read_lines
+from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document, take_over_round_one
+from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 
 
 def group(src: list[str], docids: list[str], ref=None, first_pass=None) -> list[Document]:
@@ -77,15 +77,12 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _round_one(args, model, n: int) -> dict | None:
+def _round_one(args, model, n: int, first_pass_sha256: str) -> dict | None:
     """2-pass's hypotheses, checked to be round 1 of this very iteration: its sidecar must name the same model,
     search settings, device kind, dtype and first pass (by content). None (round 1 is then searched here, and the
     log says why) for a sidecar written before 2-pass recorded its first pass and ``<sep>``-mismatch lines."""
     where = args.round_one_sidecar
-    try:
-        two = json.loads(Path(where).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise InputError(where, f"expected the JSON sidecar of a 2-pass decode ({err})") from None
+    two = load_json(where, "2-pass decode sidecar")
     missing = [key for key in ("first_pass_sha256", "sep_mismatch_lines") if key not in two]
     if missing:
         print(f"{where}: has no {' or '.join(missing)} (written by an older version): round 1 is searched here, "
@@ -93,14 +90,15 @@ def _round_one(args, model, n: int) -> dict | None:
         return None
     expected = {
         "strategy": "2-pass", "model": str(args.model), "beam": args.beam, "lenpen": args.lenpen, "k": args.k,
-        "dtype": model.dtype, "sentences": n, "first_pass_sha256": _sha256(args.first_pass),
+        "dtype": model.dtype, "sentences": n, "first_pass_sha256": first_pass_sha256,
     }
     for key, value in expected.items():
         if two.get(key) != value:
             raise InputError(where, f"expected {key} {value!r} (this decode's), found {two.get(key)!r}: "
                                     "--round-one must be 2-pass decoded with the same model, settings and first pass")
     if str(two.get("device", "")).split(":")[0] != str(model.device).split(":")[0]:
-        raise InputError(where, f"expected a 2-pass decoded on {model.device} like this decode, found {two.get('device')!r}")
+        raise InputError(where, f"expected a 2-pass decoded on {model.device} like this decode, "
+                                f"found {two.get('device')!r}")
     lines = two["sep_mismatch_lines"]
     if not isinstance(lines, list) or len(lines) != two.get("sep_mismatch"):
         raise InputError(where, f"expected sep_mismatch_lines, one line number per <sep> mismatch "
@@ -128,14 +126,16 @@ def main(argv=None) -> int:
                         help="BPE sentence-level hypotheses (2-pass; the starting contexts of parallel doc-trans)")
     parser.add_argument("--doc-trans-mode", choices=DOC_TRANS_MODES, default="sequential",
                         help="doc-trans: the fixed-point iteration (parallel, needs --first-pass) or position by "
-                             "position (sequential, the reference); default: %(default)s (the workflow's default, doc_trans.mode, is parallel)")
+                             "position (sequential, the reference); default: %(default)s (the workflow's default, "
+                             "doc_trans.mode, is parallel)")
     parser.add_argument("--max-rounds", type=_positive,
                         help="parallel doc-trans: stop after this many rounds (default: until the fixed point)")
     parser.add_argument("--first-pass-sidecar", type=Path, help="the first pass's sidecar (2-pass cost accounting)")
     parser.add_argument("--round-one", type=Path,
                         help="parallel doc-trans: 2-pass's BPE hypotheses from the same model, search settings and "
                              "first pass, taken over as round 1 of the iteration (needs --round-one-sidecar)")
-    parser.add_argument("--round-one-sidecar", type=Path, help="the sidecar of --round-one (checked against this decode)")
+    parser.add_argument("--round-one-sidecar", type=Path,
+                        help="the sidecar of --round-one (checked against this decode)")
     parser.add_argument("--beam", type=int, default=12)
     parser.add_argument("--lenpen", type=float, default=1.0)
     parser.add_argument("--k", type=int, default=3)
@@ -172,15 +172,15 @@ def main(argv=None) -> int:
     if (args.round_one is None) != (args.round_one_sidecar is None):
         parser.error("--round-one and --round-one-sidecar go together")
     if args.round_one is not None and not parallel:
-        parser.error("--round-one is round 1 of parallel doc-trans: it needs --strategy doc-trans --doc-trans-mode parallel")
+        parser.error("--round-one is round 1 of parallel doc-trans: "
+                     "it needs --strategy doc-trans --doc-trans-mode parallel")
     docs = group(src, docids, ref, first_pass)
 
     model = Model(args.model, args.data, device=args.device, dtype=args.dtype)
-    round_one = None if args.round_one is None else _round_one(args, model, len(src))
+    first_pass_sha256 = None if args.first_pass is None else _sha256(args.first_pass)
+    round_one = None if args.round_one is None else _round_one(args, model, len(src), first_pass_sha256)
     if round_one is not None:
-        for doc in docs:
-            doc.round_one = [round_one["hyps"][line] for line in doc.lines]
-            doc.round_one_mismatch = [line in round_one["mismatch"] for line in doc.lines]
+        take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
     searcher = Searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size)
     decoder = Decoder(searcher, k=args.k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
                       max_rounds=args.max_rounds)
@@ -228,14 +228,14 @@ def main(argv=None) -> int:
         sidecar["doc_trans_mode"] = args.doc_trans_mode
     if parallel:
         sidecar.update(redecoded_per_round=decoder.stats.redecoded, round_one_reused=decoder.stats.round_one_reused,
-                       converged=decoder.stats.converged,
-                       sequential_from_round=decoder.stats.sequential_from_round, max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
+                       converged=decoder.stats.converged, sequential_from_round=decoder.stats.sequential_from_round,
+                       max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
     if args.strategy in ("2-pass", "cheating"):
         sidecar["sep_mismatch_lines"] = sorted(line + 1 for line in decoder.stats.sep_mismatch_lines)
-    if args.first_pass is not None:
-        sidecar["first_pass_sha256"] = _sha256(args.first_pass)
+    if first_pass_sha256 is not None:
+        sidecar["first_pass_sha256"] = first_pass_sha256
     if args.first_pass_sidecar:
-        first = json.loads(Path(args.first_pass_sidecar).read_text(encoding="utf-8"))
+        first = load_json(args.first_pass_sidecar, "first-pass decode sidecar")
         sidecar["first_pass"] = {k: first[k] for k in ("model", "decoder_positions", "forward_calls", "seconds")}
         sidecar["decoder_positions_with_first_pass"] = sidecar["decoder_positions"] + first["decoder_positions"]
         sidecar["seconds_with_first_pass"] = round(seconds + first["seconds"], 3)
@@ -243,9 +243,9 @@ def main(argv=None) -> int:
         two = round_one["sidecar"]
         sidecar["round_one"] = {"path": str(args.round_one), **{k: two[k] for k in ("decoder_positions", "forward_calls",
                                                                                       "seconds")}}
-        for key, own in (("decoder_positions", "decoder_positions"), ("seconds", "seconds")):
-            total = sidecar.get(f"{key}_with_first_pass", sidecar[key]) + two[own]
-            sidecar[f"{key}_with_first_pass"] = round(total, 3) if key == "seconds" else total
+        sidecar["decoder_positions_with_first_pass"] = (
+            sidecar.get("decoder_positions_with_first_pass", sidecar["decoder_positions"]) + two["decoder_positions"])
+        sidecar["seconds_with_first_pass"] = round(sidecar.get("seconds_with_first_pass", seconds) + two["seconds"], 3)
     with atomic_outputs([args.output_bpe, args.output, args.sidecar]) as (fb, ft, fj):
         for h, d in zip(hyps, detok):
             fb.write(h + "\n")

@@ -307,16 +307,27 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     mismatch = [[False] * len(d) for d in docs]
     dirty = [set(range(len(d))) for d in docs]  # per document: sentences whose context changed since their decode
     converged, parallel, previous, rounds = False, True, None, 0
+
+    def keyed(n: int, i: int, context: Sequence[str]) -> tuple:
+        """Sentence i of document n with target ``context``: (request, its key token by token, truncated)."""
+        d = docs[n]
+        request, cut = dec.build(_window(d, i - dec.k + 1, i + 1), _prev(context, i, dec.k), d.lines[i])
+        return request, (tuple(request.source), tuple(request.prefix)), cut
+
+    def record(n: int, i: int, key: tuple, cut: bool, text: str, mismatched: bool) -> None:
+        """Sentence i of document n was decoded with request ``key`` into ``text``."""
+        decoded_with[n][i], truncated[n][i], mismatch[n][i] = key, cut, mismatched
+        if text != out[n][i]:  # the contexts of the next k-1 sentences change
+            dirty[n].update(range(i + 1, min(i + dec.k, len(docs[n]))))
+        out[n][i] = text
+
     if docs and all(d.round_one is not None for d in docs):  # round 1 is 2-pass's output: take it over
+        for marked in dirty:
+            marked.clear()
         for n, d in enumerate(docs):
-            dirty[n] = set()
             for i in range(len(d)):
-                request, cut = dec.build(_window(d, i - dec.k + 1, i + 1), _prev(d.first_pass, i, dec.k), d.lines[i])
-                decoded_with[n][i], truncated[n][i] = (tuple(request.source), tuple(request.prefix)), cut
-                mismatch[n][i] = d.round_one_mismatch[i]
-                if d.round_one[i] != d.first_pass[i]:
-                    dirty[n].update(range(i + 1, min(i + dec.k, len(d))))
-            out[n] = list(d.round_one)
+                _, key, cut = keyed(n, i, d.first_pass)
+                record(n, i, key, cut, d.round_one[i], d.round_one_mismatch[i])
         rounds, previous = 1, sum(map(len, docs))
         dec.stats.redecoded.append(previous)
         dec.stats.round_one_reused = True
@@ -325,9 +336,7 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
         """Document n's stale sentences (or the first), as (n, i, request, key, truncated); forgets the others."""
         found = []
         for i in sorted(dirty[n]):
-            d = docs[n]
-            request, cut = dec.build(_window(d, i - dec.k + 1, i + 1), _prev(out[n], i, dec.k), d.lines[i])
-            key = (tuple(request.source), tuple(request.prefix))
+            request, key, cut = keyed(n, i, out[n])
             if key == decoded_with[n][i]:
                 dirty[n].discard(i)  # decoded with this very context already
                 continue
@@ -347,33 +356,35 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
         if parallel and previous is not None and len(pending) > dec.switch_share * previous:
             parallel = False
             dec.stats.sequential_from_round = rounds
-            firsts = {}
-            for p in pending:
-                firsts.setdefault(p[0], p)
-            pending = list(firsts.values())
+            pending = _first_per_document(pending)
         previous = len(pending)
         dec.stats.redecoded.append(len(pending))
         dec.stats.requests += len(pending)
         for n, i, *_ in pending:  # before the outputs below mark their successors
             dirty[n].discard(i)
         for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
-            hyp = nbest[0]
-            text = dec.first_segment(hyp, count=False)
-            mismatch[n][i] = len(split(dec.text(hyp))) != 1
-            decoded_with[n][i], truncated[n][i] = key, cut
-            if text != out[n][i]:  # the contexts of the next k-1 sentences change
-                dirty[n].update(range(i + 1, min(i + dec.k, len(docs[n]))))
-            out[n][i] = text
+            segments = split(dec.text(nbest[0]))
+            record(n, i, key, cut, segments[0], len(segments) != 1)
     dec.stats.converged = converged
     if not converged:  # from the first stale context of a document on, nothing is guaranteed
-        first_stale: dict[int, int] = {}
-        for n, i, *_ in pending:
-            first_stale[n] = min(i, first_stale.get(n, i))
-        dec.stats.unconverged = sum(len(docs[n]) - i for n, i in first_stale.items())
+        dec.stats.unconverged = sum(len(docs[n]) - i for n, i, *_ in _first_per_document(pending))
     dec.stats.context_truncated += sum(map(sum, truncated))
     dec.stats.sep_mismatch += sum(map(sum, mismatch))
     return out
 
+
+def take_over_round_one(docs: list[Document], hyps: Sequence[str], mismatch_lines) -> None:
+    """Give the documents 2-pass's output as round 1 of parallel doc-trans: ``hyps`` by (0-based) line,
+    ``mismatch_lines`` the lines whose hypothesis had a ``<sep>`` mismatch."""
+    mismatched = set(mismatch_lines)
+    for d in docs:
+        d.round_one = [hyps[line] for line in d.lines]
+        d.round_one_mismatch = [line in mismatched for line in d.lines]
+
+
+def _first_per_document(pending: list[tuple]) -> list[tuple]:
+    """The first of each document's entries in ``pending`` (sorted by document, then sentence)."""
+    return [p for j, p in enumerate(pending) if j == 0 or pending[j - 1][0] != p[0]]
 
 def _prev(sentences: Sequence[str], i: int, k: int) -> list[str]:
     return list(sentences[max(0, i - k + 1):i])

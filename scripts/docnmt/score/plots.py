@@ -17,8 +17,8 @@ import argparse
 from pathlib import Path
 
 from ..train.curves import new_figure, save_figure
-from .tables import add_manifest_arguments, load_json, read_manifest
-from ..textio import cli_errors
+from .tables import add_manifest_arguments, read_manifest
+from ..textio import cli_errors, load_json
 
 
 def _grouped_bars(ax, strategies: list[str], groups: list[tuple[str, dict]]) -> None:

@@ -40,21 +40,11 @@ import os
 from pathlib import Path
 
 from ..tablefmt import Table
-from ..textio import InputError, atomic_outputs, cli_errors, read_lines
+from ..textio import InputError, atomic_outputs, cli_errors, load_json
 
 #: Marks for a BLEU/TER difference that paired bootstrap resampling finds significant.
 MARKS = {"sentence-level": "*", "last-sentence": "†"}
 DASH = "-"
-
-
-def load_json(path: os.PathLike | str, what: str) -> dict:
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, f"{what} not found (missing file)")
-    try:
-        return json.loads("\n".join(read_lines(path)))
-    except ValueError as err:
-        raise InputError(path, f"expected the JSON of a {what}, found invalid JSON ({err})") from None
 
 
 def _fmt(value, digits: int = 1, scale: float = 1.0) -> str:
