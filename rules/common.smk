@@ -340,13 +340,11 @@ def decode_options(strategy):
             options += ["--max-rounds", str(int(doc_trans_setting("max_rounds")))]
     if strategy == "cheating":
         return lambda w, input: options + ["--ref", input.ref]
-    if strategy == "doc-trans" and ROUND_ONE_REUSED:
+    if strategy in FIRST_PASS_STRATEGIES:
+        reused = strategy == "doc-trans" and ROUND_ONE_REUSED
         return lambda w, input: options + [
             "--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar,
-            "--round-one", input.round_one, "--round-one-sidecar", input.round_one_sidecar,
-        ]
-    if strategy in FIRST_PASS_STRATEGIES:
-        return lambda w, input: options + ["--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar]
+        ] + (["--round-one", input.round_one, "--round-one-sidecar", input.round_one_sidecar] if reused else [])
     return options
 
 

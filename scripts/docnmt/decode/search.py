@@ -33,8 +33,9 @@ sees its generated part ``[</s>, g1, ...]``. Per batch:
    ``beam`` queries of a request attend to its context in one batched product
    per layer, and to the row's own generated tokens as fairseq does (their
    keys and values in the generator's incremental state, reordered with the
-   beams); one softmax over both parts' logits weights both parts' values. When the generator drops finished requests, the context
-   follows by request index (``rows.request``). *Repeated cache*
+   beams); one softmax over both parts' logits weights both parts' values.
+   When the generator drops finished requests, the context follows by
+   request index (``rows.request``). *Repeated cache*
    (``shared_prefix=False``, the earlier path, kept for comparison): at
    generator step 0 the cache is repeated to the beams (``repeat_interleave``)
    and written into the generator's own incremental state, with the padding
