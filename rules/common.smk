@@ -173,6 +173,7 @@ def corpus_recipe(task):
             "os", "--zip", download_path("opensubtitles2018-de-en"), "--contrapro", download_path("contrapro"),
             "--valid-sentences", corpus["valid_sentences"], "--valid-docs", corpus_setting(task, "valid_docs"),
             "--test-sentences", corpus["test_sentences"], "--test-docs", corpus_setting(task, "test_docs"),
+            "--contrapro-removal", corpus["contrapro_removal"], "--contrapro-context", config["k"] - 1,
         ]
     else:
         raise WorkflowError(f"no download recipe for corpus type {kind!r}")
@@ -318,6 +319,10 @@ def decode_inputs(strategy):
         return files
 
     return inputs
+
+
+#: The precision of every decode and forced scoring (decode.dtype; float32 unless the config asks otherwise).
+DTYPE = config["decode"]["dtype"]
 
 
 def doc_trans_setting(key):
@@ -470,7 +475,7 @@ def pronoun_min_examples(task):
 
 
 def level_strategies(level):
-    """Strategies whose hypotheses the level's model scores for Table 1."""
+    """Strategies whose hypotheses the level's model scores for Table 2."""
     return [s for s in evalset_strategies("test") if (s == "sentence-level") == (level == "sentence")]
 
 

@@ -20,7 +20,7 @@ for _strategy in config["strategies"]:
             strategy=_strategy,
             options=decode_options(_strategy),
             tgt=lambda w: tgt(w.task),
-            search=["--beam", config["beam"], "--k", config["k"], "--h", config["h"]],
+            search=["--beam", config["beam"], "--k", config["k"], "--h", config["h"], "--dtype", DTYPE],
         log:
             f"logs/{{task}}/decode/{{evalset}}/{_strategy}.log",
         benchmark:

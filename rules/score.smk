@@ -61,7 +61,7 @@ rule pronoun_f1:
 
 
 rule perplexity:
-    """Perplexity of the reference and of the level's strategies' hypotheses on the test set (Table 1)."""
+    """Perplexity of the reference and of the level's strategies' hypotheses on the test set (Table 2)."""
     input:
         unpack(perplexity_inputs),
     output:
@@ -69,6 +69,7 @@ rule perplexity:
     params:
         systems=perplexity_args,
         k=config["k"],
+        dtype=DTYPE,
     log:
         "logs/{task}/scores/test/perplexity.{level}.log",
     benchmark:
@@ -82,7 +83,8 @@ rule perplexity:
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
     shell:
         "python -m docnmt.score.perplexity --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
-        " --k {params.k:q} --src {input.src:q} --docids {input.docids:q} {params.systems:q} --output {output:q} > {log:q} 2>&1"
+        " --k {params.k:q} --dtype {params.dtype:q} --src {input.src:q} --docids {input.docids:q} {params.systems:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule contrapro_accuracy:
@@ -101,6 +103,7 @@ rule contrapro_accuracy:
     params:
         tgt=lambda w: tgt(w.task),
         k=config["k"],
+        dtype=DTYPE,
     log:
         "logs/{task}/scores/contrapro/accuracy.{level}.log",
     benchmark:
@@ -114,7 +117,8 @@ rule contrapro_accuracy:
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 240,
     shell:
         "python -m docnmt.score.contrastive --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
-        " --k {params.k:q} --src {input.src:q} --tgt {input.tgt:q} --examples {input.examples:q} --codes {input.codes:q}"
+        " --k {params.k:q} --dtype {params.dtype:q} --src {input.src:q} --tgt {input.tgt:q} --examples {input.examples:q}"
+        " --codes {input.codes:q}"
         " --tgt-lang {params.tgt:q} --output {output:q} > {log:q} 2>&1"
 
 

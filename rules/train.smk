@@ -2,12 +2,14 @@
 
 
 rule train:
-    """A sentence- or document-level transformer; resumes from checkpoint_last.pt after a kill."""
+    """A sentence- or document-level transformer, its best checkpoint chosen by validation perplexity;
+    resumes from checkpoint_last.pt after a kill."""
     input:
         data=lambda w: binarized(w.task, w.level),
     output:
         model="results/{task}/models/{level}/checkpoint_best.pt",
         curve="results/{task}/models/{level}/learning_curve.csv",
+        sidecar="results/{task}/models/{level}/checkpoint_best.json",
     params:
         save_dir=lambda w: checkpoint_dir(w.task, w.level),
         history=lambda w: f"{checkpoint_dir(w.task, w.level)}/fairseq.log",
@@ -31,7 +33,7 @@ rule train:
         runtime=lambda w: training_runtime(w.task),
     shell:
         "python -m docnmt.train.cli --data {input.data:q} --save-dir {params.save_dir:q} --output {output.model:q}"
-        " --curve {output.curve:q} --history {params.history:q}"
+        " --curve {output.curve:q} --sidecar {output.sidecar:q} --history {params.history:q}"
         " --src {params.src:q} --tgt {params.tgt:q} --dropout {params.dropout:q} --label-smoothing {params.label_smoothing:q}"
         " --patience {params.patience:q} --gpus {params.gpus:q} --workers {threads} -- {params.preset:q} > {log:q} 2>&1"
 

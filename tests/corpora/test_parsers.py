@@ -391,7 +391,7 @@ def test_os_split_removes_contrapro_documents_from_every_split():
     kept = {d.docid for d in train + valid + test}
     assert not kept & {d.docid for d in docs[:3]}
     assert len(kept) == 197
-    assert report["excluded_contrapro"]["documents"] == 3
+    assert report["contrapro_films"]["documents"] == 3 and report["contrapro_removal"] == "films"
     assert report["contrapro_documents_not_in_corpus"] == 1
 
 
@@ -442,63 +442,118 @@ def test_cli_ted_concatenates_dev2010_and_tst2010_as_valid(tmp_path):
     assert "valid: 5 sentences in 2 documents" in result.stdout
 
 
-def test_cli_os_writes_contrapro_documents_apart_from_train(tmp_path):
-    docs = os_docs([4, 3, 5, 2, 6, 3, 4])
+# ContraPro in the OS split: 14 films; examples in five of them (hand-computed, context k-1 = 2).
+CP_SIZES = [6, 5, 10, 4, 6, 3, 5, 8, 6, 5, 7, 4, 5, 6]
+
+
+def cp_example(docs, index, segment, src=None, document_id=None):
+    doc = docs[index] if index is not None else None
+    return {"document id": document_id or doc.docid[len("de/"):].removesuffix(".gz"), "segment id": segment,
+            "src segment": src if src is not None else doc.src[segment - 1]}
+
+
+def cp_examples(docs):
+    return [
+        cp_example(docs, 0, 3),                 # film 0 (6 lines): lines 1-5 go, line 6 stays (piece @1)
+        cp_example(docs, 2, 1),                 # film 2 (10 lines): lines 1-3 ...
+        cp_example(docs, 2, 7),                 # ... and 5-9 go; lines 4 and 10 stay (pieces @1, @2)
+        {**cp_example(docs, 4, 4), "document id": "1994_100004_1004.de"},  # film 4: lines 2-6 go, 1 stays
+        cp_example(docs, None, 2, src="No such line.", document_id="2999_1_1.de"),  # film not in the corpus
+        cp_example(docs, 6, 99, src="Out of range."),                      # film 6: segment id past its end
+        cp_example(docs, 8, 2, src="Not the source of line 2."),           # film 8: source differs
+    ]
+
+
+def run_os_cli(tmp_path, removal):
+    docs = os_docs(CP_SIZES)
     zip_path = rf.opus_moses_zip(tmp_path / "de-en.txt.zip", docs)
-    cp = write(tmp_path / "contrapro.json", json.dumps([{"document id": "1990_100000_1000.de", "segment id": 2}]))
-    out = tmp_path / "out"
-    result = run_cli("os", "--zip", zip_path, "--contrapro", cp, "--outdir", out, "--valid-sentences", 6,
-                     "--valid-docs", 2, "--test-sentences", 6, "--test-docs", 2)
+    cp = write(tmp_path / "contrapro.json", json.dumps(cp_examples(docs)))
+    out = tmp_path / removal
+    result = run_cli("os", "--zip", zip_path, "--contrapro", cp, "--outdir", out, "--valid-sentences", 10,
+                     "--valid-docs", 2, "--test-sentences", 10, "--test-docs", 2, "--contrapro-removal", removal,
+                     "--contrapro-context", 2, "--report", out / "report.json")
     assert result.returncode == 0, result.stderr
     splits = {s: read_split(out / f"{s}.en", out / f"{s}.de", out / f"{s}.docids")
               for s in ("train", "valid", "test", "contrapro_docs")}
-    assert [d.docid for d in splits["contrapro_docs"]] == [docs[0].docid]
-    assert docs[0].docid not in {d.docid for s in ("train", "valid", "test") for d in splits[s]}
-    assert sum(len(splits[s]) for s in splits) == 7 and len(splits["valid"]) == len(splits["test"]) == 2
-    assert "contrapro_docs: 4 sentences in 1 documents" in result.stdout
+    return docs, splits, json.loads((out / "report.json").read_text()), result.stdout
 
 
-def test_cli_error_is_one_line_and_writes_nothing(tmp_path):
-    docs = os_docs([2, 2])
-    lines = rf.opus_ids_lines(docs)
-    lines[-1] = "broken"
-    zip_path = rf.opus_moses_zip(tmp_path / "a.zip", docs, ids_lines=lines)
-    out = tmp_path / "out"
-    result = run_cli("os", "--zip", zip_path, "--outdir", out, "--valid-docs", 1, "--test-docs", 1)
-    assert result.returncode == 1
-    assert result.stderr.strip().count("\n") == 0 and "OpenSubtitles.de-en.ids:4" in result.stderr
-    assert not out.exists() or not any(out.iterdir())
+def test_cli_os_removes_the_contrapro_segments_and_their_context_from_train(tmp_path):
+    docs, splits, report, stdout = run_os_cli(tmp_path, "segments")
+    films = [docs[i].docid for i in (0, 2, 4, 6, 8)]
+    assert [d.docid for d in splits["contrapro_docs"]] == films, "the films are kept whole for ContraPro's context"
+    assert [len(d) for d in splits["contrapro_docs"]] == [6, 10, 6, 5, 6]
+    held_out = {d.docid for s in ("valid", "test") for d in splits[s]}
+    assert not held_out & set(films), "a ContraPro film is never valid or test"
+    train = {d.docid: d for d in splits["train"]}
+    assert train[f"{docs[0].docid}@1"].src == ["en 0.5"]
+    assert train[f"{docs[2].docid}@1"].src == ["en 2.3"] and train[f"{docs[2].docid}@2"].src == ["en 2.9"]
+    assert train[f"{docs[4].docid}@1"].src == ["en 4.0"]
+    assert train[docs[6].docid].src == docs[6].src and train[docs[8].docid].src == docs[8].src, \
+        "a film whose examples were not found stays whole"
+    assert not {docs[i].docid for i in (0, 2, 4)} & set(train), "a split film's lines only come as its pieces"
+    others = [d for i, d in enumerate(docs) if i not in (0, 2, 4, 6, 8) and d.docid not in held_out]
+    assert all(train[d.docid].src == d.src for d in others)
+    total = sum(CP_SIZES) - sum(len(d) for s in ("valid", "test") for d in splits[s])
+    assert report["train"] == {"sentences": total - 18, "documents": len(others) + 2 + 4}
+    assert sum(len(d) for d in splits["train"]) == total - 18
+    cut = report["contrapro_removed_from_train"]
+    assert cut == {"removal": "segments", "context": 2, "lines": 18, "films_touched": 3, "films_split_into": 4,
+                   "examples": 7, "examples_found": 4,
+                   "examples_not_found": {"missing_document": 1, "segment_out_of_range": 1, "source_mismatch": 1},
+                   "examples_not_found_first": [4, 5, 6]}
+    assert report["contrapro_films"] == {"sentences": 33, "documents": 5}
+    assert report["contrapro_documents_requested"] == 6 and report["contrapro_documents_not_in_corpus"] == 1
+    assert "4/7 examples found" in stdout and "18 lines of 3 films" in stdout
 
 
-# --------------------------------------------------------------------------
-# Real samples (skipped where ../shared/real-samples is absent)
-# --------------------------------------------------------------------------
-
-REAL_TED = REAL_SAMPLES / "iwslt17-ted-test-en-de"
-
-
-@pytest.fixture
-def real_tst2017(tmp_path):
-    if not (REAL_TED / "en-de.tgz").exists() or not (REAL_TED / "de-en.tgz").exists():
-        pytest.skip(f"real samples not available: {REAL_TED} (only in the development checkout)")
-    rf.extract(REAL_TED / "en-de.tgz", tmp_path)
-    rf.extract(REAL_TED / "de-en.tgz", tmp_path)
-    return tmp_path / "en-de/IWSLT17.TED.tst2017.en-de.en.xml", tmp_path / "de-en/IWSLT17.TED.tst2017.de-en.de.xml"
-
-
-def test_real_tst2017_en_de_has_10_talks_and_1138_aligned_segments(real_tst2017):
-    docs = mteval.iwslt_xml(*real_tst2017)
-    assert len(docs) == 10 and sum(len(d) for d in docs) == 1138
-    assert all(len(d.src) == len(d.tgt) for d in docs)
-    assert docs[0].docid == "ted-2507"
-    assert (docs[0].src[0], docs[0].tgt[0]) == ("So this is James Risen.", "Das ist James Risen.")
-    assert docs[0].src[-1] == "Thank you."
+def test_cli_os_films_removal_removes_every_contrapro_film_and_keeps_the_same_valid_and_test(tmp_path):
+    docs, splits, report, stdout = run_os_cli(tmp_path, "films")
+    _, segment_splits, segment_report, _ = run_os_cli(tmp_path, "segments")
+    films = {docs[i].docid for i in (0, 2, 4, 6, 8)}
+    train_ids = {d.docid.split("@")[0] for d in splits["train"]}
+    assert not train_ids & films and [d.docid for d in splits["contrapro_docs"]] == sorted(films, key=[d.docid for d in docs].index)
+    for split in ("valid", "test"):
+        assert [d.docid for d in splits[split]] == [d.docid for d in segment_splits[split]]
+    held_out = sum(len(d) for s in ("valid", "test") for d in splits[s])
+    assert report["train"]["sentences"] == sum(CP_SIZES) - held_out - 33
+    assert report["train"]["sentences"] == segment_report["train"]["sentences"] - (33 - 18)
+    cut = report["contrapro_removed_from_train"]
+    assert (cut["removal"], cut["lines"], cut["films_touched"], cut["examples_found"]) == ("films", 33, 5, 4)
+    assert "33 lines of 5 films" in stdout
 
 
-def test_real_tst2017_text_has_no_markup_or_entities_left(real_tst2017):
-    docs = mteval.iwslt_xml(*real_tst2017)
-    text = [s for d in docs for s in d.src + d.tgt]
-    assert not [s for s in text if re.search(r"</?(seg|doc|url|talkid|title|description)\b", s)]
-    assert not [s for s in text if re.search(r"&(amp|quot|lt|gt|apos|#\d+);", s)]
-    assert not [s for s in text if s != s.strip() or "  " in s]
-    assert any("'" in s for s in text)  # apostrophes survive as characters
+def test_contrapro_lines_clip_the_context_at_the_document_edges():
+    docs = os_docs([4])
+    lines = opus.ContraProLines([opus.ContraProSegment(0, "1990_100000_1000.de", 1, "en0.0"),
+                                 opus.ContraProSegment(1, "1990/100000/1000.xml", 4, "en0.3")], context=1)
+    assert lines.lines(docs[0].docid, docs[0].src) == {0, 1, 2, 3}
+    assert lines.report()["examples_found"] == 2
+
+
+def test_contrapro_segments_match_the_source_up_to_whitespace(tmp_path):
+    docs = os_docs([4])
+    path = write(tmp_path / "contrapro.json", json.dumps([
+        {"document id": "1990/100000/1000.xml", "segment id": 2, "src segment": " en  0.1\t"}]))
+    zero = opus.ContraProLines(opus.read_contrapro_segments(path), context=0)
+    assert zero.lines(docs[0].docid, docs[0].src) == {1}, "as ContraPro's own tools compare"
+
+
+def test_split_at_removed_keeps_runs_of_adjacent_lines():
+    doc = os_docs([6])[0]
+    assert opus.split_at_removed(doc, set()) == [doc]
+    pieces = opus.split_at_removed(doc, {0, 2, 3})
+    assert [(p.docid.rsplit("@", 1)[1], p.src) for p in pieces] == [("1", ["en 0.1"]), ("2", ["en 0.4", "en 0.5"])]
+    assert opus.split_at_removed(doc, set(range(6))) == []
+
+
+@pytest.mark.parametrize("example, message", [
+    ({"segment id": 1, "src segment": "x"}, "example 0: expected an object with a non-empty string 'document id'"),
+    ({"document id": "a.de", "segment id": "1", "src segment": "x"}, "example 0: field 'segment id': expected an integer"),
+    ({"document id": "a.de", "segment id": 1}, "example 0: field 'src segment': expected the example's source sentence"),
+])
+def test_contrapro_segments_with_a_bad_field_name_the_file_and_example(tmp_path, example, message):
+    path = write(tmp_path / "contrapro.json", json.dumps([example]))
+    with pytest.raises(InputError, match=message) as err:
+        opus.read_contrapro_segments(path)
+    assert str(path) in str(err.value)

@@ -17,7 +17,7 @@ import yaml
 
 import realformat
 from conftest import REPO, run_snakemake
-from docnmt.corpora.corpus import Document
+from docnmt.corpora.corpus import Document, read_split
 from loopback import LoopbackServer
 
 pytestmark = pytest.mark.workflow
@@ -187,16 +187,27 @@ def test_ted_splits_match_the_fixture(real_run):
         assert lines(corpus / f"{split}.it") == [t for d in docs for t in d.tgt], f"ted {split}.it"
 
 
-def test_os_split_sizes_and_contrapro_documents_left_out_of_training(real_run):
+def test_os_split_sizes_and_contrapro_segments_left_out_of_training(real_run):
+    """The default removal (segments): each example's line and k-1 = 2 lines on either side leave train.
+
+    Film 12 (4 lines) has examples at lines 1 and 3: every line goes. Film 13 (5 lines) has one at
+    line 5: lines 3-5 go, lines 1-2 stay in train as the piece ``{docid}@1``.
+    """
     workdir, _ = real_run
     corpus = workdir / "data/os/corpus"
-    contrapro_docs = {FIXTURE["os"][i].docid for i, _ in CONTRAPRO_AT}
+    films = [FIXTURE["os"][12], FIXTURE["os"][13]]
     split_ids = {split: set(lines(corpus / f"{split}.docids")) for split in ("train", "valid", "test", "contrapro_docs")}
     assert len(split_ids["valid"]) == 2 and len(split_ids["test"]) == 2
-    assert not split_ids["train"] & contrapro_docs, "ContraPro documents must be removed from training"
-    assert split_ids["contrapro_docs"] == contrapro_docs
-    all_ids = {d.docid for d in FIXTURE["os"]}
-    assert set().union(*split_ids.values()) == all_ids and sum(map(len, split_ids.values())) == len(all_ids)
+    assert split_ids["contrapro_docs"] == {d.docid for d in films}
+    assert not (split_ids["valid"] | split_ids["test"]) & split_ids["contrapro_docs"]
+    train = read_split(corpus / "train.en", corpus / "train.de", corpus / "train.docids")
+    pieces = [d for d in train if d.docid.split("@")[0] in split_ids["contrapro_docs"]]
+    assert [(d.docid, d.src) for d in pieces] == [(f"{films[1].docid}@1", films[1].src[:2])]
+    others = {d.docid for d in FIXTURE["os"]} - split_ids["contrapro_docs"]
+    assert split_ids["train"] | split_ids["valid"] | split_ids["test"] == others | {f"{films[1].docid}@1"}
+    report = json.loads((corpus / "prepare.report.json").read_text())
+    cut = report["contrapro_removed_from_train"]
+    assert (cut["removal"], cut["lines"], cut["films_touched"], cut["examples_found"]) == ("segments", 7, 2, 3)
 
 
 def test_contrapro_gets_left_and_right_context(real_run):

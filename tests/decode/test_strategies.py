@@ -511,7 +511,7 @@ def test_decode_cli_dtype_and_device_in_the_sidecar(demo, tmp_path):
     src, ids = demo["src"][:20], demo["ids"][:20]
     (tmp_path / "src").write_text("".join(s + "\n" for s in src), encoding="utf-8")
     (tmp_path / "ids").write_text("".join(i + "\n" for i in ids), encoding="utf-8")
-    for dtype, expected in (("auto", "float32"), ("bf16", "bfloat16")):
+    for dtype, expected in (("float32", "float32"), ("bf16", "bfloat16")):
         out = tmp_path / dtype
         decode_cli.main([
             "--strategy", "doc-trans", "--model", str(w / "results/demo/models/document/checkpoint_best.pt"),

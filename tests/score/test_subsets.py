@@ -84,7 +84,7 @@ def test_the_pronoun_table_notes_every_subsets_f1_per_strategy():
     assert notes == [
         "demo test, subset ambiguous-antecedent (3 sentences; reference examples masculine 1, feminine 1, neuter 1; "
         "fewer than 5 per class, so indicative): gender F1 doc-trans nan, cheating 100.0."
-    ]  # not a single match is the fork's NaN, shown as in Table 3; formality has no reference examples: no note
+    ]  # not a single match is the fork's NaN, shown as in Table 4; formality has no reference examples: no note
     assert tables._subset_notes(["doc-trans"], "demo", "test", {"systems": systems}) == []
 
 

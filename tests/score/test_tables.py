@@ -22,7 +22,8 @@ HYPS = {
 
 def sidecar(path, strategy, positions, seconds, **extra):
     path.write_text(json.dumps({"strategy": strategy, "decoder_positions": positions, "forward_calls": positions // 10,
-                                "seconds": seconds, "sep_mismatch": 0, "cost": "O(NL)", "device": "cpu", **extra}))
+                                "seconds": seconds, "sep_mismatch": 0, "cost": "O(NL)", "device": "cpu",
+                                "dtype": "float32", **extra}))
     return str(path)
 
 
@@ -61,12 +62,12 @@ def manifest(tmp_path):
     for level, names in (("sentence", ["reference", "sentence-level"]), ("document", ["reference"] + STRATEGIES[1:])):
         ppl[level] = str(tmp_path / f"ppl.{level}.json")
         (tmp_path / f"ppl.{level}.json").write_text(json.dumps(
-            {"systems": {n: {"perplexity": 1.5 + i / 10} for i, n in enumerate(names)}}))
+            {"dtype": "float32", "systems": {n: {"perplexity": 1.5 + i / 10} for i, n in enumerate(names)}}))
     acc = {}
     for level, value in (("sentence", 0.4), ("document", 0.9)):
         acc[level] = str(tmp_path / f"acc.{level}.json")
         (tmp_path / f"acc.{level}.json").write_text(json.dumps(
-            {"overall": {"accuracy": value}, "by_ante_distance": {"1": {"accuracy": value}}}))
+            {"dtype": "float32", "overall": {"accuracy": value}, "by_ante_distance": {"1": {"accuracy": value}}}))
     cars = {
         "sentence-level": sidecar(tmp_path / "sl.json", "sentence-level", 1000, 2.0),
         "full-segment": sidecar(tmp_path / "fs.json", "full-segment", 950, 2.2),
@@ -235,3 +236,41 @@ def test_plots_are_written(manifest, tmp_path):
         out = tmp_path / f"{name}.png"
         assert plots.main([name, "--manifest-json", json.dumps(manifest), "--output", str(out)]) == 0
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tables_carry_the_paper_numbers_and_captions_in_its_order(manifest):
+    titles = {t.name: t.title for t in tables.all_tables(manifest)}
+    assert list(titles) == ["decoding_cost", "perplexity", "bleu_ter", "pronoun_f1", "pronoun_classes",
+                            "contrapro_accuracy"]
+    assert titles["decoding_cost"].startswith("Table 1: computational cost of decoding")
+    assert titles["perplexity"] == "Table 2: perplexity values on the test set for different search strategies"
+    assert titles["bleu_ter"].startswith("Table 3: BLEU and TER scores (in percent)")
+    assert titles["pronoun_f1"].startswith("Table 4: F1 scores (in percent) for pronoun translation")
+    assert not titles["contrapro_accuracy"].startswith("Table"), "the paper gives the accuracies in its text"
+    assert tables.cost_table(manifest).header[:2] == ["strategy", "paper cost"]
+
+
+def test_float32_everywhere_adds_no_precision_note(manifest):
+    for table in tables.all_tables(manifest):
+        assert not [n for n in table.notes if "not float32" in n or "not recorded" in n], table.name
+
+
+def test_half_precision_is_named_under_every_table_it_moves(manifest, tmp_path):
+    for strategy, path in manifest["tasks"]["demo"]["sidecars"].items():
+        data = json.loads(open(path).read())
+        open(path, "w").write(json.dumps({**data, "dtype": "float16"}))
+    document = manifest["tasks"]["demo"]["perplexity"]["document"]
+    data = json.loads(open(document).read())
+    open(document, "w").write(json.dumps({**data, "dtype": "bfloat16"}))
+    accuracy = manifest["tasks"]["demo"]["accuracy"]["sentence"]
+    data = json.loads(open(accuracy).read())
+    del data["dtype"]
+    open(accuracy, "w").write(json.dumps(data))
+    notes = {t.name: " ".join(t.notes) for t in tables.all_tables(manifest)}
+    for name in ("decoding_cost", "perplexity", "bleu_ter", "pronoun_f1"):
+        assert "The search in float16, not float32 as the paper (demo sentence-level, " in notes[name], name
+    assert "The forced scoring in bfloat16, not float32 as the paper (demo document-level; decode.dtype)" \
+        in notes["perplexity"]
+    assert "demo sentence-level-level" not in notes["perplexity"]
+    assert "Precision of the contrastive scoring not recorded (demo sentence-level)" in notes["contrapro_accuracy"]
+    assert "dtype: float16" in notes["decoding_cost"]

@@ -55,3 +55,20 @@ def test_csv_round_trip_and_plot(tmp_path):
     assert len(back) == len(rows) and back[0]["kind"] == rows[0]["kind"]
     curves.main(["plot", "--csv", str(tmp_path / "c.csv"), "--label", "document", "--output", str(tmp_path / "p.png")])
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_best_checkpoint_validation_is_marked_in_the_csv_and_plot(tmp_path):
+    rows = curves.parse_log(LOG)
+    valid = [r for r in rows if r["kind"] == "valid"]
+    best = min(valid, key=lambda r: r["nll_loss"])["num_updates"]
+    curves.write_csv(rows, tmp_path / "c.csv", best_updates=best)
+    marked = [r for r in curves.read_csv(tmp_path / "c.csv") if r["best_checkpoint"]]
+    assert [(r["kind"], r["num_updates"]) for r in marked] == [("valid", best)]
+    curves.main(["plot", "--csv", str(tmp_path / "c.csv"), "--label", "document", "--output", str(tmp_path / "p.png")])
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_best_checkpoint_without_its_validation_in_the_log_is_an_error(tmp_path):
+    with pytest.raises(InputError, match="expected a validation at update 7"):
+        curves.write_csv(curves.parse_log(LOG), tmp_path / "c.csv", best_updates=7)
+    assert not (tmp_path / "c.csv").exists()

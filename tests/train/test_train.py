@@ -69,6 +69,18 @@ def test_no_checkpoint_means_a_fresh_start(tmp_path):
     assert train.check_resume(tmp_path) is None
 
 
+def test_resuming_a_training_that_selected_by_another_metric_is_an_error(tmp_path):
+    import torch
+
+    torch.save({"optimizer_history": [{"num_updates": 17}], "cfg": {"checkpoint": {"best_checkpoint_metric": "loss"}}},
+               tmp_path / "checkpoint_last.pt")
+    with pytest.raises(InputError, match="selected its best checkpoint by validation 'loss', expected 'nll_loss'"):
+        train.check_resume(tmp_path)
+    torch.save({"optimizer_history": [{"num_updates": 17}], "cfg": {"checkpoint": {"best_checkpoint_metric": "nll_loss"}}},
+               tmp_path / "checkpoint_last.pt")
+    assert train.check_resume(tmp_path) == 17
+
+
 def test_resume_reads_the_update_count(tmp_path):
     import torch
 
@@ -93,6 +105,7 @@ def test_command_on_cpu_keeps_the_last_partial_batch(tmp_path, monkeypatch):
     command = captured["command"]
     assert command[command.index("--required-batch-size-multiple") + 1] == "1", "fairseq issue 5036"
     assert "--cpu" in command and "--fp16" not in command
+    assert command[command.index("--best-checkpoint-metric") + 1] == "nll_loss", "the paper: validation perplexity"
     assert command[command.index("--label-smoothing") + 1] == "0.2"
     assert command[command.index("--arch") + 1] == "transformer", "the preset from config comes through"
     assert captured["env"]["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] == "1"

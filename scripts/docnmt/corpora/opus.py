@@ -14,6 +14,20 @@ German file.
 :func:`os_split` -- the valid/test/train split (see there: Huo et al.
 2020 publish no document list, so this is a documented deterministic
 stand-in matching the sizes of the paper's Table 5).
+
+:class:`ContraProLines` -- which lines of the OS documents the ContraPro
+examples use, so that they leave the training data. The paper "additionally
+remove[s] all segments that are used in the ContraPro test suite from the
+training data" (appendix). ContraPro's "segment" is one subtitle line
+(``segment id``), and the test suite as the paper uses it shows the model
+each example sentence with k-1 sentences of left context (ContraPro's own
+release) and k-1 of right context (which the paper extracts itself from the
+same documents). So ``segments`` (the default) removes exactly those lines
+from training: each example's sentence and its k-1 neighbours on either
+side, within its document; the rest of the film stays in training, split
+into its runs of kept lines (documents ``{docid}@1``, ``{docid}@2``, ...),
+so that no training window joins sentences that were not adjacent.
+``films``, the stricter reading, removes every film that holds an example.
 """
 
 from __future__ import annotations
@@ -24,6 +38,7 @@ import json
 import os
 import re
 import zipfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -208,25 +223,138 @@ def normalize_os_docid(docid: str, tgt_lang: str = "de") -> str:
     return doubled.group(2) if doubled else key
 
 
-def read_contrapro_docids(path: os.PathLike | str) -> list[str]:
-    """The distinct ``document id`` values of a ``contrapro.json`` (in first-seen order)."""
+#: How the OS training data leaves ContraPro out (config ``corpus.contrapro_removal``; see the module docstring).
+CONTRAPRO_REMOVALS = ("segments", "films")
+#: Why an example's line was not found in the corpus (the reasons of :mod:`docnmt.corpora.contrapro`).
+NOT_FOUND_REASONS = ("missing_document", "segment_out_of_range", "source_mismatch")
+
+
+@dataclass(frozen=True)
+class ContraProSegment:
+    """Where one ContraPro example's sentence is: its document, its 1-based line, its source (no whitespace)."""
+
+    index: int
+    document_id: str
+    segment_id: int
+    src: str
+
+
+def _no_ws(text: str) -> str:
+    return "".join(text.split())
+
+
+def read_contrapro_segments(path: os.PathLike | str) -> list[ContraProSegment]:
+    """Every example of a ``contrapro.json`` as a :class:`ContraProSegment` (errors name the file and example)."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file not found")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as err:
         raise InputError(path, f"expected JSON: {err.msg}", err.lineno) from None
     except UnicodeDecodeError as err:
         raise InputError(path, f"expected UTF-8 text, found an invalid byte ({err.reason})") from None
     if not isinstance(data, list):
         raise InputError(path, f"expected a JSON list of ContraPro examples, found {type(data).__name__}")
-    ids: dict[str, None] = {}
+    segments = []
     for index, example in enumerate(data):
-        if not isinstance(example, dict) or not isinstance(example.get("document id"), str):
-            raise InputError(path, f"example {index}: expected an object with a string field 'document id'")
-        ids.setdefault(example["document id"], None)
-    return list(ids)
+        if not isinstance(example, dict) or not isinstance(example.get("document id"), str) \
+                or not example["document id"].strip():
+            raise InputError(path, f"example {index}: expected an object with a non-empty string 'document id'")
+        segment = example.get("segment id")
+        if isinstance(segment, bool) or not isinstance(segment, int):
+            raise InputError(path, f"example {index}: field 'segment id': expected an integer (1-based line in the "
+                                   f"document), found {segment!r}")
+        if not isinstance(example.get("src segment"), str) or not example["src segment"].strip():
+            raise InputError(path, f"example {index}: field 'src segment': expected the example's source sentence, "
+                                   f"found {example.get('src segment')!r}")
+        segments.append(ContraProSegment(index, example["document id"], segment, _no_ws(example["src segment"])))
+    return segments
+
+
+def read_contrapro_docids(path: os.PathLike | str) -> list[str]:
+    """The distinct ``document id`` values of a ``contrapro.json`` (in first-seen order)."""
+    return list(dict.fromkeys(s.document_id for s in read_contrapro_segments(path)))
+
+
+class ContraProLines:
+    """The lines of OS documents that ContraPro examples use, found as the documents stream by.
+
+    An example uses its sentence (line ``segment id`` of its document, whose
+    source must equal ``src segment`` up to whitespace, as ContraPro's own
+    tools check) and ``context`` sentences on either side within the
+    document. Documents match by :func:`normalize_os_docid`; a film whose
+    file appears in several blocks is searched in each. Examples never found
+    are counted per reason (:data:`NOT_FOUND_REASONS`), never dropped
+    silently.
+    """
+
+    def __init__(self, segments: Sequence[ContraProSegment], context: int, tgt_lang: str = "de"):
+        if context < 0:
+            raise ValueError(f"context must be >= 0, got {context}")
+        self.context = context
+        self.tgt_lang = tgt_lang
+        self.total = len(segments)
+        self.by_key: dict[str, list[ContraProSegment]] = {}
+        for segment in segments:
+            self.by_key.setdefault(normalize_os_docid(segment.document_id, tgt_lang), []).append(segment)
+        self._status: dict[int, str] = {}  # example index -> "found" or the most specific reason so far
+
+    def keys(self) -> set[str]:
+        return set(self.by_key)
+
+    def lines(self, docid: str, src: Sequence[str]) -> set[int]:
+        """The 0-based lines of this document that the examples use (their sentence and context)."""
+        used: set[int] = set()
+        for segment in self.by_key.get(normalize_os_docid(docid, self.tgt_lang), ()):
+            if not 1 <= segment.segment_id <= len(src):
+                status = "segment_out_of_range"
+            elif _no_ws(src[segment.segment_id - 1]) != segment.src:
+                status = "source_mismatch"
+            else:
+                status = "found"
+                line = segment.segment_id - 1
+                used.update(range(max(0, line - self.context), min(len(src), line + self.context + 1)))
+            before = self._status.get(segment.index)
+            if before != "found" and (before is None or status == "found"
+                                      or NOT_FOUND_REASONS.index(status) > NOT_FOUND_REASONS.index(before)):
+                self._status[segment.index] = status
+        return used
+
+    def report(self) -> dict:
+        """Examples found, and those not found per reason (call after every document streamed by)."""
+        reasons = Counter(status for status in self._status.values() if status != "found")
+        reasons["missing_document"] += self.total - len(self._status)
+        first = sorted(i for segments in self.by_key.values() for s in segments
+                       for i in [s.index] if self._status.get(i, "missing_document") != "found")
+        return {
+            "examples": self.total,
+            "examples_found": sum(status == "found" for status in self._status.values()),
+            "examples_not_found": {reason: reasons.get(reason, 0) for reason in NOT_FOUND_REASONS},
+            "examples_not_found_first": first[:10],
+        }
+
+
+def split_at_removed(doc: Document, removed: set[int]) -> list[Document]:
+    """The runs of ``doc``'s lines not in ``removed``, as documents ``{docid}@1``, ``{docid}@2``, ...
+
+    A document without removed lines comes back unchanged; a run never spans a removed line, so no
+    k-window built from the pieces joins sentences that were not adjacent.
+    """
+    if not removed:
+        return [doc]
+    pieces, run = [], []
+    for line in range(len(doc)):
+        if line in removed:
+            if run:
+                pieces.append(run)
+            run = []
+        else:
+            run.append(line)
+    if run:
+        pieces.append(run)
+    return [Document(f"{doc.docid}@{n}", [doc.src[i] for i in lines], [doc.tgt[i] for i in lines])
+            for n, lines in enumerate(pieces, start=1)]
 
 
 def _hash_key(seed, docid: str) -> str:
@@ -262,12 +390,18 @@ def _choose(order: list[tuple[str, str, int]], used: set, sentences: int, docs: 
 
 def choose_os_split(sizes: Sequence[tuple[str, int]], exclude_docids: Iterable[str] = (),
                     valid_sentences: int = 3500, valid_docs: int = 5, test_sentences: int = 3800,
-                    test_docs: int = 5, seed="docnmt-os-v1", tgt_lang: str = "de") -> tuple[dict, dict]:
+                    test_docs: int = 5, seed="docnmt-os-v1", tgt_lang: str = "de",
+                    removal: str = "films") -> tuple[dict, dict]:
     """The OS split from document sizes only: ``({docid: split}, report)``.
 
     ``split`` is one of ``train``, ``valid``, ``test`` or ``excluded``. See
-    :func:`os_split` for the rule.
+    :func:`os_split` for the rule. ``removal`` (:data:`CONTRAPRO_REMOVALS`):
+    with ``films`` the ContraPro films are ``excluded``; with ``segments``
+    they stay ``train`` (the caller removes the examples' lines). Either way
+    they are never chosen for valid or test.
     """
+    if removal not in CONTRAPRO_REMOVALS:
+        raise ValueError(f"unknown ContraPro removal {removal!r}, expected one of {', '.join(CONTRAPRO_REMOVALS)}")
     exclude_keys = {normalize_os_docid(d, tgt_lang) for d in exclude_docids}
     excluded = {docid for docid, _ in sizes if normalize_os_docid(docid, tgt_lang) in exclude_keys}
     candidates = [(docid, size) for docid, size in sizes if docid not in excluded]
@@ -281,7 +415,7 @@ def choose_os_split(sizes: Sequence[tuple[str, int]], exclude_docids: Iterable[s
     test = _choose(order, used, test_sentences, test_docs)
     assignment = {docid: "train" for docid, _ in sizes}
     for docid in excluded:
-        assignment[docid] = "excluded"
+        assignment[docid] = "excluded" if removal == "films" else "train"
     for docid in valid:
         assignment[docid] = "valid"
     for docid in test:
@@ -294,16 +428,20 @@ def choose_os_split(sizes: Sequence[tuple[str, int]], exclude_docids: Iterable[s
         ids = [d for d, s in assignment.items() if s == split]
         return {"sentences": sum(size_of[d] for d in ids), "documents": len(ids)}
 
+    contrapro_films = {"sentences": sum(size_of[d] for d in excluded), "documents": len(excluded)}
     report = {
         "seed": str(seed),
         "rule": "sha256(seed, docid) order; per slot the first document within 2% of the remaining "
-                "sentence target / remaining slots, else the closest; ContraPro documents excluded everywhere",
+                "sentence target / remaining slots, else the closest; ContraPro films never valid or test, "
+                + ("and removed from train" if removal == "films" else
+                   "and in train without the lines that ContraPro examples use"),
+        "contrapro_removal": removal,
         "targets": {"valid": {"sentences": valid_sentences, "documents": valid_docs},
                     "test": {"sentences": test_sentences, "documents": test_docs}},
         "valid": stats("valid"),
         "test": stats("test"),
         "train": stats("train"),
-        "excluded_contrapro": stats("excluded"),
+        "contrapro_films": contrapro_films,
         "contrapro_documents_requested": len(exclude_keys),
         "contrapro_documents_not_in_corpus": len(missing),
         "contrapro_missing_first": missing[:10],
@@ -323,9 +461,11 @@ def os_split(documents: Sequence[Document], exclude_docids: Iterable[str] = (), 
     stand-in, matching the sizes of the paper's Table 5 (valid 3.5k
     sentences in 5 documents, test 3.8k in 5):
 
-    1. Every document matching ``exclude_docids`` (the ContraPro documents)
-       is removed from all three splits (ContraPro is a test set). Matching
-       uses :func:`normalize_os_docid` on both sides (a leading ``de/``
+    1. No document matching ``exclude_docids`` (the ContraPro films) is
+       chosen for valid or test; here they leave train too (the ``films``
+       removal; the CLI's default, ``segments``, keeps them in train without
+       the examples' lines: :class:`ContraProLines`). Matching uses
+       :func:`normalize_os_docid` on both sides (a leading ``de/``
        stripped, with or without ``.xml``/``.gz``, ContraPro's
        ``YEAR_IMDB_ID.de`` file names).
     2. The remaining documents are ordered by ``sha256(f"{seed}\\t{docid}")``

@@ -23,12 +23,19 @@ CLI (writes ``{split}.{src}``, ``{split}.{tgt}``, ``{split}.docids`` in
     python -m docnmt.corpora.parsers ted --train-src TAGS --train-tgt TAGS
         --valid-src XML [XML ...] --valid-ref XML [XML ...]
         --test-src XML --test-ref XML --src en --tgt it --outdir D
-    python -m docnmt.corpora.parsers os --zip ZIP [--contrapro contrapro.json]
-        [--seed S] --outdir D
+    python -m docnmt.corpora.parsers os --zip ZIP [--contrapro contrapro.json
+        [--contrapro-removal segments|films] [--contrapro-context 2]] [--seed S] --outdir D
 
 ``os`` reads the zip twice (sizes first, then text) and streams the text to
-the output files, so it never holds the 22.5M sentence pairs in memory; the
-ContraPro documents go to the split ``contrapro_docs`` instead of ``train``.
+the output files, so it never holds the 22.5M sentence pairs in memory. The
+films that ContraPro examples come from are written whole to the split
+``contrapro_docs`` (ContraPro's context is extracted from them), are never
+valid or test, and leave ``train`` as the paper says: ``segments`` (the
+default) removes from train exactly the lines the ContraPro test suite uses
+(each example's sentence and ``--contrapro-context`` sentences on either
+side), ``films`` the whole films (see :mod:`docnmt.corpora.opus`). The
+report counts the removed lines, the films touched and the examples not
+found.
 """
 
 from __future__ import annotations
@@ -43,7 +50,8 @@ from .corpus import Document, split_stats, write_split
 from .iwslt_tags import iwslt_train_tags
 from .mteval import iwslt_xml, wmt_sgml
 from .news import news_commentary_tsv
-from .opus import opus_blocks, choose_os_split, read_contrapro_docids
+from .opus import CONTRAPRO_REMOVALS, ContraProLines, choose_os_split, normalize_os_docid, opus_blocks, \
+    read_contrapro_segments, split_at_removed
 
 
 def _split_paths(outdir: Path, split: str, src: str, tgt: str) -> list[Path]:
@@ -121,14 +129,18 @@ def _run_ted(args) -> int:
 
 
 def _run_os(args) -> int:
-    contrapro_ids = read_contrapro_docids(args.contrapro) if args.contrapro else []
+    segments = read_contrapro_segments(args.contrapro) if args.contrapro else []
+    contrapro = ContraProLines(segments, args.contrapro_context, args.tgt)
+    contrapro_ids = list(dict.fromkeys(s.document_id for s in segments))
     sizes = [(b.docid, b.size) for b in opus_blocks(args.zip, args.src, args.tgt, with_text=False)]
     try:
         assignment, report = choose_os_split(sizes, contrapro_ids, seed=args.seed, tgt_lang=args.tgt,
                                              valid_sentences=args.valid_sentences, test_sentences=args.test_sentences,
-                                             valid_docs=args.valid_docs, test_docs=args.test_docs)
+                                             valid_docs=args.valid_docs, test_docs=args.test_docs,
+                                             removal=args.contrapro_removal)
     except ValueError as err:
         raise InputError(args.zip, str(err)) from None
+    films = {docid for docid, _ in sizes if normalize_os_docid(docid, args.tgt) in contrapro.keys()}
     splits = ["train", "valid", "test"] + (["contrapro_docs"] if args.contrapro else [])
     target = {"train": "train", "valid": "valid", "test": "test", "excluded": "contrapro_docs"}
     paths = [p for split in splits for p in _split_paths(args.outdir, split, args.src, args.tgt)]
@@ -136,6 +148,8 @@ def _run_os(args) -> int:
     stream_stats: dict = {}
     # valid/test are written in the order of choice, train and contrapro_docs in corpus order.
     held = {"valid": {}, "test": {}}
+    train = {"sentences": 0, "documents": 0}
+    removed = {"lines": 0, "films_touched": 0, "films_split_into": 0}
     with atomic_outputs(paths) as handles:
         files = {split: handles[3 * i: 3 * i + 3] for i, split in enumerate(splits)}
 
@@ -149,24 +163,62 @@ def _run_os(args) -> int:
         for block in opus_blocks(args.zip, args.src, args.tgt, with_text=True, stats=stream_stats):
             split = target[assignment[block.docid]]
             doc = Document(block.docid, block.src, block.tgt)
-            if split in held:
+            if block.docid in films:
+                emit("contrapro_docs", doc)  # whole: ContraPro's context comes from it
+                used = contrapro.lines(doc.docid, doc.src)
+                if args.contrapro_removal == "films":
+                    removed["lines"] += len(doc)
+                    removed["films_touched"] += 1
+                    continue
+                if used:
+                    removed["lines"] += len(used)
+                    removed["films_touched"] += 1
+                pieces = split_at_removed(doc, used)
+                removed["films_split_into"] += len(pieces) if used else 0
+                for piece in pieces:
+                    emit("train", piece)
+                    train["sentences"] += len(piece)
+                    train["documents"] += 1
+            elif split in held:
                 held[split][doc.docid] = doc
             elif split in files:
                 emit(split, doc)
+                if split == "train":
+                    train["sentences"] += len(doc)
+                    train["documents"] += 1
         for split in ("valid", "test"):
             for docid in report[f"{split}_docids"]:
                 emit(split, held[split][docid])
     report["task"] = "os"
     report["renamed_docids"] = stream_stats.get("renamed_docids", 0)
     report["members"] = stream_stats.get("members")
+    report["train"] = train
+    if args.contrapro:
+        report["contrapro_removed_from_train"] = {"removal": args.contrapro_removal, "context": args.contrapro_context,
+                                                 **removed, **contrapro.report()}
     _write_report(args.report, report)
     counts = {split: report[split] for split in ("train", "valid", "test")}
     if args.contrapro:
-        counts["contrapro_docs"] = report["excluded_contrapro"]
+        counts["contrapro_docs"] = report["contrapro_films"]
+        cut = report["contrapro_removed_from_train"]
+        not_found = sum(cut["examples_not_found"].values())
         print(f"contrapro: {report['contrapro_documents_requested']} documents named, "
-              f"{report['contrapro_documents_not_in_corpus']} not found in the corpus")
+              f"{report['contrapro_documents_not_in_corpus']} not found in the corpus; "
+              f"{cut['examples_found']}/{cut['examples']} examples found ({not_found} not found: "
+              + ", ".join(f"{r} {n}" for r, n in cut["examples_not_found"].items()) + ")")
+        what = "whole films" if args.contrapro_removal == "films" else \
+            f"the examples' sentences with {args.contrapro_context} of context on either side"
+        print(f"removed from train ({args.contrapro_removal}: {what}): {cut['lines']} lines of "
+              f"{cut['films_touched']} films")
     _print_counts(counts)
     return 0
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, found {value}")
+    return value
 
 
 @cli_errors
@@ -195,8 +247,15 @@ def main(argv=None) -> int:
 
     opensubs = sub.add_parser("os", help="OPUS OpenSubtitles v2018 Moses zip (+ ContraPro exclusion)")
     opensubs.add_argument("--zip", required=True, type=Path)
-    opensubs.add_argument("--contrapro", type=Path, help="contrapro.json: its documents leave train, "
-                          "and are written as split contrapro_docs")
+    opensubs.add_argument("--contrapro", type=Path, help="contrapro.json: the films of its examples are written "
+                          "whole as split contrapro_docs, are never valid or test, and leave train as "
+                          "--contrapro-removal says")
+    opensubs.add_argument("--contrapro-removal", choices=CONTRAPRO_REMOVALS, default="segments",
+                          help="segments (default, the paper): remove from train the lines the ContraPro test suite "
+                               "uses, each example's sentence and --contrapro-context sentences on either side; "
+                               "films: remove every film that holds an example")
+    opensubs.add_argument("--contrapro-context", type=_non_negative, default=2,
+                          help="context sentences on either side of an example that leave train with it (k-1)")
     opensubs.add_argument("--seed", default="docnmt-os-v1", help="seed of the document hash order")
     opensubs.add_argument("--valid-sentences", type=int, default=3500)
     opensubs.add_argument("--valid-docs", type=int, default=5)

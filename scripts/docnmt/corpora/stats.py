@@ -182,7 +182,7 @@ def to_latex(rows: Sequence[Row]) -> str:
     for row in rows:
         body.append([row.task if row.task != previous else "", row.dataset, human(row.sentences), human(row.documents)])
         previous = row.task
-    return Table("data_statistics", "Table 5: data statistics for the document-level translation tasks",
+    return Table("data_statistics", "Table 5: data statistics for the different document-level translation tasks",
                  ["task", "dataset", "# sent.", "# doc."], body).latex()
 
 

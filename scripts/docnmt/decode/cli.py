@@ -42,7 +42,7 @@ from pathlib import Path
 from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
-from .model import DTYPES
+from .model import add_dtype_argument
 from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 
@@ -142,8 +142,7 @@ def main(argv=None) -> int:
     parser.add_argument("--h", type=int, default=12)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
-    parser.add_argument("--dtype", default="auto", choices=["auto", *DTYPES],
-                        help="the model's dtype in the search and forced scoring (auto: float16 on CUDA, float32 on CPU)")
+    add_dtype_argument(parser)
     parser.add_argument("--tgt-lang", required=True)
     parser.add_argument("--output-bpe", required=True, type=Path)
     parser.add_argument("--output", required=True, type=Path)

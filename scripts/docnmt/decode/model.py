@@ -33,23 +33,27 @@ class Scored:
     tokens: int
 
 
-#: ``--dtype`` names and their torch dtypes; "auto" is float16 on CUDA, float32 on CPU.
+#: ``--dtype`` names and their torch dtypes.
 DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
           "bfloat16": "bfloat16", "bf16": "bfloat16"}
+#: The search's and forced scoring's precision unless asked otherwise, on every device: fairseq's
+#: default (fairseq-generate runs in float32 without --fp16), as the paper searched. Half precision
+#: is an option (``--dtype``, config ``decode.dtype``); the tables' notes name it where it was used.
+DEFAULT_DTYPE = "float32"
 
 
-def resolve_dtype(dtype: str | None, device: str) -> str:
-    """The dtype name a model runs in: ``dtype`` (an alias of :data:`DTYPES`), or the device's default."""
-    if dtype in (None, "auto"):
-        return "float16" if device.startswith("cuda") else "float32"
+def resolve_dtype(dtype: str | None, device: str | None = None) -> str:
+    """The dtype name a model runs in: ``dtype`` (an alias of :data:`DTYPES`), float32 when None, on any device."""
+    if dtype is None:
+        return DEFAULT_DTYPE
     if dtype not in DTYPES:
-        raise ValueError(f"unknown dtype {dtype!r}, expected one of auto, {', '.join(DTYPES)}")
+        raise ValueError(f"unknown dtype {dtype!r}, expected one of {', '.join(DTYPES)}")
     return DTYPES[dtype]
 
 
 class Model:
-    """A checkpoint on ``device`` (default: CUDA if available) in ``dtype`` (default: float16 on CUDA,
-    float32 on CPU); search and forced scoring run in that dtype, log-probabilities in float32."""
+    """A checkpoint on ``device`` (default: CUDA if available) in ``dtype`` (default: float32 on every
+    device); search and forced scoring run in that dtype, log-probabilities in float32."""
 
     def __init__(self, checkpoint: os.PathLike | str, data: os.PathLike | str, device: str | None = None,
                  dtype: str | None = None):
@@ -141,9 +145,17 @@ class Model:
         return results
 
 
+def add_dtype_argument(parser) -> None:
+    """``--dtype``: the precision of the search and of forced scoring (float32 by default, on every device)."""
+    parser.add_argument("--dtype", default=DEFAULT_DTYPE, choices=list(DTYPES),
+                        help="the model's dtype in the search and forced scoring (default float32 on every device, "
+                             "as fairseq and the paper; float16/bfloat16 are faster on a GPU and may change outputs)")
+
+
 def add_scoring_model_arguments(parser) -> None:
-    """CLI arguments of a forced-scoring tool: the checkpoint, its dictionary, its level and k."""
+    """CLI arguments of a forced-scoring tool: the checkpoint, its dictionary, its level and k, the dtype."""
     parser.add_argument("--model", required=True, type=Path)
     parser.add_argument("--data", required=True, type=Path, help="the model's binarized data folder (dictionary)")
     parser.add_argument("--level", required=True, choices=["sentence", "document"])
     parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")
+    add_dtype_argument(parser)

@@ -107,7 +107,7 @@ def main(argv=None) -> int:
         for e in examples
     ]
     sources, targets, owners = build_inputs(examples, src_lines, tgt_lines, candidates, args.level, args.k)
-    model = Model(args.model, args.data)
+    model = Model(args.model, args.data, dtype=args.dtype)
     start = time.perf_counter()
     scores = model.score(sources, targets, after_last_sep=args.level == "document", batch_size=args.batch_size)
     seconds = time.perf_counter() - start
@@ -120,8 +120,10 @@ def main(argv=None) -> int:
     result = {
         "metric": "contrapro-accuracy",
         "signature": f"contrapro-accuracy|level:{args.level}|k:{args.k if args.level == 'document' else 1}"
-                     "|context:reference-left|tie:wrong|score:sum-logprob",
+                     f"|context:reference-left|tie:wrong|score:sum-logprob|dtype:{model.dtype}",
         "model": str(args.model),
+        "device": model.device,
+        "dtype": model.dtype,
         "level": args.level,
         "examples": len(examples),
         "seconds": round(seconds, 3),

@@ -1,7 +1,7 @@
-"""Perplexity of hypotheses and references (the seed's Table 1), by forced scoring.
+"""Perplexity of hypotheses and references (the paper's Table 2), by forced scoring.
 
 Definition used here (the paper does not spell it out; this is the natural
-reading of its Table 1 and the models' training condition):
+reading of its Table 2 and the models' training condition):
 
 - **sentence-level rows**: the sentence-level model scores each target
   sentence alone, ``log p(E_i | F_i)``;
@@ -97,13 +97,15 @@ def main(argv=None) -> int:
         raise InputError(args.docids, f"expected one document id per line of {args.src} ({len(src)}), found {len(docids)}")
     texts = {name: read_system(path, len(src), args.src) for name, path in parse_systems(args.system).items()}
 
-    model = Model(args.model, args.data)
+    model = Model(args.model, args.data, dtype=args.dtype)
     searcher = Searcher(model, batch_size=args.batch_size)
     decoder = Decoder(searcher, k=args.k, h=1, source_name=str(args.src))
     result = {
         "model": str(args.model),
         "level": args.level,
         "k": args.k if args.level == "document" else None,
+        "device": model.device,
+        "dtype": model.dtype,
         "definition": "exp(-sum log p(E_i | F_{i-k+1}^i, E_{i-k+1}^{i-1}) / sum(|E_i| + 1)), context from the scored text"
                       if args.level == "document" else "exp(-sum log p(E_i | F_i) / sum(|E_i| + 1))",
         "systems": {},

@@ -2,7 +2,7 @@
 
 - ``bleu``: BLEU per strategy, one group of bars per task and evaluation set;
 - ``pronouns``: pronoun gender and formality F1 per strategy (every column,
-  also those the reporting rule leaves out of Table 3: their titles say so);
+  also those the reporting rule leaves out of Table 4: their titles say so);
 - ``cost``: quality against decoding cost: test BLEU against decoder
   positions relative to sentence-level, one point per strategy and task.
 

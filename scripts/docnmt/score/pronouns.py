@@ -1,6 +1,6 @@
 """Pronoun gender and formality F1 for English->German, as the paper's German BlonDe fork computes it.
 
-Herold & Ney (2023, section 4.1 and Table 3) extend BlonDe (Jiang et al.,
+Herold & Ney (2023, section 4.1 and Table 4) extend BlonDe (Jiang et al.,
 2022) to German references in the fork christian3141/BlonDe (commit
 bdb4eeff: ``blonde/__init__.py``, ``processing.py``, ``BlonDe.py``,
 ``dBlonDe.py``, ``utils.py``, ``blonde_cli/score.py``). This module

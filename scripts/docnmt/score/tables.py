@@ -1,11 +1,17 @@
 """The paper's tables, regenerated from the workflow's own score files: Markdown, CSV and LaTeX.
 
-- ``perplexity``: Table 1, perplexity of the reference and of every
+Numbered and captioned as in the paper (Herold & Ney, 2023); Table 5, the data
+statistics, is written by :mod:`docnmt.corpora.stats`:
+
+- ``decoding_cost``: Table 1, the cost of decoding, measured from the decode
+  sidecars (decoder positions, forward calls, wall time, each also as a
+  ratio to sentence-level) next to the paper's O(.) column;
+- ``perplexity``: Table 2, perplexity of the reference and of every
   strategy's hypotheses (sentence-level model for the sentence-level rows,
   document-level model for the document-level rows);
-- ``bleu_ter``: Table 2, BLEU and TER on the test set and on ContraPro, with
+- ``bleu_ter``: Table 3, BLEU and TER on the test set and on ContraPro, with
   paired-bootstrap significance marks;
-- ``pronoun_f1``: Table 3, pronoun gender and formality F1 (a cell is "-"
+- ``pronoun_f1``: Table 4, pronoun gender and formality F1 (a cell is "-"
   where a class has fewer reference examples than the reporting rule asks,
   and "nan" where the BlonDe fork's value is NaN; the counts are written
   under the table, beside the paper's for ContraPro and the OS test set,
@@ -14,10 +20,11 @@
   ``pronoun_classes``, the
   per-class precision, recall and F1 that the BlonDe extension hides;
 - ``contrapro_accuracy``: contrastive scoring accuracy on ContraPro, the
-  paper's sanity check, overall and by antecedent distance;
-- ``decoding_cost``: the cost table, measured from the decode sidecars
-  (decoder positions, forward calls, wall time, each also as a ratio to
-  sentence-level) next to the seed's O(.) column.
+  paper's sanity check (section 4.3, in the text; no table number), overall
+  and by antecedent distance.
+
+Where the search or the forced scoring ran in another precision than
+float32 (config ``decode.dtype``), the notes under the tables say so.
 
 Rows are the strategy names used everywhere in the workflow; columns follow
 the paper (one group per task and evaluation set). The inputs are named in a
@@ -51,7 +58,39 @@ def _fmt(value, digits: int = 1, scale: float = 1.0) -> str:
     return DASH if value is None else f"{value * scale:.{digits}f}"
 
 
-# ---- Table 1 ---------------------------------------------------------------------
+#: The precision of the paper's search and scoring (fairseq's default); any other is named in the notes.
+PAPER_DTYPE = "float32"
+
+
+def dtype_notes(records: dict[str, dict], what: str) -> list[str]:
+    """A note naming the dtype of ``what`` wherever it is not float32 (``records``: label -> JSON with "dtype").
+
+    A record without "dtype" comes from a version that did not write it (float16 was then the CUDA default):
+    the note says so, since its precision is unknown.
+    """
+    by_dtype: dict[str, list[str]] = {}
+    for label, record in records.items():
+        by_dtype.setdefault(record.get("dtype") or "unrecorded", []).append(label)
+    notes = []
+    for dtype, labels in sorted(by_dtype.items()):
+        if dtype == PAPER_DTYPE:
+            continue
+        where = ", ".join(labels)
+        if dtype == "unrecorded":
+            notes.append(f"Precision of {what} not recorded ({where}): score files from an older version, which "
+                         "used float16 on CUDA; rerun them to record it.")
+        else:
+            notes.append(f"{what[0].upper()}{what[1:]} in {dtype}, not float32 as the paper ({where}; decode.dtype).")
+    return notes
+
+
+def _test_sidecars(manifest: dict) -> dict[str, dict]:
+    """Every task's test-set decode sidecars, labelled ``task strategy`` (their dtype is the decodes')."""
+    return {f"{t} {s}": load_json(p, "decode sidecar")
+            for t, spec in manifest["tasks"].items() for s, p in spec.get("sidecars", {}).items()}
+
+
+# ---- Table 2 ---------------------------------------------------------------------
 def perplexity_table(manifest: dict) -> Table:
     tasks = list(manifest["tasks"])
     doc_strategies = [s for s in manifest["strategies"] if s != "sentence-level"]
@@ -60,6 +99,7 @@ def perplexity_table(manifest: dict) -> Table:
     loaded = {t: {lvl: load_json(p, "perplexity score file") for lvl, p in manifest["tasks"][t]["perplexity"].items()}
               for t in tasks}
     rows = []
+    dtypes = {f"{t} {lvl}-level": data for t in tasks for lvl, data in loaded[t].items()}
     for model, text in rows_spec:
         level = "sentence" if model == "sentence-level" else "document"
         cells = []
@@ -67,14 +107,15 @@ def perplexity_table(manifest: dict) -> Table:
             entry = loaded[t].get(level, {}).get("systems", {}).get(text)
             cells.append(_fmt(entry["perplexity"], 2) if entry else DASH)
         rows.append([model, "reference" if text == "reference" else f"hyp {text}"] + cells)
-    return Table("perplexity", "Table 1: perplexity on the test set for different search strategies",
+    return Table("perplexity", "Table 2: perplexity values on the test set for different search strategies",
                  ["model", "text"] + tasks, rows,
                  ["sentence-level rows: the sentence-level model, each sentence alone; document-level rows: the "
                   "document-level model, each sentence after the k-1 previous sentences of the same text "
-                  "(source window and target context); per token, </s> included (docnmt.score.perplexity)."])
+                  "(source window and target context); per token, </s> included (docnmt.score.perplexity)."]
+                 + dtype_notes(dtypes, "the forced scoring") + dtype_notes(_test_sidecars(manifest), "the search"))
 
 
-# ---- Table 2 ---------------------------------------------------------------------
+# ---- Table 3 ---------------------------------------------------------------------
 def bleu_ter_table(manifest: dict) -> Table:
     columns, header, notes = [], ["strategy"], []
     for t, spec in manifest["tasks"].items():
@@ -107,11 +148,13 @@ def bleu_ter_table(manifest: dict) -> Table:
     notes.append(f"* significantly different from sentence-level, † from last-sentence (paired bootstrap "
                  f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
                  "full-segment does not apply there (-).")
-    return Table("bleu_ter", "Table 2: BLEU and TER (in percent) for the different tasks and search strategies",
+    notes += dtype_notes(_test_sidecars(manifest), "the search")
+    return Table("bleu_ter", "Table 3: BLEU and TER scores (in percent) for the different tasks and decoding "
+                 "strategies",
                  header, rows, notes)
 
 
-# ---- Table 3 ---------------------------------------------------------------------
+# ---- Table 4 ---------------------------------------------------------------------
 #: Reference example counts the paper gives (section 4.1, footnotes), by (task, evaluation set) and category.
 PAPER_COUNTS = {
     **{(task, "contrapro"): {"gender": {"masculine": 5011, "feminine": 4085, "neuter": 4817}} for task in ("news", "os")},
@@ -190,14 +233,16 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
               for note in _subset_notes(manifest["strategies"], t, label, data)]
     for setup, where in setups.items():
         notes.append(f"Pronoun F1 ({', '.join(where)}): {setup}.")
+    notes += dtype_notes(_test_sidecars(manifest), "the search")
     nan_note = ("\"nan\": the BlonDe fork's value is NaN (0/0: no weighted reference example, or not a single "
                 "match; F1 is R where P is NaN).")
     notes.append(nan_note)
-    main = Table("pronoun_f1", "Table 3: F1 scores (in percent) for pronoun translation (gender and formality)",
+    main = Table("pronoun_f1", "Table 4: F1 scores (in percent) for pronoun translation on different test sets "
+                 "(gender and formality)",
                  header, rows, notes)
     classes = Table("pronoun_classes", "Pronoun translation per class: precision, recall and F1 (in percent)",
                     class_header, class_rows,
-                    ["Every class, also where the category is not reported; the gender F1 of Table 3 weights "
+                    ["Every class, also where the category is not reported; the gender F1 of Table 4 weights "
                      "masculine and feminine 0.5 each and neuter 0, as BlonDe does.", nan_note])
     return main, classes
 
@@ -205,11 +250,12 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
 # ---- ContraPro accuracy -------------------------------------------------------------
 def accuracy_table(manifest: dict) -> Table:
     buckets = ["0", "1", "2", "3", ">3"]
-    header, per_task = ["model"], []
+    header, per_task, dtypes = ["model"], [], {}
     for t, spec in manifest["tasks"].items():
         if spec.get("accuracy"):
             per_task.append({lvl: load_json(p, "ContraPro accuracy file") for lvl, p in spec["accuracy"].items()})
             header += [f"{t} overall"] + [f"{t} distance {b}" for b in buckets]
+            dtypes.update({f"{t} {lvl}-level": data for lvl, data in per_task[-1].items()})
     rows = []
     for level in ("sentence", "document"):
         cells = [f"{level}-level"]
@@ -225,12 +271,12 @@ def accuracy_table(manifest: dict) -> Table:
     return Table("contrapro_accuracy", "ContraPro contrastive scoring accuracy (in percent), the paper's sanity check",
                  header, rows, ["An example counts as correct only if the correct target scores strictly higher "
                                 "than every contrastive one (a tie is wrong). Distance: sentences between pronoun "
-                                "and antecedent."])
+                                "and antecedent."] + dtype_notes(dtypes, "the contrastive scoring"))
 
 
-# ---- cost table -------------------------------------------------------------------
+# ---- Table 1 ----------------------------------------------------------------------
 def cost_table(manifest: dict) -> Table:
-    header, per_task = ["strategy", "seed cost"], []
+    header, per_task = ["strategy", "paper cost"], []
     for t, spec in manifest["tasks"].items():
         sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
         per_task.append(sidecars)
@@ -238,8 +284,8 @@ def cost_table(manifest: dict) -> Table:
                    f"{t} <sep> mismatches", f"{t} rounds"]
     rows = []
     for strategy in manifest["strategies"]:
-        seed = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
-        cells = [strategy, seed]
+        paper = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
+        cells = [strategy, paper]
         for sidecars in per_task:
             entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
             if entry is None:
@@ -253,8 +299,10 @@ def cost_table(manifest: dict) -> Table:
                       str(entry["sep_mismatch"]), _rounds(entry)]
         rows.append(cells)
     devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
-    return Table("decoding_cost", "Decoding cost on the test set, measured (decoder positions, wall time) and the "
-                 "seed's O(.) (N sentences of average length L, k window, h document beam)", header, rows,
+    dtypes = sorted({sc[s].get("dtype") or "unrecorded" for sc in per_task for s in sc})
+    return Table("decoding_cost", "Table 1: computational cost of decoding for each of the search strategies, "
+                 "measured on the test set (decoder positions, forward calls, wall time) beside the paper's O(.) "
+                 "(N sentences of average length L, k window, h document beam)", header, rows,
                  ["×SL: ratio to sentence-level. 2-pass includes its sentence-level first pass. Decoder positions: "
                   "target positions computed (forced context once per sentence, then one per active beam "
                   "hypothesis per step). Rounds: dependent search rounds (1: every sentence in one batched call; "
@@ -263,7 +311,9 @@ def cost_table(manifest: dict) -> Table:
                   "2-pass, and 2-pass's where it takes 2-pass's output over as round 1, which is then not searched "
                   "again), the round from which it finished sequentially (one sentence per document and round), "
                   "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
-                  f"limit stopped it. Device: {', '.join(devices)}; wall times from the decode rules."])
+                  f"limit stopped it. Device: {', '.join(devices)}; dtype: {', '.join(dtypes)}; wall times from the "
+                  "decode rules."] + dtype_notes({f"{manifest_task} {s}": sc[s] for manifest_task, sc
+                                                  in zip(manifest["tasks"], per_task) for s in sc}, "the search"))
 
 
 def _rounds(entry: dict) -> str:
@@ -284,12 +334,13 @@ def _rounds(entry: dict) -> str:
 
 
 def all_tables(manifest: dict) -> list[Table]:
-    tables = [perplexity_table(manifest), bleu_ter_table(manifest)]
+    """The tables in the paper's order: 1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1 (with the per-class
+    table), then the ContraPro accuracy of the paper's text."""
+    tables = [cost_table(manifest), perplexity_table(manifest), bleu_ter_table(manifest)]
     if any(spec.get("pronouns") for spec in manifest["tasks"].values()):
         tables += list(pronoun_tables(manifest))
     if any(spec.get("accuracy") for spec in manifest["tasks"].values()):
         tables.append(accuracy_table(manifest))
-    tables.append(cost_table(manifest))
     return tables
 
 

@@ -2,9 +2,17 @@
 
 The paper trains two systems per task on the same joined dictionary: a
 sentence-level transformer and a document-level one on k-sentence windows
-joined by ``<sep>`` (Herold & Ney 2023, appendix). Both run until the
-validation perplexity stops improving (``--patience`` validations without a
-new best) and the best checkpoint by validation loss is kept.
+joined by ``<sep>`` (Herold & Ney 2023, appendix): "trained until the
+validation perplexity does no longer improve and the best checkpoint is
+selected using validation perplexity as well". So both early stopping
+(``--patience`` validations without a new best) and ``checkpoint_best.pt``
+follow fairseq's validation ``nll_loss`` (``--best-checkpoint-metric
+nll_loss``; the perplexity is ``2 ** nll_loss``, so the two orders agree),
+not the label-smoothed ``loss``, which fairseq uses by default and which can
+choose another checkpoint (label smoothing 0.2 on NEWS/TED). When training
+ends, a sidecar next to the published checkpoint (``checkpoint_best.json``)
+records the metric, the update and the validation perplexity of the chosen
+checkpoint, and the learning curve marks that validation.
 
 Resume. fairseq writes ``checkpoint_last.pt`` atomically into ``--save-dir``
 (a folder that is *not* a Snakemake output, so no rerun or
@@ -22,7 +30,8 @@ CLI::
 
     python -m docnmt.train.cli --data DIR --save-dir DIR --output checkpoint_best.pt \
         --dropout 0.3 --label-smoothing 0.2 --src en --tgt de [--gpus 1] [--patience 5] \
-        [--history fairseq.log] -- --arch transformer --share-all-embeddings ... (the preset)
+        [--history fairseq.log] [--curve curve.csv] [--sidecar checkpoint_best.json] \
+        -- --arch transformer --share-all-embeddings ... (the preset)
 """
 
 from __future__ import annotations
@@ -35,7 +44,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..textio import InputError, cli_errors
+from ..textio import InputError, atomic_write, cli_errors
+
+#: fairseq's validation statistic that selects the best checkpoint and drives early stopping: the
+#: validation perplexity's log (``ppl = 2 ** nll_loss``), as the paper selects by validation perplexity.
+BEST_CHECKPOINT_METRIC = "nll_loss"
+SELECTED_BY = "validation perplexity (fairseq --best-checkpoint-metric nll_loss: ppl = 2 ** nll_loss, lower is better)"
 
 def options_to_args(options: dict) -> list[str]:
     """fairseq command-line arguments from a mapping of option names to values.
@@ -101,7 +115,24 @@ def check_resume(save_dir: Path) -> int | None:
             f"cannot resume: expected a fairseq checkpoint, could not load it ({type(err).__name__}: {err}); "
             "delete it to restart training from scratch",
         ) from None
+    metric = _checkpoint_metric(state)
+    if metric is not None and metric != BEST_CHECKPOINT_METRIC:
+        raise InputError(
+            last,
+            f"cannot resume: this training selected its best checkpoint by validation {metric!r}, expected "
+            f"{BEST_CHECKPOINT_METRIC!r} (the validation perplexity); its best value would be compared across the two "
+            f"metrics. Delete {save_dir} to restart training from scratch",
+        )
     return updates
+
+
+def _checkpoint_metric(state: dict) -> str | None:
+    """The ``--best-checkpoint-metric`` a fairseq checkpoint was trained with (None if it does not say)."""
+    cfg = state.get("cfg") or {}
+    try:
+        return cfg["checkpoint"]["best_checkpoint_metric"]
+    except (KeyError, TypeError):
+        return getattr(state.get("args"), "best_checkpoint_metric", None)
 
 
 def fairseq_command(args, gpus: int) -> list[str]:
@@ -113,7 +144,7 @@ def fairseq_command(args, gpus: int) -> list[str]:
             "criterion": "label_smoothed_cross_entropy",
             "label-smoothing": args.label_smoothing,
             "patience": args.patience,
-            "best-checkpoint-metric": "loss",
+            "best-checkpoint-metric": BEST_CHECKPOINT_METRIC,
             "save-dir": str(args.save_dir),
             "required-batch-size-multiple": 1,  # fairseq issue 5036: never drop a partial batch
             "no-epoch-checkpoints": True,
@@ -146,6 +177,46 @@ def run_logged(command: list[str], env: dict, history: Path | None) -> int:
             handle.close()
 
 
+def best_checkpoint_info(best: Path) -> dict:
+    """What selected ``checkpoint_best.pt``: its update, epoch and validation metric (from the checkpoint)."""
+    import torch
+
+    try:
+        state = torch.load(best, map_location="cpu", weights_only=False)
+        extra = state.get("extra_state") or {}
+        updates = int(state["optimizer_history"][-1]["num_updates"])
+    except Exception as err:  # noqa: BLE001 - any failure to read it means it is not a usable checkpoint
+        raise InputError(best, f"expected a fairseq checkpoint, could not load it ({type(err).__name__}: {err})") from None
+    metric = _checkpoint_metric(state)
+    value = extra.get("val_loss")
+    epoch = (extra.get("train_iterator") or {}).get("epoch")
+    return {
+        "best_checkpoint_metric": metric,
+        "num_updates": updates,
+        "epoch": epoch,
+        "valid_nll_loss": None if value is None else float(value),
+        # fairseq's perplexity of a base-2 nll_loss; only meaningful when nll_loss chose the checkpoint
+        "valid_ppl": None if value is None or metric != "nll_loss" else float(2 ** float(value)),
+    }
+
+
+def write_sidecar(path: Path, info: dict, args, device: str) -> None:
+    """The model's sidecar: which metric chose the published checkpoint, and where that checkpoint stands."""
+    record = {
+        "checkpoint": str(args.output),
+        "selected_by": SELECTED_BY if info["best_checkpoint_metric"] == BEST_CHECKPOINT_METRIC
+        else f"fairseq --best-checkpoint-metric {info['best_checkpoint_metric']}",
+        **info,
+        "patience": args.patience,
+        "label_smoothing": args.label_smoothing,
+        "dropout": args.dropout,
+        "device": device,
+    }
+    with atomic_write(path) as handle:
+        json.dump(record, handle, indent=1)
+        handle.write("\n")
+
+
 def publish(best: Path, output: Path) -> None:
     """Atomically expose the best checkpoint at ``output`` (hard link where possible)."""
     if not best.exists():
@@ -176,6 +247,8 @@ def main(argv=None) -> int:
     parser.add_argument("--log-interval", type=int, default=50)
     parser.add_argument("--history", type=Path, required=True, help="append fairseq's output here too (kept across resumes)")
     parser.add_argument("--curve", type=Path, help="write the learning curve (CSV, from the whole history) here")
+    parser.add_argument("--sidecar", type=Path, help="write the model's sidecar (JSON: the metric that chose the "
+                        "best checkpoint, its update and validation perplexity) here")
     parser.add_argument(
         "fairseq_args", nargs=argparse.REMAINDER,
         help="after --: the architecture/optimizer preset as fairseq-train arguments (config.yaml training.presets)",
@@ -195,18 +268,28 @@ def main(argv=None) -> int:
     args.save_dir.mkdir(parents=True, exist_ok=True)
     resumed = check_resume(args.save_dir)
     device = f"{gpus} GPU(s), fp16" if gpus else "CPU"
-    print(f"device: {device}; " + (f"resuming from update {resumed}" if resumed is not None else "starting from scratch"), flush=True)
+    print(f"device: {device}; best checkpoint and early stopping by {SELECTED_BY}; "
+          + (f"resuming from update {resumed}" if resumed is not None else "starting from scratch"), flush=True)
     command = fairseq_command(args, gpus)
     print("running:", " ".join(command), flush=True)
     env = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1", PYTHONUNBUFFERED="1")
     returncode = run_logged(command, env, args.history)
     if returncode != 0:
         raise SystemExit(f"fairseq-train failed with exit code {returncode}; checkpoints kept in {args.save_dir}")
+    best = args.save_dir / "checkpoint_best.pt"
+    if not best.exists():
+        raise InputError(best, "training ended without a best checkpoint")
+    info = best_checkpoint_info(best)
     if args.curve:
         from .curves import parse_log, write_csv
 
-        write_csv(parse_log(args.history), args.curve)
-    publish(args.save_dir / "checkpoint_best.pt", args.output)
+        write_csv(parse_log(args.history), args.curve, best_updates=info["num_updates"])
+    if args.sidecar:
+        write_sidecar(args.sidecar, info, args, device)
+    publish(best, args.output)
+    ppl = f", validation perplexity {info['valid_ppl']:.3f}" if info["valid_ppl"] is not None else ""
+    print(f"best checkpoint: update {info['num_updates']}{ppl}; selected by "
+          f"{SELECTED_BY if info['best_checkpoint_metric'] == BEST_CHECKPOINT_METRIC else info['best_checkpoint_metric']}")
     print(f"best checkpoint -> {args.output}")
     return 0
 

@@ -7,7 +7,9 @@ fairseq (``--log-format simple``) logs three kinds of lines that matter here::
     ... | INFO | valid | epoch 003 | valid on 'valid' subset | loss 7.76 | nll_loss 7.452 | ppl 175.12 | ... | num_updates 54
 
 One CSV row per such line: ``kind`` (train_inner, train, valid), ``epoch``,
-``num_updates``, ``loss``, ``nll_loss``, ``ppl``, ``lr``, ``wall``. A log
+``num_updates``, ``loss``, ``nll_loss``, ``ppl``, ``lr``, ``wall``, and
+``best_checkpoint``: ``1`` on the validation whose checkpoint was published
+(chosen by validation perplexity, see :mod:`docnmt.train.cli`), else empty. A log
 that spans resumed runs repeats update counts; the last line logged for a
 (kind, num_updates) wins, so the curve follows the run that produced the
 checkpoints.
@@ -27,7 +29,9 @@ from pathlib import Path
 
 from ..textio import InputError, atomic_write, cli_errors
 
-FIELDS = ["kind", "epoch", "num_updates", "loss", "nll_loss", "ppl", "lr", "wall"]
+FIELDS = ["kind", "epoch", "num_updates", "loss", "nll_loss", "ppl", "lr", "wall", "best_checkpoint"]
+#: The columns read from fairseq's log lines (``best_checkpoint`` comes from the checkpoint).
+LOG_FIELDS = FIELDS[:-1]
 _EPOCH_LINE = re.compile(r"\| (train|valid) \| epoch (\d+) \| (.*)$")
 _INNER_LINE = re.compile(r"\| train_inner \| epoch (\d+):\s+\d+ / \d+ (.*)$")
 
@@ -55,7 +59,7 @@ def parse_line(line: str) -> dict | None:
         kind, epoch, rest = "train_inner", match.group(1), match.group(2)
         values = dict(part.strip().split("=", 1) for part in rest.split(",") if "=" in part)
     row = {"kind": kind, "epoch": int(epoch)}
-    for key in FIELDS[2:]:
+    for key in LOG_FIELDS[2:]:
         value = _number(values.get(key, ""))
         row[key] = int(value) if key == "num_updates" and value is not None else value
     if row["num_updates"] is None or row["loss"] is None:
@@ -78,12 +82,18 @@ def parse_log(path: Path) -> list[dict]:
     return sorted(rows.values(), key=lambda r: (r["num_updates"], order[r["kind"]]))
 
 
-def write_csv(rows: list[dict], output: Path) -> None:
+def write_csv(rows: list[dict], output: Path, best_updates: int | None = None) -> None:
+    """The curve as CSV; ``best_updates``: the update of the published checkpoint, marked on its validation row."""
+    if best_updates is not None and not any(r["kind"] == "valid" and r["num_updates"] == best_updates for r in rows):
+        raise InputError(output, f"expected a validation at update {best_updates} (the best checkpoint's) in the "
+                                 "training log, found none")
     with atomic_write(output) as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: ("" if row[k] is None else row[k]) for k in FIELDS})
+            best = 1 if row["kind"] == "valid" and row["num_updates"] == best_updates else None
+            values = {**row, "best_checkpoint": best}
+            writer.writerow({k: ("" if values.get(k) is None else values[k]) for k in FIELDS})
 
 
 def read_csv(path: Path) -> list[dict]:
@@ -127,6 +137,10 @@ def plot(curves: list[tuple[str, list[dict]]], output: Path, title: str) -> None
                 xs, ys = zip(*points)
                 ax.plot(xs, ys, style, color=colour, marker="o" if kind == "valid" else None, markersize=3,
                         label=f"{label} {kind}")
+        best = [(r["num_updates"], r["ppl"]) for r in rows if r["kind"] == "valid" and r.get("best_checkpoint")]
+        if best:
+            ax.plot(*best[0], marker="*", markersize=12, color=colour, linestyle="none",
+                    label=f"{label} best checkpoint (lowest validation perplexity)")
     ax.set_yscale("log")
     ax.set_xlabel("updates")
     ax.set_ylabel("perplexity (log scale)")
@@ -143,6 +157,7 @@ def main(argv=None) -> int:
     p_csv = sub.add_parser("csv", help="fairseq log -> CSV")
     p_csv.add_argument("--log", required=True, type=Path)
     p_csv.add_argument("--output", required=True, type=Path)
+    p_csv.add_argument("--best-updates", type=int, help="mark the validation at this update as the best checkpoint's")
     p_plot = sub.add_parser("plot", help="CSV(s) -> PNG/SVG")
     p_plot.add_argument("--csv", nargs="+", required=True, type=Path)
     p_plot.add_argument("--label", nargs="+", required=True)
@@ -151,7 +166,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "csv":
         rows = parse_log(args.log)
-        write_csv(rows, args.output)
+        write_csv(rows, args.output, best_updates=args.best_updates)
         print(f"{len(rows)} rows -> {args.output}")
     else:
         if len(args.csv) != len(args.label):
