@@ -149,3 +149,10 @@ def test_cli_also_writes_latex_in_the_papers_style(tmp_path):
                 "--latex", str(tmp_path / "t.tex")])
     tex = (tmp_path / "t.tex").read_text()
     assert "news & train & 330k & 8.5k \\\\" in tex and "\\label{tab:data-statistics}" in tex
+
+
+def test_markdown_and_latex_carry_the_papers_number_and_caption():
+    rows = [stats.Row("news", "train", 330_000, 8_500)]
+    assert stats.to_markdown(rows).startswith(
+        "**Table 5: data statistics for the different document-level translation tasks**\n")
+    assert "Table 5: data statistics for the different document-level translation tasks" in stats.to_latex(rows)

@@ -144,11 +144,16 @@ def build_rows(inputs: Sequence[tuple[str, str, os.PathLike | str]]) -> list[Row
     return rows
 
 
+#: The paper's number and caption.
+TITLE = "Table 5: data statistics for the different document-level translation tasks"
+
+
 def to_markdown(rows: Sequence[Row]) -> str:
     """The table as Markdown: human-readable counts with the exact ones beside them."""
     lines = [
-        "Data statistics for the document-level translation tasks "
-        "(as Table 5 of Herold & Ney, 2023; exact counts in parentheses).",
+        f"**{TITLE}**",
+        "",
+        "Counts as the paper rounds them (Herold & Ney, 2023), the exact ones in parentheses.",
         "",
         "| task | dataset | # sent. | # doc. |",
         "|:-----|:--------|--------:|-------:|",
@@ -182,7 +187,7 @@ def to_latex(rows: Sequence[Row]) -> str:
     for row in rows:
         body.append([row.task if row.task != previous else "", row.dataset, human(row.sentences), human(row.documents)])
         previous = row.task
-    return Table("data_statistics", "Table 5: data statistics for the different document-level translation tasks",
+    return Table("data_statistics", TITLE,
                  ["task", "dataset", "# sent.", "# doc."], body).latex()
 
 
