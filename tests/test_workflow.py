@@ -121,3 +121,27 @@ def test_parallel_doc_trans_takes_two_pass_over_as_round_one_where_it_is_decoded
     assert ("--first-pass results/demo/decode/test/sentence-level.bpe" in command) == (mode == "parallel"), command
     assert ("--round-one results/demo/decode/test/2-pass.bpe --round-one-sidecar results/demo/decode/test/2-pass.json"
             in command) == (mode == "parallel" and with_two_pass), command
+
+
+@pytest.mark.parametrize("dtype", [None, "float16"])
+def test_every_search_and_forced_scoring_runs_in_the_configured_dtype(tmp_path, dtype):
+    """decode.dtype reaches every decode, perplexity and ContraPro-accuracy command: float32 unless asked."""
+    extra = ["--config", f"decode={{dtype: {dtype}}}"] if dtype else []
+    result = run_snakemake(tmp_path, "-n", "-p", "--forceall", "results/demo/decode/test/doc-trans.txt",
+                           "results/demo/scores/test/perplexity.document.json",
+                           "results/demo/scores/contrapro/accuracy.sentence.json", *extra)
+    commands = [line for line in result.stdout.splitlines()
+                if any(m in line for m in ("docnmt.decode.cli", "docnmt.score.perplexity", "docnmt.score.contrastive"))]
+    assert {m for m in ("decode.cli", "perplexity", "contrastive") for c in commands if m in c} == \
+        {"decode.cli", "perplexity", "contrastive"}, commands
+    for command in commands:
+        assert f"--dtype {dtype or 'float32'} " in command, command
+
+
+def test_the_os_corpus_removes_contrapro_segments_unless_configured_for_films(tmp_path):
+    for extra, removal in (([], "segments"), (["task_settings={os: {corpus: {type: os, contrapro_removal: films}}}"],
+                                              "films")):
+        result = run_snakemake(tmp_path, "-n", "-p", "--forceall", "data/os/corpus/train.en",
+                               "--config", "tasks=[os]", *extra)
+        command = next(line for line in result.stdout.splitlines() if "docnmt.corpora.parsers os " in line)
+        assert f"--contrapro-removal {removal} --contrapro-context 2 " in command, command

@@ -1,0 +1,39 @@
+"""float32 search and forced scoring on every device unless asked otherwise (the paper's, fairseq's default)."""
+
+import argparse
+
+import pytest
+
+from docnmt.decode import model
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "cuda:1"])
+def test_the_default_dtype_is_float32_on_every_device(device):
+    assert model.resolve_dtype(None, device) == "float32"
+    assert model.resolve_dtype("fp16", device) == "float16" and model.resolve_dtype("bf16", device) == "bfloat16"
+
+
+def test_an_unknown_dtype_is_an_error():
+    with pytest.raises(ValueError, match="unknown dtype 'auto'"):
+        model.resolve_dtype("auto", "cuda")
+
+
+def test_every_scoring_cli_defaults_to_float32_and_accepts_half_precision():
+    parser = argparse.ArgumentParser()
+    model.add_scoring_model_arguments(parser)
+    args = parser.parse_args(["--model", "m.pt", "--data", "bin", "--level", "document"])
+    assert args.dtype == "float32"
+    assert parser.parse_args(["--model", "m.pt", "--data", "bin", "--level", "document", "--dtype", "float16"]).dtype \
+        == "float16"
+
+
+@pytest.mark.parametrize("module", ["docnmt.decode.cli", "docnmt.score.perplexity", "docnmt.score.contrastive"])
+def test_the_clis_say_float32_in_their_help(module):
+    import subprocess
+    import sys
+
+    from conftest import REPO, tool_env
+
+    out = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=tool_env(),
+                         cwd=REPO, check=True).stdout
+    assert "--dtype" in out and "default float32 on every device" in " ".join(out.split())
