@@ -42,7 +42,7 @@ from pathlib import Path
 from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
-from .model import add_dtype_argument
+from .model import add_dtype_argument, add_separator_argument
 from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 
@@ -143,6 +143,7 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
     add_dtype_argument(parser)
+    add_separator_argument(parser)
     parser.add_argument("--tgt-lang", required=True)
     parser.add_argument("--output-bpe", required=True, type=Path)
     parser.add_argument("--output", required=True, type=Path)
@@ -175,7 +176,7 @@ def main(argv=None) -> int:
                      "it needs --strategy doc-trans --doc-trans-mode parallel")
     docs = group(src, docids, ref, first_pass)
 
-    model = Model(args.model, args.data, device=args.device, dtype=args.dtype)
+    model = Model(args.model, args.data, device=args.device, dtype=args.dtype, separator=args.separator)
     first_pass_sha256 = None if args.first_pass is None else _sha256(args.first_pass)
     round_one = None if args.round_one is None else _round_one(args, model, len(src), first_pass_sha256)
     if round_one is not None:
@@ -204,6 +205,7 @@ def main(argv=None) -> int:
         "model": str(args.model),
         "device": model.device,
         "dtype": model.dtype,
+        "separator": args.separator,
         "beam": args.beam,
         "lenpen": args.lenpen,
         "k": args.k,

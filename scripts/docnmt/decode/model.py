@@ -1,10 +1,15 @@
 """A trained fairseq translation model, loaded once, for forced scoring (and decoding).
 
-Loads a checkpoint with the joined dictionary of its binarized data folder
-(``torch.load(weights_only=False)``: fairseq checkpoints hold more than
-tensors, which torch >= 2.6 refuses by default). Text in and out is
-BPE-level, tokens separated by spaces, ``<sep>`` between the sentences of a
-document-level segment.
+Loads a checkpoint with the dictionaries of its data folder: the workflow's
+binarized folder, or any fairseq data folder holding ``dict.{src}.txt`` and
+``dict.{tgt}.txt`` (a model trained elsewhere; ``torch.load(weights_only=False)``:
+fairseq checkpoints hold more than tensors, which torch >= 2.6 refuses by
+default). Text in and out is BPE-level, tokens separated by spaces, ``<sep>``
+between the sentences of a document-level segment. A model trained with
+another separator token (``separator``, e.g. ``<brk>``) reads and writes
+``<sep>`` all the same: :meth:`Model.encode` maps ``<sep>`` to the model's
+token and :meth:`Model.decode` maps it back, so the rest of the package keeps
+one name for it.
 
 Forced scoring computes, in one teacher-forced forward pass per batch, the
 log-probability of a given target under the model, optionally only of the
@@ -56,15 +61,16 @@ class Model:
     device); search and forced scoring run in that dtype, log-probabilities in float32."""
 
     def __init__(self, checkpoint: os.PathLike | str, data: os.PathLike | str, device: str | None = None,
-                 dtype: str | None = None):
+                 dtype: str | None = None, separator: str = SEP):
         import torch
         from fairseq import checkpoint_utils
 
         checkpoint, data = Path(checkpoint), Path(data)
         if not checkpoint.exists():
             raise InputError(checkpoint, "model checkpoint not found")
-        if not (data / "manifest.json").exists():
-            raise InputError(data / "manifest.json", "binarized data folder (with the model's dictionary) not found")
+        if not (data / "manifest.json").exists() and not list(data.glob("dict.*.txt")):
+            raise InputError(data, "expected the model's data folder: the workflow's binarized folder (manifest.json) "
+                                   "or a fairseq data folder with dict.SRC.txt and dict.TGT.txt, found neither")
         try:
             models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
                 [str(checkpoint)], arg_overrides={"data": str(data)}
@@ -77,7 +83,9 @@ class Model:
         self.task = task
         self.dict = task.target_dictionary
         self.src_dict = task.source_dictionary
-        self.sep = self.dict.index(SEP)
+        self.sep_token = separator
+        # a sentence-level model trained elsewhere may lack a separator: it never sees one
+        self.sep = self.dict.index(separator) if separator in self.dict.indices else None
         self.eos = self.dict.eos()
         self.pad = self.dict.pad()
         self.max_positions = min(self.model.max_positions())
@@ -87,11 +95,13 @@ class Model:
     def encode(self, text: str, source: bool = False) -> list[int]:
         """Token ids of BPE text, ``</s>`` appended."""
         dictionary = self.src_dict if source else self.dict
-        ids = [dictionary.index(tok) for tok in text.split()] + [self.eos]
+        sep = self.sep_token
+        ids = [dictionary.index(sep if tok == SEP else tok) for tok in text.split()] + [self.eos]
         return ids
 
     def decode(self, ids: Sequence[int]) -> str:
-        return " ".join(self.dict[i] for i in ids if i not in (self.eos, self.pad))
+        """BPE text of token ids (``</s>`` and padding dropped, the model's separator written ``<sep>``)."""
+        return " ".join(SEP if i == self.sep else self.dict[i] for i in ids if i not in (self.eos, self.pad))
 
     # ---- batching ---------------------------------------------------------
     def _collate(self, seqs: list[list[int]], left_pad: bool):
@@ -152,6 +162,13 @@ def add_dtype_argument(parser) -> None:
                              "as fairseq and the paper; float16/bfloat16 are faster on a GPU and may change outputs)")
 
 
+def add_separator_argument(parser) -> None:
+    """``--separator``: the token the document-level model was trained with between sentences."""
+    parser.add_argument("--separator", default=SEP,
+                        help="the separator token the model was trained with between a window's sentences "
+                             "(default <sep>; e.g. <brk> for a model trained elsewhere)")
+
+
 def add_scoring_model_arguments(parser) -> None:
     """CLI arguments of a forced-scoring tool: the checkpoint, its dictionary, its level and k, the dtype."""
     parser.add_argument("--model", required=True, type=Path)
@@ -159,3 +176,4 @@ def add_scoring_model_arguments(parser) -> None:
     parser.add_argument("--level", required=True, choices=["sentence", "document"])
     parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")
     add_dtype_argument(parser)
+    add_separator_argument(parser)

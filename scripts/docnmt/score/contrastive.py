@@ -107,7 +107,7 @@ def main(argv=None) -> int:
         for e in examples
     ]
     sources, targets, owners = build_inputs(examples, src_lines, tgt_lines, candidates, args.level, args.k)
-    model = Model(args.model, args.data, dtype=args.dtype)
+    model = Model(args.model, args.data, dtype=args.dtype, separator=args.separator)
     start = time.perf_counter()
     scores = model.score(sources, targets, after_last_sep=args.level == "document", batch_size=args.batch_size)
     seconds = time.perf_counter() - start

@@ -97,7 +97,7 @@ def main(argv=None) -> int:
         raise InputError(args.docids, f"expected one document id per line of {args.src} ({len(src)}), found {len(docids)}")
     texts = {name: read_system(path, len(src), args.src) for name, path in parse_systems(args.system).items()}
 
-    model = Model(args.model, args.data, dtype=args.dtype)
+    model = Model(args.model, args.data, dtype=args.dtype, separator=args.separator)
     searcher = Searcher(model, batch_size=args.batch_size)
     decoder = Decoder(searcher, k=args.k, h=1, source_name=str(args.src))
     result = {

@@ -1,0 +1,259 @@
+"""Checks of a model trained elsewhere, before any decode: each failure is one line naming the file.
+
+A researcher's own fairseq concatenation model comes with its own dictionary,
+BPE codes and separator token. Before the workflow spends hours decoding with
+it, :func:`check_model` verifies what would otherwise fail late or, worse,
+silently:
+
+- the checkpoint loads (``torch.load``; a fairseq checkpoint has ``model`` and
+  ``cfg`` or ``args``);
+- its architecture is one the search can run: a fairseq encoder-decoder
+  transformer (:data:`SUPPORTED_MODEL`: every ``--arch`` that fairseq
+  registers for its ``transformer`` model, e.g. ``transformer``,
+  ``transformer_iwslt_de_en``, ``transformer_wmt_en_de``,
+  ``transformer_vaswani_wmt_en_de_big``);
+- the data folder has the source and target dictionaries the checkpoint
+  names (``dict.{src}.txt``, ``dict.{tgt}.txt``), and each has as many
+  entries as the checkpoint's embedding matrix has rows;
+- a document-level model's dictionaries hold its separator token;
+- ``k`` is given for a document-level model (at least 2) and does not
+  contradict the training data where the folder has it: a k-window holds at
+  most k-1 separators, so more separators per training example than k-1
+  (counted in the binarized ``train`` split) means a larger k;
+- BPE codes fit the dictionary: a sample of words segmented with the codes
+  gives units the dictionary knows; the share of unknown units is reported,
+  and above ``max_unknown`` it is an error.
+
+CLI (writes the report as JSON; exit status 1 with the error line otherwise)::
+
+    python -m docnmt.decode.checks --model doc.pt --data data-bin --level document --separator '<brk>' --k 3 \
+        [--codes bpe.codes --sample test.tok.en [test.tok.de]] [--output check.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+from .. import SEP
+from ..textio import InputError, atomic_write, cli_errors, read_lines
+
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+
+#: The fairseq model (``--arch`` family) whose decoder the search drives.
+SUPPORTED_MODEL = "transformer"
+#: Above this share of unknown BPE units in the sample, the codes do not fit the dictionary.
+MAX_UNKNOWN = 0.05
+
+
+def _lookup(obj, key: str):
+    """``obj[key]`` or ``obj.key``: checkpoint sections are dicts, omegaconf configs or argparse namespaces."""
+    if obj is None:
+        return None
+    if isinstance(obj, argparse.Namespace):
+        return getattr(obj, key, None)
+    try:
+        return obj[key]
+    except (KeyError, TypeError, AttributeError):
+        return getattr(obj, key, None)
+
+
+def _cfg_get(state: dict, section: str, key: str):
+    """A setting from a checkpoint's ``cfg`` (fairseq >= 0.10) or ``args`` (older), None if absent."""
+    value = _lookup(_lookup(state.get("cfg"), section), key)
+    return value if value is not None else _lookup(state.get("args"), key)
+
+
+def load_checkpoint(path: Path) -> dict:
+    import torch
+
+    if not path.exists():
+        raise InputError(path, "model checkpoint not found")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # noqa: BLE001 - any failure means fairseq cannot load it either
+        raise InputError(path, f"expected a fairseq checkpoint, could not load it ({type(err).__name__}: {err})") from None
+    if not isinstance(state, dict) or "model" not in state or ("cfg" not in state and "args" not in state):
+        raise InputError(path, "expected a fairseq checkpoint (a dict with 'model' and 'cfg' or 'args'), found "
+                               f"{type(state).__name__}{' with keys ' + ', '.join(map(str, state)) if isinstance(state, dict) else ''}")
+    return state
+
+
+def check_architecture(path: Path, state: dict) -> str:
+    from fairseq.models import ARCH_MODEL_NAME_REGISTRY
+
+    arch = _cfg_get(state, "model", "_name") or _cfg_get(state, "model", "arch")
+    family = ARCH_MODEL_NAME_REGISTRY.get(arch)
+    if family != SUPPORTED_MODEL:
+        archs = sorted(a for a, m in ARCH_MODEL_NAME_REGISTRY.items() if m == SUPPORTED_MODEL)
+        raise InputError(path, f"architecture {arch!r} ({family or 'not a fairseq architecture'}) is not supported: the "
+                               f"search runs fairseq encoder-decoder transformers, --arch one of {', '.join(archs)}")
+    return arch
+
+
+def load_dictionary(path: Path):
+    from fairseq.data import Dictionary
+
+    if not path.exists():
+        raise InputError(path, "dictionary not found (the data folder must hold the model's dict.SRC.txt and dict.TGT.txt)")
+    try:
+        return Dictionary.load(str(path))
+    except Exception as err:  # noqa: BLE001
+        raise InputError(path, f"expected a fairseq dictionary ('token count' per line), could not read it ({err})") from None
+
+
+def check_embeddings(checkpoint: Path, state: dict, dictionary, dict_path: Path, side: str) -> int:
+    key = f"{side}.embed_tokens.weight"
+    weight = state["model"].get(key)
+    if weight is None:
+        raise InputError(checkpoint, f"expected the {side}'s embedding matrix ({key}) in the checkpoint, found none")
+    rows = int(weight.shape[0])
+    if rows != len(dictionary):
+        raise InputError(dict_path, f"has {len(dictionary)} entries (with fairseq's 4 special symbols), but the "
+                                    f"checkpoint's {side} embeddings ({checkpoint}) have {rows} rows: not the dictionary "
+                                    "this model was trained with")
+    return rows
+
+
+def separators_per_example(data: Path, src: str, tgt: str, dictionary, separator: str) -> float | None:
+    """Separators per example in the binarized target-side training data, where the folder has it (else None).
+
+    Counted in the data itself, not from the dictionary's counts: a joined dictionary counts both sides.
+    """
+    import numpy as np
+    from fairseq.data import indexed_dataset
+
+    prefix = data / f"train.{src}-{tgt}.{tgt}"
+    if separator not in dictionary.indices or not Path(f"{prefix}.idx").exists():
+        return None
+    try:
+        dataset = indexed_dataset.MMapIndexedDataset(str(prefix))
+        tokens = np.frombuffer(dataset._bin_buffer, dtype=dataset._index.dtype)
+    except Exception:  # noqa: BLE001 - another dataset implementation: no estimate
+        return None
+    examples = len(dataset)
+    return int((tokens == dictionary.index(separator)).sum()) / examples if examples else None
+
+
+def check_k(data: Path, dict_path: Path, level: str, k: int | None, per_example: float | None) -> None:
+    if level != "document":
+        return
+    if k is None or k < 2:
+        raise InputError(data, f"expected the window size k (>= 2) that the document-level model was trained with, "
+                               f"found {k}")
+    if per_example is not None and per_example > (k - 1) + 0.01:
+        raise InputError(dict_path, f"the training data has {per_example:.2f} separators per example, more than a "
+                                    f"{k}-sentence window holds (k-1 = {k - 1}): the model was trained with a larger k")
+
+
+def check_codes(codes: Path, sample: Sequence[Path], dictionary, dict_path: Path, max_unknown: float,
+                max_lines: int = 2000) -> dict:
+    """Segment a sample of tokenized text with ``codes``; the share of units the dictionary lacks."""
+    from ..preprocess import bpe
+
+    handle = bpe.load(codes)
+    units = unknown = 0
+    examples: dict[str, int] = {}
+    for path in sample:
+        for line in read_lines(path)[:max_lines]:
+            for unit in bpe.apply(handle, line).split():
+                units += 1
+                if unit not in dictionary.indices:
+                    unknown += 1
+                    examples[unit] = examples.get(unit, 0) + 1
+    share = unknown / units if units else 0.0
+    report = {"codes": str(codes), "units": units, "unknown": unknown, "unknown_share": round(share, 4),
+              "unknown_first": sorted(examples, key=lambda u: -examples[u])[:10]}
+    if share > max_unknown:
+        raise InputError(codes, f"{share:.1%} of the BPE units of the sample ({unknown} of {units}, e.g. "
+                                f"{', '.join(report['unknown_first'][:5])}) are not in {dict_path}: these codes do not "
+                                f"fit the model's dictionary (at most {max_unknown:.0%} expected)")
+    return report
+
+
+def languages(checkpoint: Path, state: dict, data: Path) -> tuple[str, str]:
+    """The source and target language: from the checkpoint, else as fairseq infers them (``train.SRC-TGT.*``)."""
+    src, tgt = _cfg_get(state, "task", "source_lang"), _cfg_get(state, "task", "target_lang")
+    if not src or not tgt:
+        from fairseq.data.data_utils import infer_language_pair
+
+        src, tgt = infer_language_pair(str(data))
+    if not src or not tgt:
+        raise InputError(checkpoint, "expected the checkpoint to name its source and target language (fairseq-train "
+                                     f"--source-lang/--target-lang), or {data} to hold train.SRC-TGT.* files, found "
+                                     "neither")
+    return src, tgt
+
+
+def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: str, separator: str = SEP,
+                k: int | None = None, codes: os.PathLike | str | None = None,
+                sample: Sequence[os.PathLike | str] = (), max_unknown: float = MAX_UNKNOWN) -> dict:
+    """Every check above, in order; the report of what was found (an :class:`InputError` at the first failure)."""
+    checkpoint, data = Path(checkpoint), Path(data)
+    if level not in ("sentence", "document"):
+        raise ValueError(f"level must be sentence or document, got {level!r}")
+    state = load_checkpoint(checkpoint)
+    arch = check_architecture(checkpoint, state)
+    src, tgt = languages(checkpoint, state, data)
+    dicts = {}
+    for side, lang in (("encoder", src), ("decoder", tgt)):
+        path = data / f"dict.{lang}.txt"
+        dictionary = load_dictionary(path)
+        check_embeddings(checkpoint, state, dictionary, path, side)
+        if level == "document" and separator not in dictionary.indices:
+            raise InputError(path, f"expected the separator token {separator!r} of the document-level model, found "
+                                   "none: set the separator to the token the model was trained with")
+        dicts[side] = (path, dictionary)
+    tgt_path, tgt_dict = dicts["decoder"]
+    per_example = separators_per_example(data, src, tgt, tgt_dict, separator)
+    check_k(data, tgt_path, level, k, per_example)
+    report = {
+        "checkpoint": str(checkpoint), "level": level, "arch": arch, "src": src, "tgt": tgt,
+        "dictionaries": {side: {"path": str(p), "entries": len(d)} for side, (p, d) in dicts.items()},
+        "separator": separator if level == "document" else None,
+        "separator_in_dictionary": separator in tgt_dict.indices,
+        "k": k if level == "document" else 1,
+        "separators_per_training_example": None if per_example is None else round(per_example, 3),
+        "max_positions": [_cfg_get(state, "task", "max_source_positions"),
+                          _cfg_get(state, "task", "max_target_positions")],
+    }
+    if codes is not None:
+        report["bpe"] = check_codes(Path(codes), [Path(p) for p in sample], tgt_dict, tgt_path, max_unknown)
+    return report
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docnmt.decode.checks", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, type=Path, help="the fairseq checkpoint")
+    parser.add_argument("--data", required=True, type=Path, help="its data folder (dict.SRC.txt, dict.TGT.txt)")
+    parser.add_argument("--level", required=True, choices=["sentence", "document"])
+    parser.add_argument("--separator", default=SEP, help="the document-level model's separator token (default <sep>)")
+    parser.add_argument("--k", type=int, help="sentences per window the document-level model was trained with")
+    parser.add_argument("--codes", type=Path, help="BPE codes (subword-nmt) to check against the dictionary")
+    parser.add_argument("--sample", type=Path, nargs="*", default=[], help="tokenized text to segment for that check")
+    parser.add_argument("--max-unknown", type=float, default=MAX_UNKNOWN,
+                        help="the largest share of BPE units missing from the dictionary (default 0.05)")
+    parser.add_argument("--output", type=Path, help="write the report (JSON) here")
+    args = parser.parse_args(argv)
+    if args.codes is not None and not args.sample:
+        parser.error("--codes needs --sample (tokenized text to segment)")
+    report = check_model(args.model, args.data, args.level, args.separator, args.k, args.codes, args.sample,
+                         args.max_unknown)
+    if args.output:
+        with atomic_write(args.output) as handle:
+            json.dump(report, handle, indent=1)
+            handle.write("\n")
+    bpe = report.get("bpe")
+    print(f"{args.model}: {report['arch']}, {report['src']}->{report['tgt']}, {args.level}-level"
+          + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")
+          + (f"; BPE: {bpe['unknown_share']:.1%} of {bpe['units']} sample units not in the dictionary" if bpe else "")
+          + ": OK")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

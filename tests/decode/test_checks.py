@@ -1,0 +1,144 @@
+"""Checks of a model trained elsewhere (plain fairseq-train, its own dictionary and separator), and the Model
+that reads it: each bad input is one error line naming the file."""
+
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, tool_env
+from docnmt.decode import checks
+from docnmt.textio import InputError
+
+K = 3
+SEPARATOR = "<brk>"
+
+
+def toy_documents(seed=3, docs=40):
+    """Documents of 3-7 sentences; each target token follows from a source token (w_i -> t_i)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(docs):
+        doc = []
+        for _ in range(rng.randint(3, 7)):
+            src = [f"w{rng.randrange(25)}" for _ in range(rng.randint(2, 5))]
+            doc.append((" ".join(src), " ".join("t" + w[1:] for w in src)))
+        out.append(doc)
+    return out
+
+
+def windows(doc, k):
+    """The k-sentence windows of a document, joined by the separator, as a user's own script would build them."""
+    for i in range(len(doc)):
+        part = doc[max(0, i - k + 1): i + 1]
+        yield f" {SEPARATOR} ".join(s for s, _ in part), f" {SEPARATOR} ".join(t for _, t in part)
+
+
+@pytest.fixture(scope="module")
+def external(tmp_path_factory):
+    """A k=3 document-level model trained with plain fairseq-preprocess and fairseq-train (a few updates)."""
+    root = tmp_path_factory.mktemp("external")
+    docs = toy_documents()
+    for split, part in (("train", docs[:32]), ("valid", docs[32:36]), ("test", docs[36:])):
+        pairs = [w for doc in part for w in windows(doc, K)]
+        (root / f"{split}.en").write_text("".join(s + "\n" for s, _ in pairs))
+        (root / f"{split}.de").write_text("".join(t + "\n" for _, t in pairs))
+    env = dict(tool_env(), TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1")
+    run = lambda *args: subprocess.run([sys.executable, "-m", *args], env=env, cwd=root, capture_output=True,  # noqa: E731
+                                       text=True, check=True)
+    run("fairseq_cli.preprocess", "--source-lang", "en", "--target-lang", "de", "--joined-dictionary",
+        "--trainpref", "train", "--validpref", "valid", "--testpref", "test", "--destdir", "data-bin", "--workers", "1")
+    run("fairseq_cli.train", "data-bin", "--arch", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
+        "--encoder-embed-dim", "16", "--decoder-embed-dim", "16", "--encoder-ffn-embed-dim", "32",
+        "--decoder-ffn-embed-dim", "32", "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
+        "--share-all-embeddings", "--optimizer", "adam", "--lr", "0.001", "--max-tokens", "2000", "--max-update", "3",
+        "--save-dir", "ck", "--no-epoch-checkpoints", "--cpu", "--criterion", "label_smoothed_cross_entropy")
+    (root / "text.en").write_text("".join(s + "\n" for doc in docs for s, _ in doc))
+    return root
+
+
+def test_a_plain_fairseq_model_passes_with_its_own_separator_and_k(external):
+    report = checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K)
+    assert (report["arch"], report["src"], report["tgt"], report["separator"], report["k"]) == \
+        ("transformer", "en", "de", SEPARATOR, K)
+    assert 1.0 < report["separators_per_training_example"] <= K - 1
+
+
+def test_a_dictionary_without_the_separator_is_named(external):
+    with pytest.raises(InputError, match=r"dict.en.txt: expected the separator token '<sep>' of the document-level "
+                                         r"model, found none"):
+        checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", "<sep>", K)
+
+
+def test_k_missing_or_smaller_than_the_training_windows_is_an_error(external):
+    with pytest.raises(InputError, match="expected the window size k"):
+        checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, None)
+    with pytest.raises(InputError, match=r"dict.de.txt: the training data has 1\.\d\d separators per example, more "
+                                         r"than a 2-sentence window holds"):
+        checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, 2)
+
+
+def test_a_dictionary_of_another_size_than_the_embeddings_is_named(external, tmp_path):
+    data = tmp_path / "data-bin"
+    shutil.copytree(external / "data-bin", data)
+    with open(data / "dict.en.txt", "a") as handle:
+        handle.write("extra1 1\nextra2 1\n")
+    with pytest.raises(InputError, match=r"dict.en.txt: has \d+ entries .* but the checkpoint's encoder embeddings"):
+        checks.check_model(external / "ck/checkpoint_best.pt", data, "document", SEPARATOR, K)
+
+
+def test_a_corrupt_checkpoint_and_another_architecture_are_named(external, tmp_path):
+    import torch
+
+    (tmp_path / "broken.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(InputError, match="broken.pt: expected a fairseq checkpoint, could not load it"):
+        checks.check_model(tmp_path / "broken.pt", external / "data-bin", "document", SEPARATOR, K)
+    state = torch.load(external / "ck/checkpoint_best.pt", map_location="cpu", weights_only=False)
+    model_cfg = state["cfg"]["model"]
+    if isinstance(model_cfg, dict):
+        model_cfg["_name"] = "lstm"
+    else:
+        model_cfg._name = "lstm"
+        model_cfg.arch = "lstm"
+    torch.save(state, tmp_path / "lstm.pt")
+    with pytest.raises(InputError, match=r"lstm.pt: architecture 'lstm' \(lstm\) is not supported: the search runs "
+                                         r"fairseq encoder-decoder transformers, --arch one of transformer, "):
+        checks.check_model(tmp_path / "lstm.pt", external / "data-bin", "document", SEPARATOR, K)
+
+
+def test_bpe_codes_that_do_not_fit_the_dictionary_report_the_share(external, tmp_path):
+    from docnmt.preprocess import bpe
+
+    (tmp_path / "own.txt").write_text("".join(f"w{i} t{i}\n" for i in range(25)) * 4)
+    bpe.learn([tmp_path / "own.txt"], tmp_path / "fits.codes", merges=60, min_frequency=1)
+    report = checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K,
+                                tmp_path / "fits.codes", [external / "text.en"])
+    assert report["bpe"]["unknown"] == 0 and report["bpe"]["units"] > 100
+    (tmp_path / "other.txt").write_text("zebra quartz\n" * 10)
+    bpe.learn([tmp_path / "other.txt"], tmp_path / "other.codes", merges=5, min_frequency=1)
+    with pytest.raises(InputError, match=r"other.codes: 100.0% of the BPE units of the sample .* are not in .*dict.de.txt"):
+        checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K,
+                           tmp_path / "other.codes", [external / "text.en"])
+
+
+def test_the_model_reads_and_writes_sep_for_its_own_separator(external):
+    from docnmt import SEP
+    from docnmt.decode.model import Model
+
+    model = Model(external / "ck/checkpoint_best.pt", external / "data-bin", device="cpu", separator=SEPARATOR)
+    ids = model.encode(f"t1 t2 {SEP} t3")
+    assert ids[2] == model.dict.index(SEPARATOR) == model.sep and model.dict.unk() not in ids
+    assert model.decode(ids) == f"t1 t2 {SEP} t3"
+
+
+def test_the_cli_prints_one_line_naming_the_file(external):
+    result = subprocess.run([sys.executable, "-m", "docnmt.decode.checks", "--model",
+                             str(external / "ck/checkpoint_best.pt"), "--data", str(external / "data-bin"),
+                             "--level", "document", "--k", str(K)], capture_output=True, text=True, env=tool_env(),
+                            cwd=REPO)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "dict.en.txt: expected the separator token '<sep>'" in errors[0]
