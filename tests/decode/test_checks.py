@@ -142,3 +142,32 @@ def test_the_cli_prints_one_line_naming_the_file(external):
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "dict.en.txt: expected the separator token '<sep>'" in errors[0]
+
+
+def test_translate_and_the_decode_cli_agree_on_the_plain_fairseq_model(external, tmp_path):
+    """The <brk> model through translate (raw text, no tokenizer or BPE) and through docnmt.decode.cli."""
+    docs = toy_documents(seed=9, docs=4)
+    (tmp_path / "in").mkdir()  # a folder: the barely trained model's empty outputs cannot blur the documents
+    for n, doc in enumerate(docs):
+        (tmp_path / "in" / f"d{n}.txt").write_text("".join(s + "\n" for s, _ in doc))
+    (tmp_path / "src").write_text("".join(s + "\n" for doc in docs for s, _ in doc))
+    (tmp_path / "ids").write_text("".join(f"d{n}\n" for n, doc in enumerate(docs) for _ in doc))
+    model = ["--separator", SEPARATOR, "--k", str(K), "--beam", "2"]
+    translated = subprocess.run(
+        [sys.executable, "-m", "docnmt.decode.translate", "--input", str(tmp_path / "in"), "--output",
+         str(tmp_path / "out"), "--src-lang", "en", "--tgt-lang", "de", "--tokenize", "none", "--codes", "none",
+         "--strategy", "last-sentence", "--document-model", str(external / "ck/checkpoint_best.pt"),
+         "--document-data", str(external / "data-bin"), *model], capture_output=True, text=True, env=tool_env(), cwd=REPO)
+    assert translated.returncode == 0, translated.stderr[-3000:]
+    decoded = subprocess.run(
+        [sys.executable, "-m", "docnmt.decode.cli", "--strategy", "last-sentence", "--model",
+         str(external / "ck/checkpoint_best.pt"), "--data", str(external / "data-bin"), "--src", str(tmp_path / "src"),
+         "--docids", str(tmp_path / "ids"), "--tgt-lang", "de", "--output-bpe", str(tmp_path / "cli.bpe"),
+         "--output", str(tmp_path / "cli.txt"), "--sidecar", str(tmp_path / "cli.json"), *model],
+        capture_output=True, text=True, env=tool_env(), cwd=REPO)
+    assert decoded.returncode == 0, decoded.stderr[-3000:]
+    blocks = [(tmp_path / "out" / f"d{n}.txt").read_text().split("\n")[:-1] for n in range(len(docs))]
+    assert [len(b) for b in blocks] == [len(doc) for doc in docs]
+    cli = (tmp_path / "cli.bpe").read_text().split("\n")[:-1]
+    assert [line for b in blocks for line in b] == cli
+    assert not any(SEPARATOR in line or "<sep>" in line for line in cli), "the separator never reaches the output"

@@ -7,6 +7,9 @@ Modules:
                   row positions, forced scoring
   strategies   -- the paper's search strategies, each a function of documents (REGISTRY)
   cli          -- the decoding CLI: a test set decoded with one strategy, hypotheses and a JSON sidecar
+  checks       -- checks of a model trained elsewhere (checkpoint, architecture, dictionaries, separator, k, BPE)
+  translate    -- raw documents translated with any strategy (tokenizer, BPE, search, detokenizer)
 
-CLI: ``python -m docnmt.decode.cli --strategy NAME ...``.
+CLI: ``python -m docnmt.decode.cli --strategy NAME ...``, ``python -m docnmt.decode.checks``,
+``python -m docnmt.decode.translate``.
 """

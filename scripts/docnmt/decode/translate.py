@@ -1,0 +1,270 @@
+"""Translate raw documents with any strategy: the workflow's tokenizer, BPE, search and detokenizer.
+
+Input (``--input``), and output (``--output``) in the same layout:
+
+- a text file: one sentence per line, one blank line between documents
+  (blank lines at the end of the file are ignored; two blank lines in a row
+  would make an empty document, which is an error naming the line);
+- a folder: one document per file (every regular, non-hidden file, in name
+  order), one sentence per line; the output folder gets the same file names.
+
+An empty translation (the model ended the sentence at once) is written as an
+empty line. In the file layout that line looks like a document boundary, so
+their number is printed as a warning; the folder layout has no such
+ambiguity.
+
+The text goes through the same steps as the workflow's test sets: Moses
+punctuation normalization and tokenization (``--tokenize moses``, or
+``none`` for text that is already tokenized), subword-nmt BPE with
+``--codes`` (or ``none`` for text that is already segmented), the search
+strategy (:mod:`docnmt.decode.strategies`, the same code as
+:mod:`docnmt.decode.cli`), BPE removal and Moses detokenization. The
+models are fairseq checkpoints with their data folders (dictionaries),
+trained by the workflow or elsewhere (``--separator``, ``--k``; check them
+with :mod:`docnmt.decode.checks`, which this runs first). ``doc-trans`` is
+the default strategy; ``sentence-level`` needs only the sentence-level model,
+``2-pass`` and parallel ``doc-trans`` need both (the first pass is
+translated here), ``cheating`` needs a reference and is not offered.
+
+A sentence longer than the model's positions (after tokenization and BPE)
+is an error naming the input file and line: it is never truncated. Progress
+goes to stderr, one line per search batch (requests searched, sentences per
+second), and a summary at the end.
+
+CLI::
+
+    python -m docnmt.decode.translate --input talk.txt --output talk.de.txt --src-lang en --tgt-lang de \
+        --document-model doc.pt --document-data data-bin [--separator '<brk>'] [--k 3] \
+        [--sentence-model sent.pt --sentence-data data-bin-sent] [--codes bpe.codes | --codes none] \
+        [--tokenize moses | none] [--strategy doc-trans] [--doc-trans-mode sequential] [--beam 12] [--h 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .. import SEP
+from ..textio import InputError, atomic_outputs, cli_errors, read_lines
+from .model import add_dtype_argument, add_separator_argument
+from .strategies import DOC_TRANS_MODES, REGISTRY, Decoder, Document
+
+#: Strategies and the models they need.
+NEEDS = {
+    "sentence-level": {"sentence"},
+    "2-pass": {"sentence", "document"},
+    "cheating": None,  # a reference as context: not for translation
+}
+
+
+def needed_models(strategy: str, doc_trans_mode: str) -> set[str]:
+    if strategy == "doc-trans" and doc_trans_mode == "parallel":
+        return {"sentence", "document"}
+    return NEEDS.get(strategy, {"document"})
+
+
+# ---- input and output ---------------------------------------------------------
+def read_documents(path: Path) -> tuple[list[tuple[str, list[str], list[int], Path]], str]:
+    """``[(name, sentences, 1-based input lines, file)]`` and the layout (``file`` or ``folder``)."""
+    if not path.exists():
+        raise InputError(path, "input not found (expected a text file or a folder of one-document files)")
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        if not files:
+            raise InputError(path, "expected one-document text files in the folder, found none")
+        documents = []
+        for file in files:
+            lines = read_lines(file)
+            if not lines:
+                raise InputError(file, "expected a document (one sentence per line), found an empty file")
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    raise InputError(file, "expected a sentence, found an empty line (in a folder, each file holds "
+                                           "one document, one sentence per line)", number)
+            documents.append((file.name, lines, list(range(1, len(lines) + 1)), file))
+        return documents, "folder"
+    lines = read_lines(path)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise InputError(path, "expected sentences to translate, found no text")
+    documents, current, numbers = [], [], []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            current.append(line)
+            numbers.append(number)
+            continue
+        if not current:
+            raise InputError(path, "expected a sentence, found an empty document (a blank line at the start of the "
+                                   "file, or two blank lines in a row; one blank line separates documents)", number)
+        documents.append((f"doc-{len(documents) + 1}", current, numbers, path))
+        current, numbers = [], []
+    documents.append((f"doc-{len(documents) + 1}", current, numbers, path))
+    return documents, "file"
+
+
+def output_paths(output: Path, layout: str, documents) -> list[Path]:
+    return [output] if layout == "file" else [output / name for name, *_ in documents]
+
+
+def write_documents(output: Path, layout: str, documents, translations: list[list[str]]) -> None:
+    paths = output_paths(output, layout, documents)
+    if layout == "folder":
+        output.mkdir(parents=True, exist_ok=True)
+    with atomic_outputs(paths) as handles:
+        if layout == "file":
+            handles[0].write("\n".join("".join(t + "\n" for t in doc) for doc in translations))
+        else:
+            for handle, doc in zip(handles, translations):
+                handle.write("".join(t + "\n" for t in doc))
+
+
+# ---- preprocessing ---------------------------------------------------------------
+class TextPipeline:
+    """Raw sentence -> BPE (tokenize, then segment), and BPE hypothesis -> raw (undo both)."""
+
+    def __init__(self, src_lang: str, tgt_lang: str, tokenizer: str, codes: str | None):
+        from ..preprocess import bpe
+
+        self.src_lang, self.tgt_lang, self.tokenizer = src_lang, tgt_lang, tokenizer
+        self.bpe = None if codes in (None, "none") else bpe.load(Path(codes))
+
+    def encode(self, line: str) -> str:
+        from ..preprocess import bpe, tokenize
+
+        text = tokenize.tokenize(line, self.src_lang) if self.tokenizer == "moses" else " ".join(line.split())
+        return bpe.apply(self.bpe, text) if self.bpe is not None else text
+
+    def decode(self, hyp: str) -> str:
+        from ..preprocess import bpe, tokenize
+
+        if not hyp.strip():
+            return ""
+        text = bpe.remove_bpe(hyp) if self.bpe is not None else hyp
+        return tokenize.detokenize(text, self.tgt_lang) if self.tokenizer == "moses" else text
+
+
+class ProgressSearcher:
+    """A searcher whose every search batch prints a progress line (requests searched, sentences/s) to stderr."""
+
+    def __init__(self, searcher, name: str, sentences: int, stream=sys.stderr):
+        self._searcher, self._name, self._sentences, self._stream = searcher, name, sentences, stream
+        self.searched = self.batches = 0
+        self.started = time.perf_counter()
+        inner = searcher._search_batch
+
+        def search_batch(batch, naive):
+            result = inner(batch, naive)
+            self.batches += 1
+            self.searched += len(batch)
+            seconds = time.perf_counter() - self.started
+            print(f"{self._name}: batch {self.batches}, {self.searched} requests searched for {self._sentences} "
+                  f"sentences, {self.searched / max(seconds, 1e-9):.1f} sentences/s", file=self._stream, flush=True)
+            return result
+
+        searcher._search_batch = search_batch
+
+    def __getattr__(self, name):
+        return getattr(self._searcher, name)
+
+
+# ---- translation -------------------------------------------------------------------
+def translate(documents, pipeline: TextPipeline, strategy: str, document_model=None, sentence_model=None,
+              k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
+              doc_trans_mode: str = "sequential", input_name: str = "input", stream=sys.stderr) -> list[list[str]]:
+    """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
+    from .search import Searcher
+
+    bpe_docs, line = [], 0
+    for name, sentences, numbers, where in documents:
+        src = [pipeline.encode(s) for s in sentences]
+        for text, number in zip(src, numbers):
+            if SEP in text.split():
+                raise InputError(where, f"expected a plain sentence, found the separator token {SEP!r}", number)
+            for model in (m for m in (document_model, sentence_model) if m is not None):
+                tokens = len(model.encode(text, source=True))
+                if tokens > model.max_positions:
+                    raise InputError(where, f"this sentence has {tokens} tokens after tokenization and BPE, more "
+                                            f"than the model's {model.max_positions} positions ({model.checkpoint}); "
+                                            "split it: it is never truncated", number)
+        bpe_docs.append(Document(name, list(range(line, line + len(src))), src))
+        line += len(src)
+    total = line
+    sent_searcher = ProgressSearcher(Searcher(sentence_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
+                                     "sentence-level model", total, stream) if sentence_model is not None else None
+    doc_searcher = ProgressSearcher(Searcher(document_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
+                                    "document-level model", total, stream) if document_model is not None else None
+    if needed_models(strategy, doc_trans_mode) >= {"sentence", "document"}:  # 2-pass and parallel doc-trans
+        first = REGISTRY["sentence-level"](Decoder(sent_searcher, k=k, h=h), bpe_docs)
+        for doc, hyps in zip(bpe_docs, first):
+            doc.first_pass = hyps
+    decoder = Decoder(doc_searcher or sent_searcher, k=k, h=h, sentence_searcher=sent_searcher,
+                      source_name=input_name, doc_trans_mode=doc_trans_mode)
+    out = REGISTRY[strategy](decoder, bpe_docs)
+    return [[pipeline.decode(h) for h in doc] for doc in out]
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m docnmt.decode.translate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--input", required=True, type=Path, help="a text file (blank line between documents) or a "
+                                                                  "folder of one-document files")
+    parser.add_argument("--output", required=True, type=Path, help="where the translations go, in the same layout")
+    parser.add_argument("--src-lang", required=True)
+    parser.add_argument("--tgt-lang", required=True)
+    parser.add_argument("--strategy", default="doc-trans", choices=[s for s in REGISTRY if s != "cheating"])
+    parser.add_argument("--doc-trans-mode", default="sequential", choices=DOC_TRANS_MODES,
+                        help="doc-trans: sequential (default) or parallel (the same translations; needs the "
+                             "sentence-level model for its first pass)")
+    parser.add_argument("--document-model", type=Path, help="the document-level fairseq checkpoint")
+    parser.add_argument("--document-data", type=Path, help="its data folder (dict.SRC.txt, dict.TGT.txt)")
+    parser.add_argument("--sentence-model", type=Path, help="the sentence-level fairseq checkpoint")
+    parser.add_argument("--sentence-data", type=Path, help="its data folder")
+    parser.add_argument("--codes", default=None, help="subword-nmt BPE codes, or none for text already segmented "
+                                                      "(default: none)")
+    parser.add_argument("--tokenize", default="moses", choices=["moses", "none"],
+                        help="moses (the workflow's normalization and tokenization, default) or none")
+    parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
+    parser.add_argument("--h", type=int, default=12)
+    parser.add_argument("--beam", type=int, default=12)
+    parser.add_argument("--lenpen", type=float, default=1.0)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available)")
+    add_dtype_argument(parser)
+    add_separator_argument(parser)
+    args = parser.parse_args(argv)
+
+    from .checks import check_model
+    from .model import Model
+
+    needed = needed_models(args.strategy, args.doc_trans_mode)
+    models = {}
+    for level in ("sentence", "document"):
+        checkpoint, data = getattr(args, f"{level}_model"), getattr(args, f"{level}_data")
+        if level in needed and (checkpoint is None or data is None):
+            parser.error(f"--strategy {args.strategy} needs --{level}-model and --{level}-data")
+        if level in needed:
+            check_model(checkpoint, data, level, args.separator, args.k if level == "document" else None)
+            models[level] = Model(checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator)
+    documents, layout = read_documents(args.input)
+    pipeline = TextPipeline(args.src_lang, args.tgt_lang, args.tokenize, args.codes)
+    started = time.perf_counter()
+    translations = translate(documents, pipeline, args.strategy, models.get("document"), models.get("sentence"),
+                             k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
+                             doc_trans_mode=args.doc_trans_mode, input_name=str(args.input))
+    seconds = time.perf_counter() - started
+    write_documents(args.output, layout, documents, translations)
+    empty = sum(not t for doc in translations for t in doc)
+    if empty and layout == "file":
+        print(f"warning: {empty} empty translations are written as empty lines, which look like document boundaries "
+              "in the file layout; translate a folder of one-document files to keep them apart", file=sys.stderr)
+    sentences = sum(len(doc[1]) for doc in documents)
+    print(f"{args.strategy}: {len(documents)} documents, {sentences} sentences in {seconds:.1f} s "
+          f"({sentences / max(seconds, 1e-9):.1f} sentences/s) -> {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()
