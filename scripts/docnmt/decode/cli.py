@@ -42,7 +42,7 @@ from pathlib import Path
 from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
-from .model import add_dtype_argument, add_separator_argument
+from .model import add_search_arguments
 from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 
@@ -136,14 +136,7 @@ def main(argv=None) -> int:
                              "first pass, taken over as round 1 of the iteration (needs --round-one-sidecar)")
     parser.add_argument("--round-one-sidecar", type=Path,
                         help="the sidecar of --round-one (checked against this decode)")
-    parser.add_argument("--beam", type=int, default=12)
-    parser.add_argument("--lenpen", type=float, default=1.0)
-    parser.add_argument("--k", type=int, default=3)
-    parser.add_argument("--h", type=int, default=12)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
-    add_dtype_argument(parser)
-    add_separator_argument(parser)
+    add_search_arguments(parser)
     parser.add_argument("--tgt-lang", required=True)
     parser.add_argument("--output-bpe", required=True, type=Path)
     parser.add_argument("--output", required=True, type=Path)

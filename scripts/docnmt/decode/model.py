@@ -169,6 +169,19 @@ def add_separator_argument(parser) -> None:
                              "(default <sep>; e.g. <brk> for a model trained elsewhere)")
 
 
+def add_search_arguments(parser) -> None:
+    """The search settings every decoding CLI shares: beam, length penalty, k, h, batch size, device,
+    dtype and separator."""
+    parser.add_argument("--beam", type=int, default=12, help="token-level beam size (the paper: 12)")
+    parser.add_argument("--lenpen", type=float, default=1.0, help="length penalty (1: length normalization)")
+    parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
+    parser.add_argument("--h", type=int, default=12, help="document contexts kept by doc-trans-beam")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
+    add_dtype_argument(parser)
+    add_separator_argument(parser)
+
+
 def add_scoring_model_arguments(parser) -> None:
     """CLI arguments of a forced-scoring tool: the checkpoint, its dictionary, its level and k, the dtype."""
     parser.add_argument("--model", required=True, type=Path)

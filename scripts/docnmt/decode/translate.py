@@ -48,7 +48,7 @@ from pathlib import Path
 
 from .. import SEP
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
-from .model import add_dtype_argument, add_separator_argument
+from .model import add_search_arguments
 from .strategies import DOC_TRANS_MODES, REGISTRY, Decoder, Document
 
 #: Strategies and the models they need.
@@ -226,14 +226,7 @@ def main(argv=None) -> int:
                                                       "(default: none)")
     parser.add_argument("--tokenize", default="moses", choices=["moses", "none"],
                         help="moses (the workflow's normalization and tokenization, default) or none")
-    parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
-    parser.add_argument("--h", type=int, default=12)
-    parser.add_argument("--beam", type=int, default=12)
-    parser.add_argument("--lenpen", type=float, default=1.0)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available)")
-    add_dtype_argument(parser)
-    add_separator_argument(parser)
+    add_search_arguments(parser)
     args = parser.parse_args(argv)
 
     from .checks import check_model
