@@ -57,6 +57,63 @@ CORPUS_DEFAULTS = {
 }
 
 
+# ---- models trained elsewhere (task_settings.NAME.models) ---------------------
+def is_external(task):
+    """A task whose models come from elsewhere: no corpus preparation, BPE learning or training."""
+    return "models" in SETTINGS[task]
+
+
+def external_tasks():
+    return [t for t in SETTINGS if is_external(t)]
+
+
+def own_tasks():
+    return [t for t in SETTINGS if not is_external(t)]
+
+
+def task_levels(task):
+    """The levels that have a model: both for the workflow's own tasks, those configured for external ones."""
+    return [lvl for lvl in LEVELS if not is_external(task) or lvl in SETTINGS[task]["models"]]
+
+
+def task_k(task):
+    """The document-level model's window size: the task's models.k, else the workflow's k."""
+    return SETTINGS[task]["models"]["k"] if is_external(task) else config["k"]
+
+
+def task_separator(task):
+    return SETTINGS[task]["models"]["separator"] if is_external(task) else "<sep>"
+
+
+def strategy_levels(strategy, task=None):
+    """The models a strategy needs: 2-pass (and doc-trans in parallel mode) starts from the sentence-level
+    hypotheses. Without a task, doc-trans needs only the document model: it falls back to sequential mode
+    where the task has no sentence-level model (doc_trans_mode)."""
+    if strategy == "sentence-level":
+        return {"sentence"}
+    if strategy == "2-pass" or (task is not None and strategy in first_pass_strategies(task)):
+        return {"sentence", "document"}
+    return {"document"}
+
+
+def skipped_strategies(task):
+    """{strategy: why} for the strategies whose model the task lacks (the tables say so)."""
+    missing = {s: sorted(strategy_levels(s) - set(task_levels(task))) for s in config["strategies"]}
+    return {s: f"no {'-level or '.join(levels)}-level model in task_settings.{task}.models"
+            for s, levels in missing.items() if levels}
+
+
+def task_strategies(task, evalset):
+    """The strategies decoded on one evaluation set of a task."""
+    skipped = skipped_strategies(task)
+    return [s for s in evalset_strategies(evalset) if s not in skipped]
+
+
+def model_check(task, level):
+    """The report of docnmt.decode.checks on an external task's model (decodes wait for it)."""
+    return f"results/{task}/models/{level}/check.json"
+
+
 def corpus_setting(task, key):
     corpus = SETTINGS[task]["corpus"]
     return corpus.get(key, CORPUS_DEFAULTS.get(corpus["type"], {}).get(key))
@@ -228,6 +285,8 @@ def processed_file(task, stage, split, lang):
 
 
 def bpe_codes(task):
+    if is_external(task):
+        return SETTINGS[task]["models"]["bpe_codes"]
     return f"data/{task}/bpe/codes"
 
 
@@ -248,7 +307,9 @@ def joined_dictionary(task):
 
 
 def binarized(task, level):
-    """fairseq-binarized data of one level (a directory with manifest.json)."""
+    """fairseq-binarized data of one level (a directory with manifest.json); an external model's data folder."""
+    if is_external(task):
+        return SETTINGS[task]["models"][level]["data"]
     return f"data/{task}/bin/{level}"
 
 
@@ -262,6 +323,8 @@ def checkpoint_dir(task, level):
 
 
 def model_file(task, level):
+    if is_external(task):
+        return SETTINGS[task]["models"][level]["checkpoint"]
     return f"results/{task}/models/{level}/checkpoint_best.pt"
 
 
@@ -310,10 +373,12 @@ def decode_inputs(strategy):
         }
         if strategy == "cheating":
             files["ref"] = processed_file(w.task, "bpe", w.evalset, tgt(w.task))
-        if strategy in FIRST_PASS_STRATEGIES:
+        if is_external(w.task):
+            files["checks"] = [model_check(w.task, lvl) for lvl in sorted(strategy_levels(strategy, w.task))]
+        if strategy in first_pass_strategies(w.task):
             files["first_pass"] = decode_file(w.task, w.evalset, "sentence-level", "bpe")
             files["first_pass_sidecar"] = decode_file(w.task, w.evalset, "sentence-level", "json")
-        if strategy == "doc-trans" and ROUND_ONE_REUSED:
+        if strategy == "doc-trans" and round_one_reused(w.task):
             files["round_one"] = decode_file(w.task, w.evalset, "2-pass", "bpe")
             files["round_one_sidecar"] = decode_file(w.task, w.evalset, "2-pass", "json")
         return files
@@ -330,26 +395,40 @@ def doc_trans_setting(key):
     return config["doc_trans"][key]
 
 
-#: Strategies that start from the sentence-level hypotheses: 2-pass, and doc-trans in parallel mode.
-FIRST_PASS_STRATEGIES = ["2-pass"] + (["doc-trans"] if doc_trans_setting("mode") == "parallel" else [])
-#: Parallel doc-trans takes 2-pass's output over as its round 1 where 2-pass is decoded anyway.
-ROUND_ONE_REUSED = doc_trans_setting("mode") == "parallel" and "2-pass" in config["strategies"]
+def doc_trans_mode(task):
+    """doc_trans.mode, except sequential for a task without a sentence-level model (parallel needs its first pass)."""
+    mode = doc_trans_setting("mode")
+    return "sequential" if mode == "parallel" and "sentence" not in task_levels(task) else mode
+
+
+def first_pass_strategies(task):
+    """Strategies that start from the sentence-level hypotheses: 2-pass, and doc-trans in parallel mode."""
+    return ["2-pass"] + (["doc-trans"] if doc_trans_mode(task) == "parallel" else [])
+
+
+def round_one_reused(task):
+    """Parallel doc-trans takes 2-pass's output over as its round 1 where 2-pass is decoded anyway."""
+    return doc_trans_mode(task) == "parallel" and "2-pass" in config["strategies"]
 
 
 def decode_options(strategy):
-    """Strategy-specific CLI options of docnmt.decode.cli (input paths, doc-trans's mode), a list: the rule quotes each."""
-    options = []
-    if strategy == "doc-trans":
-        options += ["--doc-trans-mode", doc_trans_setting("mode")]
-        if doc_trans_setting("mode") == "parallel" and doc_trans_setting("max_rounds") is not None:
-            options += ["--max-rounds", str(int(doc_trans_setting("max_rounds")))]
-    if strategy == "cheating":
-        return lambda w, input: options + ["--ref", input.ref]
-    if strategy in FIRST_PASS_STRATEGIES:
-        reused = strategy == "doc-trans" and ROUND_ONE_REUSED
-        return lambda w, input: options + [
-            "--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar,
-        ] + (["--round-one", input.round_one, "--round-one-sidecar", input.round_one_sidecar] if reused else [])
+    """Strategy-specific CLI options of docnmt.decode.cli (input paths, doc-trans's mode), as a function of the
+    wildcards and inputs returning a list: the rule quotes each."""
+
+    def options(w, input):
+        args = []
+        if strategy == "doc-trans":
+            args += ["--doc-trans-mode", doc_trans_mode(w.task)]
+            if doc_trans_mode(w.task) == "parallel" and doc_trans_setting("max_rounds") is not None:
+                args += ["--max-rounds", str(int(doc_trans_setting("max_rounds")))]
+        if strategy == "cheating":
+            args += ["--ref", input.ref]
+        if strategy in first_pass_strategies(w.task):
+            args += ["--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar]
+            if strategy == "doc-trans" and round_one_reused(w.task):
+                args += ["--round-one", input.round_one, "--round-one-sidecar", input.round_one_sidecar]
+        return args
+
     return options
 
 
@@ -361,8 +440,7 @@ def decode_targets(task):
     return [
         decode_file(task, evalset, strategy, "txt")
         for evalset in evalsets(task)
-        for strategy in config["strategies"]
-        if evalset in strategy_evalsets(strategy)
+        for strategy in task_strategies(task, evalset)
     ]
 
 
@@ -380,7 +458,7 @@ def statistics_inputs():
     """TASK:SPLIT:JSON arguments of docnmt.corpora.stats, for the selected tasks."""
     items = {}
     for task in TASKS:
-        for split in SPLITS:
+        for split in (["test"] if is_external(task) else SPLITS):
             items[f"{task}:{split}"] = corpus_stats(task, split)
         if SETTINGS[task]["contrapro"]:
             items[f"{task}:ContraPro"] = contrapro_report(task)
@@ -398,6 +476,10 @@ def data_targets():
     """Everything up to the binarized data, ContraPro and the statistics table (`snakemake data`)."""
     targets = list(DATA_STATISTICS.values())
     for task in TASKS:
+        if is_external(task):
+            targets += [processed_file(task, "bpe", "test", lang) for lang in langs(task)]
+            targets += [model_check(task, level) for level in task_levels(task)]
+            continue
         targets += [binarized(task, level) for level in LEVELS]
         if SETTINGS[task]["contrapro"]:
             targets += [window_file(task, "contrapro", lang) for lang in langs(task)]
@@ -407,8 +489,9 @@ def data_targets():
 def all_targets():
     targets = data_targets()
     for task in TASKS:
-        targets += [model_file(task, level) for level in LEVELS]
-        targets.append(f"results/{task}/plots/learning_curves.png")
+        if not is_external(task):
+            targets += [model_file(task, level) for level in LEVELS]
+            targets.append(f"results/{task}/plots/learning_curves.png")
         targets += decode_targets(task)
     targets += [f for name in table_names() for f in table_files(name)]
     targets += [plot_file(name) for name in plot_names()]
@@ -449,7 +532,7 @@ def scored_text_inputs(w):
     files = {
         "src": corpus_file(w.task, w.evalset, src(w.task)),
         "ref": corpus_file(w.task, w.evalset, tgt(w.task)),
-        "systems": [decode_file(w.task, w.evalset, s, "txt") for s in evalset_strategies(w.evalset)],
+        "systems": [decode_file(w.task, w.evalset, s, "txt") for s in task_strategies(w.task, w.evalset)],
     }
     if w.evalset == "contrapro":
         files["select"] = contrapro_examples(w.task)
@@ -460,7 +543,7 @@ def scored_text_inputs(w):
 
 def system_args(w, input):
     """--system NAME=PATH for every hypothesis file, plus --select on ContraPro (a list; the rule quotes each)."""
-    names = evalset_strategies(w.evalset)
+    names = task_strategies(w.task, w.evalset)
     args = [arg for n, p in zip(names, input.systems, strict=True) for arg in ("--system", f"{n}={p}")]
     return args + (["--select", input.select] if "select" in input.keys() else [])
 
@@ -474,9 +557,15 @@ def pronoun_min_examples(task):
     return SETTINGS[task].get("pronoun_min_examples", config["scoring"]["pronoun_min_examples"])
 
 
-def level_strategies(level):
+def level_strategies(task, level):
     """Strategies whose hypotheses the level's model scores for Table 2."""
-    return [s for s in evalset_strategies("test") if (s == "sentence-level") == (level == "sentence")]
+    return [s for s in task_strategies(task, "test") if (s == "sentence-level") == (level == "sentence")]
+
+
+def significance_baselines(w):
+    """--baseline for each configured baseline that the task decodes (a list; the rule quotes each)."""
+    decoded = task_strategies(w.task, w.evalset)
+    return [arg for b in config["scoring"]["significance_baselines"] if b in decoded for arg in ("--baseline", b)]
 
 
 def perplexity_inputs(w):
@@ -486,13 +575,14 @@ def perplexity_inputs(w):
         "src": processed_file(w.task, "bpe", "test", src(w.task)),
         "docids": corpus_file(w.task, "test", "docids"),
         "reference": processed_file(w.task, "bpe", "test", tgt(w.task)),
-        "systems": [decode_file(w.task, "test", s, "bpe") for s in level_strategies(w.level)],
+        "systems": [decode_file(w.task, "test", s, "bpe") for s in level_strategies(w.task, w.level)],
+        **({"checks": model_check(w.task, w.level)} if is_external(w.task) else {}),
     }
 
 
 def perplexity_args(w, input):
     args = ["--system", f"reference={input.reference}"]
-    for n, p in zip(level_strategies(w.level), input.systems, strict=True):
+    for n, p in zip(level_strategies(w.task, w.level), input.systems, strict=True):
         args += ["--system", f"{n}={p}"]
     return args
 
@@ -507,9 +597,11 @@ def task_scores(task):
         "description": SETTINGS[task].get("description", task),
         "tgt": tgt(task),
         "bleu_ter": {e: score_file(task, e, "bleu_ter") for e in evalsets(task)},
-        "perplexity": {lvl: score_file(task, "test", f"perplexity.{lvl}") for lvl in LEVELS},
-        "sidecars": {s: decode_file(task, "test", s, "json") for s in evalset_strategies("test")},
+        "perplexity": {lvl: score_file(task, "test", f"perplexity.{lvl}") for lvl in task_levels(task)},
+        "sidecars": {s: decode_file(task, "test", s, "json") for s in task_strategies(task, "test")},
     }
+    if skipped_strategies(task):
+        entry["skipped"] = skipped_strategies(task)
     if task in german_tasks():
         entry["pronouns"] = {e: score_file(task, e, "pronouns") for e in evalsets(task)}
     if SETTINGS[task]["contrapro"]:
@@ -526,7 +618,7 @@ def manifest_files():
     files = []
     for entry in score_manifest()["tasks"].values():
         for key, value in entry.items():
-            if isinstance(value, dict):
+            if isinstance(value, dict) and key != "skipped":
                 files += list(value.values())
     return files
 

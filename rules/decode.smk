@@ -1,4 +1,40 @@
 # Decoding: one rule per search strategy, generated from config["strategies"].
+
+
+rule check_model:
+    """A model trained elsewhere, checked before any decode (docnmt.decode.checks): one error line naming the file."""
+    input:
+        model=lambda w: model_file(w.task, w.level),
+        data=lambda w: binarized(w.task, w.level),
+        sample=lambda w: corpus_file(w.task, "test", src(w.task)),
+    output:
+        "results/{task}/models/{level}/check.json",
+    wildcard_constraints:
+        task=_alternatives(external_tasks()),
+    params:
+        k=lambda w: task_k(w.task),
+        separator=lambda w: task_separator(w.task),
+        codes=lambda w: (
+            [] if SETTINGS[w.task]["models"]["bpe_codes"] == "none" else ["--codes", bpe_codes(w.task)]
+        ),
+        tokenize=lambda w: SETTINGS[w.task]["models"]["tokenize"],
+        lang=lambda w: src(w.task),
+    log:
+        "logs/{task}/check_model/{level}.log",
+    benchmark:
+        "benchmarks/{task}/check_model/{level}.tsv"
+    conda:
+        "../envs/fairseq.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=30,
+    shell:
+        "python -m docnmt.decode.checks --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
+        " --k {params.k:q} --separator {params.separator:q} {params.codes:q} --sample {input.sample:q}"
+        " --sample-tokenize {params.tokenize:q} --sample-lang {params.lang:q}"
+        " --output {output:q} > {log:q} 2>&1"
+
 # Adding a strategy to the registry (docnmt.decode.strategies) and the config adds a
 # rule here; nothing is copied.
 
@@ -20,7 +56,8 @@ for _strategy in config["strategies"]:
             strategy=_strategy,
             options=decode_options(_strategy),
             tgt=lambda w: tgt(w.task),
-            search=["--beam", config["beam"], "--k", config["k"], "--h", config["h"], "--dtype", DTYPE],
+            search=lambda w: ["--beam", config["beam"], "--k", task_k(w.task), "--h", config["h"], "--dtype", DTYPE,
+                              "--separator", task_separator(w.task)],
         log:
             f"logs/{{task}}/decode/{{evalset}}/{_strategy}.log",
         benchmark:

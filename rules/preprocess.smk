@@ -182,3 +182,33 @@ rule binarize:
     shell:
         "python -m docnmt.preprocess.binarize --src {params.src:q} --tgt {params.tgt:q} {params.prefixes:q}"
         " --dict {input.dictionary:q} --destdir {output:q} --workers {threads} > {log:q} 2>&1"
+
+
+rule encode_external:
+    """An external task's evaluation text in its models' units: their tokenizer and BPE codes (or none)."""
+    input:
+        text=lambda w: corpus_file(w.task, w.split, w.lang),
+        codes=lambda w: [] if SETTINGS[w.task]["models"]["bpe_codes"] == "none" else [bpe_codes(w.task)],
+    output:
+        "data/{task}/bpe/{split}.{lang}",
+    wildcard_constraints:
+        task=_alternatives(external_tasks()),
+    params:
+        tokenize=lambda w: SETTINGS[w.task]["models"]["tokenize"],
+        codes=lambda w: SETTINGS[w.task]["models"]["bpe_codes"],
+    log:
+        "logs/{task}/encode_external/{split}.{lang}.log",
+    benchmark:
+        "benchmarks/{task}/encode_external/{split}.{lang}.tsv"
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    shell:
+        "python -m docnmt.preprocess.encode --lang {wildcards.lang:q} --tokenize {params.tokenize:q}"
+        " --codes {params.codes:q} --input {input.text:q} --output {output:q} > {log:q} 2>&1"
+
+
+ruleorder: encode_external > gather_shards

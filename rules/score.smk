@@ -12,7 +12,7 @@ rule bleu_ter:
         score_file("{task}", "{evalset}", "bleu_ter"),
     params:
         systems=system_args,
-        baselines=[arg for b in config["scoring"]["significance_baselines"] for arg in ("--baseline", b)],
+        baselines=significance_baselines,
         samples=config["scoring"]["bootstrap_samples"],
     log:
         "logs/{task}/scores/{evalset}/bleu_ter.log",
@@ -68,7 +68,8 @@ rule perplexity:
         score_file("{task}", "test", "perplexity.{level}"),
     params:
         systems=perplexity_args,
-        k=config["k"],
+        k=lambda w: task_k(w.task),
+        separator=lambda w: task_separator(w.task),
         dtype=DTYPE,
     log:
         "logs/{task}/scores/test/perplexity.{level}.log",
@@ -83,7 +84,8 @@ rule perplexity:
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
     shell:
         "python -m docnmt.score.perplexity --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
-        " --k {params.k:q} --dtype {params.dtype:q} --src {input.src:q} --docids {input.docids:q} {params.systems:q}"
+        " --k {params.k:q} --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q}"
+        " --docids {input.docids:q} {params.systems:q}"
         " --output {output:q} > {log:q} 2>&1"
 
 

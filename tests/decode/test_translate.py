@@ -8,6 +8,7 @@ import pytest
 from conftest import REPO, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode import translate
+from docnmt.preprocess.encode import TextPipeline
 from docnmt.textio import InputError, read_lines
 
 pytestmark = pytest.mark.workflow
@@ -44,7 +45,7 @@ def model_args(workdir, *levels):
 
 
 def test_the_text_pipeline_gives_the_workflows_bpe(trained_demo):
-    pipeline = translate.TextPipeline("en", "de", "moses", str(trained_demo / "data/demo/bpe/codes"))
+    pipeline = TextPipeline("en", "de", "moses", str(trained_demo / "data/demo/bpe/codes"))
     for _docid, raw, bpe in demo_documents(trained_demo, 30):
         assert [pipeline.encode(line) for line in raw] == bpe
 

@@ -150,8 +150,9 @@ def check_k(data: Path, dict_path: Path, level: str, k: int | None, per_example:
 
 
 def check_codes(codes: Path, sample: Sequence[Path], dictionary, dict_path: Path, max_unknown: float,
-                max_lines: int = 2000) -> dict:
-    """Segment a sample of tokenized text with ``codes``; the share of units the dictionary lacks."""
+                max_lines: int = 2000, tokenize=None) -> dict:
+    """Segment a sample of text with ``codes`` (after ``tokenize``, if given); the share of units the dictionary
+    lacks."""
     from ..preprocess import bpe
 
     handle = bpe.load(codes)
@@ -159,7 +160,7 @@ def check_codes(codes: Path, sample: Sequence[Path], dictionary, dict_path: Path
     examples: dict[str, int] = {}
     for path in sample:
         for line in read_lines(path)[:max_lines]:
-            for unit in bpe.apply(handle, line).split():
+            for unit in bpe.apply(handle, tokenize(line) if tokenize else line).split():
                 units += 1
                 if unit not in dictionary.indices:
                     unknown += 1
@@ -190,7 +191,7 @@ def languages(checkpoint: Path, state: dict, data: Path) -> tuple[str, str]:
 
 def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: str, separator: str = SEP,
                 k: int | None = None, codes: os.PathLike | str | None = None,
-                sample: Sequence[os.PathLike | str] = (), max_unknown: float = MAX_UNKNOWN) -> dict:
+                sample: Sequence[os.PathLike | str] = (), max_unknown: float = MAX_UNKNOWN, tokenize=None) -> dict:
     """Every check above, in order; the report of what was found (an :class:`InputError` at the first failure)."""
     checkpoint, data = Path(checkpoint), Path(data)
     if level not in ("sentence", "document"):
@@ -221,7 +222,8 @@ def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: s
                           _cfg_get(state, "task", "max_target_positions")],
     }
     if codes is not None:
-        report["bpe"] = check_codes(Path(codes), [Path(p) for p in sample], tgt_dict, tgt_path, max_unknown)
+        report["bpe"] = check_codes(Path(codes), [Path(p) for p in sample], tgt_dict, tgt_path, max_unknown,
+                                    tokenize=tokenize)
     return report
 
 
@@ -234,15 +236,23 @@ def main(argv=None) -> int:
     parser.add_argument("--separator", default=SEP, help="the document-level model's separator token (default <sep>)")
     parser.add_argument("--k", type=int, help="sentences per window the document-level model was trained with")
     parser.add_argument("--codes", type=Path, help="BPE codes (subword-nmt) to check against the dictionary")
-    parser.add_argument("--sample", type=Path, nargs="*", default=[], help="tokenized text to segment for that check")
+    parser.add_argument("--sample", type=Path, nargs="*", default=[], help="text to segment for that check")
+    parser.add_argument("--sample-tokenize", default="none", choices=["moses", "none"],
+                        help="tokenize the sample first: moses (raw text) or none (already tokenized, the default)")
+    parser.add_argument("--sample-lang", default="en", help="the sample's language (Moses rules)")
     parser.add_argument("--max-unknown", type=float, default=MAX_UNKNOWN,
                         help="the largest share of BPE units missing from the dictionary (default 0.05)")
     parser.add_argument("--output", type=Path, help="write the report (JSON) here")
     args = parser.parse_args(argv)
     if args.codes is not None and not args.sample:
         parser.error("--codes needs --sample (tokenized text to segment)")
+    tokenize = None
+    if args.sample_tokenize == "moses":
+        from ..preprocess.tokenize import tokenize as moses
+
+        tokenize = lambda line: moses(line, args.sample_lang) if line.strip() else ""  # noqa: E731
     report = check_model(args.model, args.data, args.level, args.separator, args.k, args.codes, args.sample,
-                         args.max_unknown)
+                         args.max_unknown, tokenize)
     if args.output:
         with atomic_write(args.output) as handle:
             json.dump(report, handle, indent=1)

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from .. import SEP
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
+from ..preprocess.encode import TextPipeline
 from .model import add_search_arguments
 from .strategies import DOC_TRANS_MODES, REGISTRY, Decoder, Document
 
@@ -119,31 +120,6 @@ def write_documents(output: Path, layout: str, documents, translations: list[lis
         else:
             for handle, doc in zip(handles, translations):
                 handle.write("".join(t + "\n" for t in doc))
-
-
-# ---- preprocessing ---------------------------------------------------------------
-class TextPipeline:
-    """Raw sentence -> BPE (tokenize, then segment), and BPE hypothesis -> raw (undo both)."""
-
-    def __init__(self, src_lang: str, tgt_lang: str, tokenizer: str, codes: str | None):
-        from ..preprocess import bpe
-
-        self.src_lang, self.tgt_lang, self.tokenizer = src_lang, tgt_lang, tokenizer
-        self.bpe = None if codes in (None, "none") else bpe.load(Path(codes))
-
-    def encode(self, line: str) -> str:
-        from ..preprocess import bpe, tokenize
-
-        text = tokenize.tokenize(line, self.src_lang) if self.tokenizer == "moses" else " ".join(line.split())
-        return bpe.apply(self.bpe, text) if self.bpe is not None else text
-
-    def decode(self, hyp: str) -> str:
-        from ..preprocess import bpe, tokenize
-
-        if not hyp.strip():
-            return ""
-        text = bpe.remove_bpe(hyp) if self.bpe is not None else hyp
-        return tokenize.detokenize(text, self.tgt_lang) if self.tokenizer == "moses" else text
 
 
 class ProgressSearcher:

@@ -11,7 +11,9 @@ Modules:
   windows     -- k-sentence windows joined by <sep>, within documents
   dictionary  -- the joined fairseq dictionary shared by both models
   binarize    -- fairseq-preprocess with that dictionary, atomically
+  encode      -- raw text to a model's units in one step (its tokenizer and BPE codes, or none): the
+                 evaluation text of models trained elsewhere, and docnmt.decode.translate
 
 CLIs (``python -m docnmt.preprocess.X``): ``shards split|gather``,
-``tokenize tok|detok``, ``bpe learn|apply``, ``windows``, ``dictionary``, ``binarize``.
+``tokenize tok|detok``, ``bpe learn|apply``, ``windows``, ``dictionary``, ``binarize``, ``encode``.
 """

@@ -333,12 +333,20 @@ def _rounds(entry: dict) -> str:
     return cell
 
 
+def skipped_notes(manifest: dict) -> list[str]:
+    """Per task, the strategies it did not decode and why (a task whose models come from elsewhere may lack one)."""
+    return [f"{task}: not decoded (\"-\"): " + "; ".join(f"{s} ({why})" for s, why in spec["skipped"].items()) + "."
+            for task, spec in manifest["tasks"].items() if spec.get("skipped")]
+
+
 def all_tables(manifest: dict) -> list[Table]:
     """The tables in the paper's order: 1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1 (with the per-class
     table), then the ContraPro accuracy of the paper's text."""
     tables = [cost_table(manifest), perplexity_table(manifest), bleu_ter_table(manifest)]
     if any(spec.get("pronouns") for spec in manifest["tasks"].values()):
         tables += list(pronoun_tables(manifest))
+    for table in tables:
+        table.notes.extend(skipped_notes(manifest))
     if any(spec.get("accuracy") for spec in manifest["tasks"].values()):
         tables.append(accuracy_table(manifest))
     return tables
