@@ -170,3 +170,32 @@ def test_translate_and_the_decode_cli_agree_on_the_plain_fairseq_model(external,
     cli = (tmp_path / "cli.bpe").read_text().split("\n")[:-1]
     assert [line for b in blocks for line in b] == cli
     assert not any(SEPARATOR in line or "<sep>" in line for line in cli), "the separator never reaches the output"
+
+
+def test_translate_takes_a_tasks_models_from_the_config(external, tmp_path):
+    import yaml
+
+    from docnmt.decode import translate
+
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"task_settings": {"mine": {
+        "src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": "corpus"},
+        "models": {"k": K, "separator": SEPARATOR, "bpe_codes": "none", "tokenize": "none",
+                   "document": {"checkpoint": "ck/checkpoint_best.pt", "data": "data-bin"}}}}}))
+    options = translate.task_models("mine", tmp_path / "mine.yaml", external)
+    assert options == {"src_lang": "en", "tgt_lang": "de", "document_model": external / "ck/checkpoint_best.pt",
+                       "document_data": external / "data-bin", "k": K, "separator": SEPARATOR, "tokenize": "none",
+                       "codes": "none"}
+    own = translate.task_models("demo", None, tmp_path)
+    assert own["document_model"] == tmp_path / "results/demo/models/document/checkpoint_best.pt"
+    assert (own["codes"], own["separator"], own["k"]) == (str(tmp_path / "data/demo/bpe/codes"), "<sep>", 3)
+    with pytest.raises(InputError, match="unknown task 'nope'"):
+        translate.task_models("nope", tmp_path / "mine.yaml", external)
+    (tmp_path / "in.txt").write_text("w1 w2\nw3 w4\n\nw5\n")
+    common = ["--input", str(tmp_path / "in.txt"), "--strategy", "last-sentence", "--beam", "2"]
+    assert translate.main(common + ["--output", str(tmp_path / "a.txt"), "--task", "mine", "--configfile",
+                                    str(tmp_path / "mine.yaml"), "--workdir", str(external)]) == 0
+    assert translate.main(common + ["--output", str(tmp_path / "b.txt"), "--src-lang", "en", "--tgt-lang", "de",
+                                    "--document-model", str(external / "ck/checkpoint_best.pt"), "--document-data",
+                                    str(external / "data-bin"), "--separator", SEPARATOR, "--k", str(K),
+                                    "--tokenize", "none", "--codes", "none"]) == 0
+    assert (tmp_path / "a.txt").read_text() == (tmp_path / "b.txt").read_text()

@@ -31,8 +31,16 @@ is an error naming the input file and line: it is never truncated. Progress
 goes to stderr, one line per search batch (requests searched, sentences per
 second), and a summary at the end.
 
+With ``--task NAME`` the models and their settings come from a task of the
+workflow's config (``config.yaml``, updated by ``--configfile mine.yaml`` as
+Snakemake does): a task with ``models:`` gives its checkpoints, data
+folders, k, separator, BPE codes and tokenizer; one of the workflow's own
+tasks gives the models it trained in ``--workdir``. Options given
+explicitly win over the task's.
+
 CLI::
 
+    python -m docnmt.decode.translate --input talk.txt --output talk.de.txt --task mine --configfile mine.yaml
     python -m docnmt.decode.translate --input talk.txt --output talk.de.txt --src-lang en --tgt-lang de \
         --document-model doc.pt --document-data data-bin [--separator '<brk>'] [--k 3] \
         [--sentence-model sent.pt --sentence-data data-bin-sent] [--codes bpe.codes | --codes none] \
@@ -146,6 +154,56 @@ class ProgressSearcher:
         return getattr(self._searcher, name)
 
 
+# ---- a task's models ---------------------------------------------------------------
+def _merge(base: dict, update: dict) -> dict:
+    """``update`` over ``base``, nested mappings merged (Snakemake's --configfile over the workflow's config)."""
+    out = dict(base)
+    for key, value in update.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(".")) -> dict:
+    """The translate options of a task of the workflow's config: models, data folders, k, separator, BPE, tokenizer."""
+    import yaml
+
+    from ..config import SCHEMA, ConfigError, validate
+
+    config = yaml.safe_load((SCHEMA.parents[1] / "config.yaml").read_text(encoding="utf-8"))
+    if configfile is not None:
+        if not Path(configfile).exists():
+            raise InputError(configfile, "config file not found")
+        try:
+            extra = yaml.safe_load(Path(configfile).read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as err:
+            raise InputError(configfile, f"expected YAML, found invalid YAML ({err})") from None
+        config = _merge(config, extra)
+    try:
+        config = validate(config)
+    except ConfigError as err:
+        raise InputError(configfile or "config.yaml", str(err)) from None
+    if task not in config["task_settings"]:
+        raise InputError(configfile or "config.yaml", f"unknown task {task!r}; tasks in task_settings: "
+                                                       f"{', '.join(sorted(config['task_settings']))}")
+    settings = config["task_settings"][task]
+    options = {"src_lang": settings["src"], "tgt_lang": settings["tgt"]}
+    models = settings.get("models")
+    if models is not None:
+        for level in ("sentence", "document"):
+            if level in models:
+                options[f"{level}_model"] = Path(workdir) / models[level]["checkpoint"]
+                options[f"{level}_data"] = Path(workdir) / models[level]["data"]
+        codes = models["bpe_codes"]
+        options.update(k=models["k"], separator=models["separator"], tokenize=models["tokenize"],
+                       codes=codes if codes == "none" else str(Path(workdir) / codes))
+    else:
+        for level in ("sentence", "document"):
+            options[f"{level}_model"] = Path(workdir) / f"results/{task}/models/{level}/checkpoint_best.pt"
+            options[f"{level}_data"] = Path(workdir) / f"data/{task}/bin/{level}"
+        options.update(k=config["k"], separator=SEP, tokenize="moses", codes=str(Path(workdir) / f"data/{task}/bpe/codes"))
+    return options
+
+
 # ---- translation -------------------------------------------------------------------
 def translate(documents, pipeline: TextPipeline, strategy: str, document_model=None, sentence_model=None,
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
@@ -188,8 +246,12 @@ def main(argv=None) -> int:
     parser.add_argument("--input", required=True, type=Path, help="a text file (blank line between documents) or a "
                                                                   "folder of one-document files")
     parser.add_argument("--output", required=True, type=Path, help="where the translations go, in the same layout")
-    parser.add_argument("--src-lang", required=True)
-    parser.add_argument("--tgt-lang", required=True)
+    parser.add_argument("--task", help="take the models and their settings from this task of the workflow's config")
+    parser.add_argument("--configfile", type=Path, help="with --task: a config over the workflow's config.yaml")
+    parser.add_argument("--workdir", type=Path, default=Path("."),
+                        help="with --task: the workflow's working directory (relative paths start there)")
+    parser.add_argument("--src-lang")
+    parser.add_argument("--tgt-lang")
     parser.add_argument("--strategy", default="doc-trans", choices=[s for s in REGISTRY if s != "cheating"])
     parser.add_argument("--doc-trans-mode", default="sequential", choices=DOC_TRANS_MODES,
                         help="doc-trans: sequential (default) or parallel (the same translations; needs the "
@@ -198,12 +260,21 @@ def main(argv=None) -> int:
     parser.add_argument("--document-data", type=Path, help="its data folder (dict.SRC.txt, dict.TGT.txt)")
     parser.add_argument("--sentence-model", type=Path, help="the sentence-level fairseq checkpoint")
     parser.add_argument("--sentence-data", type=Path, help="its data folder")
-    parser.add_argument("--codes", default=None, help="subword-nmt BPE codes, or none for text already segmented "
-                                                      "(default: none)")
-    parser.add_argument("--tokenize", default="moses", choices=["moses", "none"],
+    parser.add_argument("--codes", help="subword-nmt BPE codes, or none for text already segmented (default: none)")
+    parser.add_argument("--tokenize", choices=["moses", "none"],
                         help="moses (the workflow's normalization and tokenization, default) or none")
     add_search_arguments(parser)
+    given = {a.dest for a in parser._actions if a.option_strings and any(o in (argv or sys.argv[1:])
+                                                                         for o in a.option_strings)}
     args = parser.parse_args(argv)
+    if args.task is not None:
+        for key, value in task_models(args.task, args.configfile, args.workdir).items():
+            if key not in given:
+                setattr(args, key, value)
+    args.tokenize = args.tokenize or "moses"
+    for option in ("src_lang", "tgt_lang"):
+        if getattr(args, option) is None:
+            parser.error(f"--{option.replace('_', '-')} is required (or --task)")
 
     from .checks import check_model
     from .model import Model
