@@ -86,14 +86,10 @@ def task_separator(task):
 
 
 def strategy_levels(strategy, task=None):
-    """The models a strategy needs: 2-pass (and doc-trans in parallel mode) starts from the sentence-level
-    hypotheses. Without a task, doc-trans needs only the document model: it falls back to sequential mode
-    where the task has no sentence-level model (doc_trans_mode)."""
-    if strategy == "sentence-level":
-        return {"sentence"}
-    if strategy == "2-pass" or (task is not None and strategy in first_pass_strategies(task)):
-        return {"sentence", "document"}
-    return {"document"}
+    """The models a strategy needs (docnmt.decode.strategies.models_needed). Without a task, doc-trans needs
+    only the document model: it falls back to sequential mode where the task has no sentence-level model
+    (doc_trans_mode)."""
+    return models_needed(strategy, "sequential" if task is None else doc_trans_mode(task))
 
 
 def skipped_strategies(task):
@@ -315,6 +311,7 @@ def binarized(task, level):
 
 # ---- training -----------------------------------------------------------------
 from docnmt.train.cli import options_to_args  # noqa: E402
+from docnmt.decode.strategies import models_needed  # noqa: E402
 
 
 def checkpoint_dir(task, level):

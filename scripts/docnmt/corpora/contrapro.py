@@ -50,7 +50,7 @@ from typing import Sequence
 
 from .. import SEP
 from .corpus import Document, read_split
-from .opus import normalize_os_docid
+from .opus import NOT_FOUND_REASONS, _no_ws, normalize_os_docid
 from ..textio import InputError, atomic_outputs, cli_errors
 
 #: Fields an example of contrapro.json must have (ContraPro's schema).
@@ -65,7 +65,7 @@ REQUIRED_FIELDS = (
     "errors",
 )
 #: Why an example could not be kept, in report order.
-DROP_REASONS = ("missing_document", "segment_out_of_range", "source_mismatch")
+DROP_REASONS = NOT_FOUND_REASONS
 #: Antecedent-distance buckets of ContraPro's evaluate.py.
 ANTE_BUCKETS = ("0", "1", "2", "3", ">3")
 #: How many example indices (and messages) per drop reason the report keeps.
@@ -291,10 +291,6 @@ class _DocumentIndex:
             names = ", ".join(repr(d.docid) for d in found)
             raise where(f"document id {document_id!r} matches several documents after normalization: {names}")
         return found[0] if found else None
-
-
-def _no_ws(text: str) -> str:
-    return "".join(text.split())
 
 
 def ante_bucket(distance: int | None) -> str:

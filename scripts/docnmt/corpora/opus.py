@@ -225,7 +225,7 @@ def normalize_os_docid(docid: str, tgt_lang: str = "de") -> str:
 
 #: How the OS training data leaves ContraPro out (config ``corpus.contrapro_removal``; see the module docstring).
 CONTRAPRO_REMOVALS = ("segments", "films")
-#: Why an example's line was not found in the corpus (the reasons of :mod:`docnmt.corpora.contrapro`).
+#: Why an example's line was not found in the corpus (also :mod:`docnmt.corpora.contrapro`'s drop reasons).
 NOT_FOUND_REASONS = ("missing_document", "segment_out_of_range", "source_mismatch")
 
 
@@ -270,11 +270,6 @@ def read_contrapro_segments(path: os.PathLike | str) -> list[ContraProSegment]:
                                    f"found {example.get('src segment')!r}")
         segments.append(ContraProSegment(index, example["document id"], segment, _no_ws(example["src segment"])))
     return segments
-
-
-def read_contrapro_docids(path: os.PathLike | str) -> list[str]:
-    """The distinct ``document id`` values of a ``contrapro.json`` (in first-seen order)."""
-    return list(dict.fromkeys(s.document_id for s in read_contrapro_segments(path)))
 
 
 class ContraProLines:

@@ -234,6 +234,16 @@ class Decoder:
 
 
 Strategy = Callable[[Decoder, list[Document]], list[list[str]]]
+def models_needed(strategy: str, doc_trans_mode: str = "sequential") -> set[str]:
+    """The models a strategy decodes with: sentence-level the sentence-level model; 2-pass and parallel
+    doc-trans both (they start from its hypotheses); every other strategy the document-level model."""
+    if strategy == "sentence-level":
+        return {"sentence"}
+    if strategy == "2-pass" or (strategy == "doc-trans" and doc_trans_mode == "parallel"):
+        return {"sentence", "document"}
+    return {"document"}
+
+
 REGISTRY: dict[str, Strategy] = {}
 #: The seed's cost table (decoder forward passes) per strategy, as a factor of N*L.
 COST = {}

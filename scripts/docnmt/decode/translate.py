@@ -58,21 +58,7 @@ from .. import SEP
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
 from .model import add_search_arguments
-from .strategies import DOC_TRANS_MODES, REGISTRY, Decoder, Document
-
-#: Strategies and the models they need.
-NEEDS = {
-    "sentence-level": {"sentence"},
-    "2-pass": {"sentence", "document"},
-    "cheating": None,  # a reference as context: not for translation
-}
-
-
-def needed_models(strategy: str, doc_trans_mode: str) -> set[str]:
-    if strategy == "doc-trans" and doc_trans_mode == "parallel":
-        return {"sentence", "document"}
-    return NEEDS.get(strategy, {"document"})
-
+from .strategies import DOC_TRANS_MODES, REGISTRY, Decoder, Document, models_needed
 
 # ---- input and output ---------------------------------------------------------
 def read_documents(path: Path) -> tuple[list[tuple[str, list[str], list[int], Path]], str]:
@@ -230,7 +216,7 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
                                      "sentence-level model", total, stream) if sentence_model is not None else None
     doc_searcher = ProgressSearcher(Searcher(document_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
                                     "document-level model", total, stream) if document_model is not None else None
-    if needed_models(strategy, doc_trans_mode) >= {"sentence", "document"}:  # 2-pass and parallel doc-trans
+    if models_needed(strategy, doc_trans_mode) >= {"sentence", "document"}:  # 2-pass and parallel doc-trans
         first = REGISTRY["sentence-level"](Decoder(sent_searcher, k=k, h=h), bpe_docs)
         for doc, hyps in zip(bpe_docs, first):
             doc.first_pass = hyps
@@ -279,7 +265,7 @@ def main(argv=None) -> int:
     from .checks import check_model
     from .model import Model
 
-    needed = needed_models(args.strategy, args.doc_trans_mode)
+    needed = models_needed(args.strategy, args.doc_trans_mode)
     models = {}
     for level in ("sentence", "document"):
         checkpoint, data = getattr(args, f"{level}_model"), getattr(args, f"{level}_data")
