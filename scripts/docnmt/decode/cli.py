@@ -224,6 +224,8 @@ def main(argv=None) -> int:
         sidecar.update(redecoded_per_round=decoder.stats.redecoded, round_one_reused=decoder.stats.round_one_reused,
                        converged=decoder.stats.converged, sequential_from_round=decoder.stats.sequential_from_round,
                        max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
+    if args.strategy == "last-sentence":  # the target context of each kept translation (docnmt.score.cxmi)
+        sidecar["generated_context"] = [decoder.stats.generated_context.get(line, []) for line in range(len(src))]
     if args.strategy in ("2-pass", "cheating"):
         sidecar["sep_mismatch_lines"] = sorted(line + 1 for line in decoder.stats.sep_mismatch_lines)
     if first_pass_sha256 is not None:

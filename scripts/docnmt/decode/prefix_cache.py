@@ -247,13 +247,19 @@ def prefill(searcher, prefixes: list[list[int]], encoder_out):
     return cache
 
 
-def score_forced(searcher, requests: Sequence, targets: Sequence[Sequence[int]]) -> list[Scored]:
+def score_forced(searcher, requests: Sequence, targets: Sequence[Sequence[int]],
+                 ends: Sequence[int] | None = None) -> list[Scored]:
     """Log-prob of each continuation (ids without ``</s>``; ``</s>`` is appended and scored)
-    after its request's prefix: the prefilled cache plus one teacher-forced pass."""
+    after its request's prefix: the prefilled cache plus one teacher-forced pass.
+
+    ``ends``: per target, the token appended and scored in place of ``</s>`` (``</s>`` or the
+    separator: a sentence that a window's later sentences follow)."""
     import torch
 
     if len(targets) != len(requests):
         raise ValueError(f"expected one target per request ({len(requests)}), got {len(targets)}")
+    if ends is not None and len(ends) != len(requests):
+        raise ValueError(f"expected one end token per request ({len(requests)}), got {len(ends)}")
     checked = searcher._check(requests)
     conts = []
     for number, ((_, prefix, _), target) in enumerate(zip(checked, targets), start=1):
@@ -265,7 +271,10 @@ def score_forced(searcher, requests: Sequence, targets: Sequence[Sequence[int]])
         if len(prefix) + len(target) + 1 > searcher.max_target_positions:
             raise InputError(f"request {number}", f"prefix and target too long: {len(prefix) + len(target) + 1} "
                              f"tokens with </s>, the model's max target positions are {searcher.max_target_positions}")
-        conts.append(target + [searcher.eos])
+        end = searcher.eos if ends is None else int(ends[number - 1])
+        if end not in (searcher.eos, searcher.model.sep):
+            raise ValueError(f"request {number}: the end token must be </s> or the separator, got {end}")
+        conts.append(target + [end])
     results: list[Scored | None] = [None] * len(checked)
     device = searcher.model.device
     for batch in searcher._batches(checked):

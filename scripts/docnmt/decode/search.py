@@ -401,8 +401,9 @@ class Searcher:
         return out
 
     # ---- forced scoring with the cache -------------------------------------
-    def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]]) -> list[Scored]:
-        """Log-prob of each continuation (ids without ``</s>``; ``</s>`` is appended and scored)
-        after its request's prefix: the prefilled cache plus one teacher-forced pass
-        (:func:`docnmt.decode.prefix_cache.score_forced`)."""
-        return score_forced(self, requests, targets)
+    def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],
+                     ends: Sequence[int] | None = None) -> list[Scored]:
+        """Log-prob of each continuation (ids without ``</s>``; ``</s>``, or the token ``ends`` gives
+        for it, is appended and scored) after its request's prefix: the prefilled cache plus one
+        teacher-forced pass (:func:`docnmt.decode.prefix_cache.score_forced`)."""
+        return score_forced(self, requests, targets, ends)

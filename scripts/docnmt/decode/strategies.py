@@ -128,6 +128,9 @@ class Stats:
     sequential_from_round: int | None = None
     #: parallel doc-trans: round 1 was 2-pass's output, not searched here (it is still in ``redecoded``)
     round_one_reused: bool = False
+    #: last-sentence: per (0-based) line, the segments its window generated before the kept one (the target
+    #: context that the kept translation was conditioned on; no output file holds it otherwise)
+    generated_context: dict[int, list[str]] = field(default_factory=dict)
 
 
 #: doc-trans's decoding modes: the fixed-point iteration, and the position-by-position reference.
@@ -477,6 +480,8 @@ def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[li
         if len(segments) != len(windows[(n, i)]):
             dec.stats.sep_mismatch += 1
         out[n][i] = segments[-1] if keep_last else segments[0]
+        if keep_last:
+            dec.stats.generated_context[docs[n].lines[i]] = segments[:-1]
     return out
 
 
