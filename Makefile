@@ -30,7 +30,7 @@ $(VENV)/.installed: requirements-base.txt requirements.txt
 	touch $@
 
 # The paper's tables in its order (1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1, 5 data), then ContraPro accuracy.
-DEMO_TABLES := decoding_cost perplexity bleu_ter pronoun_f1 data_statistics contrapro_accuracy
+DEMO_TABLES := decoding_cost perplexity bleu_ter pronoun_f1 data_statistics contrapro_accuracy context_usage context_split
 
 demo: setup
 	$(VENV)/bin/python -m snakemake --cores $(CORES) --resources gpu=1 --config 'tasks=[demo]'

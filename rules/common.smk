@@ -584,6 +584,77 @@ def perplexity_args(w, input):
     return args
 
 
+# ---- context usage (CXMI) ------------------------------------------------------
+def cxmi_tasks():
+    """Tasks with a document-level model: CXMI measures how much that model uses its context."""
+    return [t for t in TASKS if "document" in task_levels(t)]
+
+
+def cxmi_sentences(task, evalset):
+    """results/{task}/scores/{evalset}/cxmi.sentences.tsv: the P-CXMI of every scored sentence."""
+    return f"results/{task}/scores/{evalset}/cxmi.sentences.tsv"
+
+
+def cxmi_inputs(w):
+    """The document-level model (and the sentence-level one, for the variant), the BPE evaluation set, every
+    decoded strategy's BPE hypotheses, and what a context needs: 2-pass's first pass, last-sentence's sidecar."""
+    strategies = task_strategies(w.task, w.evalset)
+    files = {
+        "model": model_file(w.task, "document"),
+        "data": binarized(w.task, "document"),
+        "src": processed_file(w.task, "bpe", w.evalset, src(w.task)),
+        "ref": processed_file(w.task, "bpe", w.evalset, tgt(w.task)),
+        "docids": corpus_file(w.task, w.evalset, "docids"),
+        "systems": [decode_file(w.task, w.evalset, s, "bpe") for s in strategies],
+    }
+    if "sentence" in task_levels(w.task):
+        files["sentence_model"] = model_file(w.task, "sentence")
+        files["sentence_data"] = binarized(w.task, "sentence")
+    if "2-pass" in strategies:
+        files["first_pass"] = decode_file(w.task, w.evalset, "sentence-level", "bpe")
+    if "last-sentence" in strategies:
+        files["last_sentence_sidecar"] = decode_file(w.task, w.evalset, "last-sentence", "json")
+    if w.evalset == "contrapro":
+        files["select"] = contrapro_examples(w.task)
+    if has_subsets(w.task, w.evalset):
+        files["subsets"] = corpus_file(w.task, w.evalset, "subsets")
+    if is_external(w.task):
+        files["checks"] = [model_check(w.task, lvl) for lvl in task_levels(w.task)]
+    return files
+
+
+def cxmi_args(w, input):
+    """The optional arguments of docnmt.score.cxmi (a list; the rule quotes each)."""
+    args = []
+    for n, p in zip(task_strategies(w.task, w.evalset), input.systems, strict=True):
+        args += ["--system", f"{n}={p}"]
+    for key, option in (("sentence_model", "--sentence-model"), ("sentence_data", "--sentence-data"),
+                        ("first_pass", "--first-pass"), ("last_sentence_sidecar", "--last-sentence-sidecar"),
+                        ("select", "--select"), ("subsets", "--subsets")):
+        if key in input.keys():
+            args += [option, input[key]]
+    return args
+
+
+def context_usage_inputs(w):
+    """The P-CXMI of every sentence, the raw evaluation set and every strategy's detokenized hypotheses."""
+    files = scored_text_inputs(w)
+    files["sentences"] = cxmi_sentences(w.task, w.evalset)
+    files["docids"] = corpus_file(w.task, w.evalset, "docids")
+    files.pop("subsets", None)
+    return files
+
+
+def context_usage_args(w, input):
+    """--system for every strategy, --select on ContraPro, and pronoun F1 where the target is German."""
+    args = system_args(w, input)
+    if w.task in german_tasks():
+        args += ["--pronouns", "--tagger", config["scoring"]["tagger"], "--source-tagger",
+                 config["scoring"]["source_tagger"], "--rules", config["scoring"]["pronoun_rules"],
+                 "--min-examples", str(pronoun_min_examples(w.task))]
+    return args
+
+
 def contrapro_levels(task):
     return LEVELS if SETTINGS[task]["contrapro"] else []
 
@@ -603,6 +674,10 @@ def task_scores(task):
         entry["pronouns"] = {e: score_file(task, e, "pronouns") for e in evalsets(task)}
     if SETTINGS[task]["contrapro"]:
         entry["accuracy"] = {lvl: score_file(task, "contrapro", f"accuracy.{lvl}") for lvl in LEVELS}
+    if task in cxmi_tasks():
+        entry["cxmi"] = {e: score_file(task, e, "cxmi") for e in evalsets(task)}
+        entry["cxmi_sentences"] = {e: cxmi_sentences(task, e) for e in evalsets(task)}
+        entry["context_usage"] = {e: score_file(task, e, "context_usage") for e in evalsets(task)}
     return entry
 
 
@@ -636,6 +711,8 @@ def table_names():
         names += ["pronoun_f1", "pronoun_classes"]
     if any(SETTINGS[t]["contrapro"] for t in TASKS):
         names.append("contrapro_accuracy")
+    if cxmi_tasks():
+        names += ["context_usage", "context_split", "context_sentences"]
     return names + ["decoding_cost"]
 
 
@@ -644,11 +721,12 @@ def table_files(name):
 
 
 #: Plots of the report, each with its caption in report/{name}.rst.
-PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost"}
+PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage"}
 
 
 def plot_names():
-    return [p for p in PLOTS if p != "pronouns" or any(t in german_tasks() for t in TASKS)]
+    return [p for p in PLOTS if (p != "pronouns" or any(t in german_tasks() for t in TASKS))
+            and (p != "cxmi" or cxmi_tasks())]
 
 
 def plot_file(name):

@@ -124,13 +124,77 @@ rule contrapro_accuracy:
         " --tgt-lang {params.tgt:q} --output {output:q} > {log:q} 2>&1"
 
 
+rule cxmi:
+    """CXMI and the P-CXMI of every sentence (Fernandes et al. 2021, 2023): how much the document-level model uses
+    its context, on the reference and on every strategy's hypotheses."""
+    input:
+        unpack(cxmi_inputs),
+    output:
+        summary=score_file("{task}", "{evalset}", "cxmi"),
+        sentences=cxmi_sentences("{task}", "{evalset}"),
+    wildcard_constraints:
+        task=_alternatives(cxmi_tasks()),
+    params:
+        options=cxmi_args,
+        k=lambda w: task_k(w.task),
+        separator=lambda w: task_separator(w.task),
+        dtype=DTYPE,
+    log:
+        "logs/{task}/scores/{evalset}/cxmi.log",
+    benchmark:
+        "benchmarks/{task}/scores/{evalset}/cxmi.tsv"
+    conda:
+        "../envs/fairseq.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=8000,
+        runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
+    shell:
+        "python -m docnmt.score.cxmi --model {input.model:q} --data {input.data:q} --k {params.k:q}"
+        " --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q} --ref {input.ref:q}"
+        " --docids {input.docids:q} {params.options:q}"
+        " --output {output.summary:q} --sentences {output.sentences:q} > {log:q} 2>&1"
+
+
+rule context_usage:
+    """The highest-P-CXMI sentences with their context and translations, and every strategy's BLEU and pronoun F1
+    on the highest-P-CXMI tenth against the rest."""
+    input:
+        unpack(context_usage_inputs),
+    output:
+        score_file("{task}", "{evalset}", "context_usage"),
+    wildcard_constraints:
+        task=_alternatives(cxmi_tasks()),
+    params:
+        options=context_usage_args,
+        k=lambda w: task_k(w.task),
+        top=config["scoring"]["context_usage"]["top"],
+        share=config["scoring"]["context_usage"]["share"],
+    log:
+        "logs/{task}/scores/{evalset}/context_usage.log",
+    benchmark:
+        "benchmarks/{task}/scores/{evalset}/context_usage.tsv"
+    conda:
+        "../envs/scoring.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    shell:
+        "python -m docnmt.score.context_usage --sentences {input.sentences:q} --source {input.src:q}"
+        " --reference {input.ref:q} --docids {input.docids:q} {params.options:q} --k {params.k:q}"
+        " --top {params.top:q} --share {params.share:q} --output {output:q} > {log:q} 2>&1"
+
+
 rule tables:
     """The paper's tables for every selected task, in Markdown, CSV and LaTeX: `snakemake tables`."""
     input:
         manifest_files(),
     output:
         [
-            report(f, category="Tables", labels={"table": name, "format": "csv"}) if f.endswith(".csv") else f
+            report(f, category="Context usage" if name.startswith("context_") else "Tables",
+                   labels={"table": name, "format": "csv"}) if f.endswith(".csv") else f
             for name in table_names()
             for f in table_files(name)
         ],

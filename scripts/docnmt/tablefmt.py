@@ -23,7 +23,8 @@ class Table:
     def markdown(self) -> str:
         lines = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
                  "|" + "|".join(["---"] + ["---:"] * (len(self.header) - 1)) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        # a "|" inside a cell (a sentence of the context tables) would end the cell
+        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in self.rows]
         if self.notes:
             lines += [""] + [f"- {note}" for note in self.notes]
         return "\n".join(lines) + "\n"

@@ -560,3 +560,25 @@ def test_parallel_doc_trans_equals_sequential_on_real_ted_talks(demo, tmp_path):
     take_over_round_one(docs, [h for hyps in REGISTRY["2-pass"](two, docs) for h in hyps], two.stats.sep_mismatch_lines)
     reused, rdec, _ = decode(demo, "doc-trans", docs, mode="parallel")
     assert reused == sequential and rdec.stats.round_one_reused and rdec.stats.redecoded == dec.stats.redecoded
+
+
+def test_last_sentence_records_the_target_context_each_kept_translation_followed(demo):
+    """The segments each last-sentence window generated before the kept one (docnmt.score.cxmi conditions on
+    them), recorded per line: the window searched again gives those segments, then the kept translation."""
+    from docnmt.decode.search import Searcher
+    from docnmt.decode.strategies import _window
+    from docnmt.preprocess.windows import split
+
+    docs = documents(demo, n_docs=4)
+    out, dec, _ = decode(demo, "last-sentence", docs)
+    recorded = dec.stats.generated_context
+    assert sorted(recorded) == sorted(line for d in docs for line in d.lines)
+    searcher = Searcher(demo["doc"], beam=BEAM)
+    with_context = 0
+    for doc, hyps in zip(docs, out):
+        for i in range(len(doc)):
+            request = dec.build(_window(doc, i - 2, i + 1))[0]
+            segments = split(dec.text(searcher.search([request])[0][0]))
+            assert recorded[doc.lines[i]] == segments[:-1] and hyps[i] == segments[-1], (doc.docid, i)
+            with_context += bool(recorded[doc.lines[i]])
+    assert recorded[docs[0].lines[0]] == [] and with_context >= 8

@@ -274,3 +274,77 @@ def test_half_precision_is_named_under_every_table_it_moves(manifest, tmp_path):
     assert "demo sentence-level-level" not in notes["perplexity"]
     assert "Precision of the contrastive scoring not recorded (demo sentence-level)" in notes["contrapro_accuracy"]
     assert "dtype: float16" in notes["decoding_cost"]
+
+
+# ---- context usage (CXMI) -------------------------------------------------------------
+def cxmi_summary(cxmi, n=6):
+    return {"sentences": n, "tokens": 5 * n, "cxmi": cxmi, "cxmi_per_token": cxmi / 5,
+            "cxmi_length_normalized": cxmi / 5, "positive_share": 0.5}
+
+
+@pytest.fixture
+def context_manifest(manifest, tmp_path):
+    spec = manifest["tasks"]["demo"]
+    cx = tmp_path / "cxmi.json"
+    cx.write_text(json.dumps({
+        "dtype": "float32", "reference": cxmi_summary(0.25), "reference_sentence_model": cxmi_summary(0.5),
+        "subsets": {"ambiguous-antecedent": {"in": cxmi_summary(0.9, 2), "rest": cxmi_summary(0.1, 4)}},
+        "strategies": {"sentence-level": {**cxmi_summary(0.0), "exact": True},
+                       "last-sentence": {**cxmi_summary(0.3), "exact": False},
+                       "doc-trans": {**cxmi_summary(0.375), "exact": True}}}))
+    tsv = tmp_path / "cxmi.tsv"
+    tsv.write_text("line\tdocid\tposition\ttokens\tp_cxmi\n" + "".join(
+        f"{i + 1}\td\t{i + 1}\t5\t{v:.6f}\n" for i, v in enumerate([0.0, 1.2, -0.3, 0.4, 0.0, 0.2])))
+    usage = tmp_path / "usage.json"
+    part = lambda bleu, f1, reported=True: {"sentences": 1, "BLEU": bleu, "gender_f1": f1,  # noqa: E731
+                                            "gender_examples": 1, "gender_reported": reported}
+    usage.write_text(json.dumps({
+        "share": 0.1, "top_sentences": 1, "rest_sentences": 5, "threshold": 1.2, "min_examples": 100,
+        "pronoun_setup": "rule set blonde-de; German tagger HanTa",
+        "top": [{"rank": 1, "line": 2, "docid": "d", "position": 2, "p_cxmi": 1.2, "context_source": ["s0"],
+                 "context_reference": ["Der Tisch ist neu."], "source": "s1", "reference": "Er passt | gut.",
+                 "translations": {"sentence-level": "Es passt gut.", "doc-trans": "Er passt gut."}}],
+        "split": {"sentence-level": {"top": part(40.0, 0.0, False), "rest": part(80.0, None)},
+                  "doc-trans": {"top": part(100.0, 1.0, False), "rest": part(90.0, 0.5)}}}))
+    spec.update(cxmi={"test": str(cx)}, cxmi_sentences={"test": str(tsv)}, context_usage={"test": str(usage)})
+    return manifest
+
+
+def test_context_usage_table_gives_cxmi_per_set_subset_and_strategy(context_manifest):
+    table = tables.context_usage_table(context_manifest)
+    cells = {row[0]: row[1:] for row in table.rows}
+    assert table.header == ["measure", "demo test"]
+    assert cells["CXMI (reference)"] == ["0.250"] and cells["CXMI per token (reference)"] == ["0.050"]
+    assert cells["CXMI, sentence-level model as context-free term"] == ["0.500"]
+    assert cells["CXMI on subset ambiguous-antecedent"] == ["0.900"]
+    assert cells["CXMI on the rest (not ambiguous-antecedent)"] == ["0.100"]
+    assert cells["CXMI of hyp doc-trans"] == ["0.375"] and cells["CXMI of hyp full-segment"] == ["-"]
+    notes = " ".join(table.notes)
+    assert "Not in the paper" in notes and "Fernandes et al., ACL 2021" in notes and "ACL 2023" in notes
+    assert "Approximate (a last-sentence decode from an older version" in notes and "demo test last-sentence" in notes
+
+
+def test_context_split_and_top_sentence_tables(context_manifest):
+    split = tables.context_split_table(context_manifest)
+    assert split.header == ["strategy", "demo test BLEU top 10%", "demo test BLEU rest", "demo test gender F1 top 10%",
+                            "demo test gender F1 rest"]
+    cells = rows(split)
+    assert cells["doc-trans"][1:] == ["100.0", "90.0", "100.0 (few)", "50.0"]
+    assert cells["sentence-level"][1:] == ["40.0", "80.0", "0.0 (few)", "nan"]
+    assert cells["full-segment"][1:] == ["-"] * 4
+    assert any("the 1 sentences with the highest P-CXMI of the reference (P-CXMI >= 1.200) against the other 5" in n
+               for n in split.notes)
+    top = tables.context_sentences_table(context_manifest)
+    assert top.header[-2:] == ["sentence-level", "doc-trans"]
+    assert top.rows[0][:5] == ["demo", "test", "1", "2", "1.200"] and top.rows[0][8] == "Er passt | gut."
+    assert "| Er passt \\| gut. |" in top.markdown(), "a | inside a cell is escaped in Markdown"
+    names = [t.name for t in tables.all_tables(context_manifest)]
+    assert names[-3:] == ["context_usage", "context_split", "context_sentences"]
+
+
+def test_cxmi_histogram_is_drawn(context_manifest, tmp_path):
+    from docnmt.score import plots
+
+    out = tmp_path / "cxmi.png"
+    assert plots.main(["cxmi", "--manifest-json", json.dumps(context_manifest), "--output", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

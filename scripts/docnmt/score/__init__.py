@@ -6,9 +6,12 @@ Modules:
   perplexity  -- perplexity of hypotheses and references, by forced scoring
   pronouns    -- pronoun gender and formality F1 (the paper's German BlonDe fork), with the tagger it used
   contrastive -- ContraPro contrastive accuracy by forced scoring
+  cxmi        -- context usage: CXMI and per-sentence P-CXMI of the document-level model, per strategy too
+  sentence_file -- the per-sentence P-CXMI file: writing it and reading it back (no torch)
+  context_usage -- the highest-P-CXMI sentences, and BLEU/pronoun F1 on them against the rest
   tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
-  plots       -- the report's plots (BLEU, pronoun F1, quality against cost) from the same manifest
+  plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
 
 CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,
-``contrastive``, ``tables``, ``plots``.
+``contrastive``, ``cxmi``, ``context_usage``, ``tables``, ``plots``.
 """

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..corpora.corpus import read_docids
 from ..textio import InputError, atomic_write, cli_errors
-from .cxmi import read_sentences
+from .sentence_file import read_sentences
 from .evalset import add_arguments, load_args
 from .pronouns import _setup_arguments
 

@@ -93,6 +93,7 @@ from typing import Callable, Sequence
 from ..corpora.corpus import read_docids
 from ..decode.strategies import Document, _prev
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
+from .sentence_file import TSV_FIXED, write_sentences
 
 
 @dataclass(frozen=True)
@@ -291,35 +292,6 @@ def _generated_context(path: Path | None, n_lines: int):
             isinstance(g, list) and all(isinstance(s, str) for s in g) for g in generated):
         raise InputError(path, f"expected 'generated_context' to list {n_lines} lists of BPE sentences, one per line")
     return generated
-
-
-TSV_FIXED = ("line", "docid", "position", "tokens", "p_cxmi")
-
-
-def write_sentences(handle, rows: list[dict], columns: list[str]) -> None:
-    handle.write("\t".join(columns) + "\n")
-    for row in rows:
-        handle.write("\t".join(f"{row[c]:.6f}" if isinstance(row[c], float) else str(row[c]) for c in columns) + "\n")
-
-
-def read_sentences(path: Path | str) -> list[dict]:
-    """The ``--sentences`` file back: one dict per row, numbers as numbers."""
-    rows = read_lines(path)
-    if not rows or rows[0].split("\t")[:len(TSV_FIXED)] != list(TSV_FIXED):
-        raise InputError(path, f"expected a header starting with {' '.join(TSV_FIXED)}", 1)
-    header = rows[0].split("\t")
-    out = []
-    for number, text in enumerate(rows[1:], start=2):
-        cells = text.split("\t")
-        if len(cells) != len(header):
-            raise InputError(path, f"expected {len(header)} tab-separated fields, found {len(cells)}", number)
-        try:
-            row = {h: (c if h == "docid" else int(c) if h in ("line", "position", "tokens") else float(c))
-                   for h, c in zip(header, cells)}
-        except ValueError:
-            raise InputError(path, "expected numbers in every field but docid", number) from None
-        out.append(row)
-    return out
 
 
 @cli_errors

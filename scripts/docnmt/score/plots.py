@@ -4,11 +4,13 @@
 - ``pronouns``: pronoun gender and formality F1 per strategy (every column,
   also those the reporting rule leaves out of Table 4: their titles say so);
 - ``cost``: quality against decoding cost: test BLEU against decoder
-  positions relative to sentence-level, one point per strategy and task.
+  positions relative to sentence-level, one point per strategy and task;
+- ``cxmi``: a histogram of the reference's P-CXMI, one per task and
+  evaluation set (:mod:`docnmt.score.cxmi`).
 
 CLI::
 
-    python -m docnmt.score.plots {bleu,pronouns,cost} --manifest manifest.json --output plot.png
+    python -m docnmt.score.plots {bleu,pronouns,cost,cxmi} --manifest manifest.json --output plot.png
 """
 
 from __future__ import annotations
@@ -93,7 +95,32 @@ def plot_cost(manifest: dict, output: Path) -> None:
     save_figure(plt, fig, output)
 
 
-PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost}
+def plot_cxmi(manifest: dict, output: Path) -> None:
+    from .sentence_file import read_sentences
+
+    plt, fig, ax = new_figure(7.5, 4.2)
+    values = {}
+    for task, spec in manifest["tasks"].items():
+        for evalset, path in spec.get("cxmi_sentences", {}).items():
+            values[f"{task} {evalset}"] = [row["p_cxmi"] for row in read_sentences(path)]
+    everything = [v for vs in values.values() for v in vs]
+    low, high = (min(everything), max(everything)) if everything else (-1.0, 1.0)
+    bins = [low + (high - low) * i / 40 for i in range(41)] if high > low else 40
+    for n, (label, vs) in enumerate(values.items()):
+        mean = sum(vs) / len(vs) if vs else float("nan")
+        ax.hist(vs, bins=bins, histtype="step", linewidth=1.5, color=f"C{n}",
+                label=f"{label} (CXMI {mean:.3f}, {len(vs)} sentences)")
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("P-CXMI of the reference sentence (nats)")
+    ax.set_ylabel("sentences (log scale)")
+    ax.set_title("How much each sentence's translation uses its context")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="upper right")
+    save_figure(plt, fig, output)
+
+
+PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost, "cxmi": plot_cxmi}
 
 
 @cli_errors

@@ -21,7 +21,12 @@ statistics, is written by :mod:`docnmt.corpora.stats`:
   per-class precision, recall and F1 that the BlonDe extension hides;
 - ``contrapro_accuracy``: contrastive scoring accuracy on ContraPro, the
   paper's sanity check (section 4.3, in the text; no table number), overall
-  and by antecedent distance.
+  and by antecedent distance;
+- ``context_usage``, ``context_split``, ``context_sentences`` (not in the
+  paper): CXMI of the document-level model per task and evaluation set, on
+  the reference and per strategy; BLEU and pronoun F1 on the highest-P-CXMI
+  tenth against the rest; the top sentences (:mod:`docnmt.score.cxmi`,
+  :mod:`docnmt.score.context_usage`).
 
 Where the search or the forced scoring ran in another precision than
 float32 (config ``decode.dtype``), the notes under the tables say so.
@@ -32,7 +37,8 @@ JSON manifest that the workflow builds (``rules/common.smk``)::
 
     {"strategies": [...], "tasks": {TASK: {"description": ..., "tgt": "de",
       "bleu_ter": {EVALSET: PATH}, "pronouns": {EVALSET: PATH},
-      "perplexity": {LEVEL: PATH}, "accuracy": {LEVEL: PATH}, "sidecars": {STRATEGY: PATH}}}}
+      "perplexity": {LEVEL: PATH}, "accuracy": {LEVEL: PATH}, "sidecars": {STRATEGY: PATH},
+      "cxmi": {EVALSET: PATH}, "cxmi_sentences": {EVALSET: PATH}, "context_usage": {EVALSET: PATH}}}}
 
 CLI::
 
@@ -274,6 +280,121 @@ def accuracy_table(manifest: dict) -> Table:
                                 "and antecedent."] + dtype_notes(dtypes, "the contrastive scoring"))
 
 
+# ---- context usage (not in the paper) ------------------------------------------------
+CONTEXT_NOTE = ("Not in the paper: it reports no context-usage measure. CXMI (Fernandes et al., ACL 2021) and "
+                "P-CXMI (Fernandes et al., ACL 2023) of the document-level model, in nats; see the README's "
+                "'Context usage' section (docnmt.score.cxmi).")
+
+
+def _context_columns(manifest: dict, key: str, what: str):
+    for t, spec in manifest["tasks"].items():
+        for evalset, path in spec.get(key, {}).items():
+            yield t, ("ContraPro" if evalset == "contrapro" else evalset), load_json(path, what)
+
+
+def _nats(value) -> str:
+    return DASH if value is None else f"{value:.3f}"
+
+
+def context_usage_table(manifest: dict) -> Table:
+    columns = list(_context_columns(manifest, "cxmi", "CXMI score file"))
+    header = ["measure"] + [f"{t} {label}" for t, label, _ in columns]
+    rows = [["sentences"] + [str(d["reference"]["sentences"]) for *_, d in columns]]
+    rows.append(["CXMI (reference)"] + [_nats(d["reference"]["cxmi"]) for *_, d in columns])
+    rows.append(["CXMI per token (reference)"] + [_nats(d["reference"]["cxmi_per_token"]) for *_, d in columns])
+    rows.append(["CXMI, sentence-level model as context-free term"]
+                + [_nats(d.get("reference_sentence_model", {}).get("cxmi")) for *_, d in columns])
+    rows.append(["share of sentences with P-CXMI > 0"]
+                + [_fmt(d["reference"]["positive_share"], 1, 100) for *_, d in columns])
+    subsets = sorted({name for *_, d in columns for name in d.get("subsets", {})})
+    for name in subsets:
+        for part, label in (("in", f"CXMI on subset {name}"), ("rest", f"CXMI on the rest (not {name})")):
+            rows.append([label] + [_nats(d.get("subsets", {}).get(name, {}).get(part, {}).get("cxmi"))
+                                   for *_, d in columns])
+    approximate = []
+    for strategy in manifest["strategies"]:
+        cells = []
+        for t, label, d in columns:
+            entry = d.get("strategies", {}).get(strategy)
+            cells.append(_nats(entry["cxmi"]) if entry else DASH)
+            if entry and not entry.get("exact", True):
+                approximate.append(f"{t} {label} {strategy}")
+        rows.append([f"CXMI of hyp {strategy}"] + cells)
+    notes = [CONTEXT_NOTE,
+             "CXMI (reference): mean over sentences of P-CXMI = log q(y|x,C) - log q(y|x), y the reference "
+             "sentence (its tokens and </s>), C the k-1 previous source and reference sentences (the cheating "
+             "strategy's context), both terms from the document-level model (the papers' choice). Per token: the "
+             "sum over all sentences divided by their tokens. Sentence-level variant: log q(y|x) from the "
+             "sentence-level model instead.",
+             "CXMI of hyp STRATEGY: the same on the strategy's own hypotheses, each with the context the strategy "
+             "conditioned it on (none for sentence-level and no-context: 0). ContraPro: the example sentences only."]
+    if approximate:
+        notes.append("Approximate (a last-sentence decode from an older version, which did not record the target "
+                     "context its windows generated; its own previous outputs stand in): " + ", ".join(approximate)
+                     + ". Rerun its decode to make it exact.")
+    notes += dtype_notes({f"{t} {label}": d for t, label, d in columns}, "the CXMI scoring")
+    return Table("context_usage", "Context usage: CXMI of the document-level model (nats) on the reference and "
+                 "on each strategy's hypotheses", header, rows, notes)
+
+
+def context_split_table(manifest: dict) -> Table:
+    columns = list(_context_columns(manifest, "context_usage", "context usage file"))
+    header, rows = ["strategy"], []
+    metrics = []
+    for t, label, d in columns:
+        share = f"top {d['share']:.0%}"
+        present = ["BLEU"] + [m for m in ("gender_f1", "formality_f1")
+                              if any(m in parts["top"] for parts in d["split"].values())]
+        for metric in present:
+            name = metric.replace("_f1", " F1")
+            header += [f"{t} {label} {name} {share}", f"{t} {label} {name} rest"]
+        metrics.append(present)
+    for strategy in manifest["strategies"]:
+        cells = [strategy]
+        for (t, label, d), present in zip(columns, metrics):
+            parts = d["split"].get(strategy)
+            for metric in present:
+                for part in ("top", "rest"):
+                    value = None if parts is None else parts[part].get(metric)
+                    scale = 1 if metric == "BLEU" else 100
+                    cell = _fmt(value, 1, scale) if parts is not None and metric in parts[part] else DASH
+                    if parts is not None and metric != "BLEU" and metric in parts[part] and value is None:
+                        cell = NAN
+                    if parts is not None and not parts[part].get(metric.replace("_f1", "_reported"), True):
+                        cell += " (few)"
+                    cells.append(cell)
+        rows.append(cells)
+    notes = [CONTEXT_NOTE]
+    for t, label, d in columns:
+        notes.append(f"{t} {label}: the {d['top_sentences']} sentences with the highest P-CXMI of the reference "
+                     f"(P-CXMI >= {d['threshold']:.3f}) against the other {d['rest_sentences']}; BLEU by SacreBLEU, "
+                     "pronoun F1 by the paper's BlonDe fork as in Table 4"
+                     + (f" ({d['pronoun_setup']}; \"(few)\": a class has fewer than {d['min_examples']} reference "
+                        "examples, so indicative)" if d.get("pronoun_setup") else "") + ".")
+    return Table("context_split", "Which sentences need context: BLEU and pronoun F1 on the sentences with the "
+                 "highest P-CXMI against the rest", header, rows, notes)
+
+
+def context_sentences_table(manifest: dict) -> Table:
+    columns = list(_context_columns(manifest, "context_usage", "context usage file"))
+    shown = []
+    for *_, d in columns:
+        for entry in d["top"]:
+            shown += [s for s in entry["translations"] if s not in shown]
+    header = ["task", "set", "rank", "line", "P-CXMI", "source context", "source", "reference context", "reference"]
+    header += shown
+    rows = []
+    for t, label, d in columns:
+        for entry in d["top"]:
+            rows.append([t, label, str(entry["rank"]), str(entry["line"]), _nats(entry["p_cxmi"]),
+                         " / ".join(entry["context_source"]), entry["source"], " / ".join(entry["context_reference"]),
+                         entry["reference"]] + [entry["translations"].get(s, DASH) for s in shown])
+    return Table("context_sentences", "The sentences that need context most: highest P-CXMI of the reference, "
+                 "with context and translations", header, rows,
+                 [CONTEXT_NOTE, "Context: the k-1 previous sentences of the same document (\" / \" between "
+                  "sentences), the context P-CXMI was measured with; line: in the evaluation set's files."])
+
+
 # ---- Table 1 ----------------------------------------------------------------------
 def cost_table(manifest: dict) -> Table:
     header, per_task = ["strategy", "paper cost"], []
@@ -349,6 +470,8 @@ def all_tables(manifest: dict) -> list[Table]:
         table.notes.extend(skipped_notes(manifest))
     if any(spec.get("accuracy") for spec in manifest["tasks"].values()):
         tables.append(accuracy_table(manifest))
+    if any(spec.get("cxmi") for spec in manifest["tasks"].values()):
+        tables += [context_usage_table(manifest), context_split_table(manifest), context_sentences_table(manifest)]
     return tables
 
 
