@@ -13,9 +13,13 @@ export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup demo test bench dag models clean-demo
+.PHONY: help setup demo test bench dag models clean-demo
 
-setup: $(VENV)/.installed
+# `make help`: every target with its one line (the "## " comment after the target).
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## /\1\t/' | expand -t 12
+
+setup: $(VENV)/.installed ## create .venv with every pinned dependency (idempotent; about 7 minutes the first time)
 
 # Idempotent: reruns only when a requirements file changes. fairseq-fixed is
 # compiled against the pinned torch/numpy, so they are installed first and
@@ -32,7 +36,7 @@ $(VENV)/.installed: requirements-base.txt requirements.txt
 # The paper's tables in its order (1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1, 5 data), then ContraPro accuracy.
 DEMO_TABLES := decoding_cost perplexity bleu_ter pronoun_f1 data_statistics contrapro_accuracy context_usage context_split
 
-demo: setup
+demo: setup ## run the offline demo workflow on the CPU and print its tables (about 10 minutes)
 	$(VENV)/bin/python -m snakemake --cores $(CORES) --resources gpu=1 --config 'tasks=[demo]'
 	$(VENV)/bin/python -m snakemake --config 'tasks=[demo]' --report report.html
 	@for t in $(DEMO_TABLES); do echo; cat results/tables/$$t.md; done
@@ -41,19 +45,19 @@ demo: setup
 # The paper's taggers for the pronoun metric, from spaCy's release files with pinned sha256 digests
 # (requirements-models.txt). Not part of setup/demo/test: those work offline (HanTa, word matching).
 MODELS_TIMEOUT ?= 30
-models: setup
+models: setup ## install spaCy's de_core_news_sm and en_core_web_sm, the paper's taggers (needs GitHub)
 	$(VENV)/bin/python -m pip install --no-deps --require-hashes --timeout $(MODELS_TIMEOUT) --retries 1 \
 	  --disable-pip-version-check -r requirements-models.txt
 	PYTHONPATH=scripts $(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
 
-test: setup
+test: setup ## run the test suite (what .ci/run runs)
 	$(VENV)/bin/python -m pytest tests -q -ra
 
-bench: setup
+bench: setup ## the preprocessing benchmark (bench/preprocess); docs/benchmarks.md has the others
 	$(VENV)/bin/python bench/preprocess
 
 # The rule graph and the job DAG of the demo and of the paper's three tasks, as SVG.
-dag: setup
+dag: setup ## the rule graph and job DAG of the demo and of the paper, as SVG in dag/
 	mkdir -p dag
 	$(VENV)/bin/python -m snakemake --rulegraph --config 'tasks=[demo]' | dot -Tsvg > dag/rulegraph-demo.svg
 	$(VENV)/bin/python -m snakemake --dag --config 'tasks=[demo]' | dot -Tsvg > dag/dag-demo.svg
@@ -61,5 +65,5 @@ dag: setup
 	$(VENV)/bin/python -m snakemake --dag --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/dag-paper.svg
 	@ls -l dag
 
-clean-demo:
+clean-demo: ## remove the demo's data, results, logs and report
 	rm -rf data/demo logs/demo benchmarks/demo results/demo results/tables results/plots report.html

@@ -5,9 +5,12 @@ names the config key it is about: a missing key, a wrong type, an unknown
 strategy name, or a task in ``tasks:`` that ``task_settings:`` does not
 describe. Defaults from the schema are filled in.
 
-CLI (checks a config file without Snakemake)::
+CLI (checks a config file without Snakemake; ``--markdown`` prints every key
+of the schema with its type, default and description, the body of
+``docs/configuration.md``)::
 
     python -m docnmt.config config.yaml
+    python -m docnmt.config --markdown
 """
 
 from __future__ import annotations
@@ -130,11 +133,83 @@ def load(path: Path, schema_path: Path = SCHEMA) -> dict:
     return validate(config, schema_path)
 
 
+# ---- the schema as a reference page ---------------------------------------------
+#: Placeholders for the names under an object whose keys the user chooses.
+NAME_PLACEHOLDERS = {"task_settings": "<task>", "sources": "<source>", "presets": "<preset>",
+                     "runtime_minutes": "<preset>"}
+
+
+def _resolve(node: dict, schema: dict) -> dict:
+    """A schema node with its $ref (to #/$defs/...) merged in; the node's own keys win."""
+    if "$ref" not in node:
+        return node
+    target = schema
+    for part in node["$ref"].lstrip("#/").split("/"):
+        target = target[part]
+    merged = dict(_resolve(target, schema))
+    merged.update({k: v for k, v in node.items() if k != "$ref"})
+    return merged
+
+
+def _type(node: dict) -> str:
+    if "enum" in node:
+        return " \\| ".join(str(v) for v in node["enum"])
+    kind = node.get("type", "")
+    kind = " or ".join(kind) if isinstance(kind, list) else kind
+    if kind == "array" and "items" in node:
+        item = node["items"]
+        kind = f"list of {item.get('type', 'name') if '$ref' not in item else 'name'}"
+    return kind or "object"
+
+
+def schema_keys(schema: dict | None = None) -> list[tuple[str, str, str, str]]:
+    """Every key of the config schema, depth first: (dotted path, type, default, description)."""
+    import json
+
+    schema = schema or yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    rows: list[tuple[str, str, str, str]] = []
+
+    def walk(node: dict, path: str, key: str) -> None:
+        node = _resolve(node, schema)
+        if path:
+            default = json.dumps(node["default"]) if "default" in node else ""
+            rows.append((path, _type(node), default, " ".join(str(node.get("description", "")).split())))
+        for name, child in node.get("properties", {}).items():
+            walk(child, f"{path}.{name}" if path else name, name)
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict):
+            extra = _resolve(extra, schema)
+            if "properties" in extra or "description" in extra:
+                walk(extra, f"{path}.{NAME_PLACEHOLDERS.get(key, '<name>')}", NAME_PLACEHOLDERS.get(key, "<name>"))
+
+    walk(schema, "", "")
+    return rows
+
+
+def schema_markdown(schema: dict | None = None) -> str:
+    """The reference table of ``docs/configuration.md``: one row per key."""
+    lines = ["| key | type | default | description |", "|---|---|---|---|"]
+    for path, kind, default, description in schema_keys(schema):
+        cells = [f"`{path}`", kind, f"`{default}`" if default else "", description.replace("|", "\\|")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 @cli_errors
 def main(argv=None) -> int:
+    from .manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.config", description="Validate a workflow config file.")
-    parser.add_argument("config", type=Path)
+    parser.epilog = epilog('docnmt.config')
+    parser.add_argument("config", type=Path, nargs="?", help="the config file to check")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print every key of the schema as a Markdown table (docs/configuration.md) and exit")
     args = parser.parse_args(argv)
+    if args.markdown:
+        print(schema_markdown(), end="")
+        return 0
+    if args.config is None:
+        parser.error("give a config file to check, or --markdown")
     try:
         config = load(args.config)
     except ConfigError as err:

@@ -504,7 +504,10 @@ def summary(report: dict) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.contrapro", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.corpora.contrapro')
     parser.add_argument("--json", required=True, type=Path, help="ContraPro's contrapro.json")
     parser.add_argument("--src", required=True, type=Path, help="source side of the documents (common format)")
     parser.add_argument("--tgt", required=True, type=Path, help="target side of the documents")

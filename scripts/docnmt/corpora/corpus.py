@@ -140,7 +140,10 @@ def split_stats(documents: list[Document]) -> dict:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.corpus", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.corpora.corpus')
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="validate one split and write its statistics as JSON")
     check.add_argument("--src", required=True, type=Path)

@@ -526,10 +526,13 @@ def write_corpus(outdir: os.PathLike | str, docs_by_split: Mapping[str, Sequence
 
 
 def _parser() -> argparse.ArgumentParser:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(
         prog="python -m docnmt.corpora.demo",
         description="Generate the synthetic En-De demo corpus (pronoun gender and du/Sie depend on context).",
     )
+    parser.epilog = epilog('docnmt.corpora.demo')
     parser.add_argument("--outdir", required=True, type=Path, help="output folder")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default: %(default)s)")
     for split in SPLITS:

@@ -464,7 +464,10 @@ def extract(archive: os.PathLike | str, dest: os.PathLike | str, members: Sequen
 # --------------------------------------------------------------------------------------------
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.download", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.corpora.download')
     commands = parser.add_subparsers(dest="command", required=True)
 
     get = commands.add_parser("fetch", help="download one file, verified")

@@ -223,7 +223,10 @@ def _non_negative(text: str) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.parsers", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.corpora.parsers')
     sub = parser.add_subparsers(dest="task", required=True)
 
     news = sub.add_parser("news", help="News Commentary v14 + WMT newstest SGML")

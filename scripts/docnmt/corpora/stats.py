@@ -193,7 +193,10 @@ def to_latex(rows: Sequence[Row]) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.stats", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.corpora.stats')
     parser.add_argument("--input", required=True, nargs="+", metavar="TASK:SPLIT:STATS_JSON",
                         help="a split's stats JSON (corpus check) or a ContraPro report JSON")
     parser.add_argument("--markdown", required=True, type=Path, help="output Markdown table")

@@ -115,7 +115,10 @@ def _positive(text: str) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.decode.cli", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.decode.cli')
     parser.add_argument("--strategy", required=True, choices=list(REGISTRY))
     parser.add_argument("--model", required=True, type=Path, help="the document-level model (sentence-level for sentence-level)")
     parser.add_argument("--data", required=True, type=Path, help="its binarized data folder (dictionary)")

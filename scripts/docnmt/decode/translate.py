@@ -228,7 +228,10 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.decode.translate", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.decode.translate')
     parser.add_argument("--input", required=True, type=Path, help="a text file (blank line between documents) or a "
                                                                   "folder of one-document files")
     parser.add_argument("--output", required=True, type=Path, help="where the translations go, in the same layout")

@@ -109,7 +109,10 @@ def binarize(src: str, tgt: str, prefixes: dict[str, Path], dictionary: Path, de
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.binarize", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.preprocess.binarize')
     parser.add_argument("--src", required=True)
     parser.add_argument("--tgt", required=True)
     for split in SPLITS:

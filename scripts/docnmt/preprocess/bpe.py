@@ -149,7 +149,10 @@ def remove_bpe(line: str) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.bpe", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.preprocess.bpe')
     sub = parser.add_subparsers(dest="command", required=True)
     p_learn = sub.add_parser("learn", help="learn joint BPE codes")
     p_learn.add_argument("--merges", type=int, required=True, help="number of merge operations")

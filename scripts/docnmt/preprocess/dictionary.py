@@ -53,7 +53,10 @@ def build(paths: list[Path]) -> list[tuple[str, int]]:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.dictionary", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.preprocess.dictionary')
     parser.add_argument("--input", nargs="+", required=True, type=Path, help="BPE training text, all languages")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)

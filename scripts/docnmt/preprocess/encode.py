@@ -53,7 +53,10 @@ class TextPipeline:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.encode", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.preprocess.encode')
     parser.add_argument("--lang", required=True, help="the text's language (Moses rules)")
     parser.add_argument("--tokenize", default="moses", choices=TOKENIZERS)
     parser.add_argument("--codes", default="none", help="subword-nmt BPE codes, or none")

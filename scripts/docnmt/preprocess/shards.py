@@ -45,7 +45,10 @@ def gather(inputs: list[Path], out: Path) -> None:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.shards", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.preprocess.shards')
     sub = parser.add_subparsers(dest="command", required=True)
     p_split = sub.add_parser("split")
     p_split.add_argument("--input", required=True, type=Path)

@@ -207,7 +207,10 @@ def _process(func, lang: str, inp: Path, out: Path) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.tokenize", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.preprocess.tokenize')
     parser.add_argument("mode", choices=["tok", "detok"], help="tokenize (with normalization) or detokenize")
     parser.add_argument("--lang", required=True, help="language code for the Moses rules, e.g. en, de, it")
     parser.add_argument("--input", required=True, type=Path)

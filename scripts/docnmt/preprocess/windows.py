@@ -60,7 +60,10 @@ def make_windows(sentences: Sequence[str], docids: Sequence[str], k: int) -> lis
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.windows", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.preprocess.windows')
     parser.add_argument("--k", type=int, required=True, help="window size in sentences (the paper: 3)")
     parser.add_argument("--docids", required=True, type=Path)
     parser.add_argument("--input", required=True, type=Path, help="one (BPE-encoded) sentence per line")

@@ -111,8 +111,10 @@ def top_sentences(data, rows_by_line: dict[int, dict], lines: list[int], docids:
 def main(argv=None) -> int:
     from ..textio import read_lines
 
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.context_usage", description=__doc__.split("\n\n")[0],
-                                     epilog="Stage: scoring; workflow rule: context_usage.")
+    from ..manual import epilog
+
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.context_usage", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.score.context_usage')
     parser.add_argument("--sentences", required=True, type=Path, help="per-sentence P-CXMI (docnmt.score.cxmi)")
     add_arguments(parser)
     parser.add_argument("--docids", required=True, type=Path)

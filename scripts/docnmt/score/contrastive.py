@@ -80,7 +80,10 @@ def build_inputs(examples, src_lines: list[str], tgt_lines: list[str], candidate
 def main(argv=None) -> int:
     from ..decode.model import add_scoring_model_arguments
 
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.score.contrastive", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.score.contrastive')
     add_scoring_model_arguments(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source of the ContraPro mini-corpus")
     parser.add_argument("--tgt", required=True, type=Path, help="BPE target (reference) of the ContraPro mini-corpus")

@@ -301,8 +301,10 @@ def main(argv=None) -> int:
     from ..decode.strategies import Decoder
     from .evalset import parse_systems, read_subsets, read_system, selected_lines
 
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.cxmi", description=__doc__.split("\n\n")[0],
-                                     epilog="Stage: scoring; workflow rule: cxmi.")
+    from ..manual import epilog
+
+    parser = argparse.ArgumentParser(prog="python -m docnmt.score.cxmi", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.score.cxmi')
     parser.add_argument("--model", required=True, type=Path, help="the document-level checkpoint")
     parser.add_argument("--data", required=True, type=Path, help="its binarized data folder (dictionary)")
     parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")

@@ -79,7 +79,10 @@ def main(argv=None) -> int:
     from ..decode.search import Searcher
     from ..decode.strategies import Decoder
 
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.score.perplexity", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.score.perplexity')
     add_scoring_model_arguments(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
     parser.add_argument("--docids", required=True, type=Path)

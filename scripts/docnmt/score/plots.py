@@ -125,7 +125,10 @@ PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost, "cxmi"
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.score.plots", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.score.plots')
     parser.add_argument("plot", choices=list(PLOTS))
     add_manifest_arguments(parser)
     parser.add_argument("--output", required=True, type=Path)

@@ -386,7 +386,10 @@ def main(argv=None) -> int:
         _, note = setup_note(RULES[shown.rules], load_tagger(shown.tagger), load_source_tagger(shown.source_tagger))
         print(f"pronoun F1: {note}")
         return 0
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.score.pronouns", description=description)
+    parser.epilog = epilog('docnmt.score.pronouns')
     add_arguments(parser, "detokenized German hypotheses")
     add_subsets_argument(parser)
     _setup_arguments(parser)

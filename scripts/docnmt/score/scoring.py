@@ -80,7 +80,10 @@ def paired_bootstrap(systems: dict[str, list[str]], refs: list[str], baseline: s
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.score.scoring", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.score.scoring')
     add_arguments(parser)
     parser.add_argument("--baseline", action="append", default=[],
                         help="paired bootstrap of every system against this one (repeatable; skipped if absent)")

@@ -282,8 +282,8 @@ def accuracy_table(manifest: dict) -> Table:
 
 # ---- context usage (not in the paper) ------------------------------------------------
 CONTEXT_NOTE = ("Not in the paper: it reports no context-usage measure. CXMI (Fernandes et al., ACL 2021) and "
-                "P-CXMI (Fernandes et al., ACL 2023) of the document-level model, in nats; see the README's "
-                "'Context usage' section (docnmt.score.cxmi).")
+                "P-CXMI (Fernandes et al., ACL 2023) of the document-level model, in nats; see docs/scoring.md, "
+                "'Context usage' (docnmt.score.cxmi).")
 
 
 def _context_columns(manifest: dict, key: str, what: str):
@@ -503,7 +503,10 @@ def table_files(outdir: os.PathLike | str, name: str) -> list[Path]:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.score.tables", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.score.tables')
     add_manifest_arguments(parser)
     parser.add_argument("--outdir", required=True, type=Path)
     parser.add_argument("--print", action="store_true", help="also print the Markdown tables")

@@ -232,7 +232,10 @@ def publish(best: Path, output: Path) -> None:
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.train.cli", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.train.cli')
     parser.add_argument("--data", required=True, type=Path, help="binarized data folder (with manifest.json)")
     parser.add_argument("--save-dir", required=True, type=Path, help="checkpoint folder (kept across reruns)")
     parser.add_argument("--output", required=True, type=Path, help="where the best checkpoint is published")

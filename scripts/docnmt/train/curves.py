@@ -152,7 +152,10 @@ def plot(curves: list[tuple[str, list[dict]]], output: Path, title: str) -> None
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..manual import epilog
+
     parser = argparse.ArgumentParser(prog="python -m docnmt.train.curves", description=__doc__.split("\n\n")[0])
+    parser.epilog = epilog('docnmt.train.curves')
     sub = parser.add_subparsers(dest="command", required=True)
     p_csv = sub.add_parser("csv", help="fairseq log -> CSV")
     p_csv.add_argument("--log", required=True, type=Path)

@@ -50,6 +50,11 @@ def main() -> None:
         stream=sys.stdout,
         force=True,
     )
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        from ..manual import epilog
+
+        print(f"python -m docnmt.train.fairseq_train: fairseq-train with atomic checkpoint copies; fairseq-train's "
+              f"options follow.\n{epilog('docnmt.train.fairseq_train')}\n")
     patch()
     from fairseq_cli.train import cli_main
 

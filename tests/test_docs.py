@@ -1,0 +1,262 @@
+"""The README and the manual in docs/ against the code: links and paths exist, every CLI and make target they
+name exists and answers --help, the configuration page equals the schema, every CLI's help names its stage and
+rules, and the README's offline commands run as written."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, tool_env
+from docnmt.config import schema_keys, schema_markdown
+from docnmt.manual import CLIS, STAGES
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+#: Backticked names that are repository paths when they start like this.
+PATH_START = re.compile(r"^(?:rules|scripts|envs|schemas|profiles|bench|tests|docs|report|\.ci)/")
+TOP_FILES = {"Snakefile", "Makefile", "config.yaml", "requirements.txt", "requirements-base.txt",
+             "requirements-models.txt", "README.md"}
+
+
+def text(page: Path) -> str:
+    return page.read_text(encoding="utf-8")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    heading = re.sub(r"[`*_]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", heading).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    inside, found = False, set()
+    for line in text(page).splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif not inside and line.startswith("#"):
+            found.add(slug(line.lstrip("#")))
+    return found
+
+
+def test_the_readme_is_short_and_its_first_commands_cover_the_paper_own_corpus_and_cluster():
+    lines = text(REPO / "README.md").splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines"
+    first_screen = "\n".join(lines[:60])
+    for command in ("make demo", "make test", "--config 'tasks=[news,ted,os]'", "--profile profiles/slurm",
+                    "--sdm conda", "--configfile mine.yaml"):
+        assert command in first_screen, f"the README's first screen lacks {command!r}"
+    assert "Before the ambiguous antecedents" not in "\n".join(text(p) for p in PAGES), "history belongs to git"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_relative_link_and_anchor_exists(page):
+    for target in re.findall(r"\]\(([^)\s]+)\)", text(page)):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        assert resolved.exists(), f"{page.name}: link to {target} (no {resolved})"
+        if anchor and resolved.suffix == ".md":
+            assert anchor in anchors(resolved), f"{page.name}: link to {target}: no heading with that anchor"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_repository_path_named_exists(page):
+    named = set(re.findall(r"`([^`\s]+)`", text(page)))  # in backticks, and bare in prose and commands
+    named |= set(re.findall(r"(?<![\w/.{}-])((?:rules|scripts|envs|schemas|profiles|bench|tests|docs|report|\.ci)"
+                            r"/[\w./{}<>*-]*[\w/])", text(page)))
+    paths = {n.rstrip(".,:;") for n in named if PATH_START.match(n) or n in TOP_FILES}
+    paths = {p for p in paths if not re.search(r"[{}<>*…]|\.\.\.", p)}
+    missing = sorted(p for p in paths if not (REPO / p).exists())
+    assert not missing, f"{page.name} names paths that do not exist: {missing}"
+    assert paths, f"{page.name} names no repository path at all"
+
+
+def named_modules() -> set[str]:
+    return {m for page in PAGES for m in re.findall(r"python -m (docnmt(?:\.[a-z_][a-z0-9_]*)+)(?![\w.])", text(page))}
+
+
+@lru_cache(maxsize=None)
+def help_text(module: str) -> str:
+    result = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
+                            env=tool_env(), timeout=300)
+    assert result.returncode == 0, f"python -m {module} --help failed:\n{result.stderr[-2000:]}"
+    return result.stdout
+
+
+def test_every_cli_the_docs_name_exists_in_the_map_and_every_module_they_name_exists():
+    named = named_modules()
+    assert len(named) >= 5
+    unknown = sorted(named - set(CLIS))
+    assert not unknown, f"the docs name CLIs that do not exist: {unknown}"
+    modules = {m for page in PAGES for m in re.findall(r"`(docnmt(?:\.\w+)+)", text(page))}
+    package = REPO / "scripts"
+
+    def exists(name: str) -> bool:
+        path = package / name.replace(".", "/")
+        return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+    def defined(name: str) -> bool:  # a module, or a name a module defines (docnmt.corpora.opus.os_split)
+        module, _, attribute = name.rpartition(".")
+        return exists(name) or (exists(module) and re.search(
+            rf"^(?:def|class) {attribute}\b|^{attribute} = ", (package / module.replace(".", "/")).with_suffix(
+                ".py").read_text(encoding="utf-8"), re.M) is not None)
+
+    missing = sorted(m for m in modules if not defined(m))
+    assert not missing, f"the docs name modules that do not exist: {missing}"
+
+
+def cli_modules() -> list[str]:
+    found = []
+    for path in sorted((REPO / "scripts" / "docnmt").rglob("*.py")):
+        if re.search(r"^def main\(", path.read_text(encoding="utf-8"), re.M):
+            found.append(".".join(path.relative_to(REPO / "scripts").with_suffix("").parts))
+    return found
+
+
+def test_every_cli_of_the_package_is_in_the_map():
+    assert sorted(CLIS) == cli_modules()
+
+
+@pytest.mark.parametrize("module", sorted(CLIS))
+def test_every_cli_answers_help_with_its_stage_rules_and_manual_page(module):
+    stage, rules = CLIS[module]
+    shown = " ".join(help_text(module).split())
+    assert f"Stage: {stage};" in shown, shown[-300:]
+    assert f"Manual: {STAGES[stage][0]}." in shown
+    for rule in rules:
+        assert rule in shown, f"python -m {module} --help does not name its rule {rule}"
+    assert (REPO / STAGES[stage][0]).exists()
+
+
+def rule_blocks() -> dict[str, set[str]]:
+    """Rule name (a pattern where the name is computed) -> the docnmt CLIs its shell command calls."""
+    blocks: dict[str, set[str]] = {}
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        source = smk.read_text(encoding="utf-8")
+        for part in re.split(r"\n(?=rule \w|checkpoint \w|    rule:|for )", source):
+            name = re.match(r"(?:rule|checkpoint) (\w+)", part)
+            if name:
+                pattern = name.group(1)
+            else:
+                computed = re.search(r"name:\s*\n\s*(f?\"[^\"]+\"|\w+\(\w+\))", part)
+                if not computed:
+                    continue
+                pattern = computed.group(1)
+                pattern = "decode_\\w+" if pattern.startswith("strategy_rule_name") else \
+                    re.sub(r"\{[^}]+\}", "\\\\w+", pattern.lstrip("f").strip('"'))
+            modules = set(re.findall(r"python -m (docnmt(?:\.\w+)+)", part))
+            if modules:
+                blocks[pattern] = modules
+    return blocks
+
+
+def test_the_cli_map_matches_the_rules_both_ways():
+    listed = subprocess.run([sys.executable, "-m", "snakemake", "--list-rules", "--config", "tasks=[news,ted,os,demo]"],
+                            capture_output=True, text=True, cwd=REPO, env=tool_env(), timeout=300)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    rules = set(listed.stdout.split())
+    called_by: dict[str, set[str]] = {m: set() for m in CLIS}
+    for pattern, modules in rule_blocks().items():
+        matching = {r for r in rules if re.fullmatch(pattern, r)}
+        if pattern == "decode_\\w+":
+            matching.discard("check_model")
+        assert matching, f"no rule matches {pattern}"
+        for module in modules:
+            assert module in CLIS, f"rule {pattern} calls {module}, which the map lacks"
+            called_by[module] |= matching
+    for module, (_, mapped) in CLIS.items():
+        assert set(mapped) == called_by[module], f"{module}: map says {sorted(mapped)}, rules say " \
+                                                  f"{sorted(called_by[module])}"
+
+
+def test_every_make_target_named_exists_and_make_help_lists_every_target():
+    makefile = text(REPO / "Makefile")
+    targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, re.M))
+    named = {t for page in PAGES for t in re.findall(r"(?<![\w-])make ([a-z][a-z-]*)", text(page))}
+    assert {"demo", "test"} <= named
+    assert not named - targets, f"the docs name make targets that do not exist: {sorted(named - targets)}"
+    phony = set(re.search(r"^\.PHONY: (.*)$", makefile, re.M).group(1).split())
+    shown = subprocess.run(["make", "--no-print-directory", "help"], capture_output=True, text=True, cwd=REPO,
+                           check=True).stdout
+    listed = {line.split()[0] for line in shown.splitlines() if line.strip()}
+    assert listed == phony, f"make help lists {sorted(listed)}, .PHONY has {sorted(phony)}"
+    assert all(len(line.split(None, 1)) == 2 for line in shown.splitlines() if line.strip()), "one line each"
+
+
+def test_the_configuration_page_is_the_schema():
+    page = text(REPO / "docs/configuration.md")
+    block = re.search(r"<!-- generated: python -m docnmt.config --markdown -->\n(.*?)<!-- end generated -->", page,
+                      re.S)
+    assert block, "docs/configuration.md lacks its generated table"
+    assert block.group(1) == schema_markdown(), "docs/configuration.md is stale: regenerate it with " \
+                                                "python -m docnmt.config --markdown"
+    keys = {path for path, *_ in schema_keys()}
+    on_page = set(re.findall(r"^\| `([^`]+)` \|", block.group(1), re.M))
+    assert on_page == keys
+    for path, _, _, description in schema_keys():
+        assert description, f"schema key {path} has no description"
+
+
+def test_every_key_of_config_yaml_is_on_the_configuration_page():
+    import yaml
+
+    keys = {path for path, *_ in schema_keys()}
+
+    def walk(node, path):
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            full = f"{path}.{key}" if path else key
+            generic = re.sub(r"^(task_settings|sources|training\.presets|training\.runtime_minutes)\.[^.]+",
+                             lambda m: m.group(1) + {"task_settings": ".<task>", "sources": ".<source>"}.get(
+                                 m.group(1), ".<preset>"), full)
+            if full.startswith(("training.presets.", "training.runtime_minutes.")) or ".members." in full:
+                continue  # fairseq options, per-preset limits, archive members by role: free-form by design
+            assert generic in keys or full in keys, f"config.yaml key {full} is not on the configuration page"
+            walk(value, full)
+
+    walk(yaml.safe_load(text(REPO / "config.yaml")), "")
+
+
+def offline_commands() -> list[str]:
+    readme = text(REPO / "README.md")
+    block = re.search(r"the test suite runs them as written\):\n\n```bash\n(.*?)```", readme, re.S)
+    assert block, "the README's block of offline commands is missing"
+    return [line for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
+
+
+def repo_copy(destination: Path) -> Path:
+    """The checkout's files (what git tracks and would add), without outputs or the venv."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, text=True)
+    if listed.returncode == 0 and listed.stdout:
+        for name in listed.stdout.splitlines():
+            source = REPO / name
+            if source.is_file():
+                (destination / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, destination / name)
+    else:
+        shutil.copytree(REPO, destination, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+            ".venv", ".git", ".snakemake", "data", "results", "logs", "benchmarks", "dag", "report.html"))
+    return destination
+
+
+@pytest.mark.workflow
+def test_the_readmes_offline_commands_run_as_written(tmp_path):
+    commands = offline_commands()
+    assert any(c.startswith("snakemake data ") and "tasks=[demo]" in c for c in commands)
+    assert any("--dry-run" in c and "tasks=[news,ted,os]" in c for c in commands)
+    checkout = repo_copy(tmp_path / "checkout with space")
+    for command in commands:
+        result = subprocess.run(["bash", "-c", command], cwd=checkout, capture_output=True, text=True,
+                                env=tool_env(), timeout=1200)
+        assert result.returncode == 0, f"{command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    assert (checkout / "results/tables/data_statistics.md").exists()
+    assert (checkout / "data/demo/bin/document/manifest.json").exists()
