@@ -31,6 +31,14 @@ def readme_real_use() -> list[str]:
     return block[1].splitlines()
 
 
+def readme_offline_commands() -> list[str]:
+    """The README's block of offline commands (the demo's data stage, a dry run of the paper's DAG)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"the test suite runs them as written\):\n\n```bash\n(.*?)```", readme, re.S)
+    assert block, "README: the block of offline commands is missing"
+    return [line for line in block[1].splitlines() if line.strip() and not line.startswith("#")]
+
+
 def user_env(first_on_path: Path | None = None) -> dict:
     """A fresh login shell's environment: no .venv on PATH (and, first, a folder whose `python` lacks the packages)."""
     path = "/usr/local/bin:/usr/bin:/bin"
@@ -78,14 +86,19 @@ def bare_on_path(tmp_path_factory, bare_python) -> Path:
 
 @pytest.fixture(scope="module")
 def readme_data_run(checkout, bare_on_path):
-    """The README's activation line and its demo data command, exactly as written, in a fresh shell."""
-    lines = readme_real_use()
+    """The README's activation line and its offline commands (the demo's data stage, a dry run of the paper's
+    DAG), exactly as written, in a fresh shell."""
     activate = "source .venv/bin/activate"
-    command = "snakemake data --cores all --config 'tasks=[demo]'"
-    assert activate in lines and command in lines, f"README's Real use block changed: {lines}"
-    result = subprocess.run(["bash", "-c", f"{activate}\n{command}\n"], cwd=checkout, capture_output=True, text=True,
+    assert any(line.split("#")[0].strip() == activate for line in readme_real_use()), \
+        f"README's Real use block lost its activation line: {readme_real_use()}"
+    commands = readme_offline_commands()
+    assert "snakemake data --cores all --config 'tasks=[demo]'" in commands, commands
+    assert any("--dry-run" in c and "tasks=[news,ted,os]" in c for c in commands), commands
+    script = "set -e\n" + activate + "\n" + "\n".join(commands) + "\n"
+    result = subprocess.run(["bash", "-c", script], cwd=checkout, capture_output=True, text=True,
                             env=user_env(bare_on_path), timeout=1800)
-    assert result.returncode == 0, f"{command} in {checkout}:\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}"
+    assert result.returncode == 0, f"{commands} in {checkout}:\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}"
+    assert "This was a dry-run" in result.stdout + result.stderr, "the paper's DAG was dry-run"
     return checkout
 
 

@@ -1,11 +1,10 @@
 """The README and the manual in docs/ against the code: links and paths exist, every CLI and make target they
 name exists and answers --help, the configuration page equals the schema, every CLI's help names its stage and
-rules, and the README's offline commands run as written."""
+rules (the README's offline commands run as written in tests/test_any_path.py)."""
 
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from functools import lru_cache
@@ -225,38 +224,6 @@ def test_every_key_of_config_yaml_is_on_the_configuration_page():
     walk(yaml.safe_load(text(REPO / "config.yaml")), "")
 
 
-def offline_commands() -> list[str]:
-    readme = text(REPO / "README.md")
-    block = re.search(r"the test suite runs them as written\):\n\n```bash\n(.*?)```", readme, re.S)
-    assert block, "the README's block of offline commands is missing"
-    return [line for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
-
-
-def repo_copy(destination: Path) -> Path:
-    """The checkout's files (what git tracks and would add), without outputs or the venv."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, text=True)
-    if listed.returncode == 0 and listed.stdout:
-        for name in listed.stdout.splitlines():
-            source = REPO / name
-            if source.is_file():
-                (destination / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, destination / name)
-    else:
-        shutil.copytree(REPO, destination, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
-            ".venv", ".git", ".snakemake", "data", "results", "logs", "benchmarks", "dag", "report.html"))
-    return destination
-
-
-@pytest.mark.workflow
-def test_the_readmes_offline_commands_run_as_written(tmp_path):
-    commands = offline_commands()
-    assert any(c.startswith("snakemake data ") and "tasks=[demo]" in c for c in commands)
-    assert any("--dry-run" in c and "tasks=[news,ted,os]" in c for c in commands)
-    checkout = repo_copy(tmp_path / "checkout with space")
-    for command in commands:
-        result = subprocess.run(["bash", "-c", command], cwd=checkout, capture_output=True, text=True,
-                                env=tool_env(), timeout=1200)
-        assert result.returncode == 0, f"{command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    assert (checkout / "results/tables/data_statistics.md").exists()
-    assert (checkout / "data/demo/bin/document/manifest.json").exists()
+# The README's offline commands (the demo's data stage and a dry run of the paper's DAG) run as written, after
+# the README's activation line, from a checkout whose path has a space, quotes, `$` and a non-ASCII letter:
+# tests/test_any_path.py (readme_data_run).

@@ -18,6 +18,7 @@ Top-level helpers every stage uses:
   textio      -- atomic output files and the one error type for bad input
   tablefmt    -- a result table as Markdown, CSV and LaTeX
   environment -- the interpreter the rules run on: its shell prefix, missing packages, the setup hint
+  manual      -- each CLI's stage, rules and manual page (docs/), the last lines of its --help
 """
 
 import sys
