@@ -116,7 +116,10 @@ def plot_cxmi(manifest: dict, output: Path) -> None:
     ax.set_ylabel("sentences (log scale)")
     ax.set_title("How much each sentence's translation uses its context")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", loc="upper right")
+    if values:
+        ax.legend(fontsize="small", loc="upper right")
+    else:
+        ax.set_title("No P-CXMI file in the manifest (no task with a document-level model)")
     save_figure(plt, fig, output)
 
 
