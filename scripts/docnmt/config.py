@@ -15,13 +15,13 @@ of the schema with its type, default and description, the body of
 
 from __future__ import annotations
 
-import argparse
 import copy
 from pathlib import Path
 
 import yaml
 
 from .textio import cli_errors
+from .manual import argument_parser
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
@@ -197,10 +197,7 @@ def schema_markdown(schema: dict | None = None) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
-    from .manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.config", description="Validate a workflow config file.")
-    parser.epilog = epilog('docnmt.config')
+    parser = argument_parser("docnmt.config", "Validate a workflow config file.")
     parser.add_argument("config", type=Path, nargs="?", help="the config file to check")
     parser.add_argument("--markdown", action="store_true",
                         help="print every key of the schema as a Markdown table (docs/configuration.md) and exit")

@@ -1,11 +1,13 @@
 """Where each CLI sits in the workflow: its stage, its page of the manual (``docs/``) and the rules that call it.
 
-Every CLI's ``--help`` ends with :func:`epilog`, so a user who meets a command
+Every CLI builds its parser with :func:`argument_parser`, so its ``--help`` ends with :func:`epilog`, so a user who meets a command
 in a log finds the stage, the rule and the manual page. ``tests/test_docs.py``
 checks this map against the rules' shell commands in ``rules/*.smk``, both ways.
 """
 
 from __future__ import annotations
+
+import argparse
 
 #: Stage name -> (manual page, rule file).
 STAGES = {
@@ -67,3 +69,8 @@ def epilog(module: str) -> str:
     called = (f"workflow rule{'s' if len(rules) > 1 else ''} {', '.join(rules)} ({rule_file})" if rules
               else BY_HAND[module])
     return f"Stage: {stage}; {called}. Manual: {page}."
+
+
+def argument_parser(module: str, description: str) -> argparse.ArgumentParser:
+    """The parser of ``python -m MODULE``: its program name, its description, and :func:`epilog`."""
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=description, epilog=epilog(module))

@@ -40,7 +40,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from collections import Counter
@@ -52,6 +51,7 @@ from .. import SEP
 from .corpus import Document, read_split
 from .opus import NOT_FOUND_REASONS, _no_ws, normalize_os_docid
 from ..textio import InputError, atomic_outputs, cli_errors
+from ..manual import argument_parser
 
 #: Fields an example of contrapro.json must have (ContraPro's schema).
 REQUIRED_FIELDS = (
@@ -504,10 +504,7 @@ def summary(report: dict) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.contrapro", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.corpora.contrapro')
+    parser = argument_parser("docnmt.corpora.contrapro", __doc__.split("\n\n")[0])
     parser.add_argument("--json", required=True, type=Path, help="ContraPro's contrapro.json")
     parser.add_argument("--src", required=True, type=Path, help="source side of the documents (common format)")
     parser.add_argument("--tgt", required=True, type=Path, help="target side of the documents")

@@ -24,7 +24,6 @@ a full disk.
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Iterator
 
 from .. import SEP
 from ..textio import InputError, atomic_concat, atomic_write, cli_errors, count_lines, iter_lines, read_lines
+from ..manual import argument_parser
 
 
 @dataclass
@@ -140,10 +140,7 @@ def split_stats(documents: list[Document]) -> dict:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.corpus", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.corpora.corpus')
+    parser = argument_parser("docnmt.corpora.corpus", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="validate one split and write its statistics as JSON")
     check.add_argument("--src", required=True, type=Path)

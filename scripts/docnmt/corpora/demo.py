@@ -89,6 +89,7 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..manual import argument_parser
 from ..textio import atomic_outputs
 from .demo_templates import (
     CASE_WEIGHTS, CUE_TEMPLATES, DISTRACTORS, INTRO_TEMPLATES, PRONOUN_TEMPLATES, YOU_TEMPLATES, Document, PronounUse,
@@ -526,13 +527,9 @@ def write_corpus(outdir: os.PathLike | str, docs_by_split: Mapping[str, Sequence
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(
-        prog="python -m docnmt.corpora.demo",
-        description="Generate the synthetic En-De demo corpus (pronoun gender and du/Sie depend on context).",
-    )
-    parser.epilog = epilog('docnmt.corpora.demo')
+    parser = argument_parser(
+        "docnmt.corpora.demo",
+        "Generate the synthetic En-De demo corpus (pronoun gender and du/Sie depend on context).")
     parser.add_argument("--outdir", required=True, type=Path, help="output folder")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default: %(default)s)")
     for split in SPLITS:

@@ -30,7 +30,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fnmatch
 import hashlib
@@ -54,6 +53,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator, Sequence
 
 from ..textio import InputError, atomic_write, cli_errors
+from ..manual import argument_parser
 
 try:  # POSIX: serialise concurrent updates of one lock file (Snakemake runs downloads in parallel)
     import fcntl
@@ -464,10 +464,7 @@ def extract(archive: os.PathLike | str, dest: os.PathLike | str, members: Sequen
 # --------------------------------------------------------------------------------------------
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.download", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.corpora.download')
+    parser = argument_parser("docnmt.corpora.download", __doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     get = commands.add_parser("fetch", help="download one file, verified")

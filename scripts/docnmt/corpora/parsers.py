@@ -45,6 +45,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..manual import argument_parser
 from ..textio import InputError, atomic_outputs, atomic_write, cli_errors
 from .corpus import Document, split_stats, write_split
 from .iwslt_tags import iwslt_train_tags
@@ -223,10 +224,7 @@ def _non_negative(text: str) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.parsers", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.corpora.parsers')
+    parser = argument_parser("docnmt.corpora.parsers", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="task", required=True)
 
     news = sub.add_parser("news", help="News Commentary v14 + WMT newstest SGML")

@@ -19,7 +19,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..textio import InputError, atomic_outputs, cli_errors
+from ..manual import argument_parser
 
 #: Split names in table order, with the label the table shows.
 SPLIT_ORDER = ("train", "valid", "test", "contrapro")
@@ -193,10 +193,7 @@ def to_latex(rows: Sequence[Row]) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.corpora.stats", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.corpora.stats')
+    parser = argument_parser("docnmt.corpora.stats", __doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, nargs="+", metavar="TASK:SPLIT:STATS_JSON",
                         help="a split's stats JSON (corpus check) or a ContraPro report JSON")
     parser.add_argument("--markdown", required=True, type=Path, help="output Markdown table")

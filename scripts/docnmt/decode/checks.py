@@ -40,6 +40,7 @@ from typing import Sequence
 
 from .. import SEP
 from ..textio import InputError, atomic_write, cli_errors, read_lines
+from ..manual import argument_parser
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
@@ -229,10 +230,7 @@ def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: s
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.decode.checks", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.decode.checks')
+    parser = argument_parser("docnmt.decode.checks", __doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, type=Path, help="the fairseq checkpoint")
     parser.add_argument("--data", required=True, type=Path, help="its data folder (dict.SRC.txt, dict.TGT.txt)")
     parser.add_argument("--level", required=True, choices=["sentence", "document"])

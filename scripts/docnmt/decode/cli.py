@@ -45,6 +45,7 @@ from ..corpora.corpus import read_docids
 from .model import add_search_arguments
 from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
+from ..manual import argument_parser
 
 
 def group(src: list[str], docids: list[str], ref=None, first_pass=None) -> list[Document]:
@@ -115,10 +116,7 @@ def _positive(text: str) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.decode.cli", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.decode.cli')
+    parser = argument_parser("docnmt.decode.cli", __doc__.split("\n\n")[0])
     parser.add_argument("--strategy", required=True, choices=list(REGISTRY))
     parser.add_argument("--model", required=True, type=Path, help="the document-level model (sentence-level for sentence-level)")
     parser.add_argument("--data", required=True, type=Path, help="its binarized data folder (dictionary)")

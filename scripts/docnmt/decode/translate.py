@@ -49,7 +49,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -59,6 +58,7 @@ from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
 from .model import add_search_arguments
 from .strategies import DOC_TRANS_MODES, REGISTRY, Decoder, Document, models_needed
+from ..manual import argument_parser
 
 # ---- input and output ---------------------------------------------------------
 def read_documents(path: Path) -> tuple[list[tuple[str, list[str], list[int], Path]], str]:
@@ -228,10 +228,7 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.decode.translate", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.decode.translate')
+    parser = argument_parser("docnmt.decode.translate", __doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, type=Path, help="a text file (blank line between documents) or a "
                                                                   "folder of one-document files")
     parser.add_argument("--output", required=True, type=Path, help="where the translations go, in the same layout")

@@ -14,7 +14,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ import sys
 from pathlib import Path
 
 from ..textio import DiskFullError, InputError, atomic_write, cli_errors
+from ..manual import argument_parser
 
 SPLITS = ("train", "valid", "test")
 #: How a full disk shows in fairseq-preprocess's output (OSError messages of errno ENOSPC/EDQUOT).
@@ -109,10 +109,7 @@ def binarize(src: str, tgt: str, prefixes: dict[str, Path], dictionary: Path, de
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.binarize", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.preprocess.binarize')
+    parser = argument_parser("docnmt.preprocess.binarize", __doc__.split("\n\n")[0])
     parser.add_argument("--src", required=True)
     parser.add_argument("--tgt", required=True)
     for split in SPLITS:

@@ -11,7 +11,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import codecs
 import itertools
 from contextlib import ExitStack
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from .. import SEP
 from ..textio import InputError, atomic_write, cli_errors, count_lines
+from ..manual import argument_parser
 
 #: Tokens that BPE must leave whole.
 GLOSSARIES = [SEP]
@@ -149,10 +149,7 @@ def remove_bpe(line: str) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.bpe", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.preprocess.bpe')
+    parser = argument_parser("docnmt.preprocess.bpe", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_learn = sub.add_parser("learn", help="learn joint BPE codes")
     p_learn.add_argument("--merges", type=int, required=True, help="number of merge operations")

@@ -14,12 +14,12 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 from pathlib import Path
 
 from .. import SEP
 from ..textio import InputError, atomic_write, cli_errors
+from ..manual import argument_parser
 
 #: Symbols fairseq's Dictionary defines itself; they must not appear as data tokens.
 FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
@@ -53,10 +53,7 @@ def build(paths: list[Path]) -> list[tuple[str, int]]:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.dictionary", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.preprocess.dictionary')
+    parser = argument_parser("docnmt.preprocess.dictionary", __doc__.split("\n\n")[0])
     parser.add_argument("--input", nargs="+", required=True, type=Path, help="BPE training text, all languages")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)

@@ -15,10 +15,10 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from ..textio import InputError, atomic_write, cli_errors, read_lines
+from ..manual import argument_parser
 
 TOKENIZERS = ("moses", "none")
 
@@ -53,10 +53,7 @@ class TextPipeline:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.encode", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.preprocess.encode')
+    parser = argument_parser("docnmt.preprocess.encode", __doc__.split("\n\n")[0])
     parser.add_argument("--lang", required=True, help="the text's language (Moses rules)")
     parser.add_argument("--tokenize", default="moses", choices=TOKENIZERS)
     parser.add_argument("--codes", default="none", help="subword-nmt BPE codes, or none")

@@ -13,10 +13,10 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from ..textio import InputError, atomic_concat, atomic_outputs, cli_errors
+from ..manual import argument_parser
 
 
 def shard_sizes(total: int, n: int) -> list[int]:
@@ -45,10 +45,7 @@ def gather(inputs: list[Path], out: Path) -> None:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.shards", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.preprocess.shards')
+    parser = argument_parser("docnmt.preprocess.shards", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_split = sub.add_parser("split")
     p_split.add_argument("--input", required=True, type=Path)

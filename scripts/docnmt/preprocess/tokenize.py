@@ -30,12 +30,12 @@ Both work line by line; the line count is preserved (checked).
 
 from __future__ import annotations
 
-import argparse
 import re
 from functools import lru_cache
 from pathlib import Path
 
 from ..textio import InputError, atomic_write, cli_errors
+from ..manual import argument_parser
 
 #: Substrings without which a sacremoses normalization pattern cannot change a
 #: line (keyed by the pattern). Patterns without regex syntax are their own
@@ -207,10 +207,7 @@ def _process(func, lang: str, inp: Path, out: Path) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.tokenize", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.preprocess.tokenize')
+    parser = argument_parser("docnmt.preprocess.tokenize", __doc__.split("\n\n")[0])
     parser.add_argument("mode", choices=["tok", "detok"], help="tokenize (with normalization) or detokenize")
     parser.add_argument("--lang", required=True, help="language code for the Moses rules, e.g. en, de, it")
     parser.add_argument("--input", required=True, type=Path)

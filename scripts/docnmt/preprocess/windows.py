@@ -14,13 +14,13 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import collections
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from .. import SEP
 from ..textio import InputError, atomic_write, cli_errors, count_lines, iter_lines
+from ..manual import argument_parser
 
 JOIN = f" {SEP} "
 
@@ -60,10 +60,7 @@ def make_windows(sentences: Sequence[str], docids: Sequence[str], k: int) -> lis
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.preprocess.windows", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.preprocess.windows')
+    parser = argument_parser("docnmt.preprocess.windows", __doc__.split("\n\n")[0])
     parser.add_argument("--k", type=int, required=True, help="window size in sentences (the paper: 3)")
     parser.add_argument("--docids", required=True, type=Path)
     parser.add_argument("--input", required=True, type=Path, help="one (BPE-encoded) sentence per line")

@@ -25,7 +25,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from pathlib import Path
@@ -35,6 +34,7 @@ from ..textio import InputError, atomic_write, cli_errors
 from .sentence_file import read_sentences
 from .evalset import add_arguments, load_args
 from .pronouns import _setup_arguments
+from ..manual import argument_parser
 
 #: The strategies whose translations the top sentences show unless told otherwise (the issue's three:
 #: the baseline, the paper's recommended strategy, and the reference as context).
@@ -111,10 +111,7 @@ def top_sentences(data, rows_by_line: dict[int, dict], lines: list[int], docids:
 def main(argv=None) -> int:
     from ..textio import read_lines
 
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.context_usage", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.score.context_usage')
+    parser = argument_parser("docnmt.score.context_usage", __doc__.split("\n\n")[0])
     parser.add_argument("--sentences", required=True, type=Path, help="per-sentence P-CXMI (docnmt.score.cxmi)")
     add_arguments(parser)
     parser.add_argument("--docids", required=True, type=Path)

@@ -24,7 +24,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections import defaultdict
@@ -34,6 +33,7 @@ from typing import Sequence
 from ..corpora.contrapro import ante_bucket, load_examples
 from ..textio import InputError, atomic_write, cli_errors, read_lines
 from ..preprocess.windows import join
+from ..manual import argument_parser
 
 
 def decisions(correct: Sequence[float], contrastive: Sequence[Sequence[float]]) -> list[bool]:
@@ -80,10 +80,7 @@ def build_inputs(examples, src_lines: list[str], tgt_lines: list[str], candidate
 def main(argv=None) -> int:
     from ..decode.model import add_scoring_model_arguments
 
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.contrastive", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.score.contrastive')
+    parser = argument_parser("docnmt.score.contrastive", __doc__.split("\n\n")[0])
     add_scoring_model_arguments(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source of the ContraPro mini-corpus")
     parser.add_argument("--tgt", required=True, type=Path, help="BPE target (reference) of the ContraPro mini-corpus")

@@ -83,7 +83,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from dataclasses import dataclass
@@ -94,6 +93,7 @@ from ..corpora.corpus import read_docids
 from ..decode.strategies import Document, _prev
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 from .sentence_file import TSV_FIXED, write_sentences
+from ..manual import argument_parser
 
 
 @dataclass(frozen=True)
@@ -301,10 +301,7 @@ def main(argv=None) -> int:
     from ..decode.strategies import Decoder
     from .evalset import parse_systems, read_subsets, read_system, selected_lines
 
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.cxmi", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.score.cxmi')
+    parser = argument_parser("docnmt.score.cxmi", __doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, type=Path, help="the document-level checkpoint")
     parser.add_argument("--data", required=True, type=Path, help="its binarized data folder (dictionary)")
     parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")

@@ -32,7 +32,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -43,6 +42,7 @@ from ..decode.cli import group
 from .evalset import parse_systems, read_system
 from ..decode.strategies import _prev, _window
 from ..textio import InputError, atomic_write, cli_errors, read_lines
+from ..manual import argument_parser
 
 
 def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[str], level: str, k: int):
@@ -79,10 +79,7 @@ def main(argv=None) -> int:
     from ..decode.search import Searcher
     from ..decode.strategies import Decoder
 
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.perplexity", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.score.perplexity')
+    parser = argument_parser("docnmt.score.perplexity", __doc__.split("\n\n")[0])
     add_scoring_model_arguments(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
     parser.add_argument("--docids", required=True, type=Path)

@@ -15,12 +15,12 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from ..train.curves import new_figure, save_figure
 from .tables import add_manifest_arguments, read_manifest
 from ..textio import cli_errors, load_json
+from ..manual import argument_parser
 
 
 def _grouped_bars(ax, strategies: list[str], groups: list[tuple[str, dict]]) -> None:
@@ -128,10 +128,7 @@ PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost, "cxmi"
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.plots", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.score.plots')
+    parser = argument_parser("docnmt.score.plots", __doc__.split("\n\n")[0])
     parser.add_argument("plot", choices=list(PLOTS))
     add_manifest_arguments(parser)
     parser.add_argument("--output", required=True, type=Path)

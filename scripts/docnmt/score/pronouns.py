@@ -83,6 +83,7 @@ from typing import Iterable, Sequence
 
 from .evalset import add_arguments, add_subsets_argument, load_args
 from ..textio import atomic_write, cli_errors
+from ..manual import argument_parser
 
 #: The fork's German pronoun tags (STTS), blonde/__init__.py PRONOUN_TAGS_GERMAN.
 GERMAN_PRONOUN_TAGS = frozenset({"PDAT", "PDS", "PIAT", "PIS", "PPER", "PPOSAT", "PPOSS", "PRELAT", "PRELS", "PRF",
@@ -386,10 +387,7 @@ def main(argv=None) -> int:
         _, note = setup_note(RULES[shown.rules], load_tagger(shown.tagger), load_source_tagger(shown.source_tagger))
         print(f"pronoun F1: {note}")
         return 0
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.pronouns", description=description)
-    parser.epilog = epilog('docnmt.score.pronouns')
+    parser = argument_parser("docnmt.score.pronouns", description)
     add_arguments(parser, "detokenized German hypotheses")
     add_subsets_argument(parser)
     _setup_arguments(parser)

@@ -23,12 +23,12 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 from .evalset import add_arguments, load_args
 from ..textio import atomic_write, cli_errors
+from ..manual import argument_parser
 
 #: p-value below which a paired difference is called significant.
 ALPHA = 0.05
@@ -80,10 +80,7 @@ def paired_bootstrap(systems: dict[str, list[str]], refs: list[str], baseline: s
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.scoring", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.score.scoring')
+    parser = argument_parser("docnmt.score.scoring", __doc__.split("\n\n")[0])
     add_arguments(parser)
     parser.add_argument("--baseline", action="append", default=[],
                         help="paired bootstrap of every system against this one (repeatable; skipped if absent)")

@@ -47,13 +47,13 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
 
 from ..tablefmt import Table
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
+from ..manual import argument_parser
 
 #: Marks for a BLEU/TER difference that paired bootstrap resampling finds significant.
 MARKS = {"sentence-level": "*", "last-sentence": "†"}
@@ -503,10 +503,7 @@ def table_files(outdir: os.PathLike | str, name: str) -> list[Path]:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.score.tables", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.score.tables')
+    parser = argument_parser("docnmt.score.tables", __doc__.split("\n\n")[0])
     add_manifest_arguments(parser)
     parser.add_argument("--outdir", required=True, type=Path)
     parser.add_argument("--print", action="store_true", help="also print the Markdown tables")

@@ -45,6 +45,7 @@ import sys
 from pathlib import Path
 
 from ..textio import InputError, atomic_write, cli_errors
+from ..manual import argument_parser
 
 #: fairseq's validation statistic that selects the best checkpoint and drives early stopping: the
 #: validation perplexity's log (``ppl = 2 ** nll_loss``), as the paper selects by validation perplexity.
@@ -232,10 +233,7 @@ def publish(best: Path, output: Path) -> None:
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.train.cli", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.train.cli')
+    parser = argument_parser("docnmt.train.cli", __doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, type=Path, help="binarized data folder (with manifest.json)")
     parser.add_argument("--save-dir", required=True, type=Path, help="checkpoint folder (kept across reruns)")
     parser.add_argument("--output", required=True, type=Path, help="where the best checkpoint is published")

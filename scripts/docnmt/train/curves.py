@@ -22,12 +22,12 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import re
 from pathlib import Path
 
 from ..textio import InputError, atomic_write, cli_errors
+from ..manual import argument_parser
 
 FIELDS = ["kind", "epoch", "num_updates", "loss", "nll_loss", "ppl", "lr", "wall", "best_checkpoint"]
 #: The columns read from fairseq's log lines (``best_checkpoint`` comes from the checkpoint).
@@ -152,10 +152,7 @@ def plot(curves: list[tuple[str, list[dict]]], output: Path, title: str) -> None
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..manual import epilog
-
-    parser = argparse.ArgumentParser(prog="python -m docnmt.train.curves", description=__doc__.split("\n\n")[0])
-    parser.epilog = epilog('docnmt.train.curves')
+    parser = argument_parser("docnmt.train.curves", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_csv = sub.add_parser("csv", help="fairseq log -> CSV")
     p_csv.add_argument("--log", required=True, type=Path)
