@@ -198,18 +198,15 @@ def test_cxmi_equals_fairseq_score_reference_on_the_same_windows(scored_demo):
     """Every reference P-CXMI of the demo test set from fairseq's reference scoring of the two inputs: the k-window
     with the reference context as target prefix (the tokens after its last <sep>), and the sentence alone."""
     from docnmt.score.sentence_file import read_sentences
-    from docnmt.preprocess.windows import join
+    from docnmt.preprocess.windows import make_windows
 
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     src = read_lines(scored_demo / "data/demo/bpe/test.en")
     ref = read_lines(scored_demo / "data/demo/bpe/test.de")
     docids = read_docids(scored_demo / "data/demo/corpus/test.docids")
-    pairs = []
-    for i in range(len(src)):
-        first = i
-        while first > 0 and i - first < 2 and docids[first - 1] == docids[i]:
-            first -= 1
-        pairs += [(join(src[first:i + 1]), join(ref[first:i + 1])), (src[i], ref[i])]
+    pairs = []  # the k=3 windows as the workflow builds them for training, and each sentence alone
+    for i, (src_window, ref_window) in enumerate(zip(make_windows(src, docids, 3), make_windows(ref, docids, 3))):
+        pairs += [(src_window, ref_window), (src[i], ref[i])]
     scored = fairseq_sequence_scores(scored_demo, pairs)
 
     def after_last_sep(tokens, scores, sep):

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..corpora.corpus import read_docids
-from ..textio import InputError, atomic_write, cli_errors
-from .sentence_file import read_sentences
-from .evalset import add_arguments, load_args
-from .pronouns import _setup_arguments
 from ..manual import argument_parser
+from ..preprocess.windows import window_bounds
+from ..textio import InputError, atomic_write, cli_errors
+from .evalset import add_arguments, load_args, read_documents
+from .pronouns import _setup_arguments
+from .sentence_file import read_sentences
 
 #: The strategies whose translations the top sentences show unless told otherwise (the issue's three:
 #: the baseline, the paper's recommended strategy, and the reference as context).
@@ -53,18 +54,24 @@ def top_lines(rows: list[dict], share: float) -> list[int]:
     return ranked(rows)[:max(1, math.ceil(len(rows) * share))]
 
 
-def split_scores(data, top: set[int], pronoun_setup=None) -> dict:
+@dataclass
+class PronounSetup:
+    """The pronoun metric's taggers, rule set and reporting rule (:mod:`docnmt.score.pronouns`)."""
+
+    german: object
+    english: object
+    rules: object
+    min_examples: int
+
+
+def split_scores(data, top: set[int], pronouns: PronounSetup | None = None) -> dict:
     """Per system: BLEU (and pronoun F1) on the ``top`` lines and on the rest of the evaluation set."""
+    from .pronouns import score, tag_inputs
     from .scoring import corpus_scores
 
     parts = {"top": [i for i, line in enumerate(data.lines) if line in top],
              "rest": [i for i, line in enumerate(data.lines) if line not in top]}
-    tagged = None
-    if pronoun_setup is not None:
-        from .pronouns import tag_inputs
-
-        german, english, rules, _ = pronoun_setup
-        tagged = tag_inputs(data, german, english, rules)
+    tagged = None if pronouns is None else tag_inputs(data, pronouns.german, pronouns.english, pronouns.rules)
     out = {}
     for name, hyps in data.systems.items():
         out[name] = {}
@@ -74,11 +81,9 @@ def split_scores(data, top: set[int], pronoun_setup=None) -> dict:
                 bleu = corpus_scores([hyps[i] for i in positions], [data.reference[i] for i in positions])["BLEU"]
                 entry["BLEU"] = bleu["score"]
             if tagged is not None and positions:
-                from .pronouns import score
-
                 sources, refs, systems = tagged
                 pick = lambda items: [items[i] for i in positions]  # noqa: E731
-                result = score(pick(sources), pick(systems[name]), pick(refs), pronoun_setup[3], rules)
+                result = score(pick(sources), pick(systems[name]), pick(refs), pronouns.min_examples, pronouns.rules)
                 for category, value in result.items():
                     entry[f"{category}_f1"] = value["f1"]
                     entry[f"{category}_examples"] = sum(value["examples"].values())
@@ -91,11 +96,10 @@ def top_sentences(data, rows_by_line: dict[int, dict], lines: list[int], docids:
                   full_reference: list[str], k: int, show: list[str]) -> list[dict]:
     """The top sentences with their context (the same document's k-1 previous lines) and translations."""
     position = {line: i for i, line in enumerate(data.lines)}
+    bounds = window_bounds(docids, k)
     out = []
     for rank, line in enumerate(lines, start=1):
-        first = line
-        while first > 0 and line - first < k - 1 and docids[first - 1] == docids[line]:
-            first -= 1
+        first = bounds[line][0]
         row = rows_by_line[line]
         out.append({
             "rank": rank, "line": line + 1, "docid": row["docid"], "position": row["position"],
@@ -129,11 +133,8 @@ def main(argv=None) -> int:
         parser.error(f"--share must be in (0, 1], got {args.share}")
 
     data = load_args(args)
-    full_source, full_reference = read_lines(args.source), read_lines(args.reference)
-    docids = read_docids(args.docids)
-    if len(docids) != len(full_source):
-        raise InputError(args.docids, f"expected one document id per line of {args.source} ({len(full_source)}), "
-                                      f"found {len(docids)}")
+    full_source, docids = read_documents(args.source, args.docids)
+    full_reference = read_lines(args.reference)
     rows = read_sentences(args.sentences)
     rows_by_line = {r["line"] - 1: r for r in rows}
     if sorted(rows_by_line) != sorted(data.lines):
@@ -147,7 +148,7 @@ def main(argv=None) -> int:
         rules = RULES[args.rules]
         german, english = load_tagger(args.tagger), load_source_tagger(args.source_tagger)
         _, note = setup_note(rules, german, english)
-        setup = (german, english, rules, args.min_examples)
+        setup = PronounSetup(german, english, rules, args.min_examples)
     show = [s for s in args.show.split(",") if s]
     result = {
         "share": args.share,

@@ -89,9 +89,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..corpora.corpus import read_docids
 from ..decode.strategies import Document, _prev
-from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
+from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
 from ..manual import argument_parser
 
@@ -199,11 +198,8 @@ class PairScorer:
         return self.index[key]
 
     def run(self) -> None:
-        from ..decode.search import Request
-
-        requests = [Request(list(r.source), list(r.prefix)) for r, _, _ in self.pairs]
-        self.scores = self.decoder.searcher.score_forced(requests, [t for _, t, _ in self.pairs],
-                                                         [e for _, _, e in self.pairs])
+        requests, targets, ends = zip(*self.pairs) if self.pairs else ((), (), ())
+        self.scores = self.decoder.searcher.score_forced(requests, targets, ends)
 
     def logprob(self, handle: int):
         if self.scores is None:
@@ -222,12 +218,6 @@ def summary(values: Sequence[float], tokens: Sequence[int]) -> dict:
         "cxmi_length_normalized": sum(v / t for v, t in zip(values, tokens)) / n if n else None,
         "positive_share": sum(v > 0 for v in values) / n if n else None,
     }
-
-
-def documents(src: list[str], docids: list[str], ref: list[str]) -> list[Document]:
-    from ..decode.cli import group
-
-    return group(src, docids, ref=ref)
 
 
 def reference_pcxmi(scorer: PairScorer, docs: list[Document], k: int, lines: set[int],
@@ -296,10 +286,11 @@ def _generated_context(path: Path | None, n_lines: int):
 
 @cli_errors
 def main(argv=None) -> int:
+    from ..decode.cli import group
     from ..decode.model import Model, add_dtype_argument, add_separator_argument
     from ..decode.search import Searcher
     from ..decode.strategies import Decoder
-    from .evalset import parse_systems, read_subsets, read_system, selected_lines
+    from .evalset import parse_systems, read_documents, read_subsets, read_system, selected_lines
 
     parser = argument_parser("docnmt.score.cxmi", __doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, type=Path, help="the document-level checkpoint")
@@ -326,12 +317,7 @@ def main(argv=None) -> int:
     if (args.sentence_model is None) != (args.sentence_data is None):
         parser.error("--sentence-model and --sentence-data go together")
 
-    src = read_lines(args.src)
-    if not src:
-        raise InputError(args.src, "expected source sentences, found an empty file")
-    docids = read_docids(args.docids)
-    if len(docids) != len(src):
-        raise InputError(args.docids, f"expected one document id per line of {args.src} ({len(src)}), found {len(docids)}")
+    src, docids = read_documents(args.src, args.docids)
     ref = read_system(args.ref, len(src), args.src)
     systems = {name: read_system(path, len(src), args.src) for name, path in parse_systems(args.system).items()}
     unknown = [name for name in systems if name not in CONTEXTS]
@@ -345,7 +331,7 @@ def main(argv=None) -> int:
     lines = set(selected)
     subsets = read_subsets(args.subsets, len(src), args.src) if args.subsets else {}
 
-    docs = documents(src, docids, ref)
+    docs = group(src, docids, ref=ref)
     model = Model(args.model, args.data, dtype=args.dtype, separator=args.separator)
     decoder = Decoder(Searcher(model, batch_size=args.batch_size), k=args.k, h=1, source_name=str(args.src))
     scorer = PairScorer(decoder)
@@ -392,8 +378,9 @@ def main(argv=None) -> int:
     if subsets:
         result["subsets"] = {}
         for name, members in subsets.items():
-            inside = [line for line in selected if line in set(members)]
-            rest = [line for line in selected if line not in set(members)]
+            members = set(members)
+            inside = [line for line in selected if line in members]
+            rest = [line for line in selected if line not in members]
             result["subsets"][name] = {
                 part: summary([per_line[line]["p_cxmi"] for line in part_lines],
                               [per_line[line]["tokens"] for line in part_lines])

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..corpora.corpus import read_docids
 from ..textio import InputError, read_lines
 
 
@@ -115,6 +116,17 @@ def read_subsets(path: os.PathLike | str, n_lines: int, against: os.PathLike | s
             if not members or members[-1] != line:
                 members.append(line)
     return subsets
+
+
+def read_documents(source: os.PathLike | str, docids: os.PathLike | str) -> tuple[list[str], list[str]]:
+    """A source file and its document ids: the source must not be empty, and each line has one id."""
+    lines = read_lines(source)
+    if not lines:
+        raise InputError(source, "expected source sentences, found an empty file")
+    ids = read_docids(docids)
+    if len(ids) != len(lines):
+        raise InputError(docids, f"expected one document id per line of {source} ({len(lines)}), found {len(ids)}")
+    return lines, ids
 
 
 def read_system(path: os.PathLike | str, n_lines: int, against: os.PathLike | str) -> list[str]:

@@ -37,11 +37,10 @@ import math
 import time
 from pathlib import Path
 
-from ..corpora.corpus import read_docids
 from ..decode.cli import group
-from .evalset import parse_systems, read_system
+from .evalset import parse_systems, read_documents, read_system
 from ..decode.strategies import _prev, _window
-from ..textio import InputError, atomic_write, cli_errors, read_lines
+from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
 
 
@@ -89,12 +88,7 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
 
-    src = read_lines(args.src)
-    if not src:
-        raise InputError(args.src, "expected source sentences, found an empty file")
-    docids = read_docids(args.docids)
-    if len(docids) != len(src):
-        raise InputError(args.docids, f"expected one document id per line of {args.src} ({len(src)}), found {len(docids)}")
+    src, docids = read_documents(args.src, args.docids)
     texts = {name: read_system(path, len(src), args.src) for name, path in parse_systems(args.system).items()}
 
     model = Model(args.model, args.data, dtype=args.dtype, separator=args.separator)
