@@ -337,6 +337,14 @@ def context_usage_table(manifest: dict) -> Table:
                  "on each strategy's hypotheses", header, rows, notes)
 
 
+def _split_cell(entry: dict | None, metric: str) -> str:
+    """One strategy's BLEU or pronoun F1 on one part of a context split; "(few)" below the example rule."""
+    if entry is None or metric not in entry:
+        return DASH
+    cell = _fmt(entry[metric], 1) if metric == "BLEU" else _f1(entry[metric])
+    return cell + ("" if entry.get(metric.replace("_f1", "_reported"), True) else " (few)")
+
+
 def context_split_table(manifest: dict) -> Table:
     columns = list(_context_columns(manifest, "context_usage", "context usage file"))
     header, rows = ["strategy"], []
@@ -352,17 +360,8 @@ def context_split_table(manifest: dict) -> Table:
     for strategy in manifest["strategies"]:
         cells = [strategy]
         for (t, label, d), present in zip(columns, metrics):
-            parts = d["split"].get(strategy)
-            for metric in present:
-                for part in ("top", "rest"):
-                    value = None if parts is None else parts[part].get(metric)
-                    scale = 1 if metric == "BLEU" else 100
-                    cell = _fmt(value, 1, scale) if parts is not None and metric in parts[part] else DASH
-                    if parts is not None and metric != "BLEU" and metric in parts[part] and value is None:
-                        cell = NAN
-                    if parts is not None and not parts[part].get(metric.replace("_f1", "_reported"), True):
-                        cell += " (few)"
-                    cells.append(cell)
+            parts = d["split"].get(strategy) or {}
+            cells += [_split_cell(parts.get(part), metric) for metric in present for part in ("top", "rest")]
         rows.append(cells)
     notes = [CONTEXT_NOTE]
     for t, label, d in columns:
