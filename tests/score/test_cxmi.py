@@ -188,3 +188,19 @@ def test_top_share_is_at_least_one_sentence_and_ties_keep_line_order():
     assert top_lines(rows[:3], 0.1) == [1]
     with pytest.raises(ValueError):
         top_lines(rows, 0)
+
+
+def test_context_usage_names_a_sentence_file_that_does_not_cover_the_scored_lines(tmp_path, capsys):
+    from docnmt.score import context_usage
+
+    for name, lines in (("src.en", ["a", "b", "c"]), ("ref.de", ["x", "y", "z"]), ("hyp.de", ["x", "y", "w"]),
+                        ("ids", ["d1", "d1", "d2"])):
+        (tmp_path / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    (tmp_path / "short.tsv").write_text("line\tdocid\tposition\ttokens\tp_cxmi\n1\td1\t1\t2\t0.000000\n"
+                                        "2\td1\t2\t2\t0.500000\n", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        context_usage.main(["--sentences", str(tmp_path / "short.tsv"), "--source", str(tmp_path / "src.en"),
+                            "--reference", str(tmp_path / "ref.de"), "--docids", str(tmp_path / "ids"),
+                            "--system", f"doc-trans={tmp_path / 'hyp.de'}", "--output", str(tmp_path / "out.json")])
+    assert f"{tmp_path / 'short.tsv'}: expected P-CXMI for the 3 scored lines" in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
