@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV ?= .venv
 CORES ?= 2
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-# fairseq checkpoints under torch >= 2.6 (see README, "fairseq and torch 2.13").
+# fairseq checkpoints under torch >= 2.6 (see docs/development.md, "Installation notes").
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -19,16 +19,19 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## /\1\t/' | expand -t 12
 
-setup: $(VENV)/.installed ## create .venv with every pinned dependency (idempotent; about 7 minutes the first time)
+setup: $(VENV)/.installed ## create .venv with every pinned dependency and the package docnmt (idempotent; about 7 minutes the first time)
 
-# Idempotent: reruns only when a requirements file changes. fairseq-fixed is
-# compiled against the pinned torch/numpy, so they are installed first and
-# fairseq is built without build isolation.
-$(VENV)/.installed: requirements-base.txt requirements.txt
+# Idempotent: reruns only when a requirements file or pyproject.toml changes.
+# fairseq-fixed is compiled against the pinned torch/numpy, so they are
+# installed first and fairseq is built without build isolation. Then the
+# package docnmt (scripts/docnmt), editable, with its commands (docnmt-translate, ...):
+# its dependencies are the pins just installed.
+$(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet -r requirements-base.txt
 	$(VENV)/bin/python -m pip install --quiet --no-build-isolation fairseq-fixed==0.12.3.1
 	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
+	$(VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation --editable .
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq --no-install-recommends graphviz; } || echo "warning: graphviz not installed: make dag needs it"
 	touch $@
@@ -48,7 +51,7 @@ MODELS_TIMEOUT ?= 30
 models: setup ## install spaCy's de_core_news_sm and en_core_web_sm, the paper's taggers (needs GitHub)
 	$(VENV)/bin/python -m pip install --no-deps --require-hashes --timeout $(MODELS_TIMEOUT) --retries 1 \
 	  --disable-pip-version-check -r requirements-models.txt
-	PYTHONPATH=scripts $(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
+	$(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
 
 test: setup ## run the test suite (what .ci/run runs)
 	$(VENV)/bin/python -m pytest tests -q -ra

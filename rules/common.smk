@@ -6,12 +6,16 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 
+# Snakemake's own process reads the config and derives paths with this checkout's package, also where
+# Snakemake runs from an environment without it (--sdm conda). The rules run the package installed in
+# their interpreter (.venv by `make setup`, or each conda env), checked below.
 SCRIPTS = os.path.join(workflow.basedir, "scripts")
 sys.path.insert(0, SCRIPTS)
 
 from docnmt.config import ConfigError, validate  # noqa: E402
-from docnmt.environment import missing_modules, setup_hint, shell_prefix  # noqa: E402
+from docnmt.environment import install_problems, missing_modules, setup_hint, shell_prefix  # noqa: E402
 
 
 def _conda_deployment():
@@ -21,14 +25,21 @@ def _conda_deployment():
 
 
 # Rule commands run `python -m docnmt.<module>` after this prefix (quoted paths,
-# strict mode, the package on PYTHONPATH). Without --sdm conda, `python` is the
-# interpreter that runs Snakemake, which must have the project's packages;
-# with --sdm conda, each rule's env provides it (docnmt.environment).
-if not _conda_deployment() and missing_modules():
-    raise WorkflowError(setup_hint(missing_modules()))
-shell.prefix(
-    shell_prefix(SCRIPTS, None if _conda_deployment() else sys.executable).replace("{", "{{").replace("}", "}}")
-)
+# strict mode). Without --sdm conda, `python` is the interpreter that runs
+# Snakemake, which must have the project's packages and this package installed
+# (editable, from this checkout); with --sdm conda, each rule's env provides
+# them: its post-deploy script installs the package from DOCNMT_CHECKOUT.
+if _conda_deployment():
+    os.environ.update(DOCNMT_CHECKOUT=workflow.basedir)  # for the envs' post-deploy scripts
+else:
+    if missing_modules():
+        raise WorkflowError(setup_hint(missing_modules()))
+    _install_error, _install_warning = install_problems(workflow.basedir)
+    if _install_error:
+        raise WorkflowError(_install_error)
+    if _install_warning:
+        logger.warning(f"warning: {_install_warning}")
+shell.prefix(shell_prefix(None if _conda_deployment() else sys.executable).replace("{", "{{").replace("}", "}}"))
 
 try:
     _validated = validate(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")

@@ -1,7 +1,9 @@
-"""Shared test fixtures: the package on sys.path, paths, and the Snakemake runner."""
+"""Shared test fixtures: paths, the Snakemake runner, the trained demo. The tests import the package docnmt as a
+user's Python does: installed (`make setup` installs it into .venv, editable, from this checkout)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -12,13 +14,21 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "scripts"))
 
 REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "workflow: runs Snakemake end to end (slower)")
+    if importlib.util.find_spec("docnmt") is None:
+        raise pytest.UsageError(f"{sys.executable} lacks the package docnmt: run `make setup` (or `make test`), "
+                                "which installs it into .venv from this checkout")
+    import docnmt
+
+    installed = Path(docnmt.__file__).resolve().parents[1]
+    if installed != REPO / "scripts":
+        raise pytest.UsageError(f"{sys.executable} imports docnmt from {installed}, not from this checkout "
+                                f"({REPO}): `pip install -e {REPO}` in it, or use this checkout's .venv")
 
 
 @pytest.fixture
@@ -30,7 +40,6 @@ def tool_env() -> dict:
     """The environment for Snakemake and rule subprocesses: this interpreter's bin first."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "scripts"), env.get("PYTHONPATH")) if p)
     env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     return env
 

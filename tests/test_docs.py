@@ -1,6 +1,9 @@
-"""The README and the manual in docs/ against the code: links and paths exist, every CLI and make target they
-name exists and answers --help, the configuration page equals the schema, every CLI's help names its stage and
-rules (the README's offline commands run as written in tests/test_any_path.py)."""
+"""The README and the manual in docs/ against the code: links and paths exist, every CLI, command and make target
+they name exists and answers --help (called as a user calls it: the console script, or `python -m`, with the
+installed package and nothing added to the path), the configuration page equals the schema, every CLI's help
+names its stage and rules, and every "see README, 'X'" in the code names a heading that exists (the README's
+offline commands run as written in tests/test_any_path.py, its own-model commands in
+tests/test_external_models.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import pytest
 
 from conftest import REPO, tool_env
 from docnmt.config import schema_keys, schema_markdown
-from docnmt.manual import CLIS, STAGES
+from docnmt.manual import CLIS, COMMANDS, STAGES, command
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 #: Backticked names that are repository paths when they start like this.
@@ -81,11 +84,27 @@ def named_modules() -> set[str]:
     return {m for page in PAGES for m in re.findall(r"python -m (docnmt(?:\.[a-z_][a-z0-9_]*)+)(?![\w.])", text(page))}
 
 
+def named_commands() -> set[str]:
+    """The ``docnmt-...`` commands the pages name (docnmt-search is the project's name)."""
+    return {c for page in PAGES for c in re.findall(r"(?<![\w./-])(docnmt-[a-z][a-z-]*[a-z])(?![\w-])", text(page))
+            } - {"docnmt-search"}
+
+
+def bash_blocks(page: Path) -> list[str]:
+    return re.findall(r"^```bash\n(.*?)^```", text(page), re.S | re.M)
+
+
 @lru_cache(maxsize=None)
 def help_text(module: str) -> str:
-    result = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
-                            env=tool_env(), timeout=300)
-    assert result.returncode == 0, f"python -m {module} --help failed:\n{result.stderr[-2000:]}"
+    """``--help`` as a user runs it: the module's console script where it has one, else ``python -m MODULE``; from
+    a folder outside the checkout, with nothing added to the path."""
+    name = command(module)
+    argv = [str(Path(sys.executable).parent / name)] if name else [sys.executable, "-m", module]
+    env = {k: v for k, v in tool_env().items() if k != "PYTHONPATH"}
+    result = subprocess.run([*argv, "--help"], capture_output=True, text=True, env=env, cwd=Path(sys.prefix),
+                            timeout=300)
+    assert result.returncode == 0, f"{' '.join(argv)} --help failed:\n{result.stderr[-2000:]}"
+    assert (name or f"python -m {module}") in result.stdout.splitlines()[0], result.stdout[:200]  # the name it was run by
     return result.stdout
 
 
@@ -129,9 +148,47 @@ def test_every_cli_answers_help_with_its_stage_rules_and_manual_page(module):
     shown = " ".join(help_text(module).split())
     assert f"Stage: {stage};" in shown, shown[-300:]
     assert f"Manual: {STAGES[stage][0]}." in shown
+    if command(module):
+        assert f"Command: {command(module)} (or python -m {module})." in shown
     for rule in rules:
         assert rule in shown, f"python -m {module} --help does not name its rule {rule}"
     assert (REPO / STAGES[stage][0]).exists()
+
+
+def test_every_command_the_docs_name_exists_and_their_code_blocks_use_the_commands():
+    named = named_commands()
+    assert {"docnmt-translate", "docnmt-check-model", "docnmt-check-config", "docnmt-check-corpus"} <= named
+    assert not named - set(COMMANDS), f"the docs name commands that do not exist: {sorted(named - set(COMMANDS))}"
+    for page in PAGES:
+        for block in bash_blocks(page):
+            for module in re.findall(r"python -m (docnmt(?:\.\w+)+)", block):
+                assert not command(module), f"{page.name}: a code block runs python -m {module}; show {command(module)}"
+
+
+def test_every_reference_to_a_heading_names_one_that_exists():
+    """"see README, 'X'", "docs/decoding.md, 'X'", "(README: "X")" in the code, config, Makefile and tests."""
+    headings = {page.relative_to(REPO).as_posix(): {h.lower() for h in re.findall(r"^#+ (.+?)\s*$", re.sub(
+        r"^```.*?^```", "", text(page), flags=re.S | re.M), re.M)} for page in PAGES}
+    pattern = re.compile(r"\b(README|docs/[\w-]+\.md)(?:\.md)?(?:, |: | )(?:section )?(?:\"([^\"\n]+)\"|'([^'\n]+)'|“([^”\n]+)”)")
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, text=True, check=True).stdout.split()
+    found = 0
+    for name in listed:
+        path = REPO / name
+        if path.suffix == ".md" or not path.is_file() or path.stat().st_size > 2_000_000 or "/data/" in name \
+                or path == Path(__file__).resolve():
+            continue
+        try:
+            source = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        source = re.sub(r"[\"']\s*\n\s*[\"']", "", source)  # one Python string over several lines
+        for page, *quoted in pattern.findall(source):
+            page, heading = "README.md" if page == "README" else page, "".join(quoted)
+            found += 1
+            assert page in headings, f"{name} refers to {page}, which does not exist"
+            assert heading.lower() in headings[page], f"{name} refers to {page}, {heading!r}: no such heading"
+    assert found >= 3, "the pattern no longer finds the code's references to the manual"
 
 
 def rule_blocks() -> dict[str, set[str]]:

@@ -3,6 +3,7 @@ interpreter without the project's packages, at workflow start and in a rule."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,20 +19,18 @@ def bash(script: str, **env) -> subprocess.CompletedProcess:
                           env={"PATH": "/usr/bin:/bin", **env})
 
 
-def test_shell_prefix_exports_odd_paths_verbatim_and_keeps_strict_mode(tmp_path):
-    scripts = tmp_path / ODD / "scripts"
+def test_shell_prefix_puts_an_odd_interpreter_folder_first_verbatim_and_keeps_strict_mode(tmp_path):
     python = tmp_path / ODD / ".venv" / "bin" / "python"
-    result = bash(shell_prefix(scripts, python) + 'printf "%s\\n" "$PYTHONPATH" "${PATH%%:*}"; false; echo unreachable',
-                  PYTHONPATH="/else")
-    assert result.stdout.splitlines() == [f"{scripts}:/else", str(python.parent)], result.stderr
+    result = bash(shell_prefix(python) + 'printf "%s\\n" "${PATH%%:*}" "${PYTHONPATH-unset}"; false; echo unreachable')
+    assert result.stdout.splitlines() == [str(python.parent), "unset"], result.stderr
     assert result.returncode == 1 and "unreachable" not in result.stdout, "set -e: a failing command stops the rule"
 
 
-def test_shell_prefix_under_conda_leaves_path_to_the_env():
-    prefix = shell_prefix("/a b/scripts", None)
-    assert "PATH=" not in prefix.replace("PYTHONPATH=", "")
-    result = bash(prefix + 'printf "%s\\n" "$PYTHONPATH" "$PATH"')
-    assert result.stdout.splitlines() == ["/a b/scripts", "/usr/bin:/bin"]
+def test_shell_prefix_under_conda_leaves_path_to_the_env_and_sets_no_pythonpath():
+    prefix = shell_prefix(None)
+    assert "PATH" not in prefix
+    result = bash(prefix + 'printf "%s\\n" "$PATH" "${PYTHONPATH-unset}"')
+    assert result.stdout.splitlines() == ["/usr/bin:/bin", "unset"]
 
 
 def test_missing_modules_looks_up_without_importing():
@@ -47,17 +46,32 @@ def test_setup_hint_is_one_line_naming_the_interpreter_and_the_fix():
     assert "make setup" in hint and ".venv/bin/snakemake" in hint and "--sdm conda" in hint
 
 
-def test_a_rule_command_on_a_bare_interpreter_fails_with_one_line(bare_python, tmp_path):
-    """What a rule runs (`python -m docnmt.preprocess.tokenize ...`), started by a Python without the packages."""
+def with_the_package_only(folder: Path) -> Path:
+    """A new virtual environment with the package docnmt and nothing else: the path entry that pip's editable
+    install writes (a .pth file naming scripts/), without the third-party packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True)
+    python = folder / "bin" / "python"
+    if subprocess.run([str(python), "-c", "import sacremoses"], capture_output=True).returncode == 0:
+        pytest.skip(f"{python} can import sacremoses (system site packages), so it lacks no dependency")
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout.strip())
+    (site / "docnmt-only.pth").write_text(f"{REPO / 'scripts'}\n", encoding="utf-8")
+    return python
+
+
+def test_a_rule_command_on_an_interpreter_without_the_dependencies_fails_with_one_line(tmp_path):
+    """What a rule runs (`python -m docnmt.preprocess.tokenize ...`), started by a Python that has the package but
+    not its dependencies: one line naming the interpreter and the fix, no traceback, no output."""
+    python = with_the_package_only(tmp_path / "venv")
     text = tmp_path / "in.en"
     text.write_text("Hello, world.\n", encoding="utf-8")
     result = subprocess.run(
-        [str(bare_python), "-m", "docnmt.preprocess.tokenize", "tok", "--lang", "en", "--input", str(text),
+        [str(python), "-m", "docnmt.preprocess.tokenize", "tok", "--lang", "en", "--input", str(text),
          "--output", str(tmp_path / "out.tok")],
-        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "scripts")},
+        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 1
-    assert result.stderr.splitlines() == [f"error: {setup_hint(['sacremoses'], python=str(bare_python))}"], result.stderr
+    assert result.stderr.splitlines() == [f"error: {setup_hint(['sacremoses'], python=str(python))}"], result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "out.tok").exists()
 
 

@@ -42,8 +42,17 @@ def _missing_package_hook(previous):
     return hook
 
 
-# `python -m docnmt.STAGE.MODULE` (every rule): Python imports this package while
-# sys.argv[0] is still "-m". Only then is the hook installed, so importing the
-# package elsewhere (Snakemake, pytest) changes nothing. The exit status stays 1.
-if sys.argv[:1] == ["-m"]:
+def _started_as_cli(argv0: str) -> bool:
+    """`python -m docnmt.STAGE.MODULE` (every rule: Python imports this package while sys.argv[0] is still "-m"),
+    or one of the package's console scripts (docnmt-translate, ...)."""
+    import os
+
+    from .manual import COMMANDS
+
+    return argv0 == "-m" or os.path.basename(argv0) in COMMANDS
+
+
+# Only for a CLI is the hook installed, so importing the package elsewhere
+# (Snakemake, pytest) changes nothing. The exit status stays 1.
+if sys.argv[:1] and _started_as_cli(sys.argv[0]):
     sys.excepthook = _missing_package_hook(sys.excepthook)

@@ -5,17 +5,19 @@ names the config key it is about: a missing key, a wrong type, an unknown
 strategy name, or a task in ``tasks:`` that ``task_settings:`` does not
 describe. Defaults from the schema are filled in.
 
-CLI (checks a config file without Snakemake; ``--markdown`` prints every key
-of the schema with its type, default and description, the body of
-``docs/configuration.md``)::
+CLI (checks a config file without Snakemake, as ``snakemake --configfile
+FILE`` reads it: over the workflow's ``config.yaml``, or ``--alone``;
+``--markdown`` prints every key of the schema with its type, default and
+description, the body of ``docs/configuration.md``)::
 
-    python -m docnmt.config config.yaml
+    docnmt-check-config mine.yaml            # or: python -m docnmt.config mine.yaml
     python -m docnmt.config --markdown
 """
 
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
 import yaml
@@ -23,7 +25,10 @@ import yaml
 from .textio import cli_errors
 from .manual import argument_parser
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+#: The checkout the package is installed from (editable, by `make setup`): its schema and default config.
+CHECKOUT = Path(__file__).resolve().parents[2]
+SCHEMA = CHECKOUT / "schemas" / "config.schema.yaml"
+WORKFLOW_CONFIG = CHECKOUT / "config.yaml"
 
 #: The search strategies of the paper, in the order of its tables. One name
 #: each, used in config, rule, CLI, output path and table row.
@@ -122,15 +127,42 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     return config
 
 
-def load(path: Path, schema_path: Path = SCHEMA) -> dict:
-    """Load a YAML config file and validate it."""
+def read(path: Path) -> dict:
+    """A YAML config file as a mapping; :class:`ConfigError` naming the file otherwise."""
+    if not Path(path).is_file():
+        raise ConfigError(f"{path}: config file not found")
     try:
         config = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML ({err})") from None
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys, found {type(config).__name__}")
-    return validate(config, schema_path)
+    return config
+
+
+def merge(base: dict, update: dict) -> dict:
+    """``update`` over ``base``, nested mappings merged (Snakemake's --configfile over the workflow's config)."""
+    out = dict(base)
+    for key, value in update.items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def load(path: Path, schema_path: Path = SCHEMA) -> dict:
+    """Load a YAML config file and validate it, alone."""
+    return validate(read(path), schema_path)
+
+
+def load_workflow(configfile: Path | None = None) -> dict:
+    """The config the workflow runs with: the checkout's ``config.yaml``, ``configfile`` merged over it, validated."""
+    if not WORKFLOW_CONFIG.is_file():
+        raise ConfigError(f"{WORKFLOW_CONFIG}: not found; the docnmt package reads the workflow's config.yaml and "
+                          "schemas/ from its checkout, so install it from one, editable (`make setup`, or "
+                          "`pip install -e CHECKOUT`)")
+    config = read(WORKFLOW_CONFIG)
+    if configfile is not None:
+        config = merge(config, read(configfile))
+    return validate(config)
 
 
 # ---- the schema as a reference page ---------------------------------------------
@@ -197,8 +229,11 @@ def schema_markdown(schema: dict | None = None) -> str:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argument_parser("docnmt.config", "Validate a workflow config file.")
+    parser = argument_parser("docnmt.config", "Validate a workflow config file, as `snakemake --configfile FILE` "
+                                              "reads it: merged over the workflow's config.yaml.")
     parser.add_argument("config", type=Path, nargs="?", help="the config file to check")
+    parser.add_argument("--alone", action="store_true",
+                        help="validate the file by itself, not merged over the workflow's config.yaml")
     parser.add_argument("--markdown", action="store_true",
                         help="print every key of the schema as a Markdown table (docs/configuration.md) and exit")
     args = parser.parse_args(argv)
@@ -208,11 +243,12 @@ def main(argv=None) -> int:
     if args.config is None:
         parser.error("give a config file to check, or --markdown")
     try:
-        config = load(args.config)
+        config = load(args.config) if args.alone else load_workflow(args.config)
     except ConfigError as err:
-        print(f"error: {err}")
+        print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1) from None
-    print(f"{args.config}: valid; tasks: {', '.join(config['tasks'])}")
+    how = "alone" if args.alone else f"over {WORKFLOW_CONFIG.name}"
+    print(f"{args.config}: valid ({how}); tasks: {', '.join(config['tasks'])}")
     return 0
 
 

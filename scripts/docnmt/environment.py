@@ -1,24 +1,32 @@
 """The interpreter the workflow's rules run on, and what to say when it is not set up.
 
-Every rule runs ``python -m docnmt.STAGE.MODULE`` in bash. :func:`shell_prefix` is the
-bash code the Snakefile puts before each command: Snakemake's strict mode, the
-package on PYTHONPATH and, unless each rule has its own conda env
-(``--sdm conda``), the folder of the interpreter that runs Snakemake first on
-PATH, so ``.venv/bin/snakemake`` works without activating ``.venv``. Every path
-in it is quoted, so a checkout under any path works.
+Every rule runs ``python -m docnmt.STAGE.MODULE`` in bash, with the package
+installed in that interpreter: in ``.venv`` by `make setup` (editable, from
+the checkout), or in each rule's conda env by its post-deploy script
+(``--sdm conda``). :func:`shell_prefix` is the bash code the Snakefile puts
+before each command: Snakemake's strict mode and, unless each rule has its
+own conda env, the folder of the interpreter that runs Snakemake first on
+PATH, so ``.venv/bin/snakemake`` works without activating ``.venv``. Every
+path in it is quoted, so a checkout under any path works.
 
 An interpreter without the project's packages is reported in one line
 (:func:`setup_hint`): by the Snakefile before any job starts
-(:func:`missing_modules`), and by the package itself when a rule's
-``python -m docnmt.STAGE.MODULE`` cannot import a package (``docnmt/__init__.py``).
+(:func:`missing_modules`, :func:`install_problems`), and by the package
+itself when a CLI cannot import a package (``docnmt/__init__.py``).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shlex
 import sys
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+#: The distribution name of the package (pyproject.toml).
+DISTRIBUTION = "docnmt-search"
 
 #: Import names of the third-party packages the workflow's modules need, all
 #: installed by `make setup` into .venv (each rule's conda env has its share).
@@ -42,12 +50,52 @@ def setup_hint(missing, python: str | None = None) -> str:
     )
 
 
-def shell_prefix(scripts: str | os.PathLike, python: str | os.PathLike | None) -> str:
+def installed_source() -> tuple[Path | None, bool]:
+    """Where this interpreter's docnmt-search was installed from, and whether editable; (None, False) if it is not.
+
+    Read from the distribution's ``direct_url.json`` (PEP 610), which pip writes for every install from a folder.
+    """
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return None, False
+    direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    url = urlparse(direct.get("url", ""))
+    source = Path(unquote(url.path)) if url.scheme == "file" else None
+    return source, bool(direct.get("dir_info", {}).get("editable"))
+
+
+def install_problems(checkout: str | os.PathLike) -> tuple[str | None, str | None]:
+    """(error, warning) about this interpreter's docnmt for the rules of ``checkout``, each one line or None.
+
+    Error: not installed, or installed without ``-e`` (the package reads the checkout's ``schemas/`` and
+    ``config.yaml``). Warning: installed from another checkout, whose code the rules would then run.
+    """
+    from importlib import metadata
+
+    source, editable = installed_source()
+    try:
+        metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return setup_hint([f"docnmt (the distribution {DISTRIBUTION})"]), None
+    if not editable:
+        return (f"{sys.executable} has {DISTRIBUTION} installed without -e (from {source or 'an archive'}): "
+                f"install it editable from this checkout, `make setup` or `pip install -e {shlex.quote(str(checkout))}`"), None
+    if source is not None and Path(source).resolve() != Path(checkout).resolve():
+        return None, (f"the rules run the docnmt installed in {sys.prefix} from {source}, not from this checkout "
+                      f"({checkout}); to run this checkout's code, `pip install -e {shlex.quote(str(checkout))}` "
+                      "there or use a virtual environment of its own")
+    return None, None
+
+
+def shell_prefix(python: str | os.PathLike | None) -> str:
     """Bash code run before every rule's command (plain bash: the Snakefile escapes braces for Snakemake).
 
     ``python``: the interpreter whose folder goes first on PATH, or None (each rule's conda env provides python).
     """
-    prefix = f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(scripts))}${{PYTHONPATH:+:$PYTHONPATH}}; "
+    prefix = "set -euo pipefail; "
     if python is not None:
         prefix += f'export PATH={shlex.quote(os.path.dirname(str(python)))}:"$PATH"; '
     return prefix

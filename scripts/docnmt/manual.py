@@ -1,13 +1,23 @@
-"""Where each CLI sits in the workflow: its stage, its page of the manual (``docs/``) and the rules that call it.
+"""Where each CLI sits in the workflow: its stage, its page of the manual (``docs/``), the rules that call it, and
+the command a person types for it.
 
 Every CLI builds its parser with :func:`argument_parser`, so its ``--help`` ends with :func:`epilog`, so a user who meets a command
 in a log finds the stage, the rule and the manual page. ``tests/test_docs.py``
 checks this map against the rules' shell commands in ``rules/*.smk``, both ways.
+
+:data:`COMMANDS` are the package's console scripts (``pyproject.toml``'s
+``[project.scripts]``, kept equal by ``tests/test_install.py``): what a person
+types by hand, named in the fairseq way (``fairseq-train``, ``fairseq-generate``).
+``python -m MODULE`` runs the same CLI; its ``--help`` shows the name it was
+started by.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+import textwrap
 
 #: Stage name -> (manual page, rule file).
 STAGES = {
@@ -25,6 +35,7 @@ CLIS = {
     "docnmt.config": ("configuration", []),
     "docnmt.corpora.demo": ("data", ["demo_corpus"]),
     "docnmt.corpora.corpus": ("data", ["prepared_corpus", "check_corpus"]),
+    "docnmt.corpora.check": ("data", []),
     "docnmt.corpora.download": ("data", ["download", "extract"]),
     "docnmt.corpora.parsers": ("data", ["corpus_news", "corpus_ted", "corpus_os"]),
     "docnmt.corpora.contrapro": ("data", ["contrapro_set"]),
@@ -54,12 +65,40 @@ CLIS = {
     "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi"]),
 }
 
+#: Console script -> CLI module: translating documents, checking a model, a config and a corpus folder, decoding
+#: BPE text with one strategy, and the scorers that make sense outside the workflow. The ContraPro scorer, the
+#: tables and the plots read the workflow's own intermediate files, and stay ``python -m`` modules.
+COMMANDS = {
+    "docnmt-translate": "docnmt.decode.translate",
+    "docnmt-check-model": "docnmt.decode.checks",
+    "docnmt-check-config": "docnmt.config",
+    "docnmt-check-corpus": "docnmt.corpora.check",
+    "docnmt-decode": "docnmt.decode.cli",
+    "docnmt-bleu-ter": "docnmt.score.scoring",
+    "docnmt-pronoun-f1": "docnmt.score.pronouns",
+    "docnmt-perplexity": "docnmt.score.perplexity",
+    "docnmt-cxmi": "docnmt.score.cxmi",
+}
+
 #: What runs a CLI that no rule calls.
 BY_HAND = {
-    "docnmt.config": "the Snakefile validates the config itself at start; this checks a file alone",
+    "docnmt.config": "the Snakefile validates the config itself at start; this checks a file by hand",
     "docnmt.train.fairseq_train": "run by docnmt.train.cli (rule train): fairseq-train with atomic checkpoint copies",
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
+    "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
 }
+
+
+def command(module: str) -> str | None:
+    """The console script of ``module``, or None where it has none."""
+    return next((name for name, target in COMMANDS.items() if target == module), None)
+
+
+def program(module: str, argv0: str | None = None) -> str:
+    """The name a CLI was started by: its console script (``docnmt-translate``) or ``python -m MODULE``."""
+    name = command(module)
+    started = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    return name if name is not None and started == name else f"python -m {module}"
 
 
 def epilog(module: str) -> str:
@@ -68,9 +107,20 @@ def epilog(module: str) -> str:
     page, rule_file = STAGES[stage]
     called = (f"workflow rule{'s' if len(rules) > 1 else ''} {', '.join(rules)} ({rule_file})" if rules
               else BY_HAND[module])
-    return f"Stage: {stage}; {called}. Manual: {page}."
+    name = command(module)
+    also = f" Command: {name} (or python -m {module})." if name else ""
+    return f"Stage: {stage}; {called}. Manual: {page}.{also}"
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's, except that a line never breaks inside a hyphenated name (``docnmt-check-model``)."""
+
+    def _fill_text(self, text, width, indent):
+        text = self._whitespace_matcher.sub(" ", text).strip()
+        return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def argument_parser(module: str, description: str) -> argparse.ArgumentParser:
-    """The parser of ``python -m MODULE``: its program name, its description, and :func:`epilog`."""
-    return argparse.ArgumentParser(prog=f"python -m {module}", description=description, epilog=epilog(module))
+    """The parser of MODULE's CLI: its program name (:func:`program`), its description, and :func:`epilog`."""
+    return argparse.ArgumentParser(prog=program(module), description=description, epilog=epilog(module),
+                                   formatter_class=_HelpFormatter)

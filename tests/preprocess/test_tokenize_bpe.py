@@ -99,7 +99,7 @@ def test_tokenize_equals_the_reference_on_the_demo_text(demo_text, lang):
     assert fraction >= 0.999, different[:5]
 
 
-#: Lines of the kinds where the C++ tokenizer differs from tokenizer.perl (README: "Tokenization").
+#: Lines of the kinds where the C++ tokenizer differs from tokenizer.perl (docs/preprocessing.md, "Tokenization").
 KNOWN_DIFFERENCES = {
     "en": ["Confirmed by Bloomberg.com.", "It is multi-, not mono-lingual.", 'A "-based" word.', "I was goin'",
            "'Cause I said so.", "rock'n'roll", "a\u00adb", "Cafe\u0301 au lait", "`quote`", "文字", "Hey-"],

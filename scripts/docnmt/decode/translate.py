@@ -141,33 +141,15 @@ class ProgressSearcher:
 
 
 # ---- a task's models ---------------------------------------------------------------
-def _merge(base: dict, update: dict) -> dict:
-    """``update`` over ``base``, nested mappings merged (Snakemake's --configfile over the workflow's config)."""
-    out = dict(base)
-    for key, value in update.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
 def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(".")) -> dict:
     """The translate options of a task of the workflow's config: models, data folders, k, separator, BPE, tokenizer."""
-    import yaml
+    from ..config import WORKFLOW_CONFIG, ConfigError, load_workflow
 
-    from ..config import SCHEMA, ConfigError, validate
-
-    config = yaml.safe_load((SCHEMA.parents[1] / "config.yaml").read_text(encoding="utf-8"))
-    if configfile is not None:
-        if not Path(configfile).exists():
-            raise InputError(configfile, "config file not found")
-        try:
-            extra = yaml.safe_load(Path(configfile).read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as err:
-            raise InputError(configfile, f"expected YAML, found invalid YAML ({err})") from None
-        config = _merge(config, extra)
     try:
-        config = validate(config)
-    except ConfigError as err:
-        raise InputError(configfile or "config.yaml", str(err)) from None
+        config = load_workflow(configfile)
+    except ConfigError as err:  # the message names the file where it is about one (config file not found, bad YAML)
+        path = configfile or WORKFLOW_CONFIG
+        raise InputError(path, str(err).removeprefix(f"{path}: ")) from None
     if task not in config["task_settings"]:
         raise InputError(configfile or "config.yaml", f"unknown task {task!r}; tasks in task_settings: "
                                                        f"{', '.join(sorted(config['task_settings']))}")

@@ -283,7 +283,7 @@ def accuracy_table(manifest: dict) -> Table:
 # ---- context usage (not in the paper) ------------------------------------------------
 CONTEXT_NOTE = ("Not in the paper: it reports no context-usage measure. CXMI (Fernandes et al., ACL 2021) and "
                 "P-CXMI (Fernandes et al., ACL 2023) of the document-level model, in nats; see docs/scoring.md, "
-                "'Context usage' (docnmt.score.cxmi).")
+                "'Context usage: CXMI and P-CXMI' (docnmt.score.cxmi).")
 
 
 def _context_columns(manifest: dict, key: str, what: str):
