@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -63,23 +64,103 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 
     return result
 
 
-@pytest.fixture(scope="session")
-def trained_demo(tmp_path_factory):
-    """The full demo (as `make demo` configures it) trained through Snakemake, both levels.
+#: `make demo`'s Snakemake, on CPU: the CPU profile (each GPU rule on one thread, as many at once as cores).
+DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--config", "tasks=[demo]")
+
+
+def needs_demo(item) -> bool:
+    """A test that reads the trained and scored demo (directly or through another fixture)."""
+    return "trained_demo" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules with a test of the demo go last, in their order (a module is never split, so its module
+    fixtures are made once): everything else runs while the demo trains and decodes in the background."""
+    demo_modules = {item.path for item in items if needs_demo(item)}
+    items[:] = [i for i in items if i.path not in demo_modules] + [i for i in items if i.path in demo_modules]
+
+
+class DemoRun:
+    """The whole demo, as `make demo` runs it (training, all nine strategies, scores, tables and plots), in a
+    Snakemake started in the background before the first test; its output goes to ``snakemake.log``."""
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        self.log = workdir.parent / f"{workdir.name}-snakemake.log"
+        command = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
+                   str(workdir), *DEMO_COMMAND]
+        self.started = time.perf_counter()
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=tool_env(),
+                                            start_new_session=True)
+        self.seconds: float | None = None
+
+    def wait(self, timeout: int = 3000) -> Path:
+        """The working directory once the run has finished; its log's end if it failed."""
+        try:
+            returncode = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise AssertionError(f"the demo did not finish in {timeout} s; see {self.log}") from None
+        if self.seconds is None:
+            self.seconds = time.perf_counter() - self.started
+            print(f"\nthe demo (training, decoding, scoring) in the background: {self.seconds:.0f} s")
+        if returncode != 0:
+            tail = self.log.read_text(encoding="utf-8", errors="replace")[-8000:]
+            raise AssertionError(f"the demo's Snakemake failed ({returncode}); {self.log}:\n{tail}")
+        return self.workdir
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def demo_run(request, tmp_path_factory):
+    """Starts the demo in the background at the first test of a session that has demo tests.
 
     DOCNMT_DEMO_WORKDIR reuses a workflow directory (Snakemake then only checks
     that everything is up to date), for fast iterations during development.
     """
+    if not any(needs_demo(item) for item in request.session.items):
+        yield None
+        return
     reuse = os.environ.get("DOCNMT_DEMO_WORKDIR")
-    workdir = Path(reuse) if reuse else tmp_path_factory.mktemp("demo-trained")
-    started = time.perf_counter()
-    run_snakemake(
-        workdir, "results/demo/models/sentence/checkpoint_best.pt", "results/demo/models/document/checkpoint_best.pt",
-        "results/demo/plots/learning_curves.png", "data/demo/bpe/contrapro.en", "data/demo/bpe/contrapro.de",
-        "--cores", "2", "--resources", "gpu=1", timeout=3000,
-    )
-    print(f"demo preprocessing + training: {time.perf_counter() - started:.0f} s")
+    run = DemoRun(Path(reuse) if reuse else tmp_path_factory.mktemp("demo-trained"))
+    yield run
+    run.stop()
+
+
+@pytest.fixture(scope="session")
+def trained_demo(demo_run):
+    """The workflow directory of the finished demo: both models, every decode, score, table and plot."""
+    return demo_run.wait()
+
+
+#: The demo at test size (.test/config_demo.yaml, merged over config.yaml): 140 documents, 16 updates.
+TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
+
+
+@pytest.fixture(scope="session")
+def small_demo_data(tmp_path_factory) -> Path:
+    """The test-size demo's data stage (corpus, BPE, windows, both binarized levels), made once per session.
+    Read it, or copy it with :func:`copy_workdir` to build on it."""
+    workdir = tmp_path_factory.mktemp("demo-preprocess")
+    run_snakemake(workdir, "data/demo/bin/sentence", "data/demo/bin/document", "--cores", "2", "--configfile",
+                  TEST_CONFIG)
     return workdir
+
+
+def copy_workdir(source: Path, target: Path) -> Path:
+    """A copy of a workflow directory that Snakemake finds up to date: files with their times, and Snakemake's
+    own records (.snakemake/metadata) of how each was made."""
+    shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("locks", "incomplete", "log", "auxiliary", "conda"))
+    return target
 
 
 @pytest.fixture(scope="session")

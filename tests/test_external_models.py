@@ -3,6 +3,9 @@ own dictionary, the separator <brk>), then checked, decoded with every strategy,
 workflow, whose decodes equal docnmt.decode.cli's for the same checkpoints."""
 
 import json
+import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -77,53 +80,77 @@ def own(tmp_path_factory):
     return root
 
 
-def external_config(own: Path, workdir: Path, levels=("sentence", "document")) -> Path:
-    models = {"k": K, "separator": SEPARATOR, "bpe_codes": str(own / "bpe.codes"), "tokenize": "moses"}
-    for level in levels:
-        models[level] = {"checkpoint": str(own / f"{level}-ck/checkpoint_best.pt"), "data": str(own / f"{level}-bin")}
+def external_config(own: Path, workdir: Path, tasks=(("mine", ("sentence", "document")),)) -> Path:
+    """A config with one task per (name, levels) pair, each with the researcher's models of those levels."""
+    settings = {}
+    for name, levels in tasks:
+        models = {"k": K, "separator": SEPARATOR, "bpe_codes": str(own / "bpe.codes"), "tokenize": "moses"}
+        for level in levels:
+            models[level] = {"checkpoint": str(own / f"{level}-ck/checkpoint_best.pt"), "data": str(own / f"{level}-bin")}
+        settings[name] = {"description": "my own models", "src": "en", "tgt": "de", "pronoun_min_examples": 1,
+                          "corpus": {"type": "prepared", "dir": str(own / "corpus")}, "models": models}
     # beam 2 and h 2 keep the barely trained models' nine decodes short
-    config = {"tasks": ["mine"], "beam": 2, "h": 2, "task_settings": {"mine": {
-        "description": "my own models", "src": "en", "tgt": "de", "pronoun_min_examples": 1,
-        "corpus": {"type": "prepared", "dir": str(own / "corpus")}, "models": models}}}
+    config = {"tasks": [name for name, _ in tasks], "beam": 2, "h": 2, "task_settings": settings}
     path = workdir / "mine.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
 
 
-def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, tmp_path):
-    config = external_config(own, tmp_path)
-    run_snakemake(tmp_path, "tables", "--cores", "2", "--resources", "gpu=1", "--configfile", str(config))
-    assert not (tmp_path / "results/mine/models/document/checkpoint_best.pt").exists(), "no training"
-    assert not list((tmp_path / "data/mine").glob("bin*")) and not (tmp_path / "data/mine/bpe/codes").exists()
-    check = json.loads((tmp_path / "results/mine/models/document/check.json").read_text())
+def row(table: str, strategy: str, task: str) -> list[str]:
+    """The cells of a Markdown table's row of ``strategy`` under the columns of ``task``."""
+    lines = [line for line in table.splitlines() if line.startswith("| ")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    for line in lines[2:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if cells[0] == strategy:
+            return [c for h, c in zip(header, cells) if h.startswith(f"{task} ")]
+    raise AssertionError(f"no row {strategy!r} in\n{table}")
+
+
+@pytest.fixture(scope="module")
+def two_tasks(own, tmp_path_factory):
+    """One workflow run, two tasks on the researcher's models: ``mine`` with both levels, ``mine-doc`` with the
+    document-level model alone."""
+    workdir = tmp_path_factory.mktemp("own models workflow")
+    config = external_config(own, workdir, (("mine", ("sentence", "document")), ("mine-doc", ("document",))))
+    run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
+                  str(config))
+    return workdir
+
+
+def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, two_tasks):
+    workdir = two_tasks
+    assert not (workdir / "results/mine/models/document/checkpoint_best.pt").exists(), "no training"
+    assert not list((workdir / "data/mine").glob("bin*")) and not (workdir / "data/mine/bpe/codes").exists()
+    check = json.loads((workdir / "results/mine/models/document/check.json").read_text())
     assert (check["separator"], check["k"], check["bpe"]["unknown"]) == (SEPARATOR, K, 0)
-    bleu = (tmp_path / "results/tables/bleu_ter.md").read_text()
+    bleu = (workdir / "results/tables/bleu_ter.md").read_text()
     for strategy in ("sentence-level", "2-pass", "doc-trans", "doc-trans-beam", "cheating"):
-        assert f"| {strategy} | " in bleu and f"| {strategy} | - |" not in bleu, strategy
+        assert row(bleu, strategy, "mine")[0] != "-", strategy
     # the workflow's decodes are docnmt.decode.cli's for the same checkpoints
     for strategy in ("last-sentence", "doc-trans"):
-        out = tmp_path / f"cli-{strategy}"
+        out = workdir / f"cli-{strategy}"
         extra = ["--doc-trans-mode", "sequential"] if strategy == "doc-trans" else []
         python("-m", "docnmt.decode.cli", "--strategy", strategy, *extra,
                "--model", own / "document-ck/checkpoint_best.pt", "--data", own / "document-bin",
-               "--src", tmp_path / "data/mine/bpe/test.en", "--docids", own / "corpus/test.docids",
+               "--src", workdir / "data/mine/bpe/test.en", "--docids", own / "corpus/test.docids",
                "--separator", SEPARATOR, "--k", K, "--beam", 2, "--tgt-lang", "de", "--output-bpe", f"{out}.bpe",
                "--output", f"{out}.txt", "--sidecar", f"{out}.json", cwd=REPO)
-        assert read_lines(f"{out}.txt") == read_lines(tmp_path / f"results/mine/decode/test/{strategy}.txt"), strategy
+        assert read_lines(f"{out}.txt") == read_lines(workdir / f"results/mine/decode/test/{strategy}.txt"), strategy
     # and the workflow's BPE of the test set is what the researcher's own subword-nmt call gave
-    assert read_lines(tmp_path / "data/mine/bpe/test.en") == read_lines(own / "test.bpe.en")
+    assert read_lines(workdir / "data/mine/bpe/test.en") == read_lines(own / "test.bpe.en")
 
 
-def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_why(own, tmp_path):
-    config = external_config(own, tmp_path, levels=("document",))
-    run_snakemake(tmp_path, "tables", "--cores", "2", "--resources", "gpu=1", "--configfile", str(config))
-    bleu = (tmp_path / "results/tables/bleu_ter.md").read_text()
-    assert "| sentence-level | - | - |" in bleu and "| 2-pass | - | - |" in bleu
-    assert "| doc-trans | - |" not in bleu, "doc-trans runs sequentially without the sentence-level first pass"
-    assert "mine: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine.models); " \
-           "2-pass (no sentence-level model in task_settings.mine.models)." in bleu
-    sidecar = json.loads((tmp_path / "results/mine/decode/test/doc-trans.json").read_text())
+def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_why(two_tasks):
+    bleu = (two_tasks / "results/tables/bleu_ter.md").read_text()
+    assert row(bleu, "sentence-level", "mine-doc") == ["-", "-"] and row(bleu, "2-pass", "mine-doc") == ["-", "-"]
+    assert row(bleu, "doc-trans", "mine-doc")[0] != "-", "doc-trans runs sequentially without the first pass"
+    assert "mine-doc: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine-doc.models); " \
+           "2-pass (no sentence-level model in task_settings.mine-doc.models)." in bleu
+    sidecar = json.loads((two_tasks / "results/mine-doc/decode/test/doc-trans.json").read_text())
     assert sidecar["doc_trans_mode"] == "sequential" and sidecar["separator"] == SEPARATOR
+    parallel = json.loads((two_tasks / "results/mine/decode/test/doc-trans.json").read_text())
+    assert parallel["doc_trans_mode"] == "parallel", "with both models, the workflow's default"
 
 
 def test_a_wrong_separator_stops_before_any_decode_naming_the_dictionary(own, tmp_path):
@@ -138,3 +165,59 @@ def test_a_wrong_separator_stops_before_any_decode_naming_the_dictionary(own, tm
     assert "dict.en.txt: expected the separator token '<sep>' of the document-level model" in log
     decoded = {p.stem for p in (tmp_path / "results/mine/decode").glob("*/*.txt")}
     assert decoded <= {"sentence-level"}, f"no document-level decode may start: {decoded}"
+
+
+def shell_commands(page: Path, section: str | None = None) -> list[str]:
+    """The commands of a page's bash blocks (of one section, if given), continuation lines joined, comments cut."""
+    source = page.read_text(encoding="utf-8")
+    if section:
+        source = source.split(section, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
+    commands = []
+    for block in re.findall(r"^```bash\n(.*?)^```", source, re.S | re.M):
+        joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
+        commands += [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
+    return commands
+
+
+def readme_own_model_commands() -> list[str]:
+    """The README's own-model commands, then those of docs/own-models.md's section on checks and translation
+    (the one after `make demo`, which needs the demo's trained models in the working directory, left out)."""
+    readme = shell_commands(REPO / "README.md", "**Your own model.**")
+    manual = shell_commands(REPO / "docs/own-models.md", "## Checks and translation")
+    return readme + [c for c in manual if c not in readme and "--task demo" not in c]
+
+
+def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types_them(own, tmp_path):
+    """After the README's activation line, in a fresh shell, from a folder outside the checkout, with no
+    PYTHONPATH, on the models trained with plain fairseq-train: the files the commands name are the researcher's."""
+    venv = Path(sys.prefix)
+    if sys.prefix == sys.base_prefix or not (venv / "bin/activate").exists():
+        pytest.skip("the tests do not run in a virtual environment, so there is no .venv to activate")
+    commands = readme_own_model_commands()
+    assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate", "docnmt-translate"], commands
+    work = tmp_path / "my project"
+    (work / "doc").mkdir(parents=True)
+    (work / "doc/checkpoint_best.pt").symlink_to(own / "document-ck/checkpoint_best.pt")
+    (work / "doc/data-bin").symlink_to(own / "document-bin")
+    (work / "bpe.codes").symlink_to(own / "bpe.codes")
+    (work / "test.tok.en").symlink_to(own / "test.tok.en")
+    docs = read_split(own / "corpus/test.en", own / "corpus/test.de", own / "corpus/test.docids")
+    (work / "talks.txt").write_text("\n".join("".join(s + "\n" for s in d.src) for d in docs), encoding="utf-8")
+    models = {"k": K, "separator": SEPARATOR, "bpe_codes": str(work / "bpe.codes"), "tokenize": "moses",
+              "document": {"checkpoint": str(work / "doc/checkpoint_best.pt"), "data": str(work / "doc/data-bin")}}
+    (work / "mine.yaml").write_text(yaml.safe_dump({"tasks": ["mine"], "task_settings": {"mine": {
+        "src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": str(own / "corpus")}, "models": models}}}))
+    env = {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    outputs = []
+    for command in commands:
+        result = subprocess.run(["bash", "-c", f"set -e; source {shlex.quote(str(venv / 'bin/activate'))}; {command}"],
+                                cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+        if command.startswith("docnmt-translate"):
+            outputs.append((work / "talks.de.txt").read_text(encoding="utf-8"))
+    # the same layout: a line per sentence, a blank line between documents (the barely trained model translates
+    # some sentences as empty lines, which translate warns about)
+    given, translated = (work / "talks.txt").read_text(encoding="utf-8").splitlines(), outputs[0].splitlines()
+    assert len(translated) == len(given) and all(t == "" for g, t in zip(given, translated) if g == "")
+    assert sum(bool(t) for t in translated) > len(translated) // 2, "most sentences get a translation"
+    assert outputs[1] == outputs[0], "--task mine --configfile mine.yaml: the same models and settings"

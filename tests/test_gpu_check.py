@@ -23,11 +23,12 @@ def test_missing_data_without_snakemake_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.workflow
-def test_gpu_check_runs_on_cpu(trained_demo, tmp_path):
-    """Train 10 updates, decode every strategy in bfloat16 and in float32 on CPU, compare, summarize."""
+def test_gpu_check_runs_on_cpu(small_demo_data, tmp_path):
+    """Train 10 updates, decode every strategy in bfloat16 and in float32 on CPU, compare, summarize (on the
+    test-size demo's data stage)."""
     out = tmp_path / "check"
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--data", str(trained_demo / "data/demo"), "--out", str(out), "--device", "cpu",
+        [sys.executable, str(SCRIPT), "--data", str(small_demo_data / "data/demo"), "--out", str(out), "--device", "cpu",
          "--dtype", "bfloat16", "--updates", "10", "--docs", "2", "--beam", "2", "--h", "2", "--min-agreement", "0",
          "--no-bench"],
         capture_output=True, text=True, env=dict(tool_env(), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1")),

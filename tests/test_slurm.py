@@ -174,36 +174,61 @@ def slurm_cluster(tmp_path_factory):
     assert stopped.returncode == 0, f"cluster.sh stop failed:\n{stopped.stderr}"
 
 
-def test_demo_runs_through_the_profile_on_slurm(slurm_cluster, tmp_path):
-    """The document-level demo model through the profile: the last preprocessing
-    steps and the training (gpu=1) as Slurm jobs, all COMPLETED, the GPU where asked.
+TRAIN_TARGET = "results/demo/models/document/checkpoint_best.pt"
+BROKEN_TARGET = "data/broken/corpus/test.stats.json"
 
-    The 44 small preprocessing jobs before ``windows`` run locally first (15 s):
-    on Slurm each job starts its own Snakemake (~8 s on two loaded cores), and
-    all 52 jobs through the profile took 8 minutes instead of 2.
+
+@pytest.fixture(scope="module")
+def profile_run(slurm_cluster, tmp_path_factory):
+    """One run through the profile that serves the success and the failure tests: the document-level demo model
+    (the last preprocessing steps and the training as Slurm jobs) and, beside it, the check of a second task's
+    corrupt corpus (its docids one line short), which fails on the node, is retried once and is reported, while
+    the training goes on (the profile's keep-going).
+
+    The 44 small preprocessing jobs before ``windows`` and the copy of the broken corpus run locally first
+    (15 s): on Slurm each job starts its own Snakemake (~8 s on two loaded cores), and all 52 jobs through the
+    profile took 8 minutes instead of 2.
     """
-    target = "results/demo/models/document/checkpoint_best.pt"
-    run_snakemake(tmp_path, target, "--cores", "2", "--configfile", TEST_CONFIG, "--omit-from", "windows")
+    workdir = tmp_path_factory.mktemp("profile-run")
+    corpus = workdir / "broken-corpus"
+    corpus.mkdir()
+    (corpus / "test.en").write_text("One.\nTwo.\nThree.\n", encoding="utf-8")
+    (corpus / "test.de").write_text("Eins.\nZwei.\nDrei.\n", encoding="utf-8")
+    (corpus / "test.docids").write_text("d1\nd1\n", encoding="utf-8")
+    broken = workdir / "broken.yaml"
+    broken.write_text(yaml.safe_dump({"tasks": ["demo", "broken"], "task_settings": {"broken": {
+        "description": "a corrupt prepared corpus", "src": "en", "tgt": "de", "corpus": {"type": "prepared",
+                                                                                         "dir": str(corpus)}}}}))
+    run_snakemake(workdir, TRAIN_TARGET, "data/broken/corpus/test.docids", "--cores", "2", "--configfile",
+                  TEST_CONFIG, str(broken), "--omit-from", "windows")
     before = set(slurm_jobs())
     started = time.perf_counter()
-    result = run_profile(tmp_path, target, timeout=900)
+    result = run_profile(workdir, TRAIN_TARGET, BROKEN_TARGET, extra=("--configfile", TEST_CONFIG, str(broken)),
+                         check=False, timeout=900)
     duration = time.perf_counter() - started
     output = result.stdout + result.stderr
-    assert (tmp_path / target).is_file()
-
     jobs = submitted(output)
-    stats = re.search(r"^total\s+(\d+)$", output, re.MULTILINE)
-    assert stats, "Snakemake printed no job stats"
-    assert len(jobs) == int(stats.group(1)), "every job of the DAG is submitted to Slurm once (no localrules, no retry)"
-    assert sorted({rule for rule, _ in jobs.values()}) == ["binarize", "train", "windows"]
-
     accounted = wait_accounted(set(jobs))
     new = set(slurm_jobs()) - before
-    assert new == set(jobs), f"Slurm ran other jobs than Snakemake submitted: {sorted(new ^ set(jobs))}"
-    assert set(accounted) == set(jobs), f"not accounted by sacct: {sorted(set(jobs) - set(accounted))}"
-    states = {j: accounted[j]["State"] for j in jobs}
+    print(f"\nprofile run of {len(jobs)} Slurm jobs: {duration:.0f} s (exit {result.returncode})")
+    print(sacct_excerpt(jobs))
+    return {"workdir": workdir, "result": result, "output": output, "jobs": jobs, "accounted": accounted, "new": new}
+
+
+def test_demo_runs_through_the_profile_on_slurm(profile_run):
+    """The training chain: every job submitted once, COMPLETED, the GPU where asked, its Slurm log kept."""
+    workdir, output, accounted = profile_run["workdir"], profile_run["output"], profile_run["accounted"]
+    assert (workdir / TRAIN_TARGET).is_file()
+    chain = {j: job for j, job in profile_run["jobs"].items() if job[0] != "check_corpus"}
+    stats = re.search(r"^total\s+(\d+)$", output, re.MULTILINE)
+    assert stats, "Snakemake printed no job stats"
+    assert len(chain) + 1 == int(stats.group(1)), "every job of the DAG is submitted to Slurm (no localrules)"
+    assert sorted({rule for rule, _ in chain.values()}) == ["binarize", "train", "windows"]
+    assert profile_run["new"] == set(profile_run["jobs"]), "Slurm ran exactly the jobs that Snakemake submitted"
+    assert set(chain) <= set(accounted), f"not accounted by sacct: {sorted(set(chain) - set(accounted))}"
+    states = {j: accounted[j]["State"] for j in chain}
     assert set(states.values()) == {"COMPLETED"}, states
-    for slurm_id, (rule, log) in jobs.items():
+    for slurm_id, (rule, log) in chain.items():
         assert f"rule_{rule}" in accounted[slurm_id]["Comment"], (slurm_id, rule, accounted[slurm_id])
         assert Path(log).is_file(), f"kept Slurm log of job {slurm_id} (slurm-keep-successful-logs)"
         tres = dict(item.split("=", 1) for item in accounted[slurm_id]["AllocTRES"].split(","))
@@ -213,9 +238,6 @@ def test_demo_runs_through_the_profile_on_slurm(slurm_cluster, tmp_path):
             assert "Finished jobid: 0 (Rule: train)" in Path(log).read_text(encoding="utf-8", errors="replace")
         else:
             assert "gres/gpu" not in tres, f"{rule} (no GPU) was given one: {accounted[slurm_id]}"
-
-    print(f"\nprofile run of {len(jobs)} Slurm jobs: {duration:.0f} s")
-    print(sacct_excerpt(jobs))
 
 
 def test_unknown_partition_fails_at_submission(slurm_cluster, tmp_path):
@@ -235,31 +257,21 @@ def test_unknown_partition_fails_at_submission(slurm_cluster, tmp_path):
     assert set(slurm_jobs()) == before, "a rejected submission leaves no Slurm job"
 
 
-def test_failing_job_is_reported_with_its_slurm_log(slurm_cluster, tmp_path):
-    """A corrupt corpus file: check_corpus fails on the node, is retried once, and is reported."""
-    # The corpus itself, made locally (not on Slurm), then truncated docids: one id fewer than sentences.
-    run_snakemake(tmp_path, "data/demo/corpus/test.en", "--cores", "1", "--configfile", TEST_CONFIG)
-    docids = tmp_path / "data/demo/corpus/test.docids"
-    docids.write_text("".join(docids.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
-
-    before = set(slurm_jobs())
-    result = run_profile(tmp_path, "data/demo/corpus/test.stats.json", check=False, timeout=300)
-    output = result.stdout + result.stderr
-    jobs = submitted(output)
-    print(f"\n--- failing job: Snakemake's error (exit {result.returncode})")
-    print("\n".join(line for line in output.splitlines() if "SLURM" in line or "rror" in line or "log" in line.lower())[:4000])
-    assert result.returncode != 0
+def test_failing_job_is_reported_with_its_slurm_log(profile_run):
+    """The corrupt corpus: check_corpus fails on the node, is retried once, and is reported with its Slurm log;
+    its output is removed, and Snakemake exits non-zero after the training finished."""
+    output, jobs, accounted = profile_run["output"], profile_run["jobs"], profile_run["accounted"]
+    print("\n".join(line for line in output.splitlines() if "SLURM" in line or "rror" in line)[:4000])
+    assert profile_run["result"].returncode != 0
     assert "Error in rule check_corpus" in output
+    failed = {j: job for j, job in jobs.items() if job[0] == "check_corpus"}
     retries = _profile()["retries"]
-    assert len(jobs) == 1 + retries, f"check_corpus submitted once plus {retries} retries: {jobs}"
-    for slurm_id, (rule, log) in jobs.items():
-        assert rule == "check_corpus"
+    assert len(failed) == 1 + retries, f"check_corpus submitted once plus {retries} retries: {failed}"
+    for slurm_id, (_, log) in failed.items():
         assert f"SLURM-job '{slurm_id}' failed, SLURM status is: 'FAILED'" in output
         assert log in output.split(f"SLURM-job '{slurm_id}' failed", 1)[1], f"the Slurm log of {slurm_id} is named"
         assert "Error in rule check_corpus" in Path(log).read_text(encoding="utf-8", errors="replace")
-    accounted = wait_accounted(set(jobs))
-    assert set(slurm_jobs()) - before == set(jobs)
-    assert {accounted[j]["State"] for j in jobs} == {"FAILED"}, accounted
-    print(sacct_excerpt(jobs))
-    assert not (tmp_path / "data/demo/corpus/test.stats.json").exists(), "the failed rule's output is removed"
-    assert "docids" in (tmp_path / "logs/demo/check_corpus/test.log").read_text(encoding="utf-8").lower()
+    assert {accounted[j]["State"] for j in failed} == {"FAILED"}, accounted
+    workdir = profile_run["workdir"]
+    assert not (workdir / BROKEN_TARGET).exists(), "the failed rule's output is removed"
+    assert "docids" in (workdir / "logs/broken/check_corpus/test.log").read_text(encoding="utf-8").lower()

@@ -8,17 +8,10 @@ from conftest import REPO, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
-TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
-
 
 @pytest.fixture(scope="module")
-def demo_workdir(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("demo-preprocess")
-    run_snakemake(
-        workdir, "data/demo/bin/sentence", "data/demo/bin/document",
-        "--cores", "2", "--configfile", TEST_CONFIG,
-    )
-    return workdir
+def demo_workdir(small_demo_data):
+    return small_demo_data
 
 
 def test_demo_preprocessing_binarizes_both_levels(demo_workdir):

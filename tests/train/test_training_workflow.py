@@ -3,6 +3,7 @@ and resuming a killed training from its last checkpoint."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_snakemake, tool_env
+from conftest import REPO, copy_workdir, run_snakemake, tool_env
 
 pytestmark = pytest.mark.workflow
 
@@ -59,9 +60,11 @@ def checkpoint_updates(path: Path) -> int:
     return int(torch.load(path, map_location="cpu", weights_only=False)["optimizer_history"][-1]["num_updates"])
 
 
-def test_killed_training_resumes_from_its_last_checkpoint(tmp_path):
+def test_killed_training_resumes_from_its_last_checkpoint(small_demo_data, tmp_path):
     target = "results/demo/models/document/checkpoint_best.pt"
-    run_snakemake(tmp_path, "data/demo/bin/document", "--cores", "2", "--configfile", TEST_CONFIG)
+    copy_workdir(small_demo_data, tmp_path)
+    planned = run_snakemake(tmp_path, target, "-n", "--cores", "2", "--configfile", TEST_CONFIG).stdout
+    assert re.search(r"^train\s+1$", planned, re.M) and not re.search(r"^binarize\s", planned, re.M), planned
     last = tmp_path / "results/demo/models/document/checkpoints/checkpoint_last.pt"
     snakemake = [str(Path(tool_env()["PATH"].split(os.pathsep)[0]) / "snakemake"), "-s", str(REPO / "Snakefile"),
                  "--directory", str(tmp_path), target, "--cores", "2", "--configfile", TEST_CONFIG]
