@@ -197,9 +197,10 @@ def profile_run(slurm_cluster, tmp_path_factory):
     (corpus / "test.docids").write_text("d1\nd1\n", encoding="utf-8")
     broken = workdir / "broken.yaml"
     broken.write_text(yaml.safe_dump({"tasks": ["demo", "broken"], "task_settings": {"broken": {
-        "description": "a corrupt prepared corpus", "src": "en", "tgt": "de", "corpus": {"type": "prepared",
-                                                                                         "dir": str(corpus)}}}}))
-    run_snakemake(workdir, TRAIN_TARGET, "data/broken/corpus/test.docids", "--cores", "2", "--configfile",
+        "description": "a corrupt prepared corpus", "src": "en", "tgt": "de", "bpe_merges": 10, "dropout": 0.1,
+        "label_smoothing": 0.1, "corpus": {"type": "prepared", "dir": str(corpus)}}}}))
+    run_snakemake(workdir, TRAIN_TARGET, *(f"data/broken/corpus/test.{ext}" for ext in ("en", "de", "docids")),
+                  "--cores", "2", "--configfile",
                   TEST_CONFIG, str(broken), "--omit-from", "windows")
     before = set(slurm_jobs())
     started = time.perf_counter()
