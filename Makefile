@@ -55,7 +55,7 @@ models: setup ## install spaCy's de_core_news_sm and en_core_web_sm, the paper's
 	$(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
 
 test: setup ## run the test suite (what .ci/run runs)
-	$(VENV)/bin/python -m pytest tests -q -ra
+	$(VENV)/bin/python -m pytest tests -q -ra --durations=25
 
 bench: setup ## the preprocessing benchmark (bench/preprocess); docs/benchmarks.md has the others
 	$(VENV)/bin/python bench/preprocess
