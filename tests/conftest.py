@@ -16,6 +16,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+# One torch thread in the tests and everything they start (a Snakemake job gets its rule's threads instead): the
+# demo trains and decodes in the background meanwhile, and a second thread on a busy core only waits, spinning.
+for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
 REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
 
 
@@ -161,6 +166,33 @@ def copy_workdir(source: Path, target: Path) -> Path:
     shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("locks", "incomplete", "log", "auxiliary", "conda"))
     return target
+
+
+@pytest.fixture(scope="session")
+def toy_data(tmp_path_factory) -> Path:
+    """The toy reversal task (tests/toymodel.py), its joined dictionary and binarized splits."""
+    from toymodel import run, toy_corpus
+
+    root = tmp_path_factory.mktemp("search-toy")
+    toy_corpus(root / "txt")
+    run("-m", "docnmt.preprocess.dictionary", "--input", str(root / "txt/train.en"), str(root / "txt/train.de"),
+        "--output", str(root / "dict.txt"))
+    run("-m", "docnmt.preprocess.binarize", "--src", "en", "--tgt", "de", "--trainpref", str(root / "txt/train"),
+        "--validpref", str(root / "txt/valid"), "--testpref", str(root / "txt/test"),
+        "--dict", str(root / "dict.txt"), "--destdir", str(root / "bin"))
+    return root
+
+
+@pytest.fixture(scope="session")
+def toy(toy_data):
+    """(data root, checkpoint, Model): a tiny transformer trained on the toy task (sinusoidal positions, post-norm,
+    fairseq's transformer), once per session for the search and the CXMI tests."""
+    from toymodel import train
+
+    from docnmt.decode.model import Model
+
+    checkpoint = train(toy_data, "model", "--max-epoch", "12")
+    return toy_data, checkpoint, Model(checkpoint, toy_data / "bin")
 
 
 @pytest.fixture(scope="session")

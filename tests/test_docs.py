@@ -50,9 +50,9 @@ def test_the_readme_is_short_and_its_first_commands_cover_the_paper_own_corpus_a
     lines = text(REPO / "README.md").splitlines()
     assert len(lines) <= 200, f"README.md has {len(lines)} lines"
     first_screen = "\n".join(lines[:60])
-    for command in ("make demo", "make test", "--config 'tasks=[news,ted,os]'", "--profile profiles/slurm",
-                    "--sdm conda", "--configfile mine.yaml"):
-        assert command in first_screen, f"the README's first screen lacks {command!r}"
+    for needed in ("make demo", "make test", "--config 'tasks=[news,ted,os]'", "--profile profiles/slurm",
+                   "--sdm conda", "--configfile mine.yaml"):
+        assert needed in first_screen, f"the README's first screen lacks {needed!r}"
     assert "Before the ambiguous antecedents" not in "\n".join(text(p) for p in PAGES), "history belongs to git"
 
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 
 import pytest
 
 from conftest import tool_env
-from decode.test_search import TINY, run, toy_corpus
 
 from docnmt.score.context_usage import ranked, top_lines
 from docnmt.score.cxmi import CONTEXTS, summary
@@ -25,19 +23,13 @@ DOCIDS = ["d1", "d1", "d2"]
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """A tiny transformer trained briefly on the toy reversal task (windows of up to two sentences)."""
-    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+def tiny(toy, tmp_path_factory):
+    """The toy model of the search tests (conftest.py: trained once per session on the toy reversal task, windows
+    of up to two sentences), beside a two-document test set in its language."""
+    data, checkpoint, _ = toy
     root = tmp_path_factory.mktemp("cxmi-tiny")
-    toy_corpus(root / "txt", seed=11)
-    run("-m", "docnmt.preprocess.dictionary", "--input", str(root / "txt/train.en"), str(root / "txt/train.de"),
-        "--output", str(root / "dict.txt"))
-    run("-m", "docnmt.preprocess.binarize", "--src", "en", "--tgt", "de", "--trainpref", str(root / "txt/train"),
-        "--validpref", str(root / "txt/valid"), "--testpref", str(root / "txt/test"), "--dict", str(root / "dict.txt"),
-        "--destdir", str(root / "bin"))
-    run("-m", "docnmt.train.cli", "--data", str(root / "bin"), "--save-dir", str(root / "checkpoints"),
-        "--output", str(root / "model.pt"), "--dropout", "0.1", "--label-smoothing", "0.1",
-        "--src", "en", "--tgt", "de", "--history", str(root / "train.log"), "--", *TINY, "--max-update", "40")
+    (root / "model.pt").symlink_to(checkpoint)
+    (root / "bin").symlink_to(data / "bin")
     for name, lines in (("test.en", SRC), ("test.de", REF), ("test.docids", DOCIDS)):
         (root / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return root

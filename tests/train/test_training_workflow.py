@@ -63,11 +63,12 @@ def checkpoint_updates(path: Path) -> int:
 def test_killed_training_resumes_from_its_last_checkpoint(small_demo_data, tmp_path):
     target = "results/demo/models/document/checkpoint_best.pt"
     copy_workdir(small_demo_data, tmp_path)
-    planned = run_snakemake(tmp_path, target, "-n", "--cores", "2", "--configfile", TEST_CONFIG).stdout
+    cpu = ("--profile", str(REPO / "profiles/cpu"), "--cores", "2")
+    planned = run_snakemake(tmp_path, target, "-n", *cpu, "--configfile", TEST_CONFIG).stdout
     assert re.search(r"^train\s+1$", planned, re.M) and not re.search(r"^binarize\s", planned, re.M), planned
     last = tmp_path / "results/demo/models/document/checkpoints/checkpoint_last.pt"
     snakemake = [str(Path(tool_env()["PATH"].split(os.pathsep)[0]) / "snakemake"), "-s", str(REPO / "Snakefile"),
-                 "--directory", str(tmp_path), target, "--cores", "2", "--configfile", TEST_CONFIG]
+                 "--directory", str(tmp_path), target, *cpu, "--configfile", TEST_CONFIG]
     proc = subprocess.Popen(snakemake, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -83,7 +84,7 @@ def test_killed_training_resumes_from_its_last_checkpoint(small_demo_data, tmp_p
     assert killed_at >= 1
 
     run_snakemake(tmp_path, "--unlock", "--configfile", TEST_CONFIG)
-    run_snakemake(tmp_path, target, "--cores", "2", "--configfile", TEST_CONFIG, "--rerun-incomplete")
+    run_snakemake(tmp_path, target, *cpu, "--configfile", TEST_CONFIG, "--rerun-incomplete")
     log = (tmp_path / "logs/demo/train/document.log").read_text()
     assert f"resuming from update {killed_at}" in log, log[-3000:]
     assert f"@ {killed_at} updates" in log, "fairseq must load the checkpoint at the update where it was killed"
