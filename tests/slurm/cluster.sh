@@ -195,7 +195,7 @@ wait_for() {   # DESCRIPTION COMMAND...: retry COMMAND until it succeeds, for TI
 write_configs() {
     local host cpus
     host=$(hostname -s)
-    cpus=$(nproc)
+    cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # nproc alone counts OMP_NUM_THREADS
     mem_mb=$(free -m | awk '/^Mem:/ {print int($2 * 0.9)}')
     pick_port CTLD_PORT
     pick_port SLURMD_PORT
@@ -362,7 +362,7 @@ EOF
     slurmd </dev/null || fail "slurmd did not start"
     wait_for "node $NODE idle" bash -c "sinfo -h -N -n '$NODE' -o %T | grep -qx idle"
     wait_for "sacct" sacct -n -a -X
-    log "cluster $CLUSTER up in $((SECONDS - t0)) s: node $NODE ($(nproc) CPUs, ${mem_mb:-?} MB), partition $PARTITION, account $ACCOUNT"
+    log "cluster $CLUSTER up in $((SECONDS - t0)) s: node $NODE ($(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) CPUs, ${mem_mb:-?} MB), partition $PARTITION, account $ACCOUNT"
     sinfo >&2
     export_line
 }
