@@ -16,10 +16,10 @@ from docnmt.textio import read_lines
 pytestmark = pytest.mark.workflow
 
 #: The paper's two findings on the demo test set (gender F1, 0..1), each margin about half the gap that
-#: `make demo` measured with the ambiguous antecedents (fork rules, HanTa): every context strategy >= 0.778
-#: against sentence-level 0.270 / no-context 0.369 (gap 0.41); cheating 0.966 against doc-trans 0.783 (0.18);
-#: on the ambiguous-antecedent subset cheating 0.927 against doc-trans 0.256 (0.67); ContraPro first-sentence
-#: 0.385 against sentence-level 0.252 / no-context 0.370 and doc-trans 0.783.
+#: `make demo` measured (the CPU profile, fork rules, HanTa): every context strategy >= 0.778 against
+#: sentence-level 0.360 / no-context 0.348 (gap 0.42); cheating 0.959 against doc-trans 0.778 (0.18); on the
+#: ambiguous-antecedent subset cheating 0.905 against doc-trans 0.250 (0.66); ContraPro first-sentence 0.379
+#: against sentence-level 0.365 / no-context 0.346 and doc-trans 0.777.
 CONTEXT_STRATEGIES = ("last-sentence", "2-pass", "doc-trans", "doc-trans-beam", "cheating")
 BLIND_STRATEGIES = ("sentence-level", "no-context")
 CONTEXT_MARGIN = 0.20  # every context strategy over sentence-level and no-context
@@ -140,7 +140,7 @@ def test_contrapro_accuracy_document_model_beats_sentence_model(scored_demo):
 
 
 # ---- context usage (CXMI) -----------------------------------------------------------------------------------
-#: `make demo` measured CXMI 0.846 nats on the ambiguous-antecedent sentences against 0.161 on the rest (gap 0.685):
+#: `make demo` measured CXMI 0.844 nats on the ambiguous-antecedent sentences against 0.169 on the rest (gap 0.675):
 #: their pronoun's gender is only in the reference context. The margin is about half the gap.
 AMBIGUOUS_CXMI_MARGIN = 0.34
 
