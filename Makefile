@@ -40,7 +40,7 @@ $(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 DEMO_TABLES := decoding_cost perplexity bleu_ter pronoun_f1 data_statistics contrapro_accuracy context_usage context_split
 
 # The CPU profile (profiles/cpu): each GPU rule on one thread, as many at once as cores.
-demo: setup ## run the offline demo workflow on the CPU and print its tables (about 10 minutes)
+demo: setup ## run the offline demo workflow on the CPU and print its tables (about 6 minutes)
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) --config 'tasks=[demo]'
 	$(VENV)/bin/python -m snakemake --config 'tasks=[demo]' --report report.html
 	@for t in $(DEMO_TABLES); do echo; cat results/tables/$$t.md; done
