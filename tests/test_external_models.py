@@ -207,7 +207,9 @@ def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types
               "document": {"checkpoint": str(work / "doc/checkpoint_best.pt"), "data": str(work / "doc/data-bin")}}
     (work / "mine.yaml").write_text(yaml.safe_dump({"tasks": ["mine"], "task_settings": {"mine": {
         "src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": str(own / "corpus")}, "models": models}}}))
-    env = {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    # a fresh login shell's environment (no venv active, nothing on PYTHONPATH), with the tests' one torch thread
+    env = {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin",
+           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     outputs, printed = [], []
     for command in commands:
         result = subprocess.run(["bash", "-c", f"set -e; source {shlex.quote(str(venv / 'bin/activate'))}; {command}"],

@@ -22,8 +22,10 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 def fresh_shell_env() -> dict:
-    """A new login shell's environment: no virtual environment active, nothing on PYTHONPATH."""
-    return {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    """A new login shell's environment: no virtual environment active, nothing on PYTHONPATH (and the tests' one
+    torch thread, conftest.py)."""
+    return {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
 
 
 def venv() -> Path:
