@@ -70,7 +70,9 @@ def test_make_setup_installs_the_package_editable_after_the_pins():
 
 
 def test_this_venv_has_the_package_editable_from_this_checkout_with_every_command():
-    source, editable = installed_source()
+    installed = installed_source()
+    assert installed is not None, f"{sys.executable} lacks {DISTRIBUTION}"
+    source, editable = installed
     assert editable and source is not None and source.resolve() == REPO.resolve(), (source, editable)
     assert install_problems(REPO) == (None, None)
     for name in COMMANDS:

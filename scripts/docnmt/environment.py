@@ -50,8 +50,9 @@ def setup_hint(missing, python: str | None = None) -> str:
     )
 
 
-def installed_source() -> tuple[Path | None, bool]:
-    """Where this interpreter's docnmt-search was installed from, and whether editable; (None, False) if it is not.
+def installed_source() -> tuple[Path | None, bool] | None:
+    """Where this interpreter's docnmt-search was installed from (None: not from a folder) and whether editable;
+    None if it is not installed.
 
     Read from the distribution's ``direct_url.json`` (PEP 610), which pip writes for every install from a folder.
     """
@@ -60,7 +61,7 @@ def installed_source() -> tuple[Path | None, bool]:
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
-        return None, False
+        return None
     direct = json.loads(dist.read_text("direct_url.json") or "{}")
     url = urlparse(direct.get("url", ""))
     source = Path(unquote(url.path)) if url.scheme == "file" else None
@@ -73,13 +74,10 @@ def install_problems(checkout: str | os.PathLike) -> tuple[str | None, str | Non
     Error: not installed, or installed without ``-e`` (the package reads the checkout's ``schemas/`` and
     ``config.yaml``). Warning: installed from another checkout, whose code the rules would then run.
     """
-    from importlib import metadata
-
-    source, editable = installed_source()
-    try:
-        metadata.distribution(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
+    installed = installed_source()
+    if installed is None:
         return setup_hint([f"docnmt (the distribution {DISTRIBUTION})"]), None
+    source, editable = installed
     if not editable:
         return (f"{sys.executable} has {DISTRIBUTION} installed without -e (from {source or 'an archive'}): "
                 f"install it editable from this checkout, `make setup` or `pip install -e {shlex.quote(str(checkout))}`"), None
