@@ -131,3 +131,24 @@ def test_safe_names_with_digits_dashes_and_underscores_are_valid(config):
     config["task_settings"]["iwslt17_en-de2"] = copy.deepcopy(config["task_settings"]["demo"])
     config["tasks"] = ["iwslt17_en-de2"]
     assert validate(config)["tasks"] == ["iwslt17_en-de2"]
+
+
+def test_a_config_file_is_checked_over_config_yaml_as_configfile_reads_it(tmp_path, capsys):
+    from docnmt.config import main
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("tasks: [mine]\ntask_settings:\n  mine: {src: en, tgt: fr, bpe_merges: 15000, dropout: 0.3, "
+                    "label_smoothing: 0.2, corpus: {type: prepared, dir: /data/mine}}\n", encoding="utf-8")
+    assert main([str(mine)]) == 0
+    assert f"{mine}: valid (over config.yaml); tasks: mine" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([str(mine), "--alone"])  # alone it lacks the workflow's presets
+    assert "unknown preset 'base'" in capsys.readouterr().err
+    for path, text, message in ((tmp_path / "none.yaml", None, "config file not found"),
+                                (tmp_path / "bad.yaml", "tasks: [a\n", "not valid YAML")):
+        if text is not None:
+            path.write_text(text, encoding="utf-8")
+        with pytest.raises(SystemExit):
+            main([str(path)])
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {path}: {message}") and err.count("\n") == 1, err

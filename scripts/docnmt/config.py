@@ -134,7 +134,10 @@ def read(path: Path) -> dict:
     try:
         config = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML ({err})") from None
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        reason = " ".join(str(getattr(err, "problem", None) or err).split())
+        raise ConfigError(f"{path}: not valid YAML{where}: {reason}") from None
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys, found {type(config).__name__}")
     return config
