@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -78,11 +79,114 @@ def needs_demo(item) -> bool:
     return "trained_demo" in getattr(item, "fixturenames", ())
 
 
+class Prepared:
+    """An expensive setup, made once per session: by the background worker, or by the first test that needs it,
+    whichever comes first.
+
+    The background worker starts at the first test. It makes the setups that the test modules register with
+    :func:`in_background` one after the other, in their registration order. Meanwhile the foreground runs the
+    other tests. The modules whose setups are made in the background run last, so that their setups are ready, or
+    nearly so, when their tests come. Both cores stay busy to the end, also once the demo has finished. A test that
+    needs a setup sooner makes it itself, or waits for the worker to finish it. A setup's error (or skip) is raised
+    in every test that uses it.
+
+    ``make(folder)`` gets a new folder of its own named ``folder``. It must not change the process's environment
+    or working directory: the foreground goes on meanwhile.
+    """
+
+    registered: list["Prepared"] = []
+    base: Path | None = None
+
+    def __init__(self, make, folder: str):
+        self.make, self.folder, self.module = make, folder, make.__module__
+        self.lock = threading.Lock()
+        self.done, self.value, self.error = False, None, None
+        self.seconds: float | None = None
+
+    def get(self, blocking: bool = True):
+        """The setup's value (made now if nobody has made it yet); ``blocking=False``: None if another thread is
+        making it."""
+        if not self.lock.acquire(blocking=blocking):
+            return None
+        try:
+            if not self.done:
+                assert Prepared.base is not None, "Prepared.get() before the session's first test"
+                folder = Prepared.base / self.folder
+                folder.mkdir(parents=True)
+                started = time.perf_counter()
+                try:
+                    self.value = self.make(folder)
+                except BaseException as err:  # pytest's skip and fail too: raised again in each test
+                    self.error = err
+                self.seconds, self.done = time.perf_counter() - started, True
+        finally:
+            self.lock.release()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def in_background(folder: str):
+    """Registers ``make(folder)`` as a setup of its test module that the background worker makes (see
+    :class:`Prepared`); the module's fixtures return its ``.get()``."""
+
+    def register(make) -> Prepared:
+        prepared = Prepared(make, folder)
+        Prepared.registered.append(prepared)
+        return prepared
+
+    return register
+
+
+def background_modules(items) -> list[str]:
+    """The test modules among ``items`` with a setup for the background worker, in its order."""
+    modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
+    return list(dict.fromkeys(p.module for p in Prepared.registered if p.module in modules))
+
+
 def pytest_collection_modifyitems(config, items):
-    """The modules with a test of the demo go last, in their order (a module is never split, so its module
-    fixtures are made once): everything else runs while the demo trains and decodes in the background."""
+    """The order of the tests. A module is never split, so its module fixtures are made once.
+
+    1. First, the modules that need neither the demo nor a background setup. They run while the demo trains and
+       decodes in the background, and the background worker makes its setups.
+    2. Then the modules with a test of the demo, in their order.
+    3. Last, the modules whose setups the background worker makes, in the worker's order.
+    """
     demo_modules = {item.path for item in items if needs_demo(item)}
-    items[:] = [i for i in items if i.path not in demo_modules] + [i for i in items if i.path in demo_modules]
+    background = background_modules(items)
+
+    def rank(item) -> tuple[int, int]:
+        module = item.module.__name__ if getattr(item, "module", None) is not None else None
+        if module in background:
+            return 2, background.index(module)
+        return (1, 0) if item.path in demo_modules else (0, 0)
+
+    items.sort(key=rank)  # stable: each group keeps its order
+
+
+@pytest.fixture(scope="session", autouse=True)
+def background_worker(request, tmp_path_factory):
+    """Makes the registered setups of this session's test modules in a thread, from the first test on; at the
+    session's end it finishes the setup it is making (its subprocesses would otherwise outlive the session)."""
+    Prepared.base = tmp_path_factory.mktemp("background")
+    modules = set(background_modules(request.session.items))
+    queue = [p for p in Prepared.registered if p.module in modules]
+    stop = threading.Event()
+
+    def work() -> None:
+        for prepared in queue:
+            if stop.is_set():
+                return
+            try:
+                prepared.get(blocking=False)
+            except BaseException:  # noqa: S110 - kept in the Prepared and raised in its tests
+                pass
+
+    worker = threading.Thread(target=work, name="background setups", daemon=True)
+    worker.start()
+    yield worker
+    stop.set()
+    worker.join()
 
 
 class DemoRun:
@@ -150,14 +254,21 @@ def trained_demo(demo_run):
 TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
 
 
-@pytest.fixture(scope="session")
-def small_demo_data(tmp_path_factory) -> Path:
-    """The test-size demo's data stage (corpus, BPE, windows, both binarized levels), made once per session.
-    Read it, or copy it with :func:`copy_workdir` to build on it."""
-    workdir = tmp_path_factory.mktemp("demo-preprocess")
+def _small_demo_data(workdir: Path) -> Path:
     run_snakemake(workdir, "data/demo/bin/sentence", "data/demo/bin/document", "--cores", "2", "--configfile",
                   TEST_CONFIG)
     return workdir
+
+
+#: The test-size demo's data stage, for the fixture below and for background setups.
+SMALL_DEMO_DATA = Prepared(_small_demo_data, "demo-preprocess")
+
+
+@pytest.fixture(scope="session")
+def small_demo_data() -> Path:
+    """The test-size demo's data stage (corpus, BPE, windows, both binarized levels), made once per session.
+    Read it, or copy it with :func:`copy_workdir` to build on it."""
+    return SMALL_DEMO_DATA.get()
 
 
 def copy_workdir(source: Path, target: Path) -> Path:

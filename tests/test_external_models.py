@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, run_snakemake, tool_env
+from conftest import REPO, in_background, run_snakemake, tool_env
 from docnmt.corpora.corpus import read_split
 from docnmt.textio import read_lines
 
@@ -39,10 +39,9 @@ def python(*args, cwd):
                           check=True)
 
 
-@pytest.fixture(scope="module")
-def own(tmp_path_factory):
+@in_background("own models")
+def own_setup(root: Path) -> Path:
     """What a researcher brings: demo-generator data prepared with their own scripts and two trained models."""
-    root = tmp_path_factory.mktemp("own models")
     python("-m", "docnmt.corpora.demo", "--outdir", root / "raw", "--seed", 11, "--train-docs", 150,
            "--valid-docs", 8, "--test-docs", 6, cwd=root)
     from docnmt.preprocess.tokenize import tokenize
@@ -107,15 +106,25 @@ def row(table: str, strategy: str, task: str) -> list[str]:
     raise AssertionError(f"no row {strategy!r} in\n{table}")
 
 
-@pytest.fixture(scope="module")
-def two_tasks(own, tmp_path_factory):
+@in_background("own models workflow")
+def two_tasks_setup(workdir: Path) -> Path:
     """One workflow run, two tasks on the researcher's models: ``mine`` with both levels, ``mine-doc`` with the
     document-level model alone."""
-    workdir = tmp_path_factory.mktemp("own models workflow")
+    own = own_setup.get()
     config = external_config(own, workdir, (("mine", ("sentence", "document")), ("mine-doc", ("document",))))
     run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
                   str(config))
     return workdir
+
+
+@pytest.fixture(scope="module")
+def own() -> Path:
+    return own_setup.get()
+
+
+@pytest.fixture(scope="module")
+def two_tasks() -> Path:
+    return two_tasks_setup.get()
 
 
 def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, two_tasks):

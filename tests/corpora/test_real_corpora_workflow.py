@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 import realformat
-from conftest import REPO, run_snakemake
+from conftest import REPO, in_background, run_snakemake
 from docnmt.corpora.corpus import Document, read_split
 from loopback import LoopbackServer
 
@@ -137,16 +137,23 @@ def loopback_config(tmp: Path, mirror_url: str, root: Path, wrong_md5: str | Non
     return path
 
 
-@pytest.fixture(scope="module")
-def real_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("mirror")
+@in_background("real-corpora")
+def real_run_setup(folder: Path):
+    """The data stage of the three real tasks, downloaded from the loopback mirror."""
+    root, workdir = folder / "mirror", folder / "workdir"
+    root.mkdir()
+    workdir.mkdir()
     build_mirror(root)
-    workdir = tmp_path_factory.mktemp("real-corpora")
     with LoopbackServer(root) as server:
         config = loopback_config(workdir, server.url, root)
         run_snakemake(workdir, "data", "--cores", "2", "--configfile", str(config))
         requests = server.requests
     return workdir, requests
+
+
+@pytest.fixture(scope="module")
+def real_run():
+    return real_run_setup.get()
 
 
 def lines(path: Path) -> list[str]:
