@@ -102,6 +102,8 @@ class Prepared:
         self.lock = threading.Lock()
         self.done, self.value, self.error = False, None, None
         self.seconds: float | None = None
+        self.started: float | None = None
+        self.maker: str | None = None
 
     def get(self, blocking: bool = True):
         """The setup's value (made now if nobody has made it yet); ``blocking=False``: None if another thread is
@@ -113,12 +115,13 @@ class Prepared:
                 assert Prepared.base is not None, "Prepared.get() before the session's first test"
                 folder = Prepared.base / self.folder
                 folder.mkdir(parents=True)
-                started = time.perf_counter()
+                self.maker = threading.current_thread().name
+                self.started = time.perf_counter()
                 try:
                     self.value = self.make(folder)
                 except BaseException as err:  # pytest's skip and fail too: raised again in each test
                     self.error = err
-                self.seconds, self.done = time.perf_counter() - started, True
+                self.seconds, self.done = time.perf_counter() - self.started, True
         finally:
             self.lock.release()
         if self.error is not None:
@@ -164,6 +167,24 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=rank)  # stable: each group keeps its order
 
 
+SESSION_START = time.perf_counter()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """When each background setup ran, for how long and in which thread; when the demo finished."""
+    made = [p for p in Prepared.registered + [SMALL_DEMO_DATA] if p.started is not None]
+    if not made and DemoRun.finished is None:
+        return
+    terminalreporter.section("background setups (seconds from the session's start)")
+    for p in sorted(made, key=lambda p: p.started):
+        start = p.started - SESSION_START
+        end = f"{start + p.seconds:.0f}" if p.seconds is not None else "unfinished"
+        terminalreporter.write_line(f"{p.folder}: {start:.0f} to {end}, in the {p.maker} thread"
+                                    + (f" ({type(p.error).__name__})" if p.error is not None else ""))
+    if DemoRun.finished is not None:
+        terminalreporter.write_line(f"the demo: finished at {DemoRun.finished - SESSION_START:.0f}")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def background_worker(request, tmp_path_factory):
     """Makes the registered setups of this session's test modules in a thread, from the first test on; at the
@@ -193,6 +214,9 @@ class DemoRun:
     """The whole demo, as `make demo` runs it (training, all nine strategies, scores, tables and plots), in a
     Snakemake started in the background before the first test; its output goes to ``snakemake.log``."""
 
+    #: when the demo's Snakemake exited (perf_counter), for the terminal summary
+    finished: float | None = None
+
     def __init__(self, workdir: Path):
         self.workdir = workdir
         self.log = workdir.parent / f"{workdir.name}-snakemake.log"
@@ -202,7 +226,12 @@ class DemoRun:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=tool_env(),
                                             start_new_session=True)
+        threading.Thread(target=self._note_the_end, name="demo watcher", daemon=True).start()
         self.seconds: float | None = None
+
+    def _note_the_end(self) -> None:
+        self.process.wait()
+        DemoRun.finished = time.perf_counter()
 
     def wait(self, timeout: int = 3000) -> Path:
         """The working directory once the run has finished; its log's end if it failed."""
