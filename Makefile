@@ -23,13 +23,16 @@ setup: $(VENV)/.installed ## create .venv with every pinned dependency and the p
 
 # Idempotent: reruns only when a requirements file or pyproject.toml changes.
 # fairseq-fixed is compiled against the pinned torch/numpy, so they are
-# installed first and fairseq is built without build isolation. Then the
+# installed first and fairseq is built without build isolation, and without
+# its dependencies (requirements-base.txt pins them; a torchaudio left by an
+# earlier setup is removed: see requirements-base.txt). Then the
 # package docnmt (scripts/docnmt), editable, with its commands (docnmt-translate, ...):
 # its dependencies are the pins just installed.
 $(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet -r requirements-base.txt
-	$(VENV)/bin/python -m pip install --quiet --no-build-isolation fairseq-fixed==0.12.3.1
+	$(VENV)/bin/python -m pip uninstall --quiet --yes torchaudio
+	$(VENV)/bin/python -m pip install --quiet --no-build-isolation --no-deps fairseq-fixed==0.12.3.1
 	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation --editable .
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \

@@ -98,7 +98,7 @@ def test_fairseq_env_installs_torch_then_fairseq_without_build_isolation():
     entries = pip_entries(REPO / "envs/fairseq.yaml")
     assert entries.index("torch==2.13.0") < entries.index("numpy==1.26.4")
     post = (REPO / "envs/fairseq.post-deploy.sh").read_text()
-    assert re.search(r"pip install --no-build-isolation fairseq-fixed==", post)
+    assert re.search(r"pip install --no-build-isolation --no-deps fairseq-fixed==", post)
     assert env_pins(REPO / "envs/fairseq.yaml")[0]["fairseq-fixed"] == requirement_pins()["fairseq-fixed"]
 
 

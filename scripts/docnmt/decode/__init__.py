@@ -3,6 +3,8 @@
 Modules:
   model        -- a trained fairseq model, loaded once, for forced scoring and decoding (device, dtype)
   search       -- batched beam search after a forced target prefix (fairseq's SequenceGenerator)
+  hf           -- the transformers backend: a Hugging Face seq2seq model and its tokenizer from a local
+                  folder, and beam search after a forced target context with transformers' beam semantics
   prefix_cache -- the forced prefix's attention cache: prefill, shared-prefix (cascade) attention,
                   row positions, forced scoring
   strategies   -- the paper's search strategies, each a function of documents (REGISTRY)

@@ -22,6 +22,20 @@ from ..textio import InputError
 from .model import Scored
 
 
+def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[int] | None) -> list[int]:
+    """A forced-scoring target's ids (no ``<pad>`` or ``</s>``; InputError naming request ``number`` otherwise)
+    with its end token appended: ``</s>``, or ``ends[number - 1]`` (``</s>`` or the separator)."""
+    target = [int(t) for t in target]
+    bad = [t for t in target if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
+    if bad:
+        raise InputError(f"request {number}", f"expected target ids of the {searcher.vocabulary} without <pad> or "
+                         f"</s>, found {searcher._describe(bad[0])}")
+    end = searcher.eos if ends is None else int(ends[number - 1])
+    if end not in (searcher.eos, searcher.model.sep):
+        raise ValueError(f"request {number}: the end token must be </s> or the separator, got {end}")
+    return target + [end]
+
+
 def embed_positions(module, positions):
     """``module``'s embeddings of explicit positions (any shape), as fairseq computes them."""
     import torch.nn.functional as F
@@ -263,18 +277,11 @@ def score_forced(searcher, requests: Sequence, targets: Sequence[Sequence[int]],
     checked = searcher._check(requests)
     conts = []
     for number, ((_, prefix, _), target) in enumerate(zip(checked, targets), start=1):
-        target = [int(t) for t in target]
-        bad = [t for t in target if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
-        if bad:
-            raise InputError(f"request {number}", "expected target ids of the dictionary without <pad> or </s>, "
-                             f"found {searcher._describe(bad[0])}")
-        if len(prefix) + len(target) + 1 > searcher.max_target_positions:
-            raise InputError(f"request {number}", f"prefix and target too long: {len(prefix) + len(target) + 1} "
+        output = checked_target(searcher, number, target, ends)
+        if len(prefix) + len(output) > searcher.max_target_positions:
+            raise InputError(f"request {number}", f"prefix and target too long: {len(prefix) + len(output)} "
                              f"tokens with </s>, the model's max target positions are {searcher.max_target_positions}")
-        end = searcher.eos if ends is None else int(ends[number - 1])
-        if end not in (searcher.eos, searcher.model.sep):
-            raise ValueError(f"request {number}: the end token must be </s> or the separator, got {end}")
-        conts.append(target + [end])
+        conts.append(output)
     results: list[Scored | None] = [None] * len(checked)
     device = searcher.model.device
     for batch in searcher._batches(checked):

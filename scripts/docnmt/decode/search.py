@@ -128,6 +128,25 @@ class Hypothesis:
     logprob: float
 
 
+def checked_ids(searcher, where: str, request: Request) -> tuple[list[int], list[int]]:
+    """A request's source and prefix ids, checked for ``searcher`` (either backend): the source ends in ``</s>``
+    and fits the encoder; neither holds ``<pad>``, an inner ``</s>`` or an id outside the vocabulary. An
+    InputError names the request (``where``) and the first bad id."""
+    source, prefix = [int(t) for t in request.source], [int(t) for t in request.prefix]
+    if not source or source[-1] != searcher.eos:
+        raise InputError(where, "expected source ids ending in </s>, found "
+                         + (f"last id {source[-1]}" if source else "an empty source"))
+    if len(source) > searcher.max_source_positions:
+        raise InputError(where, f"source too long: {len(source)} tokens (</s> included), the model's max "
+                         f"source positions are {searcher.max_source_positions}")
+    for what, ids in (("source", source[:-1]), ("prefix", prefix)):
+        bad = [t for t in ids if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
+        if bad:
+            raise InputError(where, f"expected {what} ids of the {searcher.vocabulary} without <pad> or an inner "
+                             f"</s>, found {searcher._describe(bad[0])}")
+    return source, prefix
+
+
 class _Rows:
     """Per-row search state (one entry per beam hypothesis), reordered with the beams."""
 
@@ -210,7 +229,19 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
     return PrefixEnsemble()
 
 
-class Searcher:
+class Counted:
+    """The cost counters every backend's searcher keeps (module docstring, "Cost counters")."""
+
+    track_cache = False  # measure cache_bytes_peak (bench/decode)
+
+    def reset_counters(self) -> None:
+        self.forward_calls = 0
+        self.decoder_positions = 0
+        self.encoder_positions = 0
+        self.cache_bytes_peak = 0
+
+
+class Searcher(Counted):
     """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
 
     def __init__(self, model: Model, beam: int = 12, lenpen: float = 1.0, max_len_a: float = 0.0,
@@ -238,18 +269,12 @@ class Searcher:
         self.batch_size = batch_size
         self.shared_prefix = shared_prefix
         self.track_cache = False  # measure cache_bytes_peak (bench/decode)
+        self.vocabulary = "dictionary"  # what error messages call the token ids' table
         self.eos, self.pad = model.eos, model.pad
         self.vocab = len(model.dict)
         self.max_source_positions = self.net.encoder.max_positions()
         self.max_target_positions = decoder.max_positions()
         self.reset_counters()
-
-    # ---- counters ---------------------------------------------------------
-    def reset_counters(self) -> None:
-        self.forward_calls = 0
-        self.decoder_positions = 0
-        self.encoder_positions = 0
-        self.cache_bytes_peak = 0
 
     # ---- validation -------------------------------------------------------
     def _describe(self, token: int) -> str:
@@ -260,18 +285,7 @@ class Searcher:
         checked = []
         for number, request in enumerate(requests, start=1):
             where = f"request {number}"
-            source, prefix = [int(t) for t in request.source], [int(t) for t in request.prefix]
-            if not source or source[-1] != self.eos:
-                raise InputError(where, "expected source ids ending in </s>, found "
-                                 + (f"last id {source[-1]}" if source else "an empty source"))
-            if len(source) > self.max_source_positions:
-                raise InputError(where, f"source too long: {len(source)} tokens (</s> included), the model's max "
-                                 f"source positions are {self.max_source_positions}")
-            for what, ids in (("source", source[:-1]), ("prefix", prefix)):
-                bad = [t for t in ids if not 0 <= t < self.vocab or t in (self.pad, self.eos)]
-                if bad:
-                    raise InputError(where, f"expected {what} ids of the dictionary without <pad> or an inner </s>, "
-                                     f"found {self._describe(bad[0])}")
+            source, prefix = checked_ids(self, where, request)
             room = self.max_target_positions - 1 - len(prefix)
             if room < 1:
                 raise InputError(where, f"prefix too long: {len(prefix)} tokens, at most "

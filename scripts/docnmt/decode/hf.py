@@ -1,0 +1,487 @@
+"""The transformers backend: a Hugging Face seq2seq model (Marian/OPUS-MT, NLLB, M2M100, mBART-50) for the
+strategies, behind the same interface as the fairseq :class:`~docnmt.decode.model.Model` and
+:class:`~docnmt.decode.search.Searcher`.
+
+:class:`HFModel` loads ``AutoModelForSeq2SeqLM`` and its tokenizer from a local folder (the ``save_pretrained``
+layout; nothing is fetched from a hub). The tokenizer does the segmentation: text in and out is plain text, the
+sentences of a window joined by ``<sep>`` as everywhere in the package. :meth:`HFModel.encode` joins them with
+the model's own separator token (``--separator``, e.g. ``<brk>``), which must be a single token of the tokenizer,
+and tokenizes the whole text, as the model was trained on it. :meth:`HFModel.decode` splits the ids at that
+token and detokenizes each sentence.
+
+The decoder's prompt. Every target starts with the model's ``decoder_start_token_id``; models with language codes
+(NLLB, M2M100, mBART-50) then get the target language's token, and the target context after it. The prompt and
+the context are teacher-forced, never searched: the language token is not a generated token here (with
+``generate``, ``forced_bos_token_id`` makes it the first generated one). The source language tag goes where the
+tokenizer puts it (``tokenizer.src_lang``).
+
+:class:`HFSearcher` searches with transformers' own beam semantics (``GenerationMixin._beam_search``, whose
+helper methods it calls: top-k continuations, finished beams, the early-stopping heuristic), so that with an
+empty context its n-best equal ``generate(num_beams=beam, length_penalty=lenpen, early_stopping=...,
+max_new_tokens=...)``, and with a context those of ``generate(decoder_input_ids=prompt + context)`` with the
+prompt and the context cut off. The logits processors and stopping criteria are the model's own, as ``generate``
+builds them from its generation config (``bad_words_ids``, ``forced_eos_token_id``, ``min_length``, ...).
+
+The difference from ``generate``: the prompt and the context are run through the decoder once per request (one
+teacher-forced pass, batch = requests), and their self- and cross-attention cache is then copied to the beams,
+instead of once per beam. Requests are batched by equal prompt length, so that every row's positions are those
+``generate`` gives it (no padding inside the decoder).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from .. import SEP
+from ..textio import InputError
+from .model import DEFAULT_DTYPE, Scored, resolve_dtype
+from .prefix_cache import checked_target
+from .search import Counted, Hypothesis, Request, checked_ids
+
+#: What a user types for ``--backend``.
+BACKEND = "transformers"
+
+
+def _language_token(tokenizer, code: str) -> int | None:
+    """The id of the language token for ``code`` (NLLB ``deu_Latn``, mBART-50 ``de_DE``, M2M100 ``de``), or
+    None when the tokenizer knows no such language."""
+    unk = tokenizer.unk_token_id
+    for token in (code, f"__{code}__"):
+        ids = tokenizer.convert_tokens_to_ids([token])
+        if ids and ids[0] is not None and ids[0] != unk:
+            return int(ids[0])
+    return None
+
+
+def uses_language_codes(tokenizer) -> bool:
+    """Does the tokenizer mark languages with tokens (NLLB, M2M100, mBART-50)?"""
+    return hasattr(tokenizer, "src_lang") and hasattr(tokenizer, "tgt_lang")
+
+
+class HFModel:
+    """A transformers seq2seq model and its tokenizer from a local folder, on ``device`` in ``dtype``.
+
+    ``separator``: the token between a window's sentences, a single token of the tokenizer (None or absent: a
+    sentence-level model, which never sees one). ``src_lang``/``tgt_lang``: the language codes of models with
+    language tokens (required there; ignored by models without).
+    """
+
+    backend = BACKEND
+
+    def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
+                 separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None):
+        import torch
+        from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+
+        folder = Path(folder)
+        if not (folder / "config.json").exists():
+            raise InputError(folder, "expected a transformers model folder (save_pretrained: config.json, the "
+                                     "weights and the tokenizer's files), found no config.json")
+        try:
+            config = AutoConfig.from_pretrained(folder, local_files_only=True)
+        except Exception as err:  # noqa: BLE001
+            raise InputError(folder / "config.json", f"could not read the model's config ({type(err).__name__}: {err})") from None
+        if not getattr(config, "is_encoder_decoder", False):
+            raise InputError(folder, f"expected an encoder-decoder model, found {config.model_type!r} "
+                                     "(is_encoder_decoder is false): the strategies need a source encoder")
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        except Exception as err:  # noqa: BLE001
+            raise InputError(folder, f"could not load the tokenizer ({type(err).__name__}: {err})") from None
+        try:
+            net = AutoModelForSeq2SeqLM.from_pretrained(folder, local_files_only=True)
+        except Exception as err:  # noqa: BLE001
+            raise InputError(folder, f"could not load the model ({type(err).__name__}: {err})") from None
+        self.folder = folder
+        self.checkpoint = str(folder)
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.dtype = resolve_dtype(dtype or DEFAULT_DTYPE, self.device)
+        self.net = net.to(device=self.device, dtype=getattr(torch, self.dtype)).eval()
+        self.model = self.net
+        self.tokenizer = tokenizer
+        self.config = config
+        self.eos = int(tokenizer.eos_token_id if tokenizer.eos_token_id is not None else config.eos_token_id)
+        self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else config.pad_token_id)
+        start = net.generation_config.decoder_start_token_id
+        start = config.decoder_start_token_id if start is None else start
+        if start is None:
+            raise InputError(folder, "expected a decoder_start_token_id in the model's config or generation config")
+        self.vocab = int(net.get_output_embeddings().weight.size(0))
+
+        # the separator: one token of the tokenizer, or none (a sentence-level model)
+        self.sep_token = separator
+        ids = tokenizer.convert_tokens_to_ids([separator]) if separator else [None]
+        self.sep = int(ids[0]) if ids and ids[0] is not None and ids[0] != tokenizer.unk_token_id else None
+
+        # languages
+        self.src_lang, self.tgt_lang = src_lang, tgt_lang
+        prompt = [int(start)]
+        if uses_language_codes(tokenizer):
+            for role, code in (("source", src_lang), ("target", tgt_lang)):
+                if not code:
+                    raise InputError(folder, f"expected the {role} language code: {type(tokenizer).__name__} marks "
+                                             "languages with tokens (e.g. deu_Latn for NLLB, de for M2M100, de_DE "
+                                             "for mBART-50)")
+                if _language_token(tokenizer, code) is None:
+                    raise InputError(folder, f"unknown {role} language code {code!r}: the tokenizer has no token "
+                                             f"for it (known, e.g.: {', '.join(self.language_codes()[:6])})")
+            tokenizer.src_lang = src_lang
+            tokenizer.tgt_lang = tgt_lang
+            prompt.append(_language_token(tokenizer, tgt_lang))
+        #: the decoder's input before any target context: the start token, then the language token if any
+        self.prompt = prompt
+        self.max_positions = int(getattr(config, "max_position_embeddings", 0) or 1024)
+
+    def language_codes(self) -> list[str]:
+        codes = getattr(self.tokenizer, "additional_special_tokens", None) or []
+        return [c for c in codes if c != self.sep_token]
+
+    def check_separator(self, what: str = "the document-level model") -> None:
+        """InputError unless the separator is a single token of the tokenizer."""
+        if self.sep is None or self.tokenizer.convert_ids_to_tokens([self.sep])[0] != self.sep_token:
+            raise InputError(self.folder, f"{what}: expected the separator {self.sep_token!r} to be a single token of "
+                                          "the tokenizer, found none. Add it before fine-tuning: "
+                                          f"tokenizer.add_special_tokens({{'additional_special_tokens': "
+                                          f"[{self.sep_token!r}]}}), model.resize_token_embeddings(len(tokenizer)), "
+                                          "then save both with save_pretrained")
+
+    # ---- tokens -----------------------------------------------------------
+    def _joined(self, text: str) -> str:
+        parts = [part.strip() for part in text.split(SEP)]
+        if len(parts) > 1 and self.sep is None:
+            raise InputError(self.folder, f"a window of {len(parts)} sentences for a model without the separator "
+                                          f"token {self.sep_token!r}")
+        return f" {self.sep_token} ".join(parts)
+
+    def encode(self, text: str, source: bool = False) -> list[int]:
+        """Token ids of text (sentences joined by ``<sep>``): a source as the tokenizer encodes it (its language
+        tag and ``</s>`` where it puts them); a target without the language token, ``</s>`` appended."""
+        joined = self._joined(text)
+        if source:
+            return list(self.tokenizer(joined)["input_ids"])
+        return list(self.tokenizer(text_target=joined, add_special_tokens=False)["input_ids"]) + [self.eos]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Plain text of token ids, the separator written ``<sep>`` (special tokens dropped)."""
+        segments, current = [], []
+        for i in ids:
+            if i == self.sep:
+                segments.append(current)
+                current = []
+            elif i not in (self.eos, self.pad):
+                current.append(int(i))
+        segments.append(current)
+        texts = [self.tokenizer.decode(s, skip_special_tokens=True, clean_up_tokenization_spaces=False).strip()
+                 for s in segments]
+        return f" {SEP} ".join(texts)
+
+    def check_length(self, ids: Sequence[int], what: str) -> None:
+        if len(ids) > self.max_positions:
+            raise InputError(what, f"expected at most {self.max_positions} tokens (the model's max positions), "
+                                   f"found {len(ids)}")
+
+    # ---- forced scoring -----------------------------------------------------
+    def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
+              batch_size: int = 64) -> list[Scored]:
+        """Forced scoring of ``targets`` given ``sources`` (text), one teacher-forced pass per batch; with
+        ``after_last_sep`` only the tokens after the target's last separator (and ``</s>``) count."""
+        import torch
+
+        results: list[Scored] = []
+        prompt = self.prompt
+        for start in range(0, len(sources), batch_size):
+            src = [self.encode(s, source=True) for s in sources[start:start + batch_size]]
+            tgt = [self.encode(t) for t in targets[start:start + batch_size]]
+            for i, (s, t) in enumerate(zip(src, tgt)):
+                self.check_length(s, f"source {start + i + 1}")
+                self.check_length(prompt[1:] + t, f"target {start + i + 1}")
+            input_ids, mask = self._pad(src)
+            decoder = self._pad([prompt + t[:-1] for t in tgt])[0]
+            with torch.no_grad():
+                logits = self.net(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder).logits
+                lprobs = torch.log_softmax(logits.float(), dim=-1)
+            for i, t in enumerate(tgt):
+                first = 0
+                if after_last_sep and self.sep is not None and self.sep in t:
+                    first = len(t) - t[::-1].index(self.sep)
+                offset = len(prompt) - 1
+                rows = torch.arange(offset + first, offset + len(t), device=lprobs.device)
+                picked = lprobs[i, rows, torch.tensor(t[first:], device=lprobs.device)]
+                results.append(Scored(float(picked.sum()), len(t) - first))
+        return results
+
+    def _pad(self, seqs: list[list[int]]):
+        """Right-padded ids (the tokenizer's padding side for seq2seq models) and their attention mask."""
+        import torch
+
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for i, s in enumerate(seqs):
+            ids[i, :len(s)] = torch.tensor(s)
+            mask[i, :len(s)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+
+class HFSearcher(Counted):
+    """Beam search after forced target contexts on a :class:`HFModel`, with transformers' beam semantics.
+
+    ``early_stopping``: as ``generate``'s (True, False or "never"); None takes the model's generation config.
+    ``max_new_tokens``: the most tokens generated after the context (``</s>`` included), also limited by the
+    model's max positions.
+    """
+
+    def __init__(self, model: HFModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
+                 early_stopping: bool | str | None = None, max_new_tokens: int = 200):
+        if beam < 1 or batch_size < 1 or max_new_tokens < 1:
+            raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
+                             f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
+        self.model = model
+        self.net = model.net
+        self.beam = beam
+        self.lenpen = lenpen
+        self.batch_size = batch_size
+        config_stopping = model.net.generation_config.early_stopping
+        self.early_stopping = config_stopping if early_stopping is None else early_stopping
+        self.max_new_tokens = max_new_tokens
+        self.eos, self.pad = model.eos, model.pad
+        self.vocab = model.vocab
+        self.max_source_positions = self.max_target_positions = model.max_positions
+        self.track_cache = False
+        self.vocabulary = "vocabulary"  # what error messages call the token ids' table
+        self.reset_counters()
+
+    # ---- validation -------------------------------------------------------
+    def _describe(self, token: int) -> str:
+        if 0 <= token < self.vocab:
+            return f"id {token} ({self.model.tokenizer.convert_ids_to_tokens([token])[0]})"
+        return f"id {token} (not in the vocabulary)"
+
+    def _check(self, requests: Sequence[Request]) -> list[tuple[list[int], list[int], int]]:
+        """Source ids, decoder prompt (start, language token, context) and generation limit of each request."""
+        checked = []
+        for number, request in enumerate(requests, start=1):
+            source, prefix = checked_ids(self, f"request {number}", request)
+            prompt = self.model.prompt + prefix
+            room = self.max_target_positions - len(prompt)
+            if room < 1:
+                raise InputError(where, f"prefix too long: {len(prefix)} tokens, at most "
+                                 f"{self.max_target_positions - len(self.model.prompt) - 1} fit the model's max "
+                                 f"positions {self.max_target_positions} with </s>")
+            checked.append((source, prompt, min(self.max_new_tokens, room)))
+        return checked
+
+    def _batches(self, checked):
+        """Requests of equal prompt length and limit together, longest sources first, at most batch_size each."""
+        order = sorted(range(len(checked)),
+                       key=lambda i: (len(checked[i][1]), checked[i][2], -len(checked[i][0]), i))
+        batch: list[int] = []
+        for i in order:
+            if batch and (len(checked[batch[0]][1]) != len(checked[i][1]) or checked[batch[0]][2] != checked[i][2]
+                          or len(batch) == self.batch_size):
+                yield batch
+                batch = []
+            batch.append(i)
+        if batch:
+            yield batch
+
+    # ---- search -----------------------------------------------------------
+    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """The ``beam`` best continuations after each request's context, best first."""
+        checked = self._check(requests)
+        results: list[list[Hypothesis] | None] = [None] * len(checked)
+        for batch in self._batches(checked):
+            for i, hyps in zip(batch, self._search_batch([checked[i] for i in batch])):
+                results[i] = hyps
+        return results  # type: ignore[return-value]
+
+    def _generation_setup(self, sources, prompt_length: int, limit: int):
+        """The generation config, logits processors and stopping criteria ``generate`` would build."""
+        from transformers.generation.stopping_criteria import StoppingCriteriaList
+
+        net = self.net
+        # as generate() decides them, with no max_length or min_length passed
+        has_default_max_length = net.generation_config.max_length is None
+        has_default_min_length = net.generation_config.min_length is None
+        config, _ = net._prepare_generation_config(
+            None, num_beams=self.beam, length_penalty=self.lenpen, early_stopping=self.early_stopping,
+            max_new_tokens=limit, num_return_sequences=self.beam, do_sample=False)
+        net._prepare_special_tokens(config, True, device=sources.device, batch_size=sources.size(0))
+        config = net._prepare_generated_length(
+            generation_config=config, has_default_max_length=has_default_max_length,
+            has_default_min_length=has_default_min_length,
+            model_input_name="input_ids", input_ids_length=prompt_length, inputs_tensor=sources)
+        processors = net._get_logits_processor(generation_config=config, input_ids_seq_length=prompt_length,
+                                               encoder_input_ids=sources, device=sources.device, model_kwargs={})
+        stopping = net._get_stopping_criteria(generation_config=config, stopping_criteria=StoppingCriteriaList())
+        return config, processors, stopping
+
+    def _forward(self, decoder_ids, encoder_outputs, mask, cache):
+        self.forward_calls += 1
+        self.decoder_positions += decoder_ids.numel()
+        out = self.net(encoder_outputs=encoder_outputs, attention_mask=mask, decoder_input_ids=decoder_ids,
+                       cache=cache, use_cache=True)
+        if self.track_cache:
+            held = sum(t.numel() * t.element_size() for layer in _cache_tensors(cache) for t in layer)
+            self.cache_bytes_peak = max(self.cache_bytes_peak, held)
+        return out.logits[:, -1, :].to(dtype=__import__("torch").float32, copy=True)
+
+    def _search_batch(self, batch) -> list[list[Hypothesis]]:
+        import torch
+        from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+        net, beam = self.net, self.beam
+        sources = [s for s, _, _ in batch]
+        prompts = [p for _, p, _ in batch]
+        limit = batch[0][2]
+        size, n = len(batch), len(prompts[0])
+        with torch.no_grad():
+            src, mask = self.model._pad(sources)
+            config, processors, stopping = self._generation_setup(src, n, limit)
+            self.encoder_positions += int(mask.sum())
+            encoder_outputs = net.get_encoder()(input_ids=src, attention_mask=mask, return_dict=True)
+            # the prompt and the context, teacher-forced once per request; the logits after its last token
+            # are the first step's
+            cache = EncoderDecoderCache(DynamicCache(config=net.config), DynamicCache(config=net.config))
+            prompt = torch.tensor(prompts, device=src.device)
+            first_logits = self._forward(prompt, encoder_outputs, mask, cache)
+            # ... copied to the beams
+            cache.batch_repeat_interleave(beam)
+            encoder_outputs["last_hidden_state"] = encoder_outputs.last_hidden_state.repeat_interleave(beam, dim=0)
+            mask = mask.repeat_interleave(beam, dim=0)
+            logits = first_logits.repeat_interleave(beam, dim=0)
+            return beam_loop(self, prompt.repeat_interleave(beam, dim=0), logits, encoder_outputs, mask, cache,
+                             config, processors, stopping, size)
+
+    # ---- forced scoring with the cache -------------------------------------
+    def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],
+                     ends: Sequence[int] | None = None) -> list[Scored]:
+        """Log-prob of each continuation (ids without ``</s>``; ``</s>``, or the token ``ends`` gives for it, is
+        appended and scored) after its request's context: one teacher-forced pass per request over the prompt, the
+        context and the continuation, of which only the continuation counts."""
+        import torch
+
+        if len(targets) != len(requests):
+            raise ValueError(f"expected one target per request ({len(requests)}), got {len(targets)}")
+        if ends is not None and len(ends) != len(requests):
+            raise ValueError(f"expected one end token per request ({len(requests)}), got {len(ends)}")
+        checked = self._check(requests)
+        results: list[Scored] = []
+        for number, ((source, prompt, _), target) in enumerate(zip(checked, targets), start=1):
+            output = checked_target(self, number, target, ends)
+            if len(prompt) + len(output) - 1 > self.max_target_positions:
+                raise InputError(f"request {number}", f"prefix and target too long: {len(prompt) + len(output) - 1} "
+                                 f"decoder positions, the model's max positions are {self.max_target_positions}")
+            src, mask = self.model._pad([source])
+            decoder = torch.tensor([prompt + output[:-1]], device=src.device)
+            with torch.no_grad():
+                self.forward_calls += 1
+                self.encoder_positions += len(source)
+                self.decoder_positions += decoder.numel()
+                logits = self.net(input_ids=src, attention_mask=mask, decoder_input_ids=decoder).logits[0]
+                lprobs = torch.log_softmax(logits.float(), dim=-1)
+            rows = torch.arange(len(prompt) - 1, len(prompt) - 1 + len(output), device=lprobs.device)
+            picked = lprobs[rows, torch.tensor(output, device=lprobs.device)]
+            results.append(Scored(float(picked.sum()), len(output)))
+        return results
+
+
+def beam_loop(self: HFSearcher, input_ids, logits, encoder_outputs, mask, cache, config, processors, stopping,
+              batch_size: int) -> list[list[Hypothesis]]:
+    """GenerationMixin._beam_search's loop (transformers 5.24) after the prefill, for ``self``'s batch: the same
+    helper methods, the same order of operations. ``input_ids``: the prompts, one row per beam; ``logits``: the
+    first step's, after the prompt; ``cache``: the prompt's, copied to the beams."""
+    import torch
+    from torch import nn
+
+    net, num_beams = self.net, self.beam
+    max_length = config.max_length
+    cur_len = decoder_prompt_len = input_ids.shape[1]
+    n_eos_tokens = config._eos_token_tensor.shape[0] if config._eos_token_tensor is not None else 0
+    beams_to_keep = max(2, 1 + n_eos_tokens) * num_beams
+    top_num_beam_mask = torch.cat((torch.ones(num_beams, dtype=torch.bool),
+                                   torch.zeros(beams_to_keep - num_beams, dtype=torch.bool))).to(input_ids.device)
+    device = input_ids.device
+    running_sequences = torch.full((batch_size, num_beams, max_length), fill_value=self.pad, dtype=torch.int64,
+                                   device=device)
+    running_sequences[:, :, :cur_len] = net._unflatten_beam_dim(input_ids, batch_size, num_beams)
+    sequences = running_sequences.detach().clone()
+    running_beam_scores = torch.zeros((batch_size, num_beams), dtype=torch.float, device=device)
+    running_beam_scores[:, 1:] = -1e9
+    beam_scores = torch.full((batch_size, num_beams), fill_value=-1e9, dtype=torch.float, device=device)
+    is_sent_finished = torch.zeros((batch_size, num_beams), dtype=torch.bool, device=device)
+    is_early_stop_heuristic_unsatisfied = torch.ones((batch_size, 1), dtype=torch.bool, device=device)
+    next_token_hits_stopping_criteria = torch.zeros((batch_size, num_beams), dtype=torch.bool, device=device)
+    running_beam_indices = torch.full((batch_size, num_beams, max_length - cur_len), fill_value=-1,
+                                      dtype=torch.int32, device=device)
+    beam_indices = running_beam_indices.detach().clone()
+    flat_running_sequences = input_ids
+    first = True
+    while True:
+        if not first:
+            flat_running_sequences = net._flatten_beam_dim(running_sequences[:, :, :cur_len])
+            logits = self._forward(flat_running_sequences[:, -1:], encoder_outputs, mask, cache)
+        first = False
+        log_probs = nn.functional.log_softmax(logits, dim=-1)
+        log_probs = processors(flat_running_sequences, log_probs)
+        log_probs = net._unflatten_beam_dim(log_probs, batch_size, num_beams)
+        log_probs = log_probs + running_beam_scores[:, :, None]
+        log_probs = torch.reshape(log_probs, (batch_size, -1))
+        topk_log_probs, topk_running_sequences, topk_running_beam_indices = net._get_top_k_continuations(
+            accumulated_log_probs=log_probs, running_sequences=running_sequences,
+            running_beam_indices=running_beam_indices, cur_len=cur_len, decoder_prompt_len=decoder_prompt_len,
+            do_sample=False, beams_to_keep=beams_to_keep, num_beams=num_beams, batch_size=batch_size)
+        next_token_hits_stopping_criteria = stopping(
+            net._flatten_beam_dim(topk_running_sequences[:, :, : cur_len + 1]), None)
+        next_token_hits_stopping_criteria = net._unflatten_beam_dim(
+            next_token_hits_stopping_criteria, batch_size, beams_to_keep)
+        running_sequences, running_beam_scores, running_beam_indices = \
+            net._get_running_beams_for_next_iteration(
+                topk_log_probs=topk_log_probs, topk_running_sequences=topk_running_sequences,
+                topk_running_beam_indices=topk_running_beam_indices,
+                next_token_hits_stopping_criteria=next_token_hits_stopping_criteria, num_beams=num_beams)
+        sequences, beam_scores, beam_indices, is_sent_finished = net._update_finished_beams(
+            sequences=sequences, topk_running_sequences=topk_running_sequences, beam_scores=beam_scores,
+            topk_log_probs=topk_log_probs, beam_indices=beam_indices,
+            topk_running_beam_indices=topk_running_beam_indices,
+            is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
+            is_sent_finished=is_sent_finished, next_token_hits_stopping_criteria=next_token_hits_stopping_criteria,
+            top_num_beam_mask=top_num_beam_mask, num_beams=num_beams, cur_len=cur_len,
+            decoder_prompt_len=decoder_prompt_len, length_penalty=config.length_penalty,
+            early_stopping=config.early_stopping)
+        beam_idx = net._flatten_beam_dim(running_beam_indices[..., cur_len - decoder_prompt_len])
+        cache.reorder_cache(beam_idx)
+        cur_len += 1
+        is_early_stop_heuristic_unsatisfied = net._check_early_stop_heuristic(
+            is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
+            running_beam_scores=running_beam_scores, beam_scores=beam_scores, is_sent_finished=is_sent_finished,
+            cur_len=cur_len, max_length=max_length, decoder_prompt_len=decoder_prompt_len,
+            early_stopping=config.early_stopping, length_penalty=config.length_penalty)
+        if not bool(net._beam_search_has_unfinished_sequences(
+                is_early_stop_heuristic_unsatisfied, is_sent_finished, next_token_hits_stopping_criteria,
+                config.early_stopping)):
+            break
+    out = []
+    for row in range(batch_size):
+        found = []
+        for b in range(num_beams):
+            score = float(beam_scores[row, b])
+            if score <= -1e8:  # an empty slot
+                continue
+            generated = int((beam_indices[row, b] >= 0).sum())
+            tokens = sequences[row, b, decoder_prompt_len:decoder_prompt_len + generated].tolist()
+            length = len(tokens)
+            if tokens and tokens[-1] == self.eos:
+                tokens = tokens[:-1]
+            found.append(Hypothesis(tokens, score, score * length ** config.length_penalty))
+        out.append(found)
+    return out
+
+
+def _cache_tensors(cache):
+    """The key and value tensors of an EncoderDecoderCache's layers (self- and cross-attention)."""
+    for part in (cache.self_attention_cache, cache.cross_attention_cache):
+        for layer in getattr(part, "layers", []):
+            yield [t for t in (getattr(layer, "keys", None), getattr(layer, "values", None)) if t is not None]
