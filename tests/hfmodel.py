@@ -97,3 +97,50 @@ def build(folder: Path, steps: int = 150, train_docs: int = 120) -> Path:
     model.generation_config.num_beams = 1
     model.save_pretrained(folder)
     return folder
+
+
+def build_m2m100(folder: Path, steps: int = 150, train_docs: int = 60) -> Path:
+    """A tiny M2M100 model (the NLLB architecture) with language tokens: an M2M100Tokenizer over a SentencePiece
+    model trained here (the WMT21 language codes, ``__en__``, ``__de__``, ...), ``<brk>`` added as a special
+    token, trained on the demo's sentences and windows with the target language token first, as M2M100 is."""
+    import io
+    import json
+
+    import sentencepiece
+    import torch
+    from transformers import M2M100Config, M2M100ForConditionalGeneration, M2M100Tokenizer
+
+    torch.set_num_threads(1)
+    folder.mkdir(parents=True, exist_ok=True)
+    train_docs_, _ = demo_documents(train_docs)
+    pairs = [pair for doc in train_docs_ for pair in windows(doc)]
+    texts = [text.replace(f" {SEPARATOR} ", " ") for pair in pairs for text in pair]
+    model_bytes = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_writer=model_bytes,
+                                             vocab_size=500, model_type="bpe", minloglevel=2)
+    (folder / "sentencepiece.bpe.model").write_bytes(model_bytes.getvalue())
+    processor = sentencepiece.SentencePieceProcessor(model_proto=model_bytes.getvalue())
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for i in range(processor.get_piece_size()):
+        piece = processor.id_to_piece(i)
+        if piece not in vocab and not processor.is_control(i) and not processor.is_unknown(i):
+            vocab[piece] = len(vocab)
+    # the separator in the vocabulary itself: M2M100Tokenizer numbers its language tokens after the vocabulary,
+    # and a token added afterwards would get the first language token's id
+    vocab[SEPARATOR] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    tokenizer = M2M100Tokenizer(vocab_file=str(folder / "vocab.json"), spm_file=str(folder / "sentencepiece.bpe.model"),
+                                src_lang="en", tgt_lang="de", language_codes="wmt21",
+                                additional_special_tokens=[SEPARATOR])
+    tokenizer.save_pretrained(folder)
+    torch.manual_seed(1)
+    ids = [tokenizer.convert_tokens_to_ids(token) for token in tokenizer.get_vocab()]
+    config = M2M100Config(
+        vocab_size=max(max(ids), *tokenizer.lang_code_to_id.values()) + 1, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=tokenizer.bos_token_id, decoder_start_token_id=tokenizer.eos_token_id, dropout=0.1)
+    model = M2M100ForConditionalGeneration(config)
+    train(model, tokenizer, pairs, steps)
+    model.save_pretrained(folder)
+    return folder

@@ -205,3 +205,63 @@ def test_a_folder_without_config_is_refused(tmp_path):
 
     with pytest.raises(InputError, match="expected a transformers model folder"):
         HFModel(tmp_path)
+
+
+@in_background("hf m2m100")
+def m2m100_setup(folder: Path) -> Path:
+    import hfmodel
+
+    return hfmodel.build_m2m100(folder / "model", steps=150)
+
+
+@pytest.fixture(scope="module")
+def m2m100():
+    from docnmt.decode.hf import HFModel
+
+    return HFModel(m2m100_setup.get(), separator="<brk>", src_lang="en", tgt_lang="de", device="cpu")
+
+
+def test_a_language_token_model_starts_the_decoder_with_its_target_language(m2m100):
+    tokens = m2m100.tokenizer.convert_ids_to_tokens
+    assert tokens(m2m100.prompt) == ["</s>", "__de__"]
+    source = m2m100.encode("Hello. <sep> How are you?", source=True)
+    assert tokens(source)[0] == "__en__" and tokens(source)[-1] == "</s>" and "<brk>" in tokens(source)
+    assert "__de__" not in tokens(m2m100.encode("Hallo. <sep> Wie geht es?"))
+
+
+def test_a_language_token_model_searches_as_generate_after_its_prompt(m2m100, test_docs):
+    """With and without a target context: generate(decoder_input_ids=[</s>, __de__, context...])."""
+    from docnmt.decode.hf import HFSearcher
+
+    searcher = HFSearcher(m2m100, beam=3, lenpen=1.0, early_stopping=True, max_new_tokens=MAX_NEW)
+    doc = test_docs[1]
+    sentences = doc.src[:6]
+    mine = ours(searcher, [Request(m2m100.encode(s, source=True)) for s in sentences])
+    with torch.no_grad():
+        theirs = generate(m2m100, sentences, 3, 1.0, True, prompts=[m2m100.prompt] * len(sentences))
+    assert same(mine, theirs)
+    source = m2m100.encode(" <sep> ".join(doc.src[:2]), source=True)
+    context = m2m100.encode(doc.tgt[0] + " <sep>")[:-1]
+    mine = ours(searcher, [Request(source, context)])
+    text = m2m100.tokenizer.decode(source, skip_special_tokens=True)
+    with torch.no_grad():
+        out = m2m100.net.generate(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([m2m100.prompt + context]),
+                                  num_beams=3, early_stopping=True, max_new_tokens=MAX_NEW, num_return_sequences=3,
+                                  output_scores=True, return_dict_in_generate=True)
+    theirs = []
+    for b in range(3):
+        tokens = out.sequences[b].tolist()[len(m2m100.prompt) + len(context):]
+        while tokens and tokens[-1] in (m2m100.eos, m2m100.pad):
+            tokens = tokens[:-1]
+        theirs.append((tokens, float(out.sequences_scores[b])))
+    assert same(mine, [theirs]), text
+
+
+def test_missing_or_unknown_language_codes_are_errors_naming_the_folder(m2m100):
+    from docnmt.decode.hf import HFModel
+
+    with pytest.raises(InputError, match="expected the target language code: M2M100Tokenizer marks languages"):
+        HFModel(m2m100.folder, separator="<brk>", src_lang="en")
+    with pytest.raises(InputError, match=r"unknown target language code 'xx'.*known, e.g.: en, ha") as error:
+        HFModel(m2m100.folder, separator="<brk>", src_lang="en", tgt_lang="xx")
+    assert str(m2m100.folder) in str(error.value)

@@ -47,12 +47,13 @@ BACKEND = "transformers"
 def _language_token(tokenizer, code: str) -> int | None:
     """The id of the language token for ``code`` (NLLB ``deu_Latn``, mBART-50 ``de_DE``, M2M100 ``de``), or
     None when the tokenizer knows no such language."""
-    unk = tokenizer.unk_token_id
-    for token in (code, f"__{code}__"):
-        ids = tokenizer.convert_tokens_to_ids([token])
-        if ids and ids[0] is not None and ids[0] != unk:
-            return int(ids[0])
-    return None
+    mapping = getattr(tokenizer, "lang_code_to_id", None)  # M2M100 (de), mBART-50 (de_DE)
+    if isinstance(mapping, dict):
+        return int(mapping[code]) if code in mapping else None
+    if code not in set(getattr(tokenizer, "additional_special_tokens", None) or []):  # NLLB (deu_Latn)
+        return None
+    ids = tokenizer.convert_tokens_to_ids([code])
+    return int(ids[0]) if ids and ids[0] is not None and ids[0] != tokenizer.unk_token_id else None
 
 
 def uses_language_codes(tokenizer) -> bool:
@@ -135,7 +136,9 @@ class HFModel:
         self.max_positions = int(getattr(config, "max_position_embeddings", 0) or 1024)
 
     def language_codes(self) -> list[str]:
-        codes = getattr(self.tokenizer, "additional_special_tokens", None) or []
+        mapping = getattr(self.tokenizer, "lang_code_to_id", None)
+        codes = list(mapping) if isinstance(mapping, dict) else \
+            (getattr(self.tokenizer, "additional_special_tokens", None) or [])
         return [c for c in codes if c != self.sep_token]
 
     def check_separator(self, what: str = "the document-level model") -> None:
