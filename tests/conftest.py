@@ -100,8 +100,8 @@ class Prepared:
     registered: list["Prepared"] = []
     base: Path | None = None
 
-    def __init__(self, make, folder: str):
-        self.make, self.folder, self.module = make, folder, make.__module__
+    def __init__(self, make, folder: str, fixture: str | None = None):
+        self.make, self.folder, self.module, self.fixture = make, folder, make.__module__, fixture
         self.lock = threading.Lock()
         self.done, self.value, self.error = False, None, None
         self.seconds: float | None = None
@@ -132,12 +132,13 @@ class Prepared:
         return self.value
 
 
-def in_background(folder: str):
+def in_background(folder: str, fixture: str | None = None):
     """Registers ``make(folder)`` as a setup of its test module that the background worker makes (see
-    :class:`Prepared`); the module's fixtures return its ``.get()``."""
+    :class:`Prepared`); the module's fixtures return its ``.get()``. ``fixture``: a setup of this conftest,
+    made in the background first when a test of the session uses that fixture."""
 
     def register(make) -> Prepared:
-        prepared = Prepared(make, folder)
+        prepared = Prepared(make, folder, fixture)
         Prepared.registered.append(prepared)
         return prepared
 
@@ -147,7 +148,16 @@ def in_background(folder: str):
 def background_modules(items) -> list[str]:
     """The test modules among ``items`` with a setup for the background worker, in its order."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
-    return list(dict.fromkeys(p.module for p in Prepared.registered if p.module in modules))
+    return list(dict.fromkeys(p.module for p in Prepared.registered if p.fixture is None and p.module in modules))
+
+
+def background_queue(items) -> list[Prepared]:
+    """The setups the background worker makes for ``items``: first those of this conftest whose fixture a test
+    uses, then those of the test modules, in their registration order."""
+    modules = set(background_modules(items))
+    used = {name for item in items for name in getattr(item, "fixturenames", ())}
+    return [p for p in Prepared.registered if p.fixture in used] + \
+        [p for p in Prepared.registered if p.fixture is None and p.module in modules]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -175,7 +185,7 @@ SESSION_START = time.perf_counter()
 
 def pytest_terminal_summary(terminalreporter):
     """When each background setup ran, for how long and in which thread; when the demo finished."""
-    made = [p for p in Prepared.registered + [SMALL_DEMO_DATA] if p.started is not None]
+    made = [p for p in Prepared.registered + [SMALL_DEMO_DATA, BARE_PYTHON] if p.started is not None]
     if not made and DemoRun.finished is None:
         return
     terminalreporter.section("background setups (seconds from the session's start)")
@@ -193,8 +203,7 @@ def background_worker(request, tmp_path_factory):
     """Makes the registered setups of this session's test modules in a thread, from the first test on; at the
     session's end it finishes the setup it is making (its subprocesses would otherwise outlive the session)."""
     Prepared.base = tmp_path_factory.mktemp("background")
-    modules = set(background_modules(request.session.items))
-    queue = [p for p in Prepared.registered if p.module in modules]
+    queue = background_queue(request.session.items)
     stop = threading.Event()
 
     def work() -> None:
@@ -315,12 +324,11 @@ def copy_workdir(source: Path, target: Path) -> Path:
     return target
 
 
-@pytest.fixture(scope="session")
-def toy_data(tmp_path_factory) -> Path:
+@in_background("search-toy", fixture="toy_data")
+def toy_data_setup(root: Path) -> Path:
     """The toy reversal task (tests/toymodel.py), its joined dictionary and binarized splits."""
     from toymodel import run, toy_corpus
 
-    root = tmp_path_factory.mktemp("search-toy")
     toy_corpus(root / "txt")
     run("-m", "docnmt.preprocess.dictionary", "--input", str(root / "txt/train.en"), str(root / "txt/train.de"),
         "--output", str(root / "dict.txt"))
@@ -330,25 +338,46 @@ def toy_data(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.fixture(scope="session")
-def toy(toy_data):
+@in_background("search-toy-model", fixture="toy")
+def toy_setup(folder: Path):
     """(data root, checkpoint, Model): a tiny transformer trained on the toy task (sinusoidal positions, post-norm,
     fairseq's transformer), once per session for the search and the CXMI tests."""
     from toymodel import train
 
     from docnmt.decode.model import Model
 
+    toy_data = toy_data_setup.get()
     checkpoint = train(toy_data, "model", "--max-epoch", "12")
     return toy_data, checkpoint, Model(checkpoint, toy_data / "bin")
 
 
 @pytest.fixture(scope="session")
-def bare_python(tmp_path_factory) -> Path:
+def toy_data() -> Path:
+    """The toy task's folder (:func:`toy_data_setup`)."""
+    return toy_data_setup.get()
+
+
+@pytest.fixture(scope="session")
+def toy():
+    """(data root, checkpoint, Model) of the toy model (:func:`toy_setup`)."""
+    return toy_setup.get()
+
+
+def _bare_python(root: Path) -> Path:
     """A Python without the project's packages (a venv without pip), as a fresh system python would be."""
-    folder = tmp_path_factory.mktemp("bare") / "venv"
+    folder = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True)
     python = folder / "bin" / "python"
     probe = subprocess.run([str(python), "-c", "import sacremoses"], capture_output=True)
     if probe.returncode == 0:
         pytest.skip(f"{python} can import sacremoses (system site packages), so it is not bare")
     return python
+
+
+BARE_PYTHON = Prepared(_bare_python, "bare")
+
+
+@pytest.fixture(scope="session")
+def bare_python() -> Path:
+    """A Python without the project's packages (:func:`_bare_python`), made once per session."""
+    return BARE_PYTHON.get()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, run_snakemake
+from conftest import BARE_PYTHON, REPO, in_background, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -57,10 +57,8 @@ def venv_dir() -> Path:
     pytest.skip("the tests do not run in a virtual environment, so there is no .venv to activate")
 
 
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory) -> Path:
-    """This checkout's files (tracked and new, not ignored) in a folder whose path has ODD, with .venv linked."""
-    root = tmp_path_factory.mktemp("checkout") / ODD / "repo"
+def copy_checkout(root: Path) -> Path:
+    """This checkout's files (tracked and new, not ignored) in ``root`` (a path with ODD), with .venv linked."""
     listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             capture_output=True)
     if listed.returncode == 0:
@@ -76,18 +74,15 @@ def checkout(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def bare_on_path(tmp_path_factory, bare_python) -> Path:
-    """A folder whose `python` is an interpreter without the project's packages."""
-    folder = tmp_path_factory.mktemp("bare-bin")
-    (folder / "python").symlink_to(bare_python)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def readme_data_run(checkout, bare_on_path):
+@in_background("odd checkout")
+def readme_data_setup(folder: Path) -> tuple[Path, Path]:
     """The README's activation line and its offline commands (the demo's data stage, a dry run of the paper's
-    DAG), exactly as written, in a fresh shell."""
+    DAG), exactly as written, in a fresh shell, in a copy of the checkout under ODD: (the copy, a folder whose
+    `python` is an interpreter without the project's packages)."""
+    checkout = copy_checkout(folder / ODD / "repo")
+    bare_on_path = folder / "bare-bin"
+    bare_on_path.mkdir()
+    (bare_on_path / "python").symlink_to(BARE_PYTHON.get())
     activate = "source .venv/bin/activate"
     assert any(line.split("#")[0].strip() == activate for line in readme_real_use()), \
         f"README's Real use block lost its activation line: {readme_real_use()}"
@@ -99,7 +94,17 @@ def readme_data_run(checkout, bare_on_path):
                             env=user_env(bare_on_path), timeout=1800)
     assert result.returncode == 0, f"{commands} in {checkout}:\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}"
     assert "This was a dry-run" in result.stdout + result.stderr, "the paper's DAG was dry-run"
-    return checkout
+    return checkout, bare_on_path
+
+
+@pytest.fixture(scope="module")
+def readme_data_run() -> Path:
+    return readme_data_setup.get()[0]
+
+
+@pytest.fixture(scope="module")
+def bare_on_path() -> Path:
+    return readme_data_setup.get()[1]
 
 
 def test_readme_demo_data_command_as_written_runs_from_an_odd_checkout(readme_data_run):
@@ -141,7 +146,9 @@ def common_format(folder: Path) -> None:
             (folder / f"{split}.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def test_prepared_corpus_and_working_directory_with_odd_paths(tmp_path):
+@in_background("odd prepared corpus")
+def odd_prepared_setup(tmp_path: Path) -> tuple[Path, Path]:
+    """A prepared corpus and a working directory, both under ODD, through the data stage: (corpus, workdir)."""
     corpus = tmp_path / f"byo {ODD}" / "corpus"
     common_format(corpus)
     workdir = tmp_path / f"work {ODD}"
@@ -151,6 +158,11 @@ def test_prepared_corpus_and_working_directory_with_odd_paths(tmp_path):
         "src": "en", "tgt": "de", "bpe_merges": 20, "dropout": 0.1, "label_smoothing": 0.1,
         "corpus": {"type": "prepared", "dir": str(corpus)}}}}, allow_unicode=True), encoding="utf-8")
     run_snakemake(workdir, "data/mine/bin/sentence", "--cores", "2", "--configfile", str(config))
+    return corpus, workdir
+
+
+def test_prepared_corpus_and_working_directory_with_odd_paths():
+    corpus, workdir = odd_prepared_setup.get()
     for split in ("train", "valid", "test"):
         for ext in ("en", "de", "docids"):
             assert (workdir / f"data/mine/corpus/{split}.{ext}").read_bytes() == (corpus / f"{split}.{ext}").read_bytes()

@@ -5,10 +5,11 @@ import random
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO, tool_env
+from conftest import REPO, in_background, tool_env
 from docnmt.decode import checks
 from docnmt.textio import InputError
 
@@ -36,10 +37,9 @@ def windows(doc, k):
         yield f" {SEPARATOR} ".join(s for s, _ in part), f" {SEPARATOR} ".join(t for _, t in part)
 
 
-@pytest.fixture(scope="module")
-def external(tmp_path_factory):
+@in_background("external")
+def external_setup(root: Path) -> Path:
     """A k=3 document-level model trained with plain fairseq-preprocess and fairseq-train (a few updates)."""
-    root = tmp_path_factory.mktemp("external")
     docs = toy_documents()
     for split, part in (("train", docs[:32]), ("valid", docs[32:36]), ("test", docs[36:])):
         pairs = [w for doc in part for w in windows(doc, K)]
@@ -57,6 +57,11 @@ def external(tmp_path_factory):
         "--save-dir", "ck", "--no-epoch-checkpoints", "--cpu", "--criterion", "label_smoothed_cross_entropy")
     (root / "text.en").write_text("".join(s + "\n" for doc in docs for s, _ in doc))
     return root
+
+
+@pytest.fixture(scope="module")
+def external() -> Path:
+    return external_setup.get()
 
 
 def test_a_plain_fairseq_model_passes_with_its_own_separator_and_k(external):
