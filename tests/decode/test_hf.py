@@ -265,3 +265,20 @@ def test_missing_or_unknown_language_codes_are_errors_naming_the_folder(m2m100):
     with pytest.raises(InputError, match=r"unknown target language code 'xx'.*known, e.g.: en, ha") as error:
         HFModel(m2m100.folder, separator="<brk>", src_lang="en", tgt_lang="xx")
     assert str(m2m100.folder) in str(error.value)
+
+
+def python_blocks(page: Path, section: str) -> list[str]:
+    text = page.read_text(encoding="utf-8").split(section, 1)[1].split("\n## ", 1)[0]
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+def test_the_manuals_decoding_example_runs_on_the_tiny_model(marian_setup_folder, test_docs):
+    """docs/own-models.md's Hugging Face decoding block, as written, on the tiny Marian model's folder."""
+    from conftest import REPO
+
+    blocks = python_blocks(REPO / "docs/own-models.md", "## Hugging Face models")
+    assert len(blocks) == 2 and '"my-doc-model"' in blocks[1]
+    docs = test_docs[:2]
+    namespace = {"sentences": [s for d in docs for s in d.src], "docids": [d.docid for d in docs for _ in d.src]}
+    exec(blocks[1].replace('"my-doc-model"', repr(str(marian_setup_folder))), namespace)  # noqa: S102
+    assert [len(t) for t in namespace["translations"]] == [len(d) for d in docs]
