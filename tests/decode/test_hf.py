@@ -173,6 +173,16 @@ def test_a_sentence_longer_than_the_positions_is_an_error_naming_the_request(mar
         HFSearcher(marian).search([Request(long)])
 
 
+def test_a_context_longer_than_the_positions_is_an_error_naming_the_request(marian):
+    from docnmt.decode.hf import HFSearcher
+
+    source = marian.encode("Hallo.", source=True)
+    context = marian.encode(" ".join(["Hallo"] * marian.max_positions))[:-1]
+    with pytest.raises(InputError, match=r"request 2: prefix too long: \d+ tokens, at most 126 fit the model's max "
+                                         r"positions 128 with </s>"):
+        HFSearcher(marian).search([Request(source), Request(source, context)])
+
+
 def test_no_separator_token_is_an_error_that_says_how_to_add_one(marian_setup_folder):
     from docnmt.decode.hf import HFModel
 

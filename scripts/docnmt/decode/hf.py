@@ -266,7 +266,8 @@ class HFSearcher(Counted):
         """Source ids, decoder prompt (start, language token, context) and generation limit of each request."""
         checked = []
         for number, request in enumerate(requests, start=1):
-            source, prefix = checked_ids(self, f"request {number}", request)
+            where = f"request {number}"
+            source, prefix = checked_ids(self, where, request)
             prompt = self.model.prompt + prefix
             room = self.max_target_positions - len(prompt)
             if room < 1:
