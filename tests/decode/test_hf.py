@@ -40,8 +40,19 @@ def test_docs():
 
 
 def generate(model, sources, beam, lenpen, early_stopping, prompts=None):
-    """transformers' generate() on one batch: (tokens after the prompt, without </s>; score) per hypothesis."""
-    encoded = model.tokenizer(sources, return_tensors="pt", padding=True)
+    """transformers' generate() on one batch of texts (:func:`generate_ids`)."""
+    return generate_ids(model, model.tokenizer(sources, return_tensors="pt", padding=True), beam, lenpen,
+                        early_stopping, prompts)
+
+
+def encoded_ids(source: list[int]) -> dict:
+    """generate()'s inputs for one source of token ids."""
+    return {"input_ids": torch.tensor([source]), "attention_mask": torch.ones(1, len(source), dtype=torch.long)}
+
+
+def generate_ids(model, encoded, beam, lenpen, early_stopping, prompts=None):
+    """transformers' generate() on one batch of encoded sources, after the decoder prompts ``prompts`` (None: the
+    start token alone): (tokens after the prompt, without </s>; score) per hypothesis, the n-best of each row."""
     more = {} if prompts is None else {"decoder_input_ids": torch.tensor(prompts)}
     with torch.no_grad():
         out = model.net.generate(**encoded, **more, num_beams=beam, length_penalty=lenpen,
@@ -49,7 +60,7 @@ def generate(model, sources, beam, lenpen, early_stopping, prompts=None):
                                  output_scores=True, return_dict_in_generate=True)
     start = 1 if prompts is None else len(prompts[0])
     hyps = []
-    for row in range(len(sources)):
+    for row in range(encoded["input_ids"].size(0)):
         nbest = []
         for b in range(beam):
             tokens = out.sequences[row * beam + b].tolist()[start:]
@@ -95,18 +106,8 @@ def test_forced_context_search_equals_generate_with_decoder_input_ids(marian, te
             context = marian.encode(" <sep> ".join(doc.tgt[i - 2:i]) + " <sep>")[:-1]
             mine = ours(searcher, [Request(source, context)])
             text = marian.tokenizer.decode(source[:-1])
-            encoded = {"input_ids": torch.tensor([source]), "attention_mask": torch.ones(1, len(source), dtype=torch.long)}
-            with torch.no_grad():
-                out = marian.net.generate(**encoded, decoder_input_ids=torch.tensor([marian.prompt + context]),
-                                          num_beams=4, early_stopping=True, max_new_tokens=MAX_NEW,
-                                          num_return_sequences=4, output_scores=True, return_dict_in_generate=True)
-            theirs = []
-            for b in range(4):
-                tokens = out.sequences[b].tolist()[len(marian.prompt) + len(context):]
-                while tokens and tokens[-1] in (marian.eos, marian.pad):
-                    tokens = tokens[:-1]
-                theirs.append((tokens, float(out.sequences_scores[b])))
-            assert same(mine, [theirs]), (doc.docid, i, text)
+            theirs = generate_ids(marian, encoded_ids(source), 4, 1.0, True, prompts=[marian.prompt + context])
+            assert same(mine, theirs), (doc.docid, i, text)
             checked += 1
     assert checked >= 10
 
@@ -247,24 +248,14 @@ def test_a_language_token_model_searches_as_generate_after_its_prompt(m2m100, te
     doc = test_docs[1]
     sentences = doc.src[:6]
     mine = ours(searcher, [Request(m2m100.encode(s, source=True)) for s in sentences])
-    with torch.no_grad():
-        theirs = generate(m2m100, sentences, 3, 1.0, True, prompts=[m2m100.prompt] * len(sentences))
+    theirs = generate(m2m100, sentences, 3, 1.0, True, prompts=[m2m100.prompt] * len(sentences))
     assert same(mine, theirs)
     source = m2m100.encode(" <sep> ".join(doc.src[:2]), source=True)
     context = m2m100.encode(doc.tgt[0] + " <sep>")[:-1]
     mine = ours(searcher, [Request(source, context)])
     text = m2m100.tokenizer.decode(source, skip_special_tokens=True)
-    with torch.no_grad():
-        out = m2m100.net.generate(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([m2m100.prompt + context]),
-                                  num_beams=3, early_stopping=True, max_new_tokens=MAX_NEW, num_return_sequences=3,
-                                  output_scores=True, return_dict_in_generate=True)
-    theirs = []
-    for b in range(3):
-        tokens = out.sequences[b].tolist()[len(m2m100.prompt) + len(context):]
-        while tokens and tokens[-1] in (m2m100.eos, m2m100.pad):
-            tokens = tokens[:-1]
-        theirs.append((tokens, float(out.sequences_scores[b])))
-    assert same(mine, [theirs]), text
+    theirs = generate_ids(m2m100, encoded_ids(source), 3, 1.0, True, prompts=[m2m100.prompt + context])
+    assert same(mine, theirs), text
 
 
 def test_missing_or_unknown_language_codes_are_errors_naming_the_folder(m2m100):

@@ -36,7 +36,7 @@ from typing import Sequence
 
 from .. import SEP
 from ..textio import InputError
-from .model import DEFAULT_DTYPE, Scored, resolve_dtype
+from .model import DEFAULT_DTYPE, Model, Scored, resolve_dtype
 from .prefix_cache import checked_target
 from .search import Counted, Hypothesis, Request, checked_ids
 
@@ -180,10 +180,7 @@ class HFModel:
                  for s in segments]
         return f" {SEP} ".join(texts)
 
-    def check_length(self, ids: Sequence[int], what: str) -> None:
-        if len(ids) > self.max_positions:
-            raise InputError(what, f"expected at most {self.max_positions} tokens (the model's max positions), "
-                                   f"found {len(ids)}")
+    check_length = Model.check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
 
     # ---- forced scoring -----------------------------------------------------
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
@@ -236,6 +233,8 @@ class HFSearcher(Counted):
     model's max positions.
     """
 
+    vocabulary = "vocabulary"  # what error messages call the table of token ids
+
     def __init__(self, model: HFModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
                  early_stopping: bool | str | None = None, max_new_tokens: int = 200):
         if beam < 1 or batch_size < 1 or max_new_tokens < 1:
@@ -252,8 +251,6 @@ class HFSearcher(Counted):
         self.eos, self.pad = model.eos, model.pad
         self.vocab = model.vocab
         self.max_source_positions = self.max_target_positions = model.max_positions
-        self.track_cache = False
-        self.vocabulary = "vocabulary"  # what error messages call the token ids' table
         self.reset_counters()
 
     # ---- validation -------------------------------------------------------
@@ -323,6 +320,8 @@ class HFSearcher(Counted):
         return config, processors, stopping
 
     def _forward(self, decoder_ids, encoder_outputs, mask, cache):
+        import torch
+
         self.forward_calls += 1
         self.decoder_positions += decoder_ids.numel()
         out = self.net(encoder_outputs=encoder_outputs, attention_mask=mask, decoder_input_ids=decoder_ids,
@@ -330,7 +329,7 @@ class HFSearcher(Counted):
         if self.track_cache:
             held = sum(t.numel() * t.element_size() for layer in _cache_tensors(cache) for t in layer)
             self.cache_bytes_peak = max(self.cache_bytes_peak, held)
-        return out.logits[:, -1, :].to(dtype=__import__("torch").float32, copy=True)
+        return out.logits[:, -1, :].to(dtype=torch.float32, copy=True)
 
     def _search_batch(self, batch) -> list[list[Hypothesis]]:
         import torch

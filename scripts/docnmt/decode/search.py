@@ -244,6 +244,8 @@ class Counted:
 class Searcher(Counted):
     """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
 
+    vocabulary = "dictionary"  # what error messages call the table of token ids
+
     def __init__(self, model: Model, beam: int = 12, lenpen: float = 1.0, max_len_a: float = 0.0,
                  max_len_b: int = 200, batch_size: int = 64, shared_prefix: bool = True):
         from fairseq.models.transformer import TransformerDecoderBase
@@ -268,8 +270,6 @@ class Searcher(Counted):
         self.max_len_b = max_len_b
         self.batch_size = batch_size
         self.shared_prefix = shared_prefix
-        self.track_cache = False  # measure cache_bytes_peak (bench/decode)
-        self.vocabulary = "dictionary"  # what error messages call the token ids' table
         self.eos, self.pad = model.eos, model.pad
         self.vocab = len(model.dict)
         self.max_source_positions = self.net.encoder.max_positions()
