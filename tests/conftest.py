@@ -52,17 +52,19 @@ def tool_env() -> dict:
 
 
 def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 1800,
-                  python: Path | None = None) -> subprocess.CompletedProcess:
+                  python: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run Snakemake on this repo's Snakefile with ``workdir`` as working directory
-    (``python``: as ``python -m snakemake`` with that interpreter, instead of the ``snakemake`` script)."""
+    (``python``: as ``python -m snakemake`` with that interpreter, instead of the ``snakemake`` script;
+    ``env``: its environment, by default :func:`tool_env`)."""
+    env = tool_env() if env is None else env
     if python is None:
-        snakemake = shutil.which("snakemake", path=tool_env()["PATH"])
+        snakemake = shutil.which("snakemake", path=env["PATH"])
         assert snakemake, "snakemake is not installed in this environment (run `make setup`)"
         launcher = [snakemake]
     else:
         launcher = [str(python), "-m", "snakemake"]
     command = [*launcher, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    result = subprocess.run(command, capture_output=True, text=True, env=tool_env(), timeout=timeout)
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
@@ -94,11 +96,13 @@ class Prepared:
     in every test that uses it.
 
     ``make(folder)`` gets a new folder of its own named ``folder``. It must not change the process's environment
-    or working directory: the foreground goes on meanwhile.
+    or working directory: the foreground goes on meanwhile. What must be undone at the session's end (a started
+    service) it registers with :meth:`at_end`.
     """
 
     registered: list["Prepared"] = []  # the worker's candidates (:func:`in_background`)
     every: list["Prepared"] = []  # every setup, for the terminal summary
+    finalizers: list = []  # run at the session's end, the last registered first (:meth:`at_end`)
     base: Path | None = None
 
     def __init__(self, make, folder: str, fixture: str | None = None):
@@ -109,6 +113,11 @@ class Prepared:
         self.started: float | None = None
         self.maker: str | None = None
         Prepared.every.append(self)
+
+    @staticmethod
+    def at_end(finalizer) -> None:
+        """Call ``finalizer()`` at the session's end, after the background worker has stopped."""
+        Prepared.finalizers.append(finalizer)
 
     def get(self, blocking: bool = True):
         """The setup's value (made now if nobody has made it yet); ``blocking=False``: None if another thread is
@@ -222,6 +231,13 @@ def background_worker(request, tmp_path_factory):
     yield worker
     stop.set()
     worker.join()
+    errors = []
+    while Prepared.finalizers:
+        try:
+            Prepared.finalizers.pop()()
+        except Exception as err:  # noqa: BLE001 - every finalizer runs; the failures are reported together
+            errors.append(f"{type(err).__name__}: {err}")
+    assert not errors, "at the session's end:\n" + "\n".join(errors)
 
 
 class DemoRun:

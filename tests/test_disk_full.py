@@ -114,42 +114,19 @@ def test_binarize_on_a_full_disk_names_the_folder_and_removes_fairseqs_partial_o
     assert leftovers(small_fs) == ["bin"], "neither the destination nor fairseq's temporary folder"
 
 
-def toy(folder: Path) -> None:
-    """A reversal task, small enough that one update of a tiny transformer takes seconds."""
-    rng = random.Random(3)
-    folder.mkdir()
-    for split, n in (("train", 300), ("valid", 20), ("test", 40)):
-        src, tgt = [], []
-        for _ in range(n):
-            words = [rng.randrange(20) for _ in range(rng.randint(2, 6))]
-            src.append(" ".join(f"s{w}" for w in words))
-            tgt.append(" ".join(f"t{w}" for w in reversed(words)))
-        (folder / f"{split}.en").write_text("\n".join(src) + "\n", encoding="utf-8")
-        (folder / f"{split}.de").write_text("\n".join(tgt) + "\n", encoding="utf-8")
-    (folder / "test.docids").write_text("".join(f"d{i // 4}\n" for i in range(40)), encoding="utf-8")
-
-
 @pytest.mark.workflow
-def test_decode_on_a_full_disk_is_one_line_and_leaves_no_hypotheses(tmp_path, small_fs):
-    txt = tmp_path / "txt"
-    toy(txt)
-    run("docnmt.preprocess.dictionary", "--input", str(txt / "train.en"), str(txt / "train.de"), "--output", str(tmp_path / "dict.txt"))
-    run("docnmt.preprocess.binarize", "--src", "en", "--tgt", "de", "--trainpref", str(txt / "train"), "--validpref",
-        str(txt / "valid"), "--testpref", str(txt / "test"), "--dict", str(tmp_path / "dict.txt"),
-        "--destdir", str(tmp_path / "bin"))
-    model = tmp_path / "model.pt"
-    run("docnmt.train.cli", "--data", str(tmp_path / "bin"), "--save-dir", str(tmp_path / "checkpoints"),
-        "--output", str(model), "--dropout", "0.1", "--label-smoothing", "0.1", "--src", "en", "--tgt", "de",
-        "--history", str(tmp_path / "fairseq.log"), "--",
-        "--arch", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
-        "--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
-        "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
-        "--share-all-embeddings", "--optimizer", "adam", "--lr", "0.001", "--max-tokens", "1024", "--max-update", "2")
+def test_decode_on_a_full_disk_is_one_line_and_leaves_no_hypotheses(tmp_path, small_fs, toy):
+    """The session's toy model (conftest ``toy``, trained once) decodes its test split onto the full disk."""
+    root, model, _ = toy
+    txt = root / "txt"
+    docids = tmp_path / "test.docids"
+    lines = len((txt / "test.en").read_text(encoding="utf-8").splitlines())
+    docids.write_text("".join(f"d{i // 4}\n" for i in range(lines)), encoding="utf-8")
     out = small_fs / "decode" / "test"
     out.mkdir(parents=True)
     fill(small_fs)
-    result = run("docnmt.decode.cli", "--strategy", "sentence-level", "--model", str(model), "--data", str(tmp_path / "bin"),
-                 "--src", str(txt / "test.en"), "--docids", str(txt / "test.docids"), "--beam", "2", "--tgt-lang", "de",
+    result = run("docnmt.decode.cli", "--strategy", "sentence-level", "--model", str(model), "--data", str(root / "bin"),
+                 "--src", str(txt / "test.en"), "--docids", str(docids), "--beam", "2", "--tgt-lang", "de",
                  "--output-bpe", str(out / "sentence-level.bpe"), "--output", str(out / "sentence-level.txt"),
                  "--sidecar", str(out / "sentence-level.json"), check=False)
     assert result.returncode == 1

@@ -16,6 +16,12 @@ Everything else (executor, jobs, retries, keep-going, default resources, the
 GPU rules' gpu=1, sacct status, kept logs) comes from the profile. The jobs'
 ``srun`` is cluster.sh's wrapper (first on PATH), which gives it back the
 SLURM_CONF that the jobstep plugin deletes.
+
+The background worker of the session (conftest, ``Prepared``) starts the
+cluster and makes the profile run while the foreground runs other tests;
+Snakemake and ``sacct`` reach the cluster through an explicit environment
+(:func:`cluster_env`), never the process's own. The cluster is stopped at the
+session's end.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, run_snakemake, tool_env
+from conftest import REPO, Prepared, in_background, run_snakemake, tool_env
 
 pytestmark = pytest.mark.workflow
 
@@ -79,24 +85,34 @@ def space_free_python(folder: Path) -> Path | None:
     return link / "bin" / Path(sys.executable).name
 
 
-def run_profile(workdir: Path, *targets: str, extra: tuple[str, ...] = (), check: bool = True, timeout: int = 600):
+def cluster_env(cluster: Path) -> dict:
+    """The environment of Snakemake and sacct for the test cluster: what `cluster.sh start` prints to export,
+    the cluster's config and the srun wrapper that gives the jobs' srun its SLURM_CONF back (see cluster.sh)."""
+    env = tool_env()
+    env["SLURM_CONF"] = str(cluster / "etc" / "slurm.conf")
+    env["PATH"] = os.pathsep.join([str(cluster / "bin"), env["PATH"]])
+    return env
+
+
+def run_profile(cluster: Path, workdir: Path, *targets: str, extra: tuple[str, ...] = (), check: bool = True,
+                timeout: int = 600):
     """``snakemake --profile profiles/slurm TARGETS --configfile .test/config_demo.yaml`` in ``workdir``."""
     return run_snakemake(
         workdir, "--profile", str(PROFILE), *targets, "--configfile", TEST_CONFIG,
         "--slurm-init-seconds-before-status-checks", "5", *_set_resources(), *extra,
-        check=check, timeout=timeout, python=space_free_python(workdir),
+        check=check, timeout=timeout, python=space_free_python(workdir), env=cluster_env(cluster),
     )
 
 
-def sacct(*args: str) -> str:
-    result = subprocess.run(["sacct", *args], capture_output=True, text=True, env=tool_env(), timeout=60)
+def sacct(cluster: Path, *args: str) -> str:
+    result = subprocess.run(["sacct", *args], capture_output=True, text=True, env=cluster_env(cluster), timeout=60)
     assert result.returncode == 0, f"sacct {' '.join(args)}: {result.stderr}"
     return result.stdout
 
 
-def slurm_jobs() -> dict[str, dict[str, str]]:
+def slurm_jobs(cluster: Path) -> dict[str, dict[str, str]]:
     """Every job (allocation, no steps) the cluster has accounted: {jobid: fields}."""
-    out = sacct("-a", "-X", "-n", "-P", "-S", "2020-01-01", f"--format={','.join(SACCT_FIELDS)}")
+    out = sacct(cluster, "-a", "-X", "-n", "-P", "-S", "2020-01-01", f"--format={','.join(SACCT_FIELDS)}")
     jobs = {}
     for line in out.splitlines():
         values = line.split("|")
@@ -104,11 +120,11 @@ def slurm_jobs() -> dict[str, dict[str, str]]:
     return jobs
 
 
-def wait_accounted(jobids: set[str], timeout: float = 30) -> dict[str, dict[str, str]]:
+def wait_accounted(cluster: Path, jobids: set[str], timeout: float = 30) -> dict[str, dict[str, str]]:
     """sacct's records of ``jobids``, once all of them are there and finished."""
     deadline = time.monotonic() + timeout
     while True:
-        jobs = slurm_jobs()
+        jobs = slurm_jobs(cluster)
         done = {j: jobs[j] for j in jobids if j in jobs and jobs[j]["State"] not in ("PENDING", "RUNNING")}
         if len(done) == len(jobids) or time.monotonic() > deadline:
             return done
@@ -124,62 +140,54 @@ def submitted(output: str) -> dict[str, tuple[str, str]]:
     return result
 
 
-def sacct_excerpt(jobids) -> str:
+def sacct_excerpt(cluster: Path, jobids) -> str:
     ids = ",".join(sorted(jobids, key=int))
-    return sacct("-a", "-X", "-S", "2020-01-01", "-j", ids, f"--format={SACCT_FORMAT}")
+    return sacct(cluster, "-a", "-X", "-S", "2020-01-01", "-j", ids, f"--format={SACCT_FORMAT}")
+
+
+def stop_cluster(directory: Path) -> None:
+    """Stops the cluster's daemons (by their pids) and removes its MariaDB data (130 MB); configs and logs stay."""
+    stopped = subprocess.run(["bash", str(CLUSTER_SH), "stop", str(directory)], capture_output=True, text=True,
+                             timeout=300)
+    assert stopped.returncode == 0, f"cluster.sh stop failed:\n{stopped.stderr}"
+    shutil.rmtree(directory / "mysql" / "data", ignore_errors=True)
+
+
+@in_background("slurm-cluster")
+def cluster_setup(directory: Path) -> dict:
+    """A running single-node cluster in ``directory``, started by the background worker; stopped at the session's
+    end (also when its start failed half-way or the session was interrupted). Snakemake and sacct reach it
+    through :func:`cluster_env`: the process's own environment is never changed."""
+    if sys.platform != "linux" or shutil.which("bash") is None:
+        pytest.skip("the test Slurm cluster needs Linux with bash (and Debian's Slurm packages)")
+    Prepared.at_end(lambda: stop_cluster(directory))
+    started = time.perf_counter()
+    try:
+        start = subprocess.run(["bash", str(CLUSTER_SH), "start", str(directory)], capture_output=True, text=True,
+                               timeout=900)
+    except subprocess.TimeoutExpired as timeout:
+        pytest.fail(f"cluster.sh start did not finish in 900 s:\n{timeout.stderr}")
+    if start.returncode == 3:
+        pytest.skip(f"no Slurm cluster: {start.stderr.strip().splitlines()[-1]}")
+    if start.returncode != 0:
+        pytest.fail(f"cluster.sh start failed ({start.returncode}):\n{start.stdout}\n{start.stderr}")
+    return {"directory": directory, "seconds": time.perf_counter() - started}
 
 
 @pytest.fixture(scope="module")
-def slurm_cluster(tmp_path_factory):
-    """A running single-node cluster; SLURM_CONF (and PATH) point Snakemake and sacct at it.
-
-    The cluster is always stopped at the end (by the daemons' pids), also when
-    start failed half-way or a test was interrupted; its MariaDB data (130 MB)
-    is removed then, its configs and logs are kept.
-    """
-    if sys.platform != "linux" or shutil.which("bash") is None:
-        pytest.skip("the test Slurm cluster needs Linux with bash (and Debian's Slurm packages)")
-    directory = tmp_path_factory.mktemp("slurm-cluster")
-    previous = {name: os.environ.get(name) for name in ("SLURM_CONF", "PATH")}
-    stopped = None
-    try:
-        started = time.perf_counter()
-        try:
-            start = subprocess.run(
-                ["bash", str(CLUSTER_SH), "start", str(directory)], capture_output=True, text=True, timeout=900,
-            )
-        except subprocess.TimeoutExpired as timeout:
-            pytest.fail(f"cluster.sh start did not finish in 900 s:\n{timeout.stderr}")
-        if start.returncode == 3:
-            pytest.skip(f"no Slurm cluster: {start.stderr.strip().splitlines()[-1]}")
-        if start.returncode != 0:
-            pytest.fail(f"cluster.sh start failed ({start.returncode}):\n{start.stdout}\n{start.stderr}")
-        print(f"\ntest Slurm cluster up in {time.perf_counter() - started:.0f} s ({directory})")
-        # What `cluster.sh start` prints to export: the config, and the srun
-        # wrapper that gives the jobs' srun its SLURM_CONF back (see cluster.sh).
-        os.environ["SLURM_CONF"] = str(directory / "etc" / "slurm.conf")
-        os.environ["PATH"] = os.pathsep.join([str(directory / "bin"), os.environ.get("PATH", "")])
-        yield directory
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        stopped = subprocess.run(["bash", str(CLUSTER_SH), "stop", str(directory)], capture_output=True, text=True, timeout=300)
-        if stopped.returncode == 0:
-            shutil.rmtree(directory / "mysql" / "data", ignore_errors=True)
-        else:
-            print(f"cluster.sh stop failed:\n{stopped.stderr}")
-    assert stopped.returncode == 0, f"cluster.sh stop failed:\n{stopped.stderr}"
+def slurm_cluster() -> Path:
+    """The running test cluster's directory (:func:`cluster_setup`)."""
+    cluster = cluster_setup.get()
+    print(f"\ntest Slurm cluster up in {cluster['seconds']:.0f} s ({cluster['directory']})")
+    return cluster["directory"]
 
 
 TRAIN_TARGET = "results/demo/models/document/checkpoint_best.pt"
 BROKEN_TARGET = "data/broken/corpus/test.stats.json"
 
 
-@pytest.fixture(scope="module")
-def profile_run(slurm_cluster, tmp_path_factory):
+@in_background("slurm-profile-run")
+def profile_setup(workdir: Path) -> dict:
     """One run through the profile that serves the success and the failure tests: the document-level demo model
     (the last preprocessing steps and the training as Slurm jobs) and, beside it, the check of a second task's
     corrupt corpus (its docids one line short), which fails on the node, is retried once and is reported, while
@@ -189,7 +197,7 @@ def profile_run(slurm_cluster, tmp_path_factory):
     (15 s): on Slurm each job starts its own Snakemake (~8 s on two loaded cores), and all 52 jobs through the
     profile took 8 minutes instead of 2.
     """
-    workdir = tmp_path_factory.mktemp("profile-run")
+    cluster = cluster_setup.get()["directory"]
     corpus = workdir / "broken-corpus"
     corpus.mkdir()
     (corpus / "test.en").write_text("One.\nTwo.\nThree.\n", encoding="utf-8")
@@ -202,18 +210,27 @@ def profile_run(slurm_cluster, tmp_path_factory):
     run_snakemake(workdir, TRAIN_TARGET, *(f"data/broken/corpus/test.{ext}" for ext in ("en", "de", "docids")),
                   "--cores", "2", "--configfile",
                   TEST_CONFIG, str(broken), "--omit-from", "windows")
-    before = set(slurm_jobs())
+    before = set(slurm_jobs(cluster))
     started = time.perf_counter()
-    result = run_profile(workdir, TRAIN_TARGET, BROKEN_TARGET, extra=("--configfile", TEST_CONFIG, str(broken)),
-                         check=False, timeout=900)
+    result = run_profile(cluster, workdir, TRAIN_TARGET, BROKEN_TARGET,
+                         extra=("--configfile", TEST_CONFIG, str(broken)), check=False, timeout=900)
     duration = time.perf_counter() - started
     output = result.stdout + result.stderr
     jobs = submitted(output)
-    accounted = wait_accounted(set(jobs))
-    new = set(slurm_jobs()) - before
-    print(f"\nprofile run of {len(jobs)} Slurm jobs: {duration:.0f} s (exit {result.returncode})")
-    print(sacct_excerpt(jobs))
-    return {"workdir": workdir, "result": result, "output": output, "jobs": jobs, "accounted": accounted, "new": new}
+    accounted = wait_accounted(cluster, set(jobs))
+    new = set(slurm_jobs(cluster)) - before
+    summary = f"profile run of {len(jobs)} Slurm jobs: {duration:.0f} s (exit {result.returncode})\n" + \
+        (sacct_excerpt(cluster, jobs) if jobs else "")
+    return {"workdir": workdir, "result": result, "output": output, "jobs": jobs, "accounted": accounted, "new": new,
+            "summary": summary}
+
+
+@pytest.fixture(scope="module")
+def profile_run(slurm_cluster) -> dict:
+    """The profile run (:func:`profile_setup`), made by the background worker."""
+    run = profile_setup.get()
+    print("\n" + run["summary"])
+    return run
 
 
 def test_demo_runs_through_the_profile_on_slurm(profile_run):
@@ -243,9 +260,9 @@ def test_demo_runs_through_the_profile_on_slurm(profile_run):
 
 def test_unknown_partition_fails_at_submission(slurm_cluster, tmp_path):
     """sbatch refuses the job; Snakemake says so and no output is left behind."""
-    before = set(slurm_jobs())
+    before = set(slurm_jobs(slurm_cluster))
     result = run_profile(
-        tmp_path, "data/demo/corpus/test.en",
+        slurm_cluster, tmp_path, "data/demo/corpus/test.en",
         extra=tuple(_default_resources({"slurm_partition": "nonexistent"})), check=False, timeout=300,
     )
     output = result.stdout + result.stderr
@@ -255,7 +272,7 @@ def test_unknown_partition_fails_at_submission(slurm_cluster, tmp_path):
     assert "Error in rule demo_corpus" in output and "SLURM sbatch failed" in output
     assert "invalid partition specified: nonexistent" in output
     assert not (tmp_path / "data").exists(), sorted(str(p) for p in (tmp_path / "data").rglob("*"))
-    assert set(slurm_jobs()) == before, "a rejected submission leaves no Slurm job"
+    assert set(slurm_jobs(slurm_cluster)) == before, "a rejected submission leaves no Slurm job"
 
 
 def test_failing_job_is_reported_with_its_slurm_log(profile_run):
