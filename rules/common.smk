@@ -121,6 +121,38 @@ def model_check(task, level):
     return f"results/{task}/models/{level}/check.json"
 
 
+def model_backend(task):
+    """fairseq, or transformers for a task whose models: are Hugging Face model folders (docnmt.decode.backends)."""
+    return SETTINGS[task]["models"]["backend"] if is_external(task) else "fairseq"
+
+
+def language_codes(task):
+    """--src-lang/--tgt-lang with a transformers task's language codes (models.language_codes), else []."""
+    codes = SETTINGS[task]["models"].get("language_codes") if is_external(task) else None
+    return ["--src-lang", codes["src"], "--tgt-lang", codes["tgt"]] if codes else []
+
+
+def model_args(model_key="model", data_key="data"):
+    """The model options of a docnmt CLI, as a function of the wildcards and inputs returning a list (the rule quotes
+    each): --backend, --model and, for a fairseq model, --data; a transformers model's language codes."""
+
+    def args(w, input):
+        out = ["--backend", model_backend(w.task), "--model", input[model_key]]
+        if data_key in input.keys():
+            out += ["--data", input[data_key]]
+        return out + language_codes(w.task)
+
+    return args
+
+
+def model_inputs(task, level, model_key="model", data_key="data"):
+    """{model_key: the model, data_key: its data folder}; a transformers model has no data folder."""
+    files = {model_key: model_file(task, level)}
+    if model_backend(task) == "fairseq":
+        files[data_key] = binarized(task, level)
+    return files
+
+
 def corpus_setting(task, key):
     corpus = SETTINGS[task]["corpus"]
     return corpus.get(key, CORPUS_DEFAULTS.get(corpus["type"], {}).get(key))
@@ -374,8 +406,7 @@ def decode_inputs(strategy):
     def inputs(w):
         level = "sentence" if strategy == "sentence-level" else "document"
         files = {
-            "model": model_file(w.task, level),
-            "data": binarized(w.task, level),
+            **model_inputs(w.task, level),
             "src": processed_file(w.task, "bpe", w.evalset, src(w.task)),
             "docids": corpus_file(w.task, w.evalset, "docids"),
         }
@@ -578,8 +609,7 @@ def significance_baselines(w):
 
 def perplexity_inputs(w):
     return {
-        "model": model_file(w.task, w.level),
-        "data": binarized(w.task, w.level),
+        **model_inputs(w.task, w.level),
         "src": processed_file(w.task, "bpe", "test", src(w.task)),
         "docids": corpus_file(w.task, "test", "docids"),
         "reference": processed_file(w.task, "bpe", "test", tgt(w.task)),
@@ -611,16 +641,14 @@ def cxmi_inputs(w):
     decoded strategy's BPE hypotheses, and what a context needs: 2-pass's first pass, last-sentence's sidecar."""
     strategies = task_strategies(w.task, w.evalset)
     files = {
-        "model": model_file(w.task, "document"),
-        "data": binarized(w.task, "document"),
+        **model_inputs(w.task, "document"),
         "src": processed_file(w.task, "bpe", w.evalset, src(w.task)),
         "ref": processed_file(w.task, "bpe", w.evalset, tgt(w.task)),
         "docids": corpus_file(w.task, w.evalset, "docids"),
         "systems": [decode_file(w.task, w.evalset, s, "bpe") for s in strategies],
     }
     if "sentence" in task_levels(w.task):
-        files["sentence_model"] = model_file(w.task, "sentence")
-        files["sentence_data"] = binarized(w.task, "sentence")
+        files.update(model_inputs(w.task, "sentence", "sentence_model", "sentence_data"))
     if "2-pass" in strategies:
         files["first_pass"] = decode_file(w.task, w.evalset, "sentence-level", "bpe")
     if "last-sentence" in strategies:

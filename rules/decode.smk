@@ -4,21 +4,23 @@
 rule check_model:
     """A model trained elsewhere, checked before any decode (docnmt.decode.checks): one error line naming the file."""
     input:
-        model=lambda w: model_file(w.task, w.level),
-        data=lambda w: binarized(w.task, w.level),
+        unpack(lambda w: model_inputs(w.task, w.level)),
         sample=lambda w: corpus_file(w.task, "test", src(w.task)),
     output:
         "results/{task}/models/{level}/check.json",
     wildcard_constraints:
         task=_alternatives(external_tasks()),
     params:
+        model=model_args(),
         k=lambda w: task_k(w.task),
         separator=lambda w: task_separator(w.task),
         codes=lambda w: (
             [] if SETTINGS[w.task]["models"]["bpe_codes"] == "none" else ["--codes", bpe_codes(w.task)]
         ),
-        tokenize=lambda w: SETTINGS[w.task]["models"]["tokenize"],
-        lang=lambda w: src(w.task),
+        sample=lambda w: (
+            [] if model_backend(w.task) == "transformers"
+            else ["--sample-tokenize", SETTINGS[w.task]["models"]["tokenize"], "--sample-lang", src(w.task)]
+        ),
     log:
         "logs/{task}/check_model/{level}.log",
     benchmark:
@@ -30,10 +32,9 @@ rule check_model:
         mem_mb=8000,
         runtime=30,
     shell:
-        "python -m docnmt.decode.checks --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
+        "python -m docnmt.decode.checks {params.model:q} --level {wildcards.level:q}"
         " --k {params.k:q} --separator {params.separator:q} {params.codes:q} --sample {input.sample:q}"
-        " --sample-tokenize {params.tokenize:q} --sample-lang {params.lang:q}"
-        " --output {output:q} > {log:q} 2>&1"
+        " {params.sample:q} --output {output:q} > {log:q} 2>&1"
 
 # Adding a strategy to the registry (docnmt.decode.strategies) and the config adds a
 # rule here; nothing is copied.
@@ -54,8 +55,9 @@ for _strategy in config["strategies"]:
             evalset=_alternatives(strategy_evalsets(_strategy)),
         params:
             strategy=_strategy,
+            model=model_args(),
             options=decode_options(_strategy),
-            tgt=lambda w: tgt(w.task),
+            tgt=lambda w: [] if language_codes(w.task) else ["--tgt-lang", tgt(w.task)],
             search=lambda w: ["--beam", config["beam"], "--k", task_k(w.task), "--h", config["h"], "--dtype", DTYPE,
                               "--separator", task_separator(w.task)],
         log:
@@ -71,6 +73,6 @@ for _strategy in config["strategies"]:
             runtime=lambda w: 60 if SETTINGS[w.task]["model"] == "demo" else 720,
         shell:
             "python -m docnmt.decode.cli --strategy {params.strategy:q} {params.options:q}"
-            " --model {input.model:q} --data {input.data:q} --src {input.src:q} --docids {input.docids:q}"
-            " {params.search:q} --tgt-lang {params.tgt:q}"
+            " {params.model:q} --src {input.src:q} --docids {input.docids:q}"
+            " {params.search:q} {params.tgt:q}"
             " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q} > {log:q} 2>&1"

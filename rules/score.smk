@@ -67,6 +67,7 @@ rule perplexity:
     output:
         score_file("{task}", "test", "perplexity.{level}"),
     params:
+        model=model_args(),
         systems=perplexity_args,
         k=lambda w: task_k(w.task),
         separator=lambda w: task_separator(w.task),
@@ -83,7 +84,7 @@ rule perplexity:
         mem_mb=8000,
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
     shell:
-        "python -m docnmt.score.perplexity --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
+        "python -m docnmt.score.perplexity {params.model:q} --level {wildcards.level:q}"
         " --k {params.k:q} --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q}"
         " --docids {input.docids:q} {params.systems:q}"
         " --output {output:q} > {log:q} 2>&1"
@@ -135,6 +136,7 @@ rule cxmi:
     wildcard_constraints:
         task=_alternatives(cxmi_tasks()),
     params:
+        model=model_args(),
         options=cxmi_args,
         k=lambda w: task_k(w.task),
         separator=lambda w: task_separator(w.task),
@@ -151,7 +153,7 @@ rule cxmi:
         mem_mb=8000,
         runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
     shell:
-        "python -m docnmt.score.cxmi --model {input.model:q} --data {input.data:q} --k {params.k:q}"
+        "python -m docnmt.score.cxmi {params.model:q} --k {params.k:q}"
         " --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q} --ref {input.ref:q}"
         " --docids {input.docids:q} {params.options:q}"
         " --output {output.summary:q} --sentences {output.sentences:q} > {log:q} 2>&1"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -70,6 +71,18 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 
             f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
         )
     return result
+
+
+def shell_commands(page: Path, section: str | None = None) -> list[str]:
+    """The commands of a page's bash blocks (of one section, if given), continuation lines joined, comments cut."""
+    source = page.read_text(encoding="utf-8")
+    if section:
+        source = source.split(section, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
+    commands = []
+    for block in re.findall(r"^```bash\n(.*?)^```", source, re.S | re.M):
+        joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
+        commands += [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
+    return commands
 
 
 #: How much lower the tests' CPU priority is than the background demo's (os.nice).
@@ -176,17 +189,18 @@ def pytest_collection_modifyitems(config, items):
 
     1. First, the modules that need neither the demo nor a background setup. They run while the demo trains and
        decodes in the background, and the background worker makes its setups.
-    2. Then the modules with a test of the demo, in their order.
-    3. Last, the modules whose setups the background worker makes, in the worker's order.
+    2. Then the modules whose setups the background worker makes, in the worker's order: by then most are ready.
+    3. Last, the modules with a test of the demo, in their order: the demo is the session's longest chain, so the
+       foreground has every other test behind it when it waits for the demo.
     """
     demo_modules = {item.path for item in items if needs_demo(item)}
     background = background_modules(items)
 
     def rank(item) -> tuple[int, int]:
         module = item.module.__name__ if getattr(item, "module", None) is not None else None
-        if module in background:
-            return 2, background.index(module)
-        return (1, 0) if item.path in demo_modules else (0, 0)
+        if item.path in demo_modules:
+            return 2, 0
+        return (1, background.index(module)) if module in background else (0, 0)
 
     items.sort(key=rank)  # stable: each group keeps its order
 
@@ -216,8 +230,11 @@ def background_worker(request, tmp_path_factory):
     Prepared.base = tmp_path_factory.mktemp("background")
     queue = background_queue(request.session.items)
     stop = threading.Event()
+    demo = any(needs_demo(item) for item in request.session.items)
 
     def work() -> None:
+        if demo:  # the demo goes first, this thread's setups share the rest with the foreground (demo_run)
+            os.nice(DEMO_PRIORITY)
         for prepared in queue:
             if stop.is_set():
                 return
@@ -299,10 +316,12 @@ def demo_run(request, tmp_path_factory):
         return
     reuse = os.environ.get("DOCNMT_DEMO_WORKDIR")
     run = DemoRun(Path(reuse) if reuse else tmp_path_factory.mktemp("demo-trained"))
-    # The demo is the longest chain of the session, and its tests wait for it: the test process, and everything
-    # it starts from now on (the background setups too), yields the cores to it. Measured on 2 cores, fresh
-    # clones: at equal priority the demo finished at 911 s of a 1071 s session (a run that other work on the
-    # machine also slowed), at this priority at 664 s of 929 s.
+    # The demo is the longest chain of the session, and its tests wait for it: the tests' thread, and everything
+    # it starts from now on, yields the cores to it; so does the background worker's thread, which lowers its own
+    # priority (a thread's nice value is its own on Linux, and its subprocesses inherit it). Measured on 2 cores,
+    # fresh clones: at equal priority the demo finished at 911 s of a 1071 s session (a run that other work on the
+    # machine also slowed), with the tests' thread alone lowered at 664 s of 929 s; with the worker at equal
+    # priority (its Slurm jobs then trained beside the demo) at 752 s, while the tests waited for it for 167 s.
     os.nice(DEMO_PRIORITY)
     yield run
     run.stop()

@@ -152,3 +152,61 @@ def test_a_config_file_is_checked_over_config_yaml_as_configfile_reads_it(tmp_pa
             main([str(path)])
         err = capsys.readouterr().err
         assert err.startswith(f"error: {path}: {message}") and err.count("\n") == 1, err
+
+
+def models_task(config, backend, **models):
+    """A task with models trained elsewhere; both levels' model files given, ``models`` over the rest."""
+    files = {"checkpoint": "doc.pt", "data": "bin"} if backend == "fairseq" else {"checkpoint": "my-doc-model"}
+    config["tasks"] = ["mine"]
+    config["task_settings"]["mine"] = {"src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": "corpus"},
+                                       "models": {"backend": backend, "document": dict(files), **models}}
+    return config
+
+
+def test_models_of_each_backend_get_their_tokenize_default(config):
+    fairseq = validate(models_task(copy.deepcopy(config), "fairseq"))["task_settings"]["mine"]["models"]
+    assert (fairseq["tokenize"], fairseq["bpe_codes"]) == ("moses", "none")
+    hf = validate(models_task(config, "transformers", language_codes={"src": "eng_Latn", "tgt": "deu_Latn"}))
+    models = hf["task_settings"]["mine"]["models"]
+    assert (models["tokenize"], models["bpe_codes"], models["language_codes"]["tgt"]) == ("none", "none", "deu_Latn")
+
+
+@pytest.mark.parametrize("backend, change, message", [
+    ("fairseq", {"document": {"checkpoint": "doc.pt"}},
+     r"'task_settings.mine.models.document.data' is missing \(required for a fairseq model"),
+    ("transformers", {"document": {"checkpoint": "m", "data": "bin"}},
+     r"'task_settings.mine.models.document.data': a data folder is for fairseq models"),
+    ("transformers", {"tokenize": "moses"}, r"'task_settings.mine.models.tokenize': 'moses' is for fairseq models"),
+    ("transformers", {"bpe_codes": "codes"}, r"'task_settings.mine.models.bpe_codes': 'codes' is for fairseq"),
+    ("fairseq", {"language_codes": {"src": "en", "tgt": "de"}},
+     r"'task_settings.mine.models.language_codes': for transformers models with language tokens"),
+])
+def test_models_settings_that_do_not_fit_the_backend_name_the_key(config, backend, change, message):
+    with pytest.raises(ConfigError, match=message):
+        validate(models_task(config, backend, **change))
+
+
+def test_contrapro_on_a_transformers_task_is_refused_naming_the_key(config):
+    config = models_task(config, "transformers")
+    config["task_settings"]["mine"]["contrapro"] = True
+    with pytest.raises(ConfigError, match=r"'task_settings.mine.contrapro': ContraPro accuracy needs fairseq models"):
+        validate(config)
+
+
+def test_the_models_blocks_of_the_manual_are_valid_configs(tmp_path):
+    """Every YAML block of docs/own-models.md, as a --configfile over config.yaml (a commented line uncommented too)."""
+    import re
+
+    from docnmt.config import load_workflow
+
+    blocks = re.findall(r"^```yaml\n(.*?)^```", (REPO / "docs/own-models.md").read_text(encoding="utf-8"), re.S | re.M)
+    assert len(blocks) >= 2
+    for number, block in enumerate(blocks):
+        variants = [block] + ([re.sub(r"^(\s*)# (language_codes: )", r"\1\2", block, flags=re.M)]
+                              if "# language_codes:" in block else [])
+        for variant in variants:
+            path = tmp_path / f"block{number}.yaml"
+            path.write_text(variant, encoding="utf-8")
+            config = load_workflow(path)
+            for name in config["tasks"]:
+                assert "models" in config["task_settings"][name], name

@@ -4,7 +4,6 @@ workflow, whose decodes equal docnmt.decode.cli's for the same checkpoints."""
 
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, in_background, run_snakemake, tool_env
+from conftest import REPO, in_background, run_snakemake, shell_commands, tool_env
 from docnmt.corpora.corpus import read_split
 from docnmt.textio import read_lines
 
@@ -174,18 +173,6 @@ def test_a_wrong_separator_stops_before_any_decode_naming_the_dictionary(own, tm
     assert "dict.en.txt: expected the separator token '<sep>' of the document-level model" in log
     decoded = {p.stem for p in (tmp_path / "results/mine/decode").glob("*/*.txt")}
     assert decoded <= {"sentence-level"}, f"no document-level decode may start: {decoded}"
-
-
-def shell_commands(page: Path, section: str | None = None) -> list[str]:
-    """The commands of a page's bash blocks (of one section, if given), continuation lines joined, comments cut."""
-    source = page.read_text(encoding="utf-8")
-    if section:
-        source = source.split(section, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
-    commands = []
-    for block in re.findall(r"^```bash\n(.*?)^```", source, re.S | re.M):
-        joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
-        commands += [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
-    return commands
 
 
 def readme_own_model_commands() -> list[str]:

@@ -96,6 +96,35 @@ def _describe(error) -> str:
     return f"config key {key!r}: {error.message}"
 
 
+def _check_models(name: str, task: dict) -> None:
+    """What the schema cannot say clearly about a task's models: a fairseq model has a data folder, a transformers
+    model none (its folder holds the tokenizer, which segments plain text, so neither Moses nor BPE applies, and
+    ContraPro accuracy needs fairseq so far); the default of ``tokenize`` by backend."""
+    models, key = task["models"], f"task_settings.{name}.models"
+    backend = models["backend"]
+    for level in ("sentence", "document"):
+        if level not in models:
+            continue
+        if backend == "fairseq" and "data" not in models[level]:
+            raise ConfigError(f"config key '{key}.{level}.data' is missing (required for a fairseq model: its data "
+                              "folder with dict.SRC.txt and dict.TGT.txt)")
+        if backend == "transformers" and "data" in models[level]:
+            raise ConfigError(f"config key '{key}.{level}.data': a data folder is for fairseq models; a "
+                              "transformers model folder holds its tokenizer")
+    if backend == "transformers":
+        for setting in ("bpe_codes", "tokenize"):
+            if models.get(setting, "none") != "none":
+                raise ConfigError(f"config key '{key}.{setting}': {models[setting]!r} is for fairseq models; a "
+                                  "transformers model's tokenizer segments plain text (none)")
+        if task.get("contrapro"):
+            raise ConfigError(f"config key 'task_settings.{name}.contrapro': ContraPro accuracy needs fairseq models "
+                              "so far (its contrastive targets are encoded with Moses and BPE)")
+    elif "language_codes" in models:
+        raise ConfigError(f"config key '{key}.language_codes': for transformers models with language tokens; "
+                          "fairseq models name their languages in their dictionaries")
+    models.setdefault("tokenize", "none" if backend == "transformers" else "moses")
+
+
 def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     """Return a validated copy of ``config`` with defaults filled in; raise :class:`ConfigError`."""
     import jsonschema
@@ -115,6 +144,9 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
             )
     if len(set(config["tasks"])) != len(config["tasks"]):
         raise ConfigError("config key 'tasks': a task is listed twice")
+    for name, task in known.items():
+        if "models" in task:
+            _check_models(name, task)
     presets = config["training"]["presets"]
     for name, task in known.items():
         if task["model"] not in presets:

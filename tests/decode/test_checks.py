@@ -187,7 +187,8 @@ def test_translate_takes_a_tasks_models_from_the_config(external, tmp_path):
         "models": {"k": K, "separator": SEPARATOR, "bpe_codes": "none", "tokenize": "none",
                    "document": {"checkpoint": "ck/checkpoint_best.pt", "data": "data-bin"}}}}}))
     options = translate.task_models("mine", tmp_path / "mine.yaml", external)
-    assert options == {"src_lang": "en", "tgt_lang": "de", "document_model": external / "ck/checkpoint_best.pt",
+    assert options == {"backend": "fairseq", "src_lang": "en", "tgt_lang": "de",
+                       "document_model": external / "ck/checkpoint_best.pt",
                        "document_data": external / "data-bin", "k": K, "separator": SEPARATOR, "tokenize": "none",
                        "codes": "none"}
     own = translate.task_models("demo", None, tmp_path)

@@ -146,6 +146,24 @@ def documents(test_docs, first_pass=None):
     return group(src, ids, ref, first_pass)
 
 
+def short_documents(test_docs, count: int, sentences: int):
+    """The first ``count`` test documents (:func:`documents`), each cut to its first ``sentences`` sentences."""
+    docs = documents(test_docs[:count])
+    for d in docs:
+        d.src[:], d.ref[:], d.lines[:] = d.src[:sentences], d.ref[:sentences], d.lines[:sentences]
+    return docs
+
+
+def write_test_set(docs, folder: Path) -> dict[str, Path]:
+    """The documents as the CLIs read a test set: test.src, test.ref and test.docids, a line per sentence."""
+    files = {}
+    for name, lines in (("src", [s for d in docs for s in d.src]), ("ref", [s for d in docs for s in d.ref]),
+                        ("docids", [d.docid for d in docs for _ in d.src])):
+        files[name] = folder / f"test.{name}"
+        files[name].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return files
+
+
 def test_doc_trans_beam_with_h1_equals_doc_trans(marian, test_docs):
     docs = documents(test_docs)
     assert decode(marian, "doc-trans-beam", docs, h=1)[0] == decode(marian, "doc-trans", docs)[0]
@@ -283,3 +301,271 @@ def test_the_manuals_decoding_example_runs_on_the_tiny_model(marian_setup_folder
     namespace = {"sentences": [s for d in docs for s in d.src], "docids": [d.docid for d in docs for _ in d.src]}
     exec(blocks[1].replace('"my-doc-model"', repr(str(marian_setup_folder))), namespace)  # noqa: S102
     assert [len(t) for t in namespace["translations"]] == [len(d) for d in docs]
+
+
+# ---- the CLIs: checks and translate with --backend transformers ---------------------------------------------------
+def test_the_checks_of_a_transformers_folder_report_what_they_found(marian_setup_folder, test_docs, tmp_path):
+    from docnmt.decode.checks import check_transformers_model
+
+    sample = tmp_path / "sample.en"
+    sample.write_text("".join(s + "\n" for d in test_docs for s in d.src), encoding="utf-8")
+    report = check_transformers_model(marian_setup_folder, "document", "<brk>", 3, sample=[sample])
+    assert report["backend"] == "transformers" and report["model_type"] == "marian"
+    assert report["separator"] == "<brk>" and report["k"] == 3 and report["language_token"] is None
+    assert report["vocabulary"] <= report["embeddings"] and report["max_positions"] == 128
+    assert report["sample"]["lines"] == sum(len(d) for d in test_docs) and 0 < report["sample"]["longest"] <= 128
+
+
+def test_each_failing_check_of_a_transformers_folder_is_one_line_naming_it(marian_setup_folder, m2m100, tmp_path,
+                                                                          capsys):
+    """No separator, k, a token the embeddings lack, language codes, a sentence longer than the positions: the
+    CLI's one error line each, naming the folder (or the sample's file and line)."""
+    import shutil
+
+    from docnmt.decode.checks import main
+
+    def error(*argv: str) -> str:
+        with pytest.raises(SystemExit) as stop:
+            main(["--backend", "transformers", *argv])
+        assert stop.value.code == 1
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1, lines
+        return lines[0]
+
+    folder = str(marian_setup_folder)
+    assert error("--model", folder, "--level", "document", "--separator", "<sep>", "--k", "3") == \
+        f"error: {folder}: the document-level model: expected the separator '<sep>' to be a single token of the " \
+        "tokenizer, found none. Add it before fine-tuning: tokenizer.add_special_tokens({'additional_special_tokens'" \
+        ": ['<sep>']}), model.resize_token_embeddings(len(tokenizer)), then save both with save_pretrained"
+    assert error("--model", folder, "--level", "document", "--separator", "<brk>").startswith(
+        f"error: {folder}: expected the window size k (>= 2)")
+    grown = tmp_path / "grown"
+    shutil.copytree(folder, grown)
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(grown, local_files_only=True)
+    tokenizer.add_tokens([f"new{i}" for i in range(40)])
+    tokenizer.save_pretrained(grown)
+    assert "a token was added to the tokenizer without model.resize_token_embeddings" in \
+        error("--model", str(grown), "--level", "sentence")
+    long = tmp_path / "long.en"
+    long.write_text("Hello.\n" + " ".join(["word"] * 300) + "\n", encoding="utf-8")
+    assert error("--model", folder, "--level", "sentence", "--sample", str(long)).startswith(
+        f"error: {long}:2: this sentence has ")
+    m2m = str(m2m100.folder)
+    assert error("--model", m2m, "--level", "sentence", "--src-lang", "en").startswith(
+        f"error: {m2m}: expected the target language code: M2M100Tokenizer marks languages")
+    assert error("--model", m2m, "--level", "sentence", "--src-lang", "en", "--tgt-lang", "xx").startswith(
+        f"error: {m2m}: unknown target language code 'xx'")
+    from transformers import GPT2Config
+
+    GPT2Config(n_layer=1, n_embd=8, n_head=1, vocab_size=10).save_pretrained(tmp_path / "gpt2")
+    assert error("--model", str(tmp_path / "gpt2"), "--level", "sentence") == \
+        f"error: {tmp_path / 'gpt2'}: expected an encoder-decoder model, found 'gpt2' (is_encoder_decoder is false): " \
+        "the strategies need a source encoder"
+
+
+def write_talks(docs, path: Path) -> Path:
+    """translate's file layout: one sentence per line, a blank line between documents."""
+    path.write_text("\n".join("".join(s + "\n" for s in d.src) for d in docs), encoding="utf-8")
+    return path
+
+
+def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_python_api(marian, marian_setup_folder,
+                                                                                          test_docs, tmp_path):
+    """docs/own-models.md's two commands for a Hugging Face model, as a user types them: after the activation line,
+    in a fresh shell, from a folder outside the checkout (with a space), with no PYTHONPATH. The check passes, and
+    doc-trans gives, document for document, the Python API's translations with the same settings."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    from conftest import REPO, shell_commands
+
+    from docnmt.decode.hf import HFSearcher
+
+    venv = Path(sys.prefix)
+    if sys.prefix == sys.base_prefix or not (venv / "bin/activate").exists():
+        pytest.skip("the tests do not run in a virtual environment, so there is no .venv to activate")
+    commands = shell_commands(REPO / "docs/own-models.md", "**Checking and translating.**")
+    assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate"], commands
+    work = tmp_path / "my project"
+    work.mkdir()
+    (work / "my-doc-model").symlink_to(marian_setup_folder, target_is_directory=True)
+    docs = short_documents(test_docs, 2, 5)
+    write_talks(docs, work / "talks.en")
+    env = {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin",
+           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    printed = []
+    for command in commands:
+        result = subprocess.run(["bash", "-c", f"set -e; source {shlex.quote(str(venv / 'bin/activate'))}; {command}"],
+                                cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+        printed.append(result.stdout)
+    sentences = sum(len(d) for d in docs)
+    assert printed[0].startswith("my-doc-model: marian (transformers), document-level, separator '<brk>', k=3; "
+                                 f"sample: {sentences} sentences"), printed[0]
+    assert f"doc-trans: 2 documents, {sentences} sentences" in printed[1], printed[1]
+    expected = REGISTRY["doc-trans"](Decoder(HFSearcher(marian, beam=12), k=3, h=12), docs)
+    assert (work / "talks.de").read_text(encoding="utf-8") == "\n".join("".join(s + "\n" for s in d) for d in expected)
+
+
+def test_translate_2_pass_on_a_language_token_model(m2m100, test_docs, tmp_path, capsys):
+    """M2M100 as both models (first pass and 2-pass), its language codes as --src-lang/--tgt-lang; the Moses and
+    BPE options are refused for a transformers model."""
+    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.translate import main
+
+    docs = short_documents(test_docs, 1, 4)
+    talks = write_talks(docs, tmp_path / "talk.en")
+    folder = str(m2m100.folder)
+    models = ["--document-model", folder, "--sentence-model", folder, "--separator", "<brk>"]
+    argv = ["--backend", "transformers", "--input", str(talks), "--output", str(tmp_path / "talk.de"),
+            "--strategy", "2-pass", "--src-lang", "en", "--tgt-lang", "de", "--beam", "3", "--device", "cpu", *models]
+    assert main(argv) == 0
+    searcher = HFSearcher(m2m100, beam=3)
+    first = REGISTRY["sentence-level"](Decoder(searcher, k=3, h=12), docs)
+    docs[0].first_pass = first[0]
+    expected = REGISTRY["2-pass"](Decoder(searcher, k=3, h=12), docs)
+    assert (tmp_path / "talk.de").read_text(encoding="utf-8") == "".join(s + "\n" for s in expected[0])
+    for extra in (["--tokenize", "moses"], ["--codes", "bpe.codes"], ["--document-data", "bin"]):
+        with pytest.raises(SystemExit):
+            main(argv + extra)
+        assert "not for --backend transformers" in capsys.readouterr().err
+
+
+def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(marian, marian_setup_folder, test_docs,
+                                                                              tmp_path):
+    """docnmt-decode --backend transformers (cheating, the reference as context): the Python API's hypotheses, the
+    same plain text in both outputs, and the backend in the sidecar and its signature."""
+    import json
+
+    from docnmt.decode.cli import main
+    from docnmt.decode.hf import HFSearcher
+
+    files = write_test_set(short_documents(test_docs, 2, 4), tmp_path)
+    out = {ext: tmp_path / f"cheating.{ext}" for ext in ("bpe", "txt", "json")}
+    assert main(["--backend", "transformers", "--strategy", "cheating", "--model", str(marian_setup_folder),
+                 "--src", str(files["src"]), "--ref", str(files["ref"]), "--docids", str(files["docids"]),
+                 "--separator", "<brk>", "--beam", "3", "--k", "3", "--device", "cpu", "--tgt-lang", "de",
+                 "--output-bpe", str(out["bpe"]), "--output", str(out["txt"]), "--sidecar", str(out["json"])]) == 0
+    expected = REGISTRY["cheating"](Decoder(HFSearcher(marian, beam=3), k=3, h=12), short_documents(test_docs, 2, 4))
+    written = out["bpe"].read_text(encoding="utf-8").splitlines()
+    assert written == [s for d in expected for s in d] and out["txt"].read_text(encoding="utf-8").splitlines() == written
+    sidecar = json.loads(out["json"].read_text(encoding="utf-8"))
+    assert sidecar["backend"] == "transformers" and "|backend:transformers|" in sidecar["signature"]
+    assert sidecar["hypotheses"] == sidecar["sentences"] == 8 and sidecar["decoder_positions"] > 0
+
+
+def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_scoring(marian, marian_setup_folder,
+                                                                                        test_docs, tmp_path):
+    """docnmt-perplexity and docnmt-cxmi with --backend transformers: the reference's perplexity and CXMI equal
+    those from HFModel.score, one teacher-forced pass over each whole window (another code path than the CLIs'
+    prefilled context)."""
+    import json
+    import math
+
+    from docnmt.score import cxmi, perplexity
+
+    docs = short_documents(test_docs, 2, 5)
+    files = write_test_set(docs, tmp_path)
+    model = ["--backend", "transformers", "--model", str(marian_setup_folder), "--separator", "<brk>", "--k", "3"]
+    assert perplexity.main([*model, "--level", "document", "--src", str(files["src"]), "--docids",
+                            str(files["docids"]), "--system", f"reference={files['ref']}",
+                            "--output", str(tmp_path / "ppl.json")]) == 0
+    assert cxmi.main([*model, "--src", str(files["src"]), "--ref", str(files["ref"]), "--docids", str(files["docids"]),
+                      "--output", str(tmp_path / "cxmi.json"), "--sentences", str(tmp_path / "cxmi.tsv")]) == 0
+    windows, alone = [], []
+    for d in docs:
+        for i in range(len(d)):
+            first = max(0, i - 2)
+            windows.append((" <sep> ".join(d.src[first:i + 1]), " <sep> ".join(d.ref[first:i + 1])))
+            alone.append((d.src[i], d.ref[i]))
+    with_context = marian.score([s for s, _ in windows], [t for _, t in windows])
+    without = marian.score([s for s, _ in alone], [t for _, t in alone])
+    found = json.loads((tmp_path / "ppl.json").read_text(encoding="utf-8"))
+    assert found["backend"] == "transformers"
+    reference = found["systems"]["reference"]
+    assert reference["tokens"] == sum(s.tokens for s in with_context)
+    assert reference["perplexity"] == pytest.approx(
+        math.exp(-sum(s.logprob for s in with_context) / reference["tokens"]), rel=1e-5)
+    summary = json.loads((tmp_path / "cxmi.json").read_text(encoding="utf-8"))
+    assert summary["backend"] == "transformers" and summary["reference"]["sentences"] == len(windows)
+    expected = [a.logprob - b.logprob for a, b in zip(with_context, without)]
+    assert summary["reference"]["cxmi"] == pytest.approx(sum(expected) / len(expected), abs=1e-4)
+
+
+# ---- the workflow on transformers models (models: backend: transformers) --------------------------------------------
+@in_background("hf workflow")
+def hf_workflow_setup(workdir: Path) -> Path:
+    """One workflow run to the tables on a task whose models are the tiny Marian folder (both levels; it was trained
+    on sentences and windows), on the first two demo test documents: every strategy with beam 2 and h 2."""
+    import yaml
+
+    import hfmodel
+    from conftest import REPO, run_snakemake
+
+    folder = marian_setup.get()
+    corpus = workdir / "corpus"
+    corpus.mkdir()
+    docs = hfmodel.demo_documents()[1][:2]
+    for ext, lines in (("en", [s for d in docs for s in d.src[:6]]), ("de", [t for d in docs for t in d.tgt[:6]]),
+                       ("docids", [d.docid for d in docs for _ in d.src[:6]])):
+        (corpus / f"test.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    models = {"backend": "transformers", "k": 3, "separator": "<brk>", "sentence": {"checkpoint": str(folder)},
+              "document": {"checkpoint": str(folder)}}
+    config = workdir / "hf.yaml"
+    config.write_text(yaml.safe_dump({"tasks": ["hf"], "beam": 2, "h": 2, "task_settings": {"hf": {
+        "description": "a Hugging Face model", "src": "en", "tgt": "de", "pronoun_min_examples": 1,
+        "corpus": {"type": "prepared", "dir": str(corpus)}, "models": models}}}))
+    run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
+                  str(config))
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def hf_workflow() -> Path:
+    return hf_workflow_setup.get()
+
+
+def test_the_workflow_gives_the_tables_of_a_transformers_task(hf_workflow, marian):
+    """Checked, decoded with every strategy, scored and tabled, with no tokenization, BPE or binarization of its own;
+    the tables' notes name the backend; its doc-trans (parallel) is the Python API's sequential doc-trans."""
+    import json
+
+    from docnmt.decode.cli import group
+    from docnmt.decode.hf import HFSearcher
+    from docnmt.textio import read_lines
+
+    workdir = hf_workflow
+    check = json.loads((workdir / "results/hf/models/document/check.json").read_text(encoding="utf-8"))
+    sentences = len(read_lines(workdir / "corpus/test.en"))
+    assert (check["backend"], check["separator"], check["sample"]["lines"]) == ("transformers", "<brk>", sentences)
+    assert not (workdir / "data/hf/bin").exists() and not (workdir / "data/hf/bpe/codes").exists()
+    bleu = (workdir / "results/tables/bleu_ter.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in bleu.splitlines() if line.startswith("| ")}
+    for strategy in REGISTRY:
+        assert strategy in rows and " - " not in rows[strategy].split("|", 2)[2], (strategy, bleu)
+    assert "The search on transformers (Hugging Face) models for hf" in bleu
+    perplexity = (workdir / "results/tables/perplexity.md").read_text(encoding="utf-8")
+    assert "The forced scoring on transformers (Hugging Face) models for hf" in perplexity
+    sidecar = json.loads((workdir / "results/hf/decode/test/doc-trans.json").read_text(encoding="utf-8"))
+    assert sidecar["backend"] == "transformers" and sidecar["doc_trans_mode"] == "parallel" and sidecar["converged"]
+    src = read_lines(workdir / "data/hf/bpe/test.en")
+    assert src == read_lines(workdir / "corpus/test.en"), "plain text: no Moses, no BPE"
+    docs = group(src, read_lines(workdir / "corpus/test.docids"))
+    expected = REGISTRY["doc-trans"](Decoder(HFSearcher(marian, beam=2), k=3, h=2), docs)
+    assert read_lines(workdir / "results/hf/decode/test/doc-trans.txt") == [s for d in expected for s in d]
+
+
+@pytest.mark.parametrize("which", ["marian", "m2m100"])
+def test_a_prefix_and_its_continuation_are_the_tokens_of_the_joined_text(which, request, test_docs):
+    """The forced context (sentences, each followed by the separator) and the sentence after it tokenize as the
+    joined window does, as the model saw it in training: no token of the context's trailing space."""
+    model = request.getfixturevalue(which)
+    doc = test_docs[1]
+    for i in range(1, 4):
+        context, sentence = doc.tgt[max(0, i - 2):i], doc.tgt[i]
+        prefix = model.encode(" <sep> ".join(context) + " <sep>")[:-1]
+        assert prefix + model.encode(sentence) == model.encode(" <sep> ".join(context + [sentence])), (context, sentence)

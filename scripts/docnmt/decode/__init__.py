@@ -5,6 +5,7 @@ Modules:
   search       -- batched beam search after a forced target prefix (fairseq's SequenceGenerator)
   hf           -- the transformers backend: a Hugging Face seq2seq model and its tokenizer from a local
                   folder, and beam search after a forced target context with transformers' beam semantics
+  backends     -- the fairseq and transformers backends behind one interface: a model, its searcher, its checks
   prefix_cache -- the forced prefix's attention cache: prefill, shared-prefix (cascade) attention,
                   row positions, forced scoring
   strategies   -- the paper's search strategies, each a function of documents (REGISTRY)

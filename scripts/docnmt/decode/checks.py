@@ -24,10 +24,26 @@ silently:
   gives units the dictionary knows; the share of unknown units is reported,
   and above ``max_unknown`` it is an error.
 
+A Hugging Face model (``--backend transformers``, a ``save_pretrained``
+folder) gets :func:`check_transformers_model` instead, each failure one line
+naming the folder (or the sample's file and line):
+
+- the folder has a config of an encoder-decoder model and a tokenizer;
+- the tokenizer has no more tokens than the model has embeddings (a token
+  added to the tokenizer without ``resize_token_embeddings``);
+- a document-level model's separator is a single token of the tokenizer, and
+  ``k`` is at least 2;
+- a model whose tokenizer marks languages with tokens (NLLB, M2M100,
+  mBART-50) knows the source and target language codes;
+- no sentence of the sample (``--sample``, raw text) has more tokens than the
+  model's positions.
+
 CLI (writes the report as JSON; exit status 1 with the error line otherwise)::
 
     python -m docnmt.decode.checks --model doc.pt --data data-bin --level document --separator '<brk>' --k 3 \
         [--codes bpe.codes --sample test.tok.en [test.tok.de]] [--output check.json]
+    python -m docnmt.decode.checks --backend transformers --model my-doc-model --level document \
+        --separator '<brk>' --k 3 [--src-lang eng_Latn --tgt-lang deu_Latn] [--sample test.en] [--output check.json]
 """
 
 from __future__ import annotations
@@ -213,7 +229,7 @@ def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: s
     per_example = separators_per_example(data, src, tgt, tgt_dict, separator)
     check_k(data, tgt_path, level, k, per_example)
     report = {
-        "checkpoint": str(checkpoint), "level": level, "arch": arch, "src": src, "tgt": tgt,
+        "checkpoint": str(checkpoint), "backend": "fairseq", "level": level, "arch": arch, "src": src, "tgt": tgt,
         "dictionaries": {side: {"path": str(p), "entries": len(d)} for side, (p, d) in dicts.items()},
         "separator": separator if level == "document" else None,
         "separator_in_dictionary": separator in tgt_dict.indices,
@@ -228,16 +244,73 @@ def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: s
     return report
 
 
+def check_transformers_model(folder: os.PathLike | str, level: str, separator: str = SEP, k: int | None = None,
+                             src_lang: str | None = None, tgt_lang: str | None = None,
+                             sample: Sequence[os.PathLike | str] = (), max_lines: int = 2000) -> dict:
+    """The checks of a transformers model folder (module docstring), in order, without loading its weights; the
+    report of what was found (an :class:`InputError` at the first failure)."""
+    from .hf import check_separator, language_prompt, load_config, load_tokenizer, max_positions
+
+    folder = Path(folder)
+    if level not in ("sentence", "document"):
+        raise ValueError(f"level must be sentence or document, got {level!r}")
+    config = load_config(folder)
+    tokenizer = load_tokenizer(folder)
+    rows = getattr(config, "decoder_vocab_size", None) or config.vocab_size
+    if len(tokenizer) > rows:
+        raise InputError(folder, f"the tokenizer has {len(tokenizer)} tokens, the model's embeddings {rows} rows: "
+                                 "a token was added to the tokenizer without model.resize_token_embeddings("
+                                 "len(tokenizer)) (save both again with save_pretrained)")
+    sep = check_separator(folder, tokenizer, separator) if level == "document" else None
+    check_k(folder, folder, level, k, None)
+    prompt = language_prompt(folder, tokenizer, src_lang, tgt_lang, separator)
+    limit = max_positions(config)
+    lines = longest = 0
+    for path in map(Path, sample):
+        for number, line in enumerate(read_lines(path)[:max_lines], start=1):
+            if not line.strip():
+                continue
+            tokens = len(tokenizer(line)["input_ids"])
+            if tokens > limit:
+                raise InputError(path, f"this sentence has {tokens} tokens with the tokenizer of {folder}, more than "
+                                       f"the model's {limit} positions: split it (it is never truncated)", number)
+            lines, longest = lines + 1, max(longest, tokens)
+    return {
+        "checkpoint": str(folder), "backend": "transformers", "level": level, "model_type": config.model_type,
+        "tokenizer": type(tokenizer).__name__, "vocabulary": len(tokenizer), "embeddings": rows,
+        "src": src_lang, "tgt": tgt_lang, "language_token": tokenizer.convert_ids_to_tokens(prompt)[0] if prompt else None,
+        "separator": separator if level == "document" else None, "separator_id": sep,
+        "k": k if level == "document" else 1, "max_positions": limit,
+        "sample": {"lines": lines, "longest": longest} if sample else None,
+    }
+
+
+def _write_report(output: Path | None, report: dict) -> None:
+    if output:
+        with atomic_write(output) as handle:
+            json.dump(report, handle, indent=1)
+            handle.write("\n")
+
+
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.decode.checks", __doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, type=Path, help="the fairseq checkpoint")
-    parser.add_argument("--data", required=True, type=Path, help="its data folder (dict.SRC.txt, dict.TGT.txt)")
+    parser.add_argument("--backend", default="fairseq", choices=["fairseq", "transformers"],
+                        help="fairseq (a checkpoint and its data folder, the default) or transformers (a Hugging "
+                             "Face save_pretrained folder)")
+    parser.add_argument("--model", required=True, type=Path,
+                        help="the fairseq checkpoint, or the transformers model folder")
+    parser.add_argument("--data", type=Path, help="fairseq: its data folder (dict.SRC.txt, dict.TGT.txt)")
+    parser.add_argument("--src-lang", help="transformers: the source language code of a model with language tokens "
+                                           "(e.g. eng_Latn for NLLB, en for M2M100, en_XX for mBART-50)")
+    parser.add_argument("--tgt-lang", help="transformers: the target language code of such a model")
     parser.add_argument("--level", required=True, choices=["sentence", "document"])
     parser.add_argument("--separator", default=SEP, help="the document-level model's separator token (default <sep>)")
     parser.add_argument("--k", type=int, help="sentences per window the document-level model was trained with")
     parser.add_argument("--codes", type=Path, help="BPE codes (subword-nmt) to check against the dictionary")
-    parser.add_argument("--sample", type=Path, nargs="*", default=[], help="text to segment for that check")
+    parser.add_argument("--sample", type=Path, nargs="*", default=[],
+                        help="fairseq: text to segment for the --codes check; transformers: raw text whose "
+                             "sentences must fit the model's positions")
     parser.add_argument("--sample-tokenize", default="none", choices=["moses", "none"],
                         help="tokenize the sample first: moses (raw text) or none (already tokenized, the default)")
     parser.add_argument("--sample-lang", default="en", help="the sample's language (Moses rules)")
@@ -245,6 +318,21 @@ def main(argv=None) -> int:
                         help="the largest share of BPE units missing from the dictionary (default 0.05)")
     parser.add_argument("--output", type=Path, help="write the report (JSON) here")
     args = parser.parse_args(argv)
+    if args.backend == "transformers":
+        if args.data is not None or args.codes is not None:
+            parser.error("--data and --codes are for fairseq models: a transformers model folder holds its "
+                         "tokenizer, which segments raw text")
+        report = check_transformers_model(args.model, args.level, args.separator, args.k, args.src_lang,
+                                          args.tgt_lang, args.sample)
+        _write_report(args.output, report)
+        print(f"{args.model}: {report['model_type']} (transformers)"
+              + (f", {report['src']}->{report['tgt']}" if report["language_token"] else "") + f", {args.level}-level"
+              + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")
+              + (f"; sample: {report['sample']['lines']} sentences, the longest {report['sample']['longest']} of "
+                 f"{report['max_positions']} positions" if report["sample"] else "") + ": OK")
+        return 0
+    if args.data is None:
+        parser.error("--data (the fairseq model's data folder) is required, or --backend transformers")
     if args.codes is not None and not args.sample:
         parser.error("--codes needs --sample (tokenized text to segment)")
     tokenize = None
@@ -254,10 +342,7 @@ def main(argv=None) -> int:
         tokenize = lambda line: moses(line, args.sample_lang) if line.strip() else ""  # noqa: E731
     report = check_model(args.model, args.data, args.level, args.separator, args.k, args.codes, args.sample,
                          args.max_unknown, tokenize)
-    if args.output:
-        with atomic_write(args.output) as handle:
-            json.dump(report, handle, indent=1)
-            handle.write("\n")
+    _write_report(args.output, report)
     bpe = report.get("bpe")
     print(f"{args.model}: {report['arch']}, {report['src']}->{report['tgt']}, {args.level}-level"
           + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")

@@ -22,6 +22,12 @@ Inputs are BPE-level files of the common format (one sentence per line, a
   pass record its ``first_pass_sha256``; 2-pass and cheating record their
   ``sep_mismatch_lines`` (1-based).
 
+With ``--backend transformers`` the model is a Hugging Face model folder
+(:mod:`docnmt.decode.backends`), with no ``--data``; the inputs and the
+``--output-bpe`` hypotheses are then plain text, which its tokenizer segments,
+and ``--output`` is the same text. ``--src-lang``/``--tgt-lang`` are the
+model's language codes where it has language tokens.
+
 CLI::
 
     python -m docnmt.decode.cli --strategy doc-trans --model doc.pt --data bin/document \
@@ -42,6 +48,7 @@ from pathlib import Path
 from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
+from .backends import BACKENDS
 from .model import add_search_arguments
 from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
@@ -118,8 +125,11 @@ def _positive(text: str) -> int:
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.decode.cli", __doc__.split("\n\n")[0])
     parser.add_argument("--strategy", required=True, choices=list(REGISTRY))
+    parser.add_argument("--backend", default="fairseq", choices=BACKENDS,
+                        help="fairseq (a checkpoint and its data folder, the default) or transformers (a Hugging Face "
+                             "model folder; plain text in and out)")
     parser.add_argument("--model", required=True, type=Path, help="the document-level model (sentence-level for sentence-level)")
-    parser.add_argument("--data", required=True, type=Path, help="its binarized data folder (dictionary)")
+    parser.add_argument("--data", type=Path, help="fairseq: its binarized data folder (dictionary)")
     parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
     parser.add_argument("--docids", required=True, type=Path)
     parser.add_argument("--ref", type=Path, help="BPE reference (cheating)")
@@ -138,14 +148,21 @@ def main(argv=None) -> int:
     parser.add_argument("--round-one-sidecar", type=Path,
                         help="the sidecar of --round-one (checked against this decode)")
     add_search_arguments(parser)
-    parser.add_argument("--tgt-lang", required=True)
+    parser.add_argument("--src-lang", help="transformers: the model's source language code, where it has language "
+                                           "tokens")
+    parser.add_argument("--tgt-lang", required=True,
+                        help="the target language (Moses detokenizer); transformers: the model's language code")
     parser.add_argument("--output-bpe", required=True, type=Path)
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--sidecar", required=True, type=Path)
     args = parser.parse_args(argv)
+    hf = args.backend == "transformers"
+    if args.data is None and not hf:
+        parser.error("--data (the fairseq model's data folder) is required, or --backend transformers")
+    if args.data is not None and hf:
+        parser.error("--data is for fairseq models: a transformers model folder holds its tokenizer")
 
-    from .model import Model
-    from .search import Searcher
+    from .backends import load_model, make_searcher
     from ..preprocess.tokenize import detokenize
 
     src = read_lines(args.src)
@@ -170,12 +187,13 @@ def main(argv=None) -> int:
                      "it needs --strategy doc-trans --doc-trans-mode parallel")
     docs = group(src, docids, ref, first_pass)
 
-    model = Model(args.model, args.data, device=args.device, dtype=args.dtype, separator=args.separator)
+    model = load_model(args.backend, args.model, args.data, device=args.device, dtype=args.dtype,
+                       separator=args.separator, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
     first_pass_sha256 = None if args.first_pass is None else _sha256(args.first_pass)
     round_one = None if args.round_one is None else _round_one(args, model, len(src), first_pass_sha256)
     if round_one is not None:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
-    searcher = Searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size)
+    searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size)
     decoder = Decoder(searcher, k=args.k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
                       max_rounds=args.max_rounds)
     start = time.perf_counter()
@@ -192,10 +210,11 @@ def main(argv=None) -> int:
             written += 1
     if written != len(src):
         raise RuntimeError(f"{args.strategy}: wrote {written} hypotheses for {len(src)} source lines")
-    detok = [detokenize(remove_bpe(h), args.tgt_lang) if h.strip() else "" for h in hyps]
+    detok = list(hyps) if hf else [detokenize(remove_bpe(h), args.tgt_lang) if h.strip() else "" for h in hyps]
 
     sidecar = {
         "strategy": args.strategy,
+        "backend": args.backend,
         "model": str(args.model),
         "device": model.device,
         "dtype": model.dtype,
@@ -215,7 +234,7 @@ def main(argv=None) -> int:
         "context_truncated": decoder.stats.context_truncated,
         "rounds": decoder.stats.rounds,
         "cost": COST[args.strategy],
-        "signature": f"docnmt-decode|strategy:{args.strategy}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
+        "signature": f"docnmt-decode|strategy:{args.strategy}|backend:{args.backend}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
                      f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}|version:{__version__}",
         "host": platform.node(),
     }

@@ -61,6 +61,82 @@ def uses_language_codes(tokenizer) -> bool:
     return hasattr(tokenizer, "src_lang") and hasattr(tokenizer, "tgt_lang")
 
 
+def load_config(folder: Path):
+    """The model's config from ``folder``; an InputError naming it unless it is an encoder-decoder's."""
+    from transformers import AutoConfig
+
+    if not (folder / "config.json").exists():
+        raise InputError(folder, "expected a transformers model folder (save_pretrained: config.json, the "
+                                 "weights and the tokenizer's files), found no config.json")
+    try:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(folder / "config.json", f"could not read the model's config ({type(err).__name__}: {err})") from None
+    if not getattr(config, "is_encoder_decoder", False):
+        raise InputError(folder, f"expected an encoder-decoder model, found {config.model_type!r} "
+                                 "(is_encoder_decoder is false): the strategies need a source encoder")
+    return config
+
+
+def load_tokenizer(folder: Path):
+    """The tokenizer saved in ``folder``; an InputError naming it where it cannot be loaded."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(folder, f"could not load the tokenizer ({type(err).__name__}: {err})") from None
+
+
+def separator_id(tokenizer, separator: str | None) -> int | None:
+    """The id of ``separator`` where it is one token of the tokenizer, else None."""
+    ids = tokenizer.convert_tokens_to_ids([separator]) if separator else [None]
+    return int(ids[0]) if ids and ids[0] is not None and ids[0] != tokenizer.unk_token_id else None
+
+
+def check_separator(folder: Path, tokenizer, separator: str, what: str = "the document-level model") -> int:
+    """The separator's id; an InputError, saying how to add it, unless it is a single token of the tokenizer."""
+    sep = separator_id(tokenizer, separator)
+    if sep is None or tokenizer.convert_ids_to_tokens([sep])[0] != separator:
+        raise InputError(folder, f"{what}: expected the separator {separator!r} to be a single token of "
+                                 "the tokenizer, found none. Add it before fine-tuning: "
+                                 f"tokenizer.add_special_tokens({{'additional_special_tokens': "
+                                 f"[{separator!r}]}}), model.resize_token_embeddings(len(tokenizer)), "
+                                 "then save both with save_pretrained")
+    return sep
+
+
+def language_codes(tokenizer, separator: str | None = None) -> list[str]:
+    """The language codes the tokenizer has tokens for (empty for a tokenizer without)."""
+    mapping = getattr(tokenizer, "lang_code_to_id", None)
+    codes = list(mapping) if isinstance(mapping, dict) else (getattr(tokenizer, "additional_special_tokens", None) or [])
+    return [c for c in codes if c != separator]
+
+
+def language_prompt(folder: Path, tokenizer, src_lang: str | None, tgt_lang: str | None,
+                    separator: str | None = None) -> list[int]:
+    """The target language's token, for the decoder prompt of a model with language tokens (the tokenizer's source
+    language set to ``src_lang``); [] for one without. InputErrors naming ``folder`` for missing or unknown codes."""
+    if not uses_language_codes(tokenizer):
+        return []
+    for role, code in (("source", src_lang), ("target", tgt_lang)):
+        if not code:
+            raise InputError(folder, f"expected the {role} language code: {type(tokenizer).__name__} marks "
+                                     "languages with tokens (e.g. deu_Latn for NLLB, de for M2M100, de_DE "
+                                     "for mBART-50)")
+        if _language_token(tokenizer, code) is None:
+            raise InputError(folder, f"unknown {role} language code {code!r}: the tokenizer has no token "
+                                     f"for it (known, e.g.: {', '.join(language_codes(tokenizer, separator)[:6])})")
+    tokenizer.src_lang = src_lang
+    tokenizer.tgt_lang = tgt_lang
+    return [_language_token(tokenizer, tgt_lang)]
+
+
+def max_positions(config) -> int:
+    """The most positions the model's config allows (1024 where it names none)."""
+    return int(getattr(config, "max_position_embeddings", 0) or 1024)
+
+
 class HFModel:
     """A transformers seq2seq model and its tokenizer from a local folder, on ``device`` in ``dtype``.
 
@@ -74,23 +150,11 @@ class HFModel:
     def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
                  separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None):
         import torch
-        from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+        from transformers import AutoModelForSeq2SeqLM
 
         folder = Path(folder)
-        if not (folder / "config.json").exists():
-            raise InputError(folder, "expected a transformers model folder (save_pretrained: config.json, the "
-                                     "weights and the tokenizer's files), found no config.json")
-        try:
-            config = AutoConfig.from_pretrained(folder, local_files_only=True)
-        except Exception as err:  # noqa: BLE001
-            raise InputError(folder / "config.json", f"could not read the model's config ({type(err).__name__}: {err})") from None
-        if not getattr(config, "is_encoder_decoder", False):
-            raise InputError(folder, f"expected an encoder-decoder model, found {config.model_type!r} "
-                                     "(is_encoder_decoder is false): the strategies need a source encoder")
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        except Exception as err:  # noqa: BLE001
-            raise InputError(folder, f"could not load the tokenizer ({type(err).__name__}: {err})") from None
+        config = load_config(folder)
+        tokenizer = load_tokenizer(folder)
         try:
             net = AutoModelForSeq2SeqLM.from_pretrained(folder, local_files_only=True)
         except Exception as err:  # noqa: BLE001
@@ -113,42 +177,19 @@ class HFModel:
 
         # the separator: one token of the tokenizer, or none (a sentence-level model)
         self.sep_token = separator
-        ids = tokenizer.convert_tokens_to_ids([separator]) if separator else [None]
-        self.sep = int(ids[0]) if ids and ids[0] is not None and ids[0] != tokenizer.unk_token_id else None
-
-        # languages
+        self.sep = separator_id(tokenizer, separator)
         self.src_lang, self.tgt_lang = src_lang, tgt_lang
-        prompt = [int(start)]
-        if uses_language_codes(tokenizer):
-            for role, code in (("source", src_lang), ("target", tgt_lang)):
-                if not code:
-                    raise InputError(folder, f"expected the {role} language code: {type(tokenizer).__name__} marks "
-                                             "languages with tokens (e.g. deu_Latn for NLLB, de for M2M100, de_DE "
-                                             "for mBART-50)")
-                if _language_token(tokenizer, code) is None:
-                    raise InputError(folder, f"unknown {role} language code {code!r}: the tokenizer has no token "
-                                             f"for it (known, e.g.: {', '.join(self.language_codes()[:6])})")
-            tokenizer.src_lang = src_lang
-            tokenizer.tgt_lang = tgt_lang
-            prompt.append(_language_token(tokenizer, tgt_lang))
+        prompt = [int(start)] + language_prompt(folder, tokenizer, src_lang, tgt_lang, separator)
         #: the decoder's input before any target context: the start token, then the language token if any
         self.prompt = prompt
-        self.max_positions = int(getattr(config, "max_position_embeddings", 0) or 1024)
+        self.max_positions = max_positions(config)
 
     def language_codes(self) -> list[str]:
-        mapping = getattr(self.tokenizer, "lang_code_to_id", None)
-        codes = list(mapping) if isinstance(mapping, dict) else \
-            (getattr(self.tokenizer, "additional_special_tokens", None) or [])
-        return [c for c in codes if c != self.sep_token]
+        return language_codes(self.tokenizer, self.sep_token)
 
     def check_separator(self, what: str = "the document-level model") -> None:
         """InputError unless the separator is a single token of the tokenizer."""
-        if self.sep is None or self.tokenizer.convert_ids_to_tokens([self.sep])[0] != self.sep_token:
-            raise InputError(self.folder, f"{what}: expected the separator {self.sep_token!r} to be a single token of "
-                                          "the tokenizer, found none. Add it before fine-tuning: "
-                                          f"tokenizer.add_special_tokens({{'additional_special_tokens': "
-                                          f"[{self.sep_token!r}]}}), model.resize_token_embeddings(len(tokenizer)), "
-                                          "then save both with save_pretrained")
+        check_separator(self.folder, self.tokenizer, self.sep_token, what)
 
     # ---- tokens -----------------------------------------------------------
     def _joined(self, text: str) -> str:
@@ -156,7 +197,9 @@ class HFModel:
         if len(parts) > 1 and self.sep is None:
             raise InputError(self.folder, f"a window of {len(parts)} sentences for a model without the separator "
                                           f"token {self.sep_token!r}")
-        return f" {self.sep_token} ".join(parts)
+        # a forced prefix ends with the separator: no space after it, which a tokenizer would make a token of its
+        # own, one that the joined training text never has there
+        return f" {self.sep_token} ".join(parts).strip()
 
     def encode(self, text: str, source: bool = False) -> list[int]:
         """Token ids of text (sentences joined by ``<sep>``): a source as the tokenizer encodes it (its language

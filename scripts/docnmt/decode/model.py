@@ -60,6 +60,8 @@ class Model:
     """A checkpoint on ``device`` (default: CUDA if available) in ``dtype`` (default: float32 on every
     device); search and forced scoring run in that dtype, log-probabilities in float32."""
 
+    backend = "fairseq"
+
     def __init__(self, checkpoint: os.PathLike | str, data: os.PathLike | str, device: str | None = None,
                  dtype: str | None = None, separator: str = SEP):
         import torch
@@ -183,9 +185,13 @@ def add_search_arguments(parser) -> None:
 
 
 def add_scoring_model_arguments(parser) -> None:
-    """CLI arguments of a forced-scoring tool: the checkpoint, its dictionary, its level and k, the dtype."""
-    parser.add_argument("--model", required=True, type=Path)
-    parser.add_argument("--data", required=True, type=Path, help="the model's binarized data folder (dictionary)")
+    """CLI arguments of a forced-scoring tool: the backend, the model (and its dictionary), its level and k, the
+    dtype (:func:`docnmt.decode.backends.model_from_args` loads it)."""
+    parser.add_argument("--backend", default="fairseq", choices=["fairseq", "transformers"],
+                        help="fairseq (a checkpoint and its data folder, the default) or transformers (a Hugging "
+                             "Face model folder; plain text in)")
+    parser.add_argument("--model", required=True, type=Path, help="the checkpoint, or the transformers model folder")
+    parser.add_argument("--data", type=Path, help="fairseq: the model's binarized data folder (dictionary)")
     parser.add_argument("--level", required=True, choices=["sentence", "document"])
     parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")
     add_dtype_argument(parser)

@@ -176,39 +176,44 @@ class Decoder:
         return len(self._ids(join(source_sents), source=True)) <= self.searcher.model.max_positions
 
     def request(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
-                drop_newest: bool = False) -> object:
+                drop_newest: bool = False, continuation: int = 1) -> object:
         """A search request for the window ``source_sents`` with forced target context ``prefix_sents``.
 
         Drops the oldest context sentences (source and target alike) while the
         window exceeds the model's max positions; with ``drop_newest`` (a
         window of right context, first-sentence) the last ones instead.
-        Counted in the stats (requests, truncations).
+        Counted in the stats (requests, truncations). ``continuation``: the target tokens (``</s>`` not
+        counted) that must fit after the prefix: 1 for a search, the target's length for forced scoring.
         """
-        request, truncated = self.build(source_sents, prefix_sents, line, drop_newest)
+        request, truncated = self.build(source_sents, prefix_sents, line, drop_newest, continuation)
         if truncated:
             self.stats.context_truncated += 1
         self.stats.requests += 1
         return request
 
     def build(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
-              drop_newest: bool = False) -> tuple[object, bool]:
+              drop_newest: bool = False, continuation: int = 1) -> tuple[object, bool]:
         """:meth:`request` without accounting: the request and whether its context was truncated."""
         from .search import Request
         from ..textio import InputError
 
         source_sents, prefix_sents = list(source_sents), list(prefix_sents)
         limit = self.searcher.model.max_positions
+        # the decoder's positions: its prompt (fairseq: </s>; transformers: the start and language tokens), the
+        # prefix, and the continuation (the last of its tokens is an input only where </s> follows it)
+        prompt = len(getattr(self.searcher.model, "prompt", (None,)))
         truncated = False
         while True:
             src_ids = self._ids(join(source_sents), source=True)
             prefix_ids = self._ids(join(prefix_sents) + f" {SEP}", source=False)[:-1] if prefix_sents else []
-            # the prefix needs room for at least one generated token and </s>
-            if len(src_ids) <= limit and len(prefix_ids) + 2 <= limit:
+            if len(src_ids) <= limit and prompt + len(prefix_ids) + continuation <= limit:
                 break
             if len(source_sents) <= 1 and not prefix_sents:
+                found = (f"{len(src_ids)} in the sentence alone" if len(src_ids) > limit else
+                         f"{prompt + continuation} decoder positions for the target alone")
                 raise InputError(
                     self.source_name,
-                    f"expected at most {limit} tokens (the model's max positions), found {len(src_ids)} in the sentence alone",
+                    f"expected at most {limit} tokens (the model's max positions), found {found}",
                     None if line is None else line + 1,
                 )
             truncated = True

@@ -26,6 +26,15 @@ the default strategy; ``sentence-level`` needs only the sentence-level model,
 ``2-pass`` and parallel ``doc-trans`` need both (the first pass is
 translated here), ``cheating`` needs a reference and is not offered.
 
+A Hugging Face seq2seq model (``--backend transformers``: Marian/OPUS-MT,
+NLLB, M2M100, mBART-50, each a ``save_pretrained`` folder given as
+``--document-model`` or ``--sentence-model``, without a data folder) reads
+plain text: its own tokenizer segments it, so there is no Moses or BPE step
+(``--tokenize`` and ``--codes`` are refused). ``--src-lang`` and
+``--tgt-lang`` are then the model's language codes (e.g. ``eng_Latn`` and
+``deu_Latn`` for NLLB), needed only by the models with language tokens.
+See ``docs/decoding.md``, "Hugging Face models (the transformers backend)".
+
 A sentence longer than the model's positions (after tokenization and BPE)
 is an error naming the input file and line: it is never truncated. Progress
 goes to stderr, one line per search batch (requests searched, sentences per
@@ -45,6 +54,8 @@ CLI::
         --document-model doc.pt --document-data data-bin [--separator '<brk>'] [--k 3] \
         [--sentence-model sent.pt --sentence-data data-bin-sent] [--codes bpe.codes | --codes none] \
         [--tokenize moses | none] [--strategy doc-trans] [--doc-trans-mode sequential] [--beam 12] [--h 12]
+    python -m docnmt.decode.translate --backend transformers --input talk.txt --output talk.de.txt \
+        --document-model my-doc-model --separator '<brk>' [--src-lang eng_Latn --tgt-lang deu_Latn]
 """
 
 from __future__ import annotations
@@ -56,6 +67,7 @@ from pathlib import Path
 from .. import SEP
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
+from .backends import BACKENDS
 from .model import add_search_arguments
 from .strategies import DOC_TRANS_MODES, REGISTRY, Decoder, Document, models_needed
 from ..manual import argument_parser
@@ -125,8 +137,8 @@ class ProgressSearcher:
         self.started = time.perf_counter()
         inner = searcher._search_batch
 
-        def search_batch(batch, naive):
-            result = inner(batch, naive)
+        def search_batch(batch, *more):
+            result = inner(batch, *more)
             self.batches += 1
             self.searched += len(batch)
             seconds = time.perf_counter() - self.started
@@ -157,13 +169,17 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
     options = {"src_lang": settings["src"], "tgt_lang": settings["tgt"]}
     models = settings.get("models")
     if models is not None:
+        options["backend"] = models["backend"]
         for level in ("sentence", "document"):
             if level in models:
                 options[f"{level}_model"] = Path(workdir) / models[level]["checkpoint"]
-                options[f"{level}_data"] = Path(workdir) / models[level]["data"]
+                if "data" in models[level]:
+                    options[f"{level}_data"] = Path(workdir) / models[level]["data"]
         codes = models["bpe_codes"]
         options.update(k=models["k"], separator=models["separator"], tokenize=models["tokenize"],
                        codes=codes if codes == "none" else str(Path(workdir) / codes))
+        if "language_codes" in models:  # a transformers model with language tokens
+            options.update(src_lang=models["language_codes"]["src"], tgt_lang=models["language_codes"]["tgt"])
     else:
         for level in ("sentence", "document"):
             options[f"{level}_model"] = Path(workdir) / f"results/{task}/models/{level}/checkpoint_best.pt"
@@ -177,7 +193,7 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=sys.stderr) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
-    from .search import Searcher
+    from .backends import make_searcher
 
     bpe_docs, line = [], 0
     for name, sentences, numbers, where in documents:
@@ -194,9 +210,9 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         bpe_docs.append(Document(name, list(range(line, line + len(src))), src))
         line += len(src)
     total = line
-    sent_searcher = ProgressSearcher(Searcher(sentence_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
+    sent_searcher = ProgressSearcher(make_searcher(sentence_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
                                      "sentence-level model", total, stream) if sentence_model is not None else None
-    doc_searcher = ProgressSearcher(Searcher(document_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
+    doc_searcher = ProgressSearcher(make_searcher(document_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
                                     "document-level model", total, stream) if document_model is not None else None
     if models_needed(strategy, doc_trans_mode) >= {"sentence", "document"}:  # 2-pass and parallel doc-trans
         first = REGISTRY["sentence-level"](Decoder(sent_searcher, k=k, h=h), bpe_docs)
@@ -218,16 +234,22 @@ def main(argv=None) -> int:
     parser.add_argument("--configfile", type=Path, help="with --task: a config over the workflow's config.yaml")
     parser.add_argument("--workdir", type=Path, default=Path("."),
                         help="with --task: the workflow's working directory (relative paths start there)")
-    parser.add_argument("--src-lang")
-    parser.add_argument("--tgt-lang")
+    parser.add_argument("--backend", default="fairseq", choices=BACKENDS,
+                        help="fairseq (checkpoints with their data folders, the default) or transformers (Hugging "
+                             "Face save_pretrained folders, whose tokenizer segments plain text)")
+    parser.add_argument("--src-lang", help="the source language (Moses rules); transformers: the model's source "
+                                           "language code, where it has language tokens")
+    parser.add_argument("--tgt-lang", help="the target language; transformers: the model's target language code")
     parser.add_argument("--strategy", default="doc-trans", choices=[s for s in REGISTRY if s != "cheating"])
     parser.add_argument("--doc-trans-mode", default="sequential", choices=DOC_TRANS_MODES,
                         help="doc-trans: sequential (default) or parallel (the same translations; needs the "
                              "sentence-level model for its first pass)")
-    parser.add_argument("--document-model", type=Path, help="the document-level fairseq checkpoint")
-    parser.add_argument("--document-data", type=Path, help="its data folder (dict.SRC.txt, dict.TGT.txt)")
-    parser.add_argument("--sentence-model", type=Path, help="the sentence-level fairseq checkpoint")
-    parser.add_argument("--sentence-data", type=Path, help="its data folder")
+    parser.add_argument("--document-model", type=Path,
+                        help="the document-level fairseq checkpoint (transformers: model folder)")
+    parser.add_argument("--document-data", type=Path, help="fairseq: its data folder (dict.SRC.txt, dict.TGT.txt)")
+    parser.add_argument("--sentence-model", type=Path,
+                        help="the sentence-level fairseq checkpoint (transformers: model folder)")
+    parser.add_argument("--sentence-data", type=Path, help="fairseq: its data folder")
     parser.add_argument("--codes", help="subword-nmt BPE codes, or none for text already segmented (default: none)")
     parser.add_argument("--tokenize", choices=["moses", "none"],
                         help="moses (the workflow's normalization and tokenization, default) or none")
@@ -239,25 +261,36 @@ def main(argv=None) -> int:
         for key, value in task_models(args.task, args.configfile, args.workdir).items():
             if key not in given:
                 setattr(args, key, value)
+    hf = args.backend == "transformers"
+    if hf:
+        given_text = [f"--{o}" for o in ("tokenize", "codes") if getattr(args, o) not in (None, "none")]
+        given_data = [f"--{level}-data" for level in ("sentence", "document") if getattr(args, f"{level}_data")]
+        if given_text or given_data:
+            parser.error(f"{', '.join(given_text + given_data)}: not for --backend transformers, whose model "
+                         "folder holds its tokenizer (it segments plain text)")
+        args.tokenize, args.codes = "none", "none"
     args.tokenize = args.tokenize or "moses"
-    for option in ("src_lang", "tgt_lang"):
-        if getattr(args, option) is None:
-            parser.error(f"--{option.replace('_', '-')} is required (or --task)")
+    if not hf:
+        for option in ("src_lang", "tgt_lang"):
+            if getattr(args, option) is None:
+                parser.error(f"--{option.replace('_', '-')} is required (or --task)")
 
-    from .checks import check_model
-    from .model import Model
+    from .backends import check, load_model
 
     needed = models_needed(args.strategy, args.doc_trans_mode)
     models = {}
     for level in ("sentence", "document"):
         checkpoint, data = getattr(args, f"{level}_model"), getattr(args, f"{level}_data")
-        if level in needed and (checkpoint is None or data is None):
-            parser.error(f"--strategy {args.strategy} needs --{level}-model and --{level}-data")
+        if level in needed and (checkpoint is None or (data is None and not hf)):
+            parser.error(f"--strategy {args.strategy} needs --{level}-model"
+                         + ("" if hf else f" and --{level}-data"))
         if level in needed:
-            check_model(checkpoint, data, level, args.separator, args.k if level == "document" else None)
-            models[level] = Model(checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator)
+            check(args.backend, checkpoint, data, level, args.separator, args.k if level == "document" else None,
+                  args.src_lang, args.tgt_lang)
+            models[level] = load_model(args.backend, checkpoint, data, device=args.device, dtype=args.dtype,
+                                       separator=args.separator, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
     documents, layout = read_documents(args.input)
-    pipeline = TextPipeline(args.src_lang, args.tgt_lang, args.tokenize, args.codes)
+    pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)
     started = time.perf_counter()
     translations = translate(documents, pipeline, args.strategy, models.get("document"), models.get("sentence"),
                              k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,

@@ -90,9 +90,12 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
+    if args.backend != "fairseq":
+        parser.error("ContraPro accuracy runs on fairseq models so far: its contrastive targets are encoded with "
+                     "Moses and BPE (a transformers backend is issue 30's)")
 
     from ..preprocess import bpe, tokenize
-    from ..decode.model import Model
+    from ..decode.backends import model_from_args
 
     examples = load_examples(args.examples)
     src_lines, tgt_lines = read_lines(args.src), read_lines(args.tgt)
@@ -107,7 +110,7 @@ def main(argv=None) -> int:
         for e in examples
     ]
     sources, targets, owners = build_inputs(examples, src_lines, tgt_lines, candidates, args.level, args.k)
-    model = Model(args.model, args.data, dtype=args.dtype, separator=args.separator)
+    model = model_from_args(parser, args)
     start = time.perf_counter()
     scores = model.score(sources, targets, after_last_sep=args.level == "document", batch_size=args.batch_size)
     seconds = time.perf_counter() - start

@@ -185,11 +185,12 @@ class PairScorer:
         alone); returns the handle that :meth:`logprob` takes."""
         if context is None:
             context = Context((sentence,))
-        request, truncated = self.decoder.build(context.source, context.prefix, line, context.drop_newest)
+        ids = tuple(self.model.encode(target, source=False)[:-1])
+        request, truncated = self.decoder.build(context.source, context.prefix, line, context.drop_newest,
+                                                continuation=len(ids))
         self.truncated += int(truncated)
         follows = context.follows and (not context.drop_newest or self.model.sep in request.source[:-1])
         end = self.model.sep if follows else self.model.eos
-        ids = tuple(self.model.encode(target, source=False)[:-1])
         key = (tuple(request.source), tuple(request.prefix), ids, end)
         if key not in self.index:
             self.index[key] = len(self.pairs)
@@ -287,17 +288,24 @@ def _generated_context(path: Path | None, n_lines: int):
 @cli_errors
 def main(argv=None) -> int:
     from ..decode.cli import group
-    from ..decode.model import Model, add_dtype_argument, add_separator_argument
-    from ..decode.search import Searcher
+    from ..decode.backends import BACKENDS, make_searcher, model_from_args
+    from ..decode.model import add_dtype_argument, add_separator_argument
     from ..decode.strategies import Decoder
     from .evalset import parse_systems, read_documents, read_subsets, read_system, selected_lines
 
     parser = argument_parser("docnmt.score.cxmi", __doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, type=Path, help="the document-level checkpoint")
-    parser.add_argument("--data", required=True, type=Path, help="its binarized data folder (dictionary)")
+    parser.add_argument("--backend", default="fairseq", choices=BACKENDS,
+                        help="fairseq (checkpoints and their data folders, the default) or transformers (Hugging Face "
+                             "model folders; plain text in)")
+    parser.add_argument("--model", required=True, type=Path,
+                        help="the document-level checkpoint (transformers: model folder)")
+    parser.add_argument("--data", type=Path, help="fairseq: its binarized data folder (dictionary)")
     parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")
     parser.add_argument("--sentence-model", type=Path, help="the sentence-level checkpoint (the variant)")
-    parser.add_argument("--sentence-data", type=Path, help="its binarized data folder")
+    parser.add_argument("--sentence-data", type=Path, help="fairseq: its binarized data folder")
+    parser.add_argument("--src-lang", help="transformers: the models' source language code, where they have "
+                                           "language tokens")
+    parser.add_argument("--tgt-lang", help="transformers: the models' target language code")
     add_dtype_argument(parser)
     add_separator_argument(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
@@ -314,7 +322,7 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path, help="JSON summary")
     parser.add_argument("--sentences", required=True, type=Path, help="per-sentence P-CXMI, tab-separated")
     args = parser.parse_args(argv)
-    if (args.sentence_model is None) != (args.sentence_data is None):
+    if args.backend == "fairseq" and (args.sentence_model is None) != (args.sentence_data is None):
         parser.error("--sentence-model and --sentence-data go together")
 
     src, docids = read_documents(args.src, args.docids)
@@ -332,13 +340,14 @@ def main(argv=None) -> int:
     subsets = read_subsets(args.subsets, len(src), args.src) if args.subsets else {}
 
     docs = group(src, docids, ref=ref)
-    model = Model(args.model, args.data, dtype=args.dtype, separator=args.separator)
-    decoder = Decoder(Searcher(model, batch_size=args.batch_size), k=args.k, h=1, source_name=str(args.src))
+    languages = {"src_lang": args.src_lang, "tgt_lang": args.tgt_lang}
+    model = model_from_args(parser, args, **languages)
+    decoder = Decoder(make_searcher(model, batch_size=args.batch_size), k=args.k, h=1, source_name=str(args.src))
     scorer = PairScorer(decoder)
     sentence_scorer = None
     if args.sentence_model is not None:
-        sentence_model = Model(args.sentence_model, args.sentence_data, dtype=args.dtype, separator=args.separator)
-        sentence_scorer = PairScorer(Decoder(Searcher(sentence_model, batch_size=args.batch_size), k=1, h=1,
+        sentence_model = model_from_args(parser, args, args.sentence_model, args.sentence_data, **languages)
+        sentence_scorer = PairScorer(Decoder(make_searcher(sentence_model, batch_size=args.batch_size), k=1, h=1,
                                              source_name=str(args.src)))
 
     started = time.perf_counter()
@@ -359,6 +368,7 @@ def main(argv=None) -> int:
         "context": "the k-1 previous source and reference sentences (the cheating strategy's context)",
         "context_free_term": "the document-level model with no context",
         "model": str(args.model),
+        "backend": args.backend,
         "sentence_model": None if args.sentence_model is None else str(args.sentence_model),
         "k": args.k,
         "device": model.device,

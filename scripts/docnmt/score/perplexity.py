@@ -23,6 +23,11 @@ teacher-forced pass per batch after the prefilled context
 (:meth:`docnmt.decode.search.Searcher.score_forced`); for a sentence without context
 this equals fairseq-generate's ``--score-reference``.
 
+A Hugging Face model (``--backend transformers``, a model folder, no
+``--data``) scores plain text, segmented by its tokenizer: its tokens are
+then the tokenizer's (``</s>`` included), so its perplexities compare with
+those of other models with the same tokenizer only.
+
 CLI::
 
     python -m docnmt.score.perplexity --model doc.pt --data bin/document --level document --k 3 \
@@ -56,11 +61,13 @@ def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[
     requests, targets = [], []
     for doc in group(src, docids, ref=text):
         for i, line in enumerate(doc.lines):
+            target = model.encode(doc.ref[i], source=False)[:-1]
             if level == "sentence":
                 requests.append(Request(model.encode(doc.src[i], source=True), []))
-            else:
-                requests.append(decoder.request(_window(doc, i - k + 1, i + 1), _prev(doc.ref, i, k), line))
-            targets.append(model.encode(doc.ref[i], source=False)[:-1])
+            else:  # the context must leave room for the scored sentence: the oldest is dropped first
+                requests.append(decoder.request(_window(doc, i - k + 1, i + 1), _prev(doc.ref, i, k), line,
+                                                continuation=len(target)))
+            targets.append(target)
     return requests, targets
 
 
@@ -74,8 +81,8 @@ def perplexity(searcher, decoder, src, docids, text, level: str, k: int) -> dict
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..decode.model import Model, add_scoring_model_arguments
-    from ..decode.search import Searcher
+    from ..decode.backends import make_searcher, model_from_args
+    from ..decode.model import add_scoring_model_arguments
     from ..decode.strategies import Decoder
 
     parser = argument_parser("docnmt.score.perplexity", __doc__.split("\n\n")[0])
@@ -84,6 +91,9 @@ def main(argv=None) -> int:
     parser.add_argument("--docids", required=True, type=Path)
     parser.add_argument("--system", action="append", default=[], required=True, metavar="NAME=PATH",
                         help="BPE-level text to score (hypotheses or the reference), repeatable")
+    parser.add_argument("--src-lang", help="transformers: the model's source language code, where it has language "
+                                           "tokens")
+    parser.add_argument("--tgt-lang", help="transformers: the model's target language code")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
@@ -91,11 +101,12 @@ def main(argv=None) -> int:
     src, docids = read_documents(args.src, args.docids)
     texts = {name: read_system(path, len(src), args.src) for name, path in parse_systems(args.system).items()}
 
-    model = Model(args.model, args.data, dtype=args.dtype, separator=args.separator)
-    searcher = Searcher(model, batch_size=args.batch_size)
+    model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    searcher = make_searcher(model, batch_size=args.batch_size)
     decoder = Decoder(searcher, k=args.k, h=1, source_name=str(args.src))
     result = {
         "model": str(args.model),
+        "backend": args.backend,
         "level": args.level,
         "k": args.k if args.level == "document" else None,
         "device": model.device,

@@ -90,6 +90,27 @@ def dtype_notes(records: dict[str, dict], what: str) -> list[str]:
     return notes
 
 
+def backend_notes(records: dict[str, dict], what: str) -> list[str]:
+    """A note naming the tasks whose ``what`` ran on Hugging Face models (``records``: label ``task ...`` -> JSON
+    with "backend"; a record without it is fairseq's, as every record before the transformers backend)."""
+    tasks: dict[str, list[str]] = {}
+    for label, record in records.items():
+        backend = record.get("backend") or "fairseq"
+        if backend != "fairseq":
+            tasks.setdefault(backend, [])
+            if label.split()[0] not in tasks[backend]:
+                tasks[backend].append(label.split()[0])
+    return [f"{what[0].upper()}{what[1:]} on {backend} (Hugging Face) models for {', '.join(names)} "
+            f"(task_settings.TASK.models.backend): their tokenizer's tokens and transformers' beam semantics "
+            "(docs/decoding.md, 'Hugging Face models (the transformers backend)')."
+            for backend, names in sorted(tasks.items())]
+
+
+def model_notes(records: dict[str, dict], what: str) -> list[str]:
+    """The notes on how ``what`` was computed where it differs from the paper: the dtype, the backend."""
+    return dtype_notes(records, what) + backend_notes(records, what)
+
+
 def _test_sidecars(manifest: dict) -> dict[str, dict]:
     """Every task's test-set decode sidecars, labelled ``task strategy`` (their dtype is the decodes')."""
     return {f"{t} {s}": load_json(p, "decode sidecar")
@@ -118,7 +139,7 @@ def perplexity_table(manifest: dict) -> Table:
                  ["sentence-level rows: the sentence-level model, each sentence alone; document-level rows: the "
                   "document-level model, each sentence after the k-1 previous sentences of the same text "
                   "(source window and target context); per token, </s> included (docnmt.score.perplexity)."]
-                 + dtype_notes(dtypes, "the forced scoring") + dtype_notes(_test_sidecars(manifest), "the search"))
+                 + model_notes(dtypes, "the forced scoring") + model_notes(_test_sidecars(manifest), "the search"))
 
 
 # ---- Table 3 ---------------------------------------------------------------------
@@ -154,7 +175,7 @@ def bleu_ter_table(manifest: dict) -> Table:
     notes.append(f"* significantly different from sentence-level, † from last-sentence (paired bootstrap "
                  f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
                  "full-segment does not apply there (-).")
-    notes += dtype_notes(_test_sidecars(manifest), "the search")
+    notes += model_notes(_test_sidecars(manifest), "the search")
     return Table("bleu_ter", "Table 3: BLEU and TER scores (in percent) for the different tasks and decoding "
                  "strategies",
                  header, rows, notes)
@@ -239,7 +260,7 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
               for note in _subset_notes(manifest["strategies"], t, label, data)]
     for setup, where in setups.items():
         notes.append(f"Pronoun F1 ({', '.join(where)}): {setup}.")
-    notes += dtype_notes(_test_sidecars(manifest), "the search")
+    notes += model_notes(_test_sidecars(manifest), "the search")
     nan_note = ("\"nan\": the BlonDe fork's value is NaN (0/0: no weighted reference example, or not a single "
                 "match; F1 is R where P is NaN).")
     notes.append(nan_note)
@@ -277,7 +298,7 @@ def accuracy_table(manifest: dict) -> Table:
     return Table("contrapro_accuracy", "ContraPro contrastive scoring accuracy (in percent), the paper's sanity check",
                  header, rows, ["An example counts as correct only if the correct target scores strictly higher "
                                 "than every contrastive one (a tie is wrong). Distance: sentences between pronoun "
-                                "and antecedent."] + dtype_notes(dtypes, "the contrastive scoring"))
+                                "and antecedent."] + model_notes(dtypes, "the contrastive scoring"))
 
 
 # ---- context usage (not in the paper) ------------------------------------------------
@@ -332,7 +353,7 @@ def context_usage_table(manifest: dict) -> Table:
         notes.append("Approximate (a last-sentence decode from an older version, which did not record the target "
                      "context its windows generated; its own previous outputs stand in): " + ", ".join(approximate)
                      + ". Rerun its decode to make it exact.")
-    notes += dtype_notes({f"{t} {label}": d for t, label, d in columns}, "the CXMI scoring")
+    notes += model_notes({f"{t} {label}": d for t, label, d in columns}, "the CXMI scoring")
     return Table("context_usage", "Context usage: CXMI of the document-level model (nats) on the reference and "
                  "on each strategy's hypotheses", header, rows, notes)
 
@@ -432,7 +453,7 @@ def cost_table(manifest: dict) -> Table:
                   "again), the round from which it finished sequentially (one sentence per document and round), "
                   "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
                   f"limit stopped it. Device: {', '.join(devices)}; dtype: {', '.join(dtypes)}; wall times from the "
-                  "decode rules."] + dtype_notes({f"{manifest_task} {s}": sc[s] for manifest_task, sc
+                  "decode rules."] + model_notes({f"{manifest_task} {s}": sc[s] for manifest_task, sc
                                                   in zip(manifest["tasks"], per_task) for s in sc}, "the search"))
 
 
