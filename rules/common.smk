@@ -14,7 +14,12 @@ from snakemake.logging import logger
 SCRIPTS = os.path.join(workflow.basedir, "scripts")
 sys.path.insert(0, SCRIPTS)
 
+from docnmt import layout  # noqa: E402
 from docnmt.config import ConfigError, validate  # noqa: E402
+from docnmt.layout import (  # noqa: E402  the workflow's paths of a task's files (one definition, docnmt.layout)
+    checkpoint_dir, contrapro_examples, contrapro_report, corpus_file, corpus_stats, cxmi_sentences, decode_file,
+    joined_dictionary, model_check, processed_file, score_file, window_file,
+)
 from docnmt.environment import install_problems, missing_modules, setup_hint, shell_prefix  # noqa: E402
 
 
@@ -114,11 +119,6 @@ def task_strategies(task, evalset):
     """The strategies decoded on one evaluation set of a task."""
     skipped = skipped_strategies(task)
     return [s for s in evalset_strategies(evalset) if s not in skipped]
-
-
-def model_check(task, level):
-    """The report of docnmt.decode.checks on an external task's model (decodes wait for it)."""
-    return f"results/{task}/models/{level}/check.json"
 
 
 def model_backend(task):
@@ -227,16 +227,6 @@ def member_path(name, role):
 
 
 # ---- paths: the common document format --------------------------------------
-def corpus_file(task, split, ext):
-    """data/{task}/corpus/{split}.{ext}; ext is a language code or 'docids'.
-
-    The ContraPro evaluation set lives in data/{task}/contrapro/ (see contrapro_set).
-    """
-    if split == "contrapro":
-        return f"data/{task}/contrapro/contrapro.{ext}"
-    return f"data/{task}/corpus/{split}.{ext}"
-
-
 def corpus_splits(task):
     """The splits a task's corpus recipe writes (OS also writes the ContraPro documents)."""
     return SPLITS + (["contrapro_docs"] if SETTINGS[task]["corpus"]["type"] == "os" else [])
@@ -295,10 +285,6 @@ def contrapro_sources(task):
     return {"json": download_path("contrapro"), **corpus_split(os_tasks[0], "contrapro_docs")}
 
 
-def contrapro_report(task):
-    return f"data/{task}/contrapro/contrapro.report.json"
-
-
 def corpus_split(task, split):
     """The three line-aligned files of one split, by role."""
     return {
@@ -308,30 +294,16 @@ def corpus_split(task, split):
     }
 
 
-def corpus_stats(task, split):
-    return f"data/{task}/corpus/{split}.stats.json"
-
-
 # ---- paths: preprocessing -----------------------------------------------------
 def shard_pattern(ext):
     """Scatter pattern of one split and language; ext: raw, tok or bpe."""
     return f"data/{{{{task}}}}/shards/{{{{split}}}}.{{{{lang}}}}.{{scatteritem}}.{ext}"
 
 
-def processed_file(task, stage, split, lang):
-    """data/{task}/{stage}/{split}.{lang}: stage tok (Moses) or bpe (subword units)."""
-    return f"data/{task}/{stage}/{split}.{lang}"
-
-
 def bpe_codes(task):
     if is_external(task):
         return SETTINGS[task]["models"]["bpe_codes"]
-    return f"data/{task}/bpe/codes"
-
-
-def window_file(task, split, lang):
-    """Document-level text: k-sentence windows joined by <sep>."""
-    return f"data/{task}/doc/{split}.{lang}"
+    return layout.bpe_codes(task)
 
 
 def level_text(task, level, split, lang):
@@ -341,31 +313,22 @@ def level_text(task, level, split, lang):
     return window_file(task, split, lang)
 
 
-def joined_dictionary(task):
-    return f"data/{task}/bin/dict.txt"
-
-
 def binarized(task, level):
     """fairseq-binarized data of one level (a directory with manifest.json); an external model's data folder."""
     if is_external(task):
         return SETTINGS[task]["models"][level]["data"]
-    return f"data/{task}/bin/{level}"
+    return layout.binarized(task, level)
 
 
 # ---- training -----------------------------------------------------------------
 from docnmt.train.cli import options_to_args  # noqa: E402
-from docnmt.decode.strategies import models_needed  # noqa: E402
-
-
-def checkpoint_dir(task, level):
-    """fairseq's --save-dir: not a Snakemake output, so reruns never delete it (resume)."""
-    return f"results/{task}/models/{level}/checkpoints"
+from docnmt.decode.strategies import STRATEGIES, models_needed  # noqa: E402
 
 
 def model_file(task, level):
     if is_external(task):
         return SETTINGS[task]["models"][level]["checkpoint"]
-    return f"results/{task}/models/{level}/checkpoint_best.pt"
+    return layout.model_file(task, level)
 
 
 def preset_args(task):
@@ -384,20 +347,16 @@ EVALSETS = ["test", "contrapro"]
 
 def strategy_rule_name(strategy):
     """Rule names are identifiers: decode_2_pass for 2-pass, decode_doc_trans_beam for doc-trans-beam."""
-    return f"decode_{strategy.replace('-', '_')}"
+    return STRATEGIES[strategy].rule
 
 
 def strategy_evalsets(strategy):
     """full-segment does not apply to ContraPro: its sentences are not adjacent (the paper's '-')."""
-    return ["test"] if strategy == "full-segment" else EVALSETS
+    return EVALSETS if STRATEGIES[strategy].contrapro else ["test"]
 
 
 def decode_output(strategy, ext):
     return f"results/{{task}}/decode/{{evalset}}/{strategy}.{ext}"
-
-
-def decode_file(task, evalset, strategy, ext):
-    return f"results/{task}/decode/{evalset}/{strategy}.{ext}"
 
 
 def decode_inputs(strategy):
@@ -410,7 +369,7 @@ def decode_inputs(strategy):
             "src": processed_file(w.task, "bpe", w.evalset, src(w.task)),
             "docids": corpus_file(w.task, w.evalset, "docids"),
         }
-        if strategy == "cheating":
+        if STRATEGIES[strategy].reference:
             files["ref"] = processed_file(w.task, "bpe", w.evalset, tgt(w.task))
         if is_external(w.task):
             files["checks"] = [model_check(w.task, lvl) for lvl in sorted(strategy_levels(strategy, w.task))]
@@ -442,7 +401,8 @@ def doc_trans_mode(task):
 
 def first_pass_strategies(task):
     """Strategies that start from the sentence-level hypotheses: 2-pass, and doc-trans in parallel mode."""
-    return ["2-pass"] + (["doc-trans"] if doc_trans_mode(task) == "parallel" else [])
+    mode = doc_trans_mode(task)
+    return [name for name, info in STRATEGIES.items() if info.first_pass or (info.parallel_first_pass and mode == "parallel")]
 
 
 def round_one_reused(task):
@@ -460,7 +420,7 @@ def decode_options(strategy):
             args += ["--doc-trans-mode", doc_trans_mode(w.task)]
             if doc_trans_mode(w.task) == "parallel" and doc_trans_setting("max_rounds") is not None:
                 args += ["--max-rounds", str(int(doc_trans_setting("max_rounds")))]
-        if strategy == "cheating":
+        if STRATEGIES[strategy].reference:
             args += ["--ref", input.ref]
         if strategy in first_pass_strategies(w.task):
             args += ["--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar]
@@ -538,11 +498,6 @@ def all_targets():
 
 
 # ---- scoring and tables -------------------------------------------------------
-def score_file(task, evalset, name):
-    """results/{task}/scores/{evalset}/{name}.json."""
-    return f"results/{task}/scores/{evalset}/{name}.json"
-
-
 def german_tasks():
     """Tasks with German targets: the pronoun metric (BlonDe's German extension) applies."""
     return [t for t in SETTINGS if tgt(t) == "de"]
@@ -550,10 +505,6 @@ def german_tasks():
 
 def evalset_strategies(evalset):
     return [s for s in config["strategies"] if evalset in strategy_evalsets(s)]
-
-
-def contrapro_examples(task):
-    return f"data/{task}/contrapro/contrapro.examples.jsonl"
 
 
 #: Corpus recipes that write a per-line subsets file ({split}.subsets) for some splits:
@@ -629,11 +580,6 @@ def perplexity_args(w, input):
 def cxmi_tasks():
     """Tasks with a document-level model: CXMI measures how much that model uses its context."""
     return [t for t in TASKS if "document" in task_levels(t)]
-
-
-def cxmi_sentences(task, evalset):
-    """results/{task}/scores/{evalset}/cxmi.sentences.tsv: the P-CXMI of every scored sentence."""
-    return f"results/{task}/scores/{evalset}/cxmi.sentences.tsv"
 
 
 def cxmi_inputs(w):

@@ -230,11 +230,8 @@ def background_worker(request, tmp_path_factory):
     Prepared.base = tmp_path_factory.mktemp("background")
     queue = background_queue(request.session.items)
     stop = threading.Event()
-    demo = any(needs_demo(item) for item in request.session.items)
 
     def work() -> None:
-        if demo:  # the demo goes first, this thread's setups share the rest with the foreground (demo_run)
-            os.nice(DEMO_PRIORITY)
         for prepared in queue:
             if stop.is_set():
                 return
@@ -317,11 +314,12 @@ def demo_run(request, tmp_path_factory):
     reuse = os.environ.get("DOCNMT_DEMO_WORKDIR")
     run = DemoRun(Path(reuse) if reuse else tmp_path_factory.mktemp("demo-trained"))
     # The demo is the longest chain of the session, and its tests wait for it: the tests' thread, and everything
-    # it starts from now on, yields the cores to it; so does the background worker's thread, which lowers its own
-    # priority (a thread's nice value is its own on Linux, and its subprocesses inherit it). Measured on 2 cores,
-    # fresh clones: at equal priority the demo finished at 911 s of a 1071 s session (a run that other work on the
-    # machine also slowed), with the tests' thread alone lowered at 664 s of 929 s; with the worker at equal
-    # priority (its Slurm jobs then trained beside the demo) at 752 s, while the tests waited for it for 167 s.
+    # it starts from now on, yields the cores to it (a thread's nice value is its own on Linux; its subprocesses
+    # inherit it). The background worker's thread keeps its priority: its setups are what the tests wait for next.
+    # Measured on 2 cores, fresh clones: at equal priority the demo finished at 911 s of a 1071 s session (a run
+    # that other work on the machine also slowed), with the tests' thread lowered at 664 s of 929 s. With the
+    # worker lowered too, the demo finished at 734 s, but the worker's setups at 871 s, and the session at 1005 s.
+    # Work the worker starts that is long and not waited for (the Slurm cluster's jobs) yields to the demo too.
     os.nice(DEMO_PRIORITY)
     yield run
     run.stop()
@@ -399,6 +397,21 @@ def toy_data() -> Path:
 def toy():
     """(data root, checkpoint, Model) of the toy model (:func:`toy_setup`)."""
     return toy_setup.get()
+
+
+@in_background("hf marian", fixture="hf_marian")
+def hf_marian_setup(folder: Path) -> Path:
+    """The tiny Marian model of tests/hfmodel.py (a tokenizer trained on the demo corpus with a <brk> separator,
+    300 updates on its sentences and k=3 windows), saved with save_pretrained: its folder."""
+    import hfmodel
+
+    return hfmodel.build(folder / "model", steps=300)
+
+
+@pytest.fixture(scope="session")
+def hf_marian() -> Path:
+    """The tiny Marian model's folder (:func:`hf_marian_setup`), for the transformers backend's tests."""
+    return hf_marian_setup.get()
 
 
 def _bare_python(root: Path) -> Path:

@@ -189,7 +189,7 @@ def test_models_settings_that_do_not_fit_the_backend_name_the_key(config, backen
 def test_contrapro_on_a_transformers_task_is_refused_naming_the_key(config):
     config = models_task(config, "transformers")
     config["task_settings"]["mine"]["contrapro"] = True
-    with pytest.raises(ConfigError, match=r"'task_settings.mine.contrapro': ContraPro accuracy needs fairseq models"):
+    with pytest.raises(ConfigError, match=r"'task_settings.mine.contrapro': the workflow's ContraPro evaluation needs fairseq models"):
         validate(config)
 
 

@@ -284,3 +284,18 @@ def test_every_key_of_config_yaml_is_on_the_configuration_page():
 # The README's offline commands (the demo's data stage and a dry run of the paper's DAG) run as written, after
 # the README's activation line, from a checkout whose path has a space, quotes, `$` and a non-ASCII letter:
 # tests/test_any_path.py (readme_data_run).
+
+
+def test_the_strategy_registry_names_the_decode_rules_of_the_cli_map_and_the_slurm_profile():
+    """The rule names of the decode CLI in the map (manual.py) and in the Slurm profile's set-resources are the
+    registry's, each strategy's rule once (the rules themselves are made from the registry, rules/decode.smk)."""
+    import yaml
+
+    from docnmt.decode.strategies import STRATEGIES
+
+    rules = [info.rule for info in STRATEGIES.values()]
+    assert sorted(CLIS["docnmt.decode.cli"][1]) == sorted(rules)
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text(encoding="utf-8"))
+    decode = sorted(name for name in profile["set-resources"] if name.startswith("decode_"))
+    assert decode == sorted(rules), "profiles/slurm/config.yaml: one set-resources entry per strategy's decode rule"
+    assert all(profile["set-resources"][rule] == {"gpu": 1} for rule in rules)

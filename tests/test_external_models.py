@@ -105,12 +105,35 @@ def row(table: str, strategy: str, task: str) -> list[str]:
     raise AssertionError(f"no row {strategy!r} in\n{table}")
 
 
+def hf_task(workdir: Path, folder: Path) -> dict:
+    """A task on a Hugging Face model (``models: backend: transformers``): the tiny Marian folder as both levels (it
+    was trained on sentences and windows), on the first two demo test documents' first six sentences."""
+    import hfmodel
+
+    corpus = workdir / "hf-corpus"
+    corpus.mkdir()
+    docs = hfmodel.demo_documents()[1][:2]
+    for ext, lines in (("en", [s for d in docs for s in d.src[:6]]), ("de", [t for d in docs for t in d.tgt[:6]]),
+                       ("docids", [d.docid for d in docs for _ in d.src[:6]])):
+        (corpus / f"test.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    models = {"backend": "transformers", "k": K, "separator": SEPARATOR, "sentence": {"checkpoint": str(folder)},
+              "document": {"checkpoint": str(folder)}}
+    return {"description": "a Hugging Face model", "src": "en", "tgt": "de", "pronoun_min_examples": 1,
+            "corpus": {"type": "prepared", "dir": str(corpus)}, "models": models}
+
+
 @in_background("own models workflow")
 def two_tasks_setup(workdir: Path) -> Path:
-    """One workflow run, two tasks on the researcher's models: ``mine`` with both levels, ``mine-doc`` with the
-    document-level model alone."""
+    """One workflow run, three tasks on models trained elsewhere: ``mine`` with both of the researcher's fairseq
+    models, ``mine-doc`` with the document-level one alone, and ``hf`` on a Hugging Face model (:func:`hf_task`)."""
+    from conftest import hf_marian_setup
+
     own = own_setup.get()
     config = external_config(own, workdir, (("mine", ("sentence", "document")), ("mine-doc", ("document",))))
+    data = yaml.safe_load(config.read_text())
+    data["tasks"].append("hf")
+    data["task_settings"]["hf"] = hf_task(workdir, hf_marian_setup.get())
+    config.write_text(yaml.safe_dump(data))
     run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
                   str(config))
     return workdir
@@ -222,3 +245,32 @@ def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types
     assert len(translated) == len(given) and all(t == "" for g, t in zip(given, translated) if g == "")
     assert f"doc-trans: {len(docs)} documents, {sentences} sentences" in printed[1], printed[1]
     assert outputs[1] == outputs[0], "--task mine --configfile mine.yaml: the same models and settings"
+
+
+def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_marian):
+    """Checked, decoded with every strategy, scored and tabled, with no tokenization, BPE or binarization of its own;
+    the tables' notes name the backend; its doc-trans (parallel) is the Python API's sequential doc-trans."""
+    from docnmt.decode.documents import group
+    from docnmt.decode.hf import HFModel, HFSearcher
+    from docnmt.decode.strategies import REGISTRY, Decoder
+
+    workdir = two_tasks
+    check = json.loads((workdir / "results/hf/models/document/check.json").read_text(encoding="utf-8"))
+    sentences = len(read_lines(workdir / "hf-corpus/test.en"))
+    assert (check["backend"], check["separator"], check["sample"]["lines"]) == ("transformers", "<brk>", sentences)
+    assert not (workdir / "data/hf/bin").exists() and not (workdir / "data/hf/bpe/codes").exists()
+    bleu = (workdir / "results/tables/bleu_ter.md").read_text(encoding="utf-8")
+    for strategy in REGISTRY:
+        cells = row(bleu, strategy, "hf")
+        assert cells and "-" not in cells, (strategy, bleu)
+    assert "The search on transformers (Hugging Face) models for hf" in bleu
+    perplexity = (workdir / "results/tables/perplexity.md").read_text(encoding="utf-8")
+    assert "The forced scoring on transformers (Hugging Face) models for hf" in perplexity
+    sidecar = json.loads((workdir / "results/hf/decode/test/doc-trans.json").read_text(encoding="utf-8"))
+    assert sidecar["backend"] == "transformers" and sidecar["doc_trans_mode"] == "parallel" and sidecar["converged"]
+    src = read_lines(workdir / "data/hf/bpe/test.en")
+    assert src == read_lines(workdir / "hf-corpus/test.en"), "plain text: no Moses, no BPE"
+    docs = group(src, read_lines(workdir / "hf-corpus/test.docids"))
+    marian = HFModel(hf_marian, separator=SEPARATOR, device="cpu")
+    expected = REGISTRY["doc-trans"](Decoder(HFSearcher(marian, beam=2), k=K, h=2), docs)
+    assert read_lines(workdir / "results/hf/decode/test/doc-trans.txt") == [s for d in expected for s in d]

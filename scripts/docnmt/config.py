@@ -117,8 +117,9 @@ def _check_models(name: str, task: dict) -> None:
                 raise ConfigError(f"config key '{key}.{setting}': {models[setting]!r} is for fairseq models; a "
                                   "transformers model's tokenizer segments plain text (none)")
         if task.get("contrapro"):
-            raise ConfigError(f"config key 'task_settings.{name}.contrapro': ContraPro accuracy needs fairseq models "
-                              "so far (its contrastive targets are encoded with Moses and BPE)")
+            raise ConfigError(f"config key 'task_settings.{name}.contrapro': the workflow's ContraPro evaluation "
+                              "needs fairseq models so far; score a transformers model with docnmt.score.contrastive "
+                              "--backend transformers")
     elif "language_codes" in models:
         raise ConfigError(f"config key '{key}.language_codes': for transformers models with language tokens; "
                           "fairseq models name their languages in their dictionaries")

@@ -18,18 +18,12 @@ pytest.importorskip("transformers")
 MAX_NEW = 60
 
 
-@in_background("hf marian")
-def marian_setup(folder: Path) -> Path:
-    import hfmodel
-
-    return hfmodel.build(folder / "model", steps=300)
-
-
 @pytest.fixture(scope="module")
-def marian():
+def marian(hf_marian):
+    """The tiny Marian model (conftest ``hf_marian``), loaded."""
     from docnmt.decode.hf import HFModel
 
-    return HFModel(marian_setup.get(), separator="<brk>", device="cpu")
+    return HFModel(hf_marian, separator="<brk>", device="cpu")
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +132,7 @@ def decode(model, strategy, docs, h=12, mode="sequential"):
 
 
 def documents(test_docs, first_pass=None):
-    from docnmt.decode.cli import group
+    from docnmt.decode.documents import group
 
     src = [s for d in test_docs for s in d.src]
     ref = [t for d in test_docs for t in d.tgt]
@@ -214,8 +208,8 @@ def test_no_separator_token_is_an_error_that_says_how_to_add_one(marian_setup_fo
 
 
 @pytest.fixture(scope="module")
-def marian_setup_folder():
-    return marian_setup.get()
+def marian_setup_folder(hf_marian):
+    return hf_marian
 
 
 def test_a_decoder_only_model_is_refused_naming_the_folder(tmp_path):
@@ -496,69 +490,6 @@ def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_s
     assert summary["reference"]["cxmi"] == pytest.approx(sum(expected) / len(expected), abs=1e-4)
 
 
-# ---- the workflow on transformers models (models: backend: transformers) --------------------------------------------
-@in_background("hf workflow")
-def hf_workflow_setup(workdir: Path) -> Path:
-    """One workflow run to the tables on a task whose models are the tiny Marian folder (both levels; it was trained
-    on sentences and windows), on the first two demo test documents: every strategy with beam 2 and h 2."""
-    import yaml
-
-    import hfmodel
-    from conftest import REPO, run_snakemake
-
-    folder = marian_setup.get()
-    corpus = workdir / "corpus"
-    corpus.mkdir()
-    docs = hfmodel.demo_documents()[1][:2]
-    for ext, lines in (("en", [s for d in docs for s in d.src[:6]]), ("de", [t for d in docs for t in d.tgt[:6]]),
-                       ("docids", [d.docid for d in docs for _ in d.src[:6]])):
-        (corpus / f"test.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    models = {"backend": "transformers", "k": 3, "separator": "<brk>", "sentence": {"checkpoint": str(folder)},
-              "document": {"checkpoint": str(folder)}}
-    config = workdir / "hf.yaml"
-    config.write_text(yaml.safe_dump({"tasks": ["hf"], "beam": 2, "h": 2, "task_settings": {"hf": {
-        "description": "a Hugging Face model", "src": "en", "tgt": "de", "pronoun_min_examples": 1,
-        "corpus": {"type": "prepared", "dir": str(corpus)}, "models": models}}}))
-    run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
-                  str(config))
-    return workdir
-
-
-@pytest.fixture(scope="module")
-def hf_workflow() -> Path:
-    return hf_workflow_setup.get()
-
-
-def test_the_workflow_gives_the_tables_of_a_transformers_task(hf_workflow, marian):
-    """Checked, decoded with every strategy, scored and tabled, with no tokenization, BPE or binarization of its own;
-    the tables' notes name the backend; its doc-trans (parallel) is the Python API's sequential doc-trans."""
-    import json
-
-    from docnmt.decode.cli import group
-    from docnmt.decode.hf import HFSearcher
-    from docnmt.textio import read_lines
-
-    workdir = hf_workflow
-    check = json.loads((workdir / "results/hf/models/document/check.json").read_text(encoding="utf-8"))
-    sentences = len(read_lines(workdir / "corpus/test.en"))
-    assert (check["backend"], check["separator"], check["sample"]["lines"]) == ("transformers", "<brk>", sentences)
-    assert not (workdir / "data/hf/bin").exists() and not (workdir / "data/hf/bpe/codes").exists()
-    bleu = (workdir / "results/tables/bleu_ter.md").read_text(encoding="utf-8")
-    rows = {line.split("|")[1].strip(): line for line in bleu.splitlines() if line.startswith("| ")}
-    for strategy in REGISTRY:
-        assert strategy in rows and " - " not in rows[strategy].split("|", 2)[2], (strategy, bleu)
-    assert "The search on transformers (Hugging Face) models for hf" in bleu
-    perplexity = (workdir / "results/tables/perplexity.md").read_text(encoding="utf-8")
-    assert "The forced scoring on transformers (Hugging Face) models for hf" in perplexity
-    sidecar = json.loads((workdir / "results/hf/decode/test/doc-trans.json").read_text(encoding="utf-8"))
-    assert sidecar["backend"] == "transformers" and sidecar["doc_trans_mode"] == "parallel" and sidecar["converged"]
-    src = read_lines(workdir / "data/hf/bpe/test.en")
-    assert src == read_lines(workdir / "corpus/test.en"), "plain text: no Moses, no BPE"
-    docs = group(src, read_lines(workdir / "corpus/test.docids"))
-    expected = REGISTRY["doc-trans"](Decoder(HFSearcher(marian, beam=2), k=3, h=2), docs)
-    assert read_lines(workdir / "results/hf/decode/test/doc-trans.txt") == [s for d in expected for s in d]
-
-
 @pytest.mark.parametrize("which", ["marian", "m2m100"])
 def test_a_prefix_and_its_continuation_are_the_tokens_of_the_joined_text(which, request, test_docs):
     """The forced context (sentences, each followed by the separator) and the sentence after it tokenize as the
@@ -569,3 +500,45 @@ def test_a_prefix_and_its_continuation_are_the_tokens_of_the_joined_text(which, 
         context, sentence = doc.tgt[max(0, i - 2):i], doc.tgt[i]
         prefix = model.encode(" <sep> ".join(context) + " <sep>")[:-1]
         assert prefix + model.encode(sentence) == model.encode(" <sep> ".join(context + [sentence])), (context, sentence)
+
+
+def test_contrapro_accuracy_cli_scores_a_transformers_model_as_its_own_forced_scoring(marian, marian_setup_folder,
+                                                                                       test_docs, tmp_path):
+    """docnmt.score.contrastive --backend transformers on ContraPro-format examples made of demo sentences: each
+    example's decision is the comparison of HFModel.score's log-probabilities of the window with each candidate."""
+    import json
+
+    from docnmt.corpora.contrapro import Example
+    from docnmt.score import contrastive
+
+    doc = max(test_docs, key=len)
+    src, tgt = doc.src[:6], doc.tgt[:6]
+    assert len(src) == 6
+    (tmp_path / "contrapro.en").write_text("".join(s + "\n" for s in src), encoding="utf-8")
+    (tmp_path / "contrapro.de").write_text("".join(t + "\n" for t in tgt), encoding="utf-8")
+    swaps = {"er": "sie", "sie": "er", "Er": "Sie", "Sie": "Er", "es": "sie", "Es": "Sie"}
+    examples = []
+    for line in range(2, 6):
+        words = tgt[line].split()
+        contrastive_targets = tuple(" ".join(swaps.get(w, w) if i == j else w for i, w in enumerate(words))
+                                    for j in range(min(2, len(words))))
+        examples.append(Example(line - 2, doc.docid, line, line, 0, "d", line, 1, "it", "es", src[line], tgt[line],
+                                contrastive_targets))
+    (tmp_path / "examples.jsonl").write_text("".join(json.dumps(e.to_json()) + "\n" for e in examples),
+                                             encoding="utf-8")
+    out = tmp_path / "accuracy.json"
+    assert contrastive.main(["--backend", "transformers", "--model", str(marian_setup_folder), "--level", "document",
+                             "--k", "3", "--separator", "<brk>", "--src", str(tmp_path / "contrapro.en"), "--tgt",
+                             str(tmp_path / "contrapro.de"), "--examples", str(tmp_path / "examples.jsonl"),
+                             "--output", str(out)]) == 0
+    expected = 0
+    for e in examples:
+        first = e.line - 2
+        window = " <sep> ".join(src[first:e.line + 1])
+        candidates = [tgt[e.line], *e.contrastive]
+        scores = marian.score([window] * len(candidates),
+                              [" <sep> ".join(tgt[first:e.line] + [c]) for c in candidates])
+        expected += all(scores[0].logprob > other.logprob for other in scores[1:])
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["backend"] == "transformers" and "|backend:transformers" in result["signature"]
+    assert (result["overall"]["correct"], result["overall"]["total"]) == (expected, len(examples))

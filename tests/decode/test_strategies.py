@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REAL_SAMPLES, tool_env
 from docnmt.corpora.corpus import read_docids
-from docnmt.decode.cli import group
+from docnmt.decode.documents import group
 from docnmt.decode.strategies import REGISTRY, Decoder, take_over_round_one
 from docnmt.textio import InputError, read_lines
 
@@ -176,7 +176,7 @@ def with_first_pass(demo, docs, beam=BEAM):
 
 def long_documents(docs, size):
     """Consecutive documents joined into documents of at least ``size`` sentences (bench/decode's --long-docs)."""
-    from docnmt.decode.strategies import Document
+    from docnmt.decode.documents import Document
 
     out = []
     for d in docs:
@@ -312,14 +312,15 @@ def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
 @pytest.mark.parametrize("strategy", ["2-pass", "cheating"])
 def test_two_pass_and_cheating_in_one_pass_give_the_position_by_position_output(demo, strategy):
     from docnmt.decode import strategies
+    from docnmt.decode.documents import previous
     from docnmt.decode.search import Searcher
 
     docs = with_first_pass(demo, documents(demo, n_docs=0))
     one_pass, dec, _ = decode(demo, strategy, docs)
     assert dec.stats.rounds == 1
     old = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
-    context = (lambda d, i, own: strategies._prev(d.first_pass, i, 3)) if strategy == "2-pass" else \
-        (lambda d, i, own: strategies._prev(d.ref, i, 3))
+    context = (lambda d, i, own: previous(d.first_pass, i, 3)) if strategy == "2-pass" else \
+        (lambda d, i, own: previous(d.ref, i, 3))
     by_position = strategies._context_search(old, docs, context)
     assert not differing(one_pass, by_position), differing(one_pass, by_position)[:5]
     assert old.stats.rounds == max(map(len, docs))
@@ -533,7 +534,7 @@ def test_parallel_doc_trans_equals_sequential_on_real_ted_talks(demo, tmp_path):
     sequentially, with and without 2-pass's round 1, and gives sequential doc-trans's output on every sentence."""
     from docnmt.corpora.mteval import iwslt_xml
     from docnmt.decode.search import Searcher
-    from docnmt.decode.strategies import Document
+    from docnmt.decode.documents import Document
     from docnmt.preprocess import bpe
     from docnmt.preprocess.tokenize import tokenize
     from realformat import extract
@@ -566,7 +567,7 @@ def test_last_sentence_records_the_target_context_each_kept_translation_followed
     """The segments each last-sentence window generated before the kept one (docnmt.score.cxmi conditions on
     them), recorded per line: the window searched again gives those segments, then the kept translation."""
     from docnmt.decode.search import Searcher
-    from docnmt.decode.strategies import _window
+    from docnmt.decode.documents import window
     from docnmt.preprocess.windows import split
 
     docs = documents(demo, n_docs=4)
@@ -577,7 +578,7 @@ def test_last_sentence_records_the_target_context_each_kept_translation_followed
     with_context = 0
     for doc, hyps in zip(docs, out):
         for i in range(len(doc)):
-            request = dec.build(_window(doc, i - 2, i + 1))[0]
+            request = dec.build(window(doc, i - 2, i + 1))[0]
             segments = split(dec.text(searcher.search([request])[0][0]))
             assert recorded[doc.lines[i]] == segments[:-1] and hyps[i] == segments[-1], (doc.docid, i)
             with_context += bool(recorded[doc.lines[i]])

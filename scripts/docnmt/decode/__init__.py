@@ -8,7 +8,10 @@ Modules:
   backends     -- the fairseq and transformers backends behind one interface: a model, its searcher, its checks
   prefix_cache -- the forced prefix's attention cache: prefill, shared-prefix (cascade) attention,
                   row positions, forced scoring
-  strategies   -- the paper's search strategies, each a function of documents (REGISTRY)
+  documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
+                  of the strategies, the decoding CLIs and the scorers
+  registry     -- the strategy registry: each strategy's function, the models it needs, its cost and inputs
+  strategies   -- the paper's search strategies, each a function of documents, registered (REGISTRY, STRATEGIES)
   cli          -- the decoding CLI: a test set decoded with one strategy, hypotheses and a JSON sidecar
   checks       -- checks of a model trained elsewhere (checkpoint, architecture, dictionaries, separator, k, BPE)
   translate    -- raw documents translated with any strategy (tokenizer, BPE, search, detokenizer)

@@ -50,24 +50,10 @@ from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
 from .backends import BACKENDS
 from .model import add_search_arguments
-from .strategies import COST, DOC_TRANS_MODES, REGISTRY, Decoder, Document, take_over_round_one
+from .documents import group
+from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 from ..manual import argument_parser
-
-
-def group(src: list[str], docids: list[str], ref=None, first_pass=None) -> list[Document]:
-    docs: list[Document] = []
-    for line, docid in enumerate(docids):
-        if not docs or docs[-1].docid != docid:
-            docs.append(Document(docid, [], [], [] if ref is not None else None, [] if first_pass is not None else None))
-        doc = docs[-1]
-        doc.lines.append(line)
-        doc.src.append(src[line])
-        if ref is not None:
-            doc.ref.append(ref[line])
-        if first_pass is not None:
-            doc.first_pass.append(first_pass[line])
-    return docs
 
 
 def _aligned(path: Path | None, n: int, against: Path) -> list[str] | None:
@@ -173,10 +159,11 @@ def main(argv=None) -> int:
         raise InputError(args.src, "expected source sentences, found an empty file")
     ref = _aligned(args.ref, len(src), args.src)
     first_pass = _aligned(args.first_pass, len(src), args.src)
-    if args.strategy == "cheating" and ref is None:
-        parser.error("cheating needs --ref")
-    if args.strategy == "2-pass" and first_pass is None:
-        parser.error("2-pass needs --first-pass")
+    info = STRATEGIES[args.strategy]
+    if info.reference and ref is None:
+        parser.error(f"{args.strategy} needs --ref")
+    if info.first_pass and first_pass is None:
+        parser.error(f"{args.strategy} needs --first-pass")
     parallel = args.strategy == "doc-trans" and args.doc_trans_mode == "parallel"
     if parallel and first_pass is None:
         parser.error("doc-trans in parallel mode needs --first-pass (its starting contexts), or --doc-trans-mode sequential")
@@ -233,20 +220,20 @@ def main(argv=None) -> int:
         "sep_mismatch": decoder.stats.sep_mismatch,
         "context_truncated": decoder.stats.context_truncated,
         "rounds": decoder.stats.rounds,
-        "cost": COST[args.strategy],
+        "cost": info.cost,
         "signature": f"docnmt-decode|strategy:{args.strategy}|backend:{args.backend}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
                      f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}|version:{__version__}",
         "host": platform.node(),
     }
-    if args.strategy == "doc-trans":
+    if "doc_trans_mode" in info.sidecar:
         sidecar["doc_trans_mode"] = args.doc_trans_mode
     if parallel:
         sidecar.update(redecoded_per_round=decoder.stats.redecoded, round_one_reused=decoder.stats.round_one_reused,
                        converged=decoder.stats.converged, sequential_from_round=decoder.stats.sequential_from_round,
                        max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
-    if args.strategy == "last-sentence":  # the target context of each kept translation (docnmt.score.cxmi)
+    if "generated_context" in info.sidecar:  # the target context of each kept translation (docnmt.score.cxmi)
         sidecar["generated_context"] = [decoder.stats.generated_context.get(line, []) for line in range(len(src))]
-    if args.strategy in ("2-pass", "cheating"):
+    if "sep_mismatch_lines" in info.sidecar:
         sidecar["sep_mismatch_lines"] = sorted(line + 1 for line in decoder.stats.sep_mismatch_lines)
     if first_pass_sha256 is not None:
         sidecar["first_pass_sha256"] = first_pass_sha256

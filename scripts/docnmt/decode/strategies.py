@@ -85,28 +85,12 @@ error naming its line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 from .. import SEP
 from ..preprocess.windows import join, split
-
-
-@dataclass
-class Document:
-    """One document of the test set at BPE level, with its global line numbers."""
-
-    docid: str
-    lines: list[int]
-    src: list[str]
-    ref: list[str] | None = None
-    first_pass: list[str] | None = None
-    #: 2-pass's hypotheses of this document and whether each had a ``<sep>`` mismatch: parallel
-    #: doc-trans takes them as its round 1 instead of decoding it again (module docstring)
-    round_one: list[str] | None = None
-    round_one_mismatch: list[bool] | None = None
-
-    def __len__(self) -> int:
-        return len(self.src)
+from .documents import Document, previous, window
+from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, strategy  # noqa: F401 (the registry)
 
 
 @dataclass
@@ -241,34 +225,6 @@ class Decoder:
         return self.searcher.search(requests)
 
 
-Strategy = Callable[[Decoder, list[Document]], list[list[str]]]
-def models_needed(strategy: str, doc_trans_mode: str = "sequential") -> set[str]:
-    """The models a strategy decodes with: sentence-level the sentence-level model; 2-pass and parallel
-    doc-trans both (they start from its hypotheses); every other strategy the document-level model."""
-    if strategy == "sentence-level":
-        return {"sentence"}
-    if strategy == "2-pass" or (strategy == "doc-trans" and doc_trans_mode == "parallel"):
-        return {"sentence", "document"}
-    return {"document"}
-
-
-REGISTRY: dict[str, Strategy] = {}
-#: The seed's cost table (decoder forward passes) per strategy, as a factor of N*L.
-COST = {}
-
-
-def strategy(name: str, cost: str):
-    def register(func):
-        REGISTRY[name] = func
-        COST[name] = cost
-        func.strategy_name = name
-        return func
-
-    return register
-
-
-def _window(doc: Document, start: int, stop: int) -> list[str]:
-    return doc.src[max(0, start):min(len(doc), stop)]
 
 
 def _by_position(docs: list[Document]):
@@ -284,7 +240,7 @@ def _context_search(dec: Decoder, docs: list[Document], context_of) -> list[list
     index = {id(d): n for n, d in enumerate(docs)}
     for i, active in _by_position(docs):
         requests = [
-            dec.request(_window(d, i - dec.k + 1, i + 1), context_of(d, i, out[index[id(d)]]), d.lines[i])
+            dec.request(window(d, i - dec.k + 1, i + 1), context_of(d, i, out[index[id(d)]]), d.lines[i])
             for d in active
         ]
         for d, nbest in zip(active, dec.search_round(requests)):
@@ -296,7 +252,7 @@ def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> lis
     """Every sentence of every document in one search call, target context ``context_of(doc, i)`` known in advance."""
     flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
     requests = [
-        dec.request(_window(docs[n], i - dec.k + 1, i + 1), context_of(docs[n], i), docs[n].lines[i]) for n, i in flat
+        dec.request(window(docs[n], i - dec.k + 1, i + 1), context_of(docs[n], i), docs[n].lines[i]) for n, i in flat
     ]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
@@ -324,12 +280,12 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     truncated = [[False] * len(d) for d in docs]
     mismatch = [[False] * len(d) for d in docs]
     dirty = [set(range(len(d))) for d in docs]  # per document: sentences whose context changed since their decode
-    converged, parallel, previous, rounds = False, True, None, 0
+    converged, parallel, last_round, rounds = False, True, None, 0
 
     def keyed(n: int, i: int, context: Sequence[str]) -> tuple:
         """Sentence i of document n with target ``context``: (request, its key token by token, truncated)."""
         d = docs[n]
-        request, cut = dec.build(_window(d, i - dec.k + 1, i + 1), _prev(context, i, dec.k), d.lines[i])
+        request, cut = dec.build(window(d, i - dec.k + 1, i + 1), previous(context, i, dec.k), d.lines[i])
         return request, (tuple(request.source), tuple(request.prefix)), cut
 
     def record(n: int, i: int, key: tuple, cut: bool, text: str, mismatched: bool) -> None:
@@ -346,8 +302,8 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
             for i in range(len(d)):
                 _, key, cut = keyed(n, i, d.first_pass)
                 record(n, i, key, cut, d.round_one[i], d.round_one_mismatch[i])
-        rounds, previous = 1, sum(map(len, docs))
-        dec.stats.redecoded.append(previous)
+        rounds, last_round = 1, sum(map(len, docs))
+        dec.stats.redecoded.append(last_round)
         dec.stats.round_one_reused = True
 
     def stale(n: int, first_only: bool) -> list[tuple]:
@@ -371,11 +327,11 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
         if dec.max_rounds is not None and rounds >= dec.max_rounds:
             break
         rounds += 1
-        if parallel and previous is not None and len(pending) > dec.switch_share * previous:
+        if parallel and last_round is not None and len(pending) > dec.switch_share * last_round:
             parallel = False
             dec.stats.sequential_from_round = rounds
             pending = _first_per_document(pending)
-        previous = len(pending)
+        last_round = len(pending)
         dec.stats.redecoded.append(len(pending))
         dec.stats.requests += len(pending)
         for n, i, *_ in pending:  # before the outputs below mark their successors
@@ -404,11 +360,7 @@ def _first_per_document(pending: list[tuple]) -> list[tuple]:
     """The first of each document's entries in ``pending`` (sorted by document, then sentence)."""
     return [p for j, p in enumerate(pending) if j == 0 or pending[j - 1][0] != p[0]]
 
-def _prev(sentences: Sequence[str], i: int, k: int) -> list[str]:
-    return list(sentences[max(0, i - k + 1):i])
-
-
-@strategy("sentence-level", "O(NL)")
+@strategy("sentence-level", "O(NL)", models=("sentence",))
 def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """The baseline: the sentence-level model, each sentence alone.
 
@@ -441,7 +393,7 @@ def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return out
 
 
-@strategy("full-segment", "O(NL)")
+@strategy("full-segment", "O(NL)", contrapro=False)
 def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Non-overlapping windows F_1^k, F_{k+1}^{2k}, ..., each translated whole and split on <sep>.
 
@@ -477,7 +429,7 @@ def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[li
     windows = {}
     for n, i in flat:
         d = docs[n]
-        windows[(n, i)] = _window(d, i - dec.k + 1, i + 1) if keep_last else _window(d, i, i + dec.k)
+        windows[(n, i)] = window(d, i - dec.k + 1, i + 1) if keep_last else window(d, i, i + dec.k)
     requests = [dec.request(windows[key], (), docs[key[0]].lines[key[1]], drop_newest=not keep_last) for key in flat]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
@@ -490,7 +442,7 @@ def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[li
     return out
 
 
-@strategy("last-sentence", "O(NLk)")
+@strategy("last-sentence", "O(NLk)", sidecar=("generated_context",))
 def last_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Overlapping windows F_{i-k+1}^i (Eq. 1); keep the last segment as the translation of F_i.
 
@@ -508,14 +460,14 @@ def first_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return _overlapping(dec, docs, keep_last=False)
 
 
-@strategy("2-pass", "O(2NL)")
+@strategy("2-pass", "O(2NL)", first_pass=True, sidecar=("sep_mismatch_lines",))
 def two_pass(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Target context from a sentence-level first pass Ẽ_1^M:
 
     E_i = argmax_E p(E | F_{i-k+1}^i, Ẽ_{i-k+1}^{i-1}).  Cost O(2NL) (first pass included).
     """
     _need_first_pass(docs, "2-pass")
-    return _known_context_search(dec, docs, lambda d, i: _prev(d.first_pass, i, dec.k))
+    return _known_context_search(dec, docs, lambda d, i: previous(d.first_pass, i, dec.k))
 
 
 def _need_first_pass(docs: list[Document], who: str) -> None:
@@ -524,7 +476,7 @@ def _need_first_pass(docs: list[Document], who: str) -> None:
             raise ValueError(f"{who} needs the sentence-level hypotheses (first pass)")
 
 
-@strategy("doc-trans", "O(NL)")
+@strategy("doc-trans", "O(NL)", parallel_first_pass=True, sidecar=("doc_trans_mode",))
 def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Sentence by sentence, the model's own earlier output as target context:
 
@@ -538,10 +490,10 @@ def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     if dec.doc_trans_mode == "parallel":
         _need_first_pass(docs, "parallel doc-trans")
         return _fixed_point(dec, docs)
-    return _context_search(dec, docs, lambda d, i, own: _prev(own, i, dec.k))
+    return _context_search(dec, docs, lambda d, i, own: previous(own, i, dec.k))
 
 
-@strategy("cheating", "O(NL)")
+@strategy("cheating", "O(NL)", reference=True, sidecar=("sep_mismatch_lines",))
 def cheating(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """The reference as target context (analysis only):
 
@@ -550,7 +502,7 @@ def cheating(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     for d in docs:
         if d.ref is None:
             raise ValueError("cheating needs the reference")
-    return _known_context_search(dec, docs, lambda d, i: _prev(d.ref, i, dec.k))
+    return _known_context_search(dec, docs, lambda d, i: previous(d.ref, i, dec.k))
 
 
 @dataclass
@@ -578,7 +530,7 @@ def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
             n = position[id(d)]
             for cand in beams[n]:
                 owners.append((n, cand))
-                requests.append(dec.request(_window(d, i - dec.k + 1, i + 1), _prev(cand.sentences, i, dec.k), d.lines[i]))
+                requests.append(dec.request(window(d, i - dec.k + 1, i + 1), previous(cand.sentences, i, dec.k), d.lines[i]))
         expanded: dict[int, list[_Candidate]] = {}
         for (n, cand), nbest in zip(owners, dec.search_round(requests)):
             for hyp in nbest[:dec.h]:

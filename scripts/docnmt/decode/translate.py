@@ -64,12 +64,13 @@ import sys
 import time
 from pathlib import Path
 
-from .. import SEP
+from .. import SEP, layout
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
 from .backends import BACKENDS
 from .model import add_search_arguments
-from .strategies import DOC_TRANS_MODES, REGISTRY, Decoder, Document, models_needed
+from .documents import Document
+from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed
 from ..manual import argument_parser
 
 # ---- input and output ---------------------------------------------------------
@@ -131,8 +132,10 @@ def write_documents(output: Path, layout: str, documents, translations: list[lis
 class ProgressSearcher:
     """A searcher whose every search batch prints a progress line (requests searched, sentences/s) to stderr."""
 
-    def __init__(self, searcher, name: str, sentences: int, stream=sys.stderr):
-        self._searcher, self._name, self._sentences, self._stream = searcher, name, sentences, stream
+    def __init__(self, searcher, name: str, sentences: int, stream=None):
+        # the stream of the call (sys.stderr then, not when this module was imported)
+        self._searcher, self._name, self._sentences = searcher, name, sentences
+        self._stream = sys.stderr if stream is None else stream
         self.searched = self.batches = 0
         self.started = time.perf_counter()
         inner = searcher._search_batch
@@ -180,18 +183,18 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
                        codes=codes if codes == "none" else str(Path(workdir) / codes))
         if "language_codes" in models:  # a transformers model with language tokens
             options.update(src_lang=models["language_codes"]["src"], tgt_lang=models["language_codes"]["tgt"])
-    else:
+    else:  # the workflow's own models, where it keeps them (docnmt.layout, as rules/common.smk)
         for level in ("sentence", "document"):
-            options[f"{level}_model"] = Path(workdir) / f"results/{task}/models/{level}/checkpoint_best.pt"
-            options[f"{level}_data"] = Path(workdir) / f"data/{task}/bin/{level}"
-        options.update(k=config["k"], separator=SEP, tokenize="moses", codes=str(Path(workdir) / f"data/{task}/bpe/codes"))
+            options[f"{level}_model"] = Path(workdir) / layout.model_file(task, level)
+            options[f"{level}_data"] = Path(workdir) / layout.binarized(task, level)
+        options.update(k=config["k"], separator=SEP, tokenize="moses", codes=str(Path(workdir) / layout.bpe_codes(task)))
     return options
 
 
 # ---- translation -------------------------------------------------------------------
 def translate(documents, pipeline: TextPipeline, strategy: str, document_model=None, sentence_model=None,
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
-              doc_trans_mode: str = "sequential", input_name: str = "input", stream=sys.stderr) -> list[list[str]]:
+              doc_trans_mode: str = "sequential", input_name: str = "input", stream=None) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
     from .backends import make_searcher
 
@@ -240,7 +243,8 @@ def main(argv=None) -> int:
     parser.add_argument("--src-lang", help="the source language (Moses rules); transformers: the model's source "
                                            "language code, where it has language tokens")
     parser.add_argument("--tgt-lang", help="the target language; transformers: the model's target language code")
-    parser.add_argument("--strategy", default="doc-trans", choices=[s for s in REGISTRY if s != "cheating"])
+    parser.add_argument("--strategy", default="doc-trans",
+                        choices=[name for name, info in STRATEGIES.items() if not info.reference])
     parser.add_argument("--doc-trans-mode", default="sequential", choices=DOC_TRANS_MODES,
                         help="doc-trans: sequential (default) or parallel (the same translations; needs the "
                              "sentence-level model for its first pass)")

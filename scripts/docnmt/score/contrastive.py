@@ -15,6 +15,10 @@ An example is correct only if its correct target scores strictly higher than
 every contrastive target (a tie counts as wrong). Accuracy is reported
 overall, by antecedent distance (0, 1, 2, 3, >3) and by reference pronoun.
 
+A Hugging Face model (``--backend transformers``, a model folder, no
+``--data`` or ``--codes``) scores plain text: the contrastive targets as
+ContraPro writes them, the mini-corpus as it is; its tokenizer segments both.
+
 CLI::
 
     python -m docnmt.score.contrastive --model ckpt.pt --data bin/document --level document --k 3 \
@@ -85,14 +89,19 @@ def main(argv=None) -> int:
     parser.add_argument("--src", required=True, type=Path, help="BPE source of the ContraPro mini-corpus")
     parser.add_argument("--tgt", required=True, type=Path, help="BPE target (reference) of the ContraPro mini-corpus")
     parser.add_argument("--examples", required=True, type=Path, help="contrapro.examples.jsonl")
-    parser.add_argument("--codes", required=True, type=Path, help="BPE codes (to encode the contrastive targets)")
-    parser.add_argument("--tgt-lang", default="de")
+    parser.add_argument("--codes", type=Path, help="fairseq: BPE codes (to encode the contrastive targets)")
+    parser.add_argument("--tgt-lang", default="de", help="the target language (Moses rules; transformers: the "
+                                                         "model's language code, where it has language tokens)")
+    parser.add_argument("--src-lang", help="transformers: the model's source language code, where it has language "
+                                           "tokens")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
-    if args.backend != "fairseq":
-        parser.error("ContraPro accuracy runs on fairseq models so far: its contrastive targets are encoded with "
-                     "Moses and BPE (a transformers backend is issue 30's)")
+    hf = args.backend == "transformers"
+    if hf and args.codes is not None:
+        parser.error("--codes is for fairseq models: a transformers model's tokenizer segments the plain targets")
+    if not hf and args.codes is None:
+        parser.error("--codes (the fairseq model's BPE codes, to encode the contrastive targets) is required")
 
     from ..preprocess import bpe, tokenize
     from ..decode.backends import model_from_args
@@ -104,13 +113,14 @@ def main(argv=None) -> int:
     for example in examples:
         if example.line >= len(src_lines):
             raise InputError(args.examples, f"example {example.index} points to line {example.line + 1}, past the end of {args.src}")
-    codes = bpe.load(args.codes)
-    candidates = [
-        [tgt_lines[e.line]] + [bpe.apply(codes, tokenize.tokenize(c, args.tgt_lang)) for c in e.contrastive]
-        for e in examples
-    ]
+    if hf:  # plain text, as the mini-corpus is for such a model
+        candidates = [[tgt_lines[e.line]] + list(e.contrastive) for e in examples]
+    else:
+        codes = bpe.load(args.codes)
+        candidates = [[tgt_lines[e.line]] + [bpe.apply(codes, tokenize.tokenize(c, args.tgt_lang))
+                                             for c in e.contrastive] for e in examples]
     sources, targets, owners = build_inputs(examples, src_lines, tgt_lines, candidates, args.level, args.k)
-    model = model_from_args(parser, args)
+    model = model_from_args(parser, args, **({"src_lang": args.src_lang, "tgt_lang": args.tgt_lang} if hf else {}))
     start = time.perf_counter()
     scores = model.score(sources, targets, after_last_sep=args.level == "document", batch_size=args.batch_size)
     seconds = time.perf_counter() - start
@@ -123,8 +133,9 @@ def main(argv=None) -> int:
     result = {
         "metric": "contrapro-accuracy",
         "signature": f"contrapro-accuracy|level:{args.level}|k:{args.k if args.level == 'document' else 1}"
-                     f"|context:reference-left|tie:wrong|score:sum-logprob|dtype:{model.dtype}",
+                     f"|context:reference-left|tie:wrong|score:sum-logprob|dtype:{model.dtype}|backend:{args.backend}",
         "model": str(args.model),
+        "backend": args.backend,
         "device": model.device,
         "dtype": model.dtype,
         "level": args.level,

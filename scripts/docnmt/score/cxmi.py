@@ -89,7 +89,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..decode.strategies import Document, _prev
+from ..decode.documents import Document, previous
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
 from ..manual import argument_parser
@@ -133,7 +133,7 @@ def _full_segment(doc, i, k, texts, fits):
 
 
 def _last_sentence(doc, i, k, texts, fits):
-    prefix = texts.generated[i] if texts.generated is not None else _prev(texts.own, i, k)
+    prefix = texts.generated[i] if texts.generated is not None else previous(texts.own, i, k)
     return Context(_left(doc, i, k), tuple(prefix))
 
 
@@ -143,15 +143,15 @@ def _first_sentence(doc, i, k, texts, fits):
 
 
 def _two_pass(doc, i, k, texts, fits):
-    return Context(_left(doc, i, k), tuple(_prev(texts.first_pass, i, k)))
+    return Context(_left(doc, i, k), tuple(previous(texts.first_pass, i, k)))
 
 
 def _own_output(doc, i, k, texts, fits):
-    return Context(_left(doc, i, k), tuple(_prev(texts.own, i, k)))
+    return Context(_left(doc, i, k), tuple(previous(texts.own, i, k)))
 
 
 def _reference(doc, i, k, texts, fits):
-    return Context(_left(doc, i, k), tuple(_prev(doc.ref, i, k)))
+    return Context(_left(doc, i, k), tuple(previous(doc.ref, i, k)))
 
 
 #: Per strategy, the context its hypothesis of sentence i was conditioned on (module docstring's table).
@@ -287,7 +287,7 @@ def _generated_context(path: Path | None, n_lines: int):
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..decode.cli import group
+    from ..decode.documents import group
     from ..decode.backends import BACKENDS, make_searcher, model_from_args
     from ..decode.model import add_dtype_argument, add_separator_argument
     from ..decode.strategies import Decoder

@@ -42,9 +42,8 @@ import math
 import time
 from pathlib import Path
 
-from ..decode.cli import group
+from ..decode.documents import group, previous, window
 from .evalset import parse_systems, read_documents, read_system
-from ..decode.strategies import _prev, _window
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
 
@@ -65,7 +64,7 @@ def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[
             if level == "sentence":
                 requests.append(Request(model.encode(doc.src[i], source=True), []))
             else:  # the context must leave room for the scored sentence: the oldest is dropped first
-                requests.append(decoder.request(_window(doc, i - k + 1, i + 1), _prev(doc.ref, i, k), line,
+                requests.append(decoder.request(window(doc, i - k + 1, i + 1), previous(doc.ref, i, k), line,
                                                 continuation=len(target)))
             targets.append(target)
     return requests, targets

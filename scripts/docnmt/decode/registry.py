@@ -1,0 +1,78 @@
+"""The strategy registry: every search strategy's function with what the workflow, the CLIs and the tables know
+of it (:class:`StrategyInfo`: the models it needs, its cost, its inputs, what its sidecar records).
+
+:mod:`docnmt.decode.strategies` registers each strategy with :func:`strategy` when it is imported, and
+re-exports these names: read the registry from there (``from docnmt.decode.strategies import STRATEGIES``).
+The workflow makes one decode rule per configured strategy from it (``rules/decode.smk``, rule
+:attr:`StrategyInfo.rule`); the CLI map (:mod:`docnmt.manual`) and the Slurm profile name those rules, and
+``tests/test_docs.py`` checks both against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+#: A strategy: (Decoder, documents) -> one list of hypotheses per document.
+Strategy = Callable[..., list[list[str]]]
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    """A strategy as the workflow, the CLIs and the tables know it: its function and what it needs and costs.
+
+    ``cost``: decoder forward passes as a factor of N*L (the paper's Table 1); ``models``: the models it decodes
+    with; ``reference``: it needs the reference (cheating); ``first_pass``: it needs the sentence-level hypotheses
+    (2-pass), or does so in doc-trans's parallel mode (``parallel_first_pass``); ``contrapro``: it applies to
+    ContraPro, whose sentences are not adjacent (not full-segment, the paper's "-"); ``sidecar``: the keys its
+    decode's sidecar records beyond every strategy's (:mod:`docnmt.decode.cli`).
+    """
+
+    name: str
+    run: Strategy
+    cost: str
+    models: tuple[str, ...] = ("document",)
+    reference: bool = False
+    first_pass: bool = False
+    parallel_first_pass: bool = False
+    contrapro: bool = True
+    sidecar: tuple[str, ...] = ()
+
+    @property
+    def rule(self) -> str:
+        """The workflow's decode rule: an identifier (decode_2_pass for 2-pass, decode_doc_trans_beam, ...)."""
+        return f"decode_{self.name.replace('-', '_')}"
+
+    def models_needed(self, doc_trans_mode: str = "sequential") -> set[str]:
+        """The models it decodes with, the sentence-level one included where it starts from its hypotheses."""
+        needed = set(self.models)
+        if self.first_pass or (self.parallel_first_pass and doc_trans_mode == "parallel"):
+            needed.add("sentence")
+        return needed
+
+
+#: Every strategy (in this module's order): the registry the workflow's rules, the CLIs and the tables read.
+STRATEGIES: dict[str, StrategyInfo] = {}
+#: Each strategy's function (``STRATEGIES[name].run``).
+REGISTRY: dict[str, Strategy] = {}
+#: The seed's cost table (decoder forward passes) per strategy, as a factor of N*L.
+COST: dict[str, str] = {}
+
+
+def models_needed(strategy: str, doc_trans_mode: str = "sequential") -> set[str]:
+    """The models a strategy decodes with: sentence-level the sentence-level model; 2-pass and parallel
+    doc-trans both (they start from its hypotheses); every other strategy the document-level model."""
+    return STRATEGIES[strategy].models_needed(doc_trans_mode)
+
+
+def strategy(name: str, cost: str, **needs):
+    """Registers a strategy's function with its :class:`StrategyInfo` (``needs``: its fields beyond the cost)."""
+
+    def register(func):
+        STRATEGIES[name] = StrategyInfo(name, func, cost, **needs)
+        REGISTRY[name] = func
+        COST[name] = cost
+        func.strategy_name = name
+        return func
+
+    return register
