@@ -67,9 +67,9 @@ def generate_batches(searcher, requests):
         for row, i in enumerate(batch):
             nbest = []
             for b in range(beam):
-                tokens = [t for t in out.sequences[row * beam + b, width:].tolist() if t != searcher.pad]
-                if tokens and tokens[-1] == searcher.eos:
-                    tokens = tokens[:-1]
+                tokens = out.sequences[row * beam + b, width:].tolist()
+                while tokens and tokens[-1] in (searcher.eos, searcher.pad):  # </s> and generate's fill after it
+                    tokens.pop()
                 nbest.append((tokens, float(out.sequences_scores[row * beam + b])))
             results[i] = nbest
     return results, time.perf_counter() - start
