@@ -87,8 +87,6 @@ def shell_commands(page: Path, section: str | None = None) -> list[str]:
 
 #: How much lower the tests' CPU priority is than the background demo's (os.nice).
 DEMO_PRIORITY = 10
-#: How much lower the background worker's priority is than the demo's: between the demo and the tests.
-WORKER_PRIORITY = 5
 
 #: `make demo`'s Snakemake, on CPU: the CPU profile (each GPU rule on one thread, as many at once as cores).
 DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--config", "tasks=[demo]")
@@ -232,11 +230,8 @@ def background_worker(request, tmp_path_factory):
     Prepared.base = tmp_path_factory.mktemp("background")
     queue = background_queue(request.session.items)
     stop = threading.Event()
-    demo = any(needs_demo(item) for item in request.session.items)
 
     def work() -> None:
-        if demo:  # below the demo, above the tests' thread (demo_run): the tests wait for this thread's setups
-            os.nice(WORKER_PRIORITY)
         for prepared in queue:
             if stop.is_set():
                 return
@@ -272,12 +267,9 @@ class DemoRun:
         command = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
                    str(workdir), *DEMO_COMMAND]
         self.started = time.perf_counter()
-        # A process group of its own (stopped as one), in the tests' session: where the kernel schedules by session
-        # (autogroups, Linux's default on many machines), a session of its own would get half the cores whatever
-        # the nice values, and the tests' lowered priority would not reach it.
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=tool_env(),
-                                            process_group=0)
+                                            start_new_session=True)
         threading.Thread(target=self._note_the_end, name="demo watcher", daemon=True).start()
         self.seconds: float | None = None
 
@@ -323,12 +315,10 @@ def demo_run(request, tmp_path_factory):
     run = DemoRun(Path(reuse) if reuse else tmp_path_factory.mktemp("demo-trained"))
     # The demo is the longest chain of the session, and its tests wait for it: the tests' thread, and everything
     # it starts from now on, yields the cores to it (a thread's nice value is its own on Linux; its subprocesses
-    # inherit it). The background worker's thread lowers its own less (WORKER_PRIORITY): the tests wait for its
-    # setups.
-    # Measured on 2 cores, fresh clones, while the demo had a session of its own (so that the kernel's per-session
-    # scheduling gave it half the cores whatever the nice values): at equal priority the demo finished at 911 s of
-    # a 1071 s session (a run that other work on the machine also slowed), with the tests' thread lowered at 664 s
-    # of 929 s; with the worker lowered as much, at 734 s, but the worker's setups at 871 s, the session at 1005 s.
+    # inherit it). The background worker's thread keeps its priority: its setups are what the tests wait for next.
+    # Measured on 2 cores, fresh clones: at equal priority the demo finished at 911 s of a 1071 s session (a run
+    # that other work on the machine also slowed), with the tests' thread lowered at 664 s of 929 s. With the
+    # worker lowered too, the demo finished at 734 s, but the worker's setups at 871 s, and the session at 1005 s.
     # Work the worker starts that is long and not waited for (the Slurm cluster's jobs) yields to the demo too.
     os.nice(DEMO_PRIORITY)
     yield run
