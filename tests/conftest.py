@@ -320,6 +320,10 @@ def demo_run(request, tmp_path_factory):
     # that other work on the machine also slowed), with the tests' thread lowered at 664 s of 929 s. With the
     # worker lowered too, the demo finished at 734 s, but the worker's setups at 871 s, and the session at 1005 s.
     # Work the worker starts that is long and not waited for (the Slurm cluster's jobs) yields to the demo too.
+    # The demo has a session of its own, and this kernel schedules by session (autogroups): the nice values order
+    # the tests' threads, while the demo's session and the tests' share the cores. Run in the tests' session (a
+    # process group of its own) with the worker at nice 5, the demo finished at 693 s, the session at 1029 s
+    # instead of 942 s: the tests' own work then waited.
     os.nice(DEMO_PRIORITY)
     yield run
     run.stop()
