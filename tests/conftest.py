@@ -322,8 +322,8 @@ def demo_run(request, tmp_path_factory):
     # Work the worker starts that is long and not waited for (the Slurm cluster's jobs) yields to the demo too.
     # The demo has a session of its own, and this kernel schedules by session (autogroups): the nice values order
     # the tests' threads, while the demo's session and the tests' share the cores. Run in the tests' session (a
-    # process group of its own) with the worker at nice 5, the demo finished at 693 s, the session at 1029 s
-    # instead of 942 s: the tests' own work then waited.
+    # process group of its own) with the worker at nice 5, the demo finished at 693 s instead of 744 s, but the
+    # session took 971 s instead of 943 s: the tests' own work then waited.
     os.nice(DEMO_PRIORITY)
     yield run
     run.stop()
