@@ -163,7 +163,8 @@ def cluster_setup(directory: Path) -> dict:
     Prepared.at_end(lambda: stop_cluster(directory))
     started = time.perf_counter()
     try:
-        # the daemons, and so the jobs, yield the cores to the session's demo (conftest.DEMO_PRIORITY)
+        # the daemons, and so the jobs, at the tests' priority below the demo's (conftest.DEMO_PRIORITY); where the
+        # kernel schedules by session (autogroups) this orders nothing, since the daemons start sessions of their own
         start = subprocess.run(["nice", "-n", str(DEMO_PRIORITY), "bash", str(CLUSTER_SH), "start", str(directory)],
                                capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired as timeout:
