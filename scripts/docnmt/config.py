@@ -99,7 +99,7 @@ def _describe(error) -> str:
 def _check_models(name: str, task: dict) -> None:
     """What the schema cannot say clearly about a task's models: a fairseq model has a data folder, a transformers
     model none (its folder holds the tokenizer, which segments plain text, so neither Moses nor BPE applies, and
-    ContraPro accuracy needs fairseq so far); the default of ``tokenize`` by backend."""
+    the workflow's ContraPro evaluation needs fairseq so far); the default of ``tokenize`` by backend."""
     models, key = task["models"], f"task_settings.{name}.models"
     backend = models["backend"]
     for level in ("sentence", "document"):

@@ -452,6 +452,38 @@ def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(mar
     assert sidecar["hypotheses"] == sidecar["sentences"] == 8 and sidecar["decoder_positions"] > 0
 
 
+@pytest.mark.parametrize("backend, data, message", [
+    ("fairseq", None, "a fairseq checkpoint needs its data folder (--data), or use --backend transformers"),
+    ("transformers", "bin", "a data folder is for fairseq models; a transformers model folder holds its tokenizer"),
+])
+def test_a_model_without_the_data_folder_its_backend_needs_is_a_usage_error_naming_it(test_docs, tmp_path, capsys,
+                                                                                    backend, data, message):
+    """The decode CLI and the scorers load their model through backends.model_from_args: a fairseq checkpoint
+    without --data, or a transformers folder with one, stops before anything is loaded, naming the path."""
+    from docnmt.decode.cli import main
+    from docnmt.score import perplexity
+
+    files = write_test_set(short_documents(test_docs, 1, 2), tmp_path)
+    model = tmp_path / "model"
+    extra = [] if data is None else ["--data", str(tmp_path / data)]
+    named = model if data is None else tmp_path / data
+    out = [str(tmp_path / f"out.{ext}") for ext in ("bpe", "txt", "json")]
+    runs = [
+        lambda: main(["--backend", backend, "--strategy", "no-context", "--model", str(model), *extra, "--src",
+                      str(files["src"]), "--docids", str(files["docids"]), "--tgt-lang", "de", "--output-bpe", out[0],
+                      "--output", out[1], "--sidecar", out[2]]),
+        lambda: perplexity.main(["--backend", backend, "--model", str(model), *extra, "--level", "sentence", "--src",
+                                 str(files["src"]), "--docids", str(files["docids"]),
+                                 "--system", f"reference={files['ref']}", "--output", out[2]]),
+    ]
+    for run in runs:
+        with pytest.raises(SystemExit) as stop:
+            run()
+        assert stop.value.code == 2
+        assert f"{named}: {message}" in capsys.readouterr().err
+    assert not any(Path(o).exists() for o in out)
+
+
 def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_scoring(marian, marian_setup_folder,
                                                                                         test_docs, tmp_path):
     """docnmt-perplexity and docnmt-cxmi with --backend transformers: the reference's perplexity and CXMI equal

@@ -20,9 +20,14 @@ from typing import Sequence
 
 from .. import SEP
 from ..textio import InputError
+from .model import BACKENDS
 
-#: What ``--backend`` takes.
-BACKENDS = ("fairseq", "transformers")
+
+def _data_folder(model, data):
+    """``data``; an InputError naming ``model`` where a fairseq checkpoint comes without its data folder."""
+    if data is None:
+        raise InputError(model, "a fairseq checkpoint needs its data folder (dict.SRC.txt, dict.TGT.txt)")
+    return data
 
 
 def backend_of(model) -> str:
@@ -38,9 +43,7 @@ def load_model(backend: str, model: os.PathLike | str, data: os.PathLike | str |
     if backend == "fairseq":
         from .model import Model
 
-        if data is None:
-            raise InputError(model, "a fairseq checkpoint needs its data folder (dict.SRC.txt, dict.TGT.txt)")
-        return Model(model, data, device=device, dtype=dtype, separator=separator)
+        return Model(model, _data_folder(model, data), device=device, dtype=dtype, separator=separator)
     if backend == "transformers":
         from .hf import HFModel
 
@@ -67,9 +70,7 @@ def check(backend: str, model: os.PathLike | str, data: os.PathLike | str | None
 
     if backend == "transformers":
         return check_transformers_model(model, level, separator, k, src_lang, tgt_lang, sample)
-    if data is None:
-        raise InputError(Path(model), "a fairseq checkpoint needs its data folder (dict.SRC.txt, dict.TGT.txt)")
-    return check_model(model, data, level, separator, k)
+    return check_model(model, _data_folder(model, data), level, separator, k)
 
 
 def model_from_args(parser, args, model: Path | None = None, data: Path | None = None, **languages):

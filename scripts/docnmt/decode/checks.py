@@ -57,6 +57,7 @@ from typing import Sequence
 from .. import SEP
 from ..textio import InputError, atomic_write, cli_errors, read_lines
 from ..manual import argument_parser
+from .model import add_backend_argument, add_language_code_arguments
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
@@ -295,15 +296,11 @@ def _write_report(output: Path | None, report: dict) -> None:
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.decode.checks", __doc__.split("\n\n")[0])
-    parser.add_argument("--backend", default="fairseq", choices=["fairseq", "transformers"],
-                        help="fairseq (a checkpoint and its data folder, the default) or transformers (a Hugging "
-                             "Face save_pretrained folder)")
+    add_backend_argument(parser)
     parser.add_argument("--model", required=True, type=Path,
                         help="the fairseq checkpoint, or the transformers model folder")
     parser.add_argument("--data", type=Path, help="fairseq: its data folder (dict.SRC.txt, dict.TGT.txt)")
-    parser.add_argument("--src-lang", help="transformers: the source language code of a model with language tokens "
-                                           "(e.g. eng_Latn for NLLB, en for M2M100, en_XX for mBART-50)")
-    parser.add_argument("--tgt-lang", help="transformers: the target language code of such a model")
+    add_language_code_arguments(parser)
     parser.add_argument("--level", required=True, choices=["sentence", "document"])
     parser.add_argument("--separator", default=SEP, help="the document-level model's separator token (default <sep>)")
     parser.add_argument("--k", type=int, help="sentences per window the document-level model was trained with")

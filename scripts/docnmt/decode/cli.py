@@ -48,8 +48,7 @@ from pathlib import Path
 from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
-from .backends import BACKENDS
-from .model import add_search_arguments
+from .model import add_backend_argument, add_search_arguments
 from .documents import group
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
@@ -111,9 +110,7 @@ def _positive(text: str) -> int:
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.decode.cli", __doc__.split("\n\n")[0])
     parser.add_argument("--strategy", required=True, choices=list(REGISTRY))
-    parser.add_argument("--backend", default="fairseq", choices=BACKENDS,
-                        help="fairseq (a checkpoint and its data folder, the default) or transformers (a Hugging Face "
-                             "model folder; plain text in and out)")
+    add_backend_argument(parser)
     parser.add_argument("--model", required=True, type=Path, help="the document-level model (sentence-level for sentence-level)")
     parser.add_argument("--data", type=Path, help="fairseq: its binarized data folder (dictionary)")
     parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")
@@ -143,12 +140,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sidecar", required=True, type=Path)
     args = parser.parse_args(argv)
     hf = args.backend == "transformers"
-    if args.data is None and not hf:
-        parser.error("--data (the fairseq model's data folder) is required, or --backend transformers")
-    if args.data is not None and hf:
-        parser.error("--data is for fairseq models: a transformers model folder holds its tokenizer")
 
-    from .backends import load_model, make_searcher
+    from .backends import make_searcher, model_from_args
     from ..preprocess.tokenize import detokenize
 
     src = read_lines(args.src)
@@ -174,8 +167,7 @@ def main(argv=None) -> int:
                      "it needs --strategy doc-trans --doc-trans-mode parallel")
     docs = group(src, docids, ref, first_pass)
 
-    model = load_model(args.backend, args.model, args.data, device=args.device, dtype=args.dtype,
-                       separator=args.separator, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
     first_pass_sha256 = None if args.first_pass is None else _sha256(args.first_pass)
     round_one = None if args.round_one is None else _round_one(args, model, len(src), first_pass_sha256)
     if round_one is not None:

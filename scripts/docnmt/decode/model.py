@@ -157,6 +157,24 @@ class Model:
         return results
 
 
+#: What ``--backend`` takes (:mod:`docnmt.decode.backends` loads each).
+BACKENDS = ("fairseq", "transformers")
+
+
+def add_backend_argument(parser) -> None:
+    """``--backend``: which backend the CLI's ``--model`` (and ``--*-model``) is, fairseq unless given."""
+    parser.add_argument("--backend", default="fairseq", choices=BACKENDS,
+                        help="fairseq (a checkpoint and its data folder, the default) or transformers (a Hugging Face "
+                             "save_pretrained folder; plain text in and out, its tokenizer segments it)")
+
+
+def add_language_code_arguments(parser) -> None:
+    """``--src-lang``/``--tgt-lang`` where they only name a transformers model's language codes."""
+    parser.add_argument("--src-lang", help="transformers: the source language code of a model with language tokens "
+                                           "(e.g. eng_Latn for NLLB, en for M2M100, en_XX for mBART-50)")
+    parser.add_argument("--tgt-lang", help="transformers: the target language code of such a model")
+
+
 def add_dtype_argument(parser) -> None:
     """``--dtype``: the precision of the search and of forced scoring (float32 by default, on every device)."""
     parser.add_argument("--dtype", default=DEFAULT_DTYPE, choices=list(DTYPES),
@@ -187,9 +205,7 @@ def add_search_arguments(parser) -> None:
 def add_scoring_model_arguments(parser) -> None:
     """CLI arguments of a forced-scoring tool: the backend, the model (and its dictionary), its level and k, the
     dtype (:func:`docnmt.decode.backends.model_from_args` loads it)."""
-    parser.add_argument("--backend", default="fairseq", choices=["fairseq", "transformers"],
-                        help="fairseq (a checkpoint and its data folder, the default) or transformers (a Hugging "
-                             "Face model folder; plain text in)")
+    add_backend_argument(parser)
     parser.add_argument("--model", required=True, type=Path, help="the checkpoint, or the transformers model folder")
     parser.add_argument("--data", type=Path, help="fairseq: the model's binarized data folder (dictionary)")
     parser.add_argument("--level", required=True, choices=["sentence", "document"])

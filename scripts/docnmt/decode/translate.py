@@ -67,8 +67,7 @@ from pathlib import Path
 from .. import SEP, layout
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
-from .backends import BACKENDS
-from .model import add_search_arguments
+from .model import add_backend_argument, add_search_arguments
 from .documents import Document
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed
 from ..manual import argument_parser
@@ -237,9 +236,7 @@ def main(argv=None) -> int:
     parser.add_argument("--configfile", type=Path, help="with --task: a config over the workflow's config.yaml")
     parser.add_argument("--workdir", type=Path, default=Path("."),
                         help="with --task: the workflow's working directory (relative paths start there)")
-    parser.add_argument("--backend", default="fairseq", choices=BACKENDS,
-                        help="fairseq (checkpoints with their data folders, the default) or transformers (Hugging "
-                             "Face save_pretrained folders, whose tokenizer segments plain text)")
+    add_backend_argument(parser)
     parser.add_argument("--src-lang", help="the source language (Moses rules); transformers: the model's source "
                                            "language code, where it has language tokens")
     parser.add_argument("--tgt-lang", help="the target language; transformers: the model's target language code")

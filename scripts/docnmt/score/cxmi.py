@@ -288,24 +288,21 @@ def _generated_context(path: Path | None, n_lines: int):
 @cli_errors
 def main(argv=None) -> int:
     from ..decode.documents import group
-    from ..decode.backends import BACKENDS, make_searcher, model_from_args
-    from ..decode.model import add_dtype_argument, add_separator_argument
+    from ..decode.backends import make_searcher, model_from_args
+    from ..decode.model import (add_backend_argument, add_dtype_argument, add_language_code_arguments,
+                                add_separator_argument)
     from ..decode.strategies import Decoder
     from .evalset import parse_systems, read_documents, read_subsets, read_system, selected_lines
 
     parser = argument_parser("docnmt.score.cxmi", __doc__.split("\n\n")[0])
-    parser.add_argument("--backend", default="fairseq", choices=BACKENDS,
-                        help="fairseq (checkpoints and their data folders, the default) or transformers (Hugging Face "
-                             "model folders; plain text in)")
+    add_backend_argument(parser)
     parser.add_argument("--model", required=True, type=Path,
                         help="the document-level checkpoint (transformers: model folder)")
     parser.add_argument("--data", type=Path, help="fairseq: its binarized data folder (dictionary)")
     parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")
     parser.add_argument("--sentence-model", type=Path, help="the sentence-level checkpoint (the variant)")
     parser.add_argument("--sentence-data", type=Path, help="fairseq: its binarized data folder")
-    parser.add_argument("--src-lang", help="transformers: the models' source language code, where they have "
-                                           "language tokens")
-    parser.add_argument("--tgt-lang", help="transformers: the models' target language code")
+    add_language_code_arguments(parser)
     add_dtype_argument(parser)
     add_separator_argument(parser)
     parser.add_argument("--src", required=True, type=Path, help="BPE source, one sentence per line")

@@ -81,7 +81,7 @@ def perplexity(searcher, decoder, src, docids, text, level: str, k: int) -> dict
 @cli_errors
 def main(argv=None) -> int:
     from ..decode.backends import make_searcher, model_from_args
-    from ..decode.model import add_scoring_model_arguments
+    from ..decode.model import add_language_code_arguments, add_scoring_model_arguments
     from ..decode.strategies import Decoder
 
     parser = argument_parser("docnmt.score.perplexity", __doc__.split("\n\n")[0])
@@ -90,9 +90,7 @@ def main(argv=None) -> int:
     parser.add_argument("--docids", required=True, type=Path)
     parser.add_argument("--system", action="append", default=[], required=True, metavar="NAME=PATH",
                         help="BPE-level text to score (hypotheses or the reference), repeatable")
-    parser.add_argument("--src-lang", help="transformers: the model's source language code, where it has language "
-                                           "tokens")
-    parser.add_argument("--tgt-lang", help="transformers: the model's target language code")
+    add_language_code_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)

@@ -93,13 +93,11 @@ def dtype_notes(records: dict[str, dict], what: str) -> list[str]:
 def backend_notes(records: dict[str, dict], what: str) -> list[str]:
     """A note naming the tasks whose ``what`` ran on Hugging Face models (``records``: label ``task ...`` -> JSON
     with "backend"; a record without it is fairseq's, as every record before the transformers backend)."""
-    tasks: dict[str, list[str]] = {}
+    tasks: dict[str, dict[str, None]] = {}  # backend -> its tasks, in order, each once
     for label, record in records.items():
         backend = record.get("backend") or "fairseq"
         if backend != "fairseq":
-            tasks.setdefault(backend, [])
-            if label.split()[0] not in tasks[backend]:
-                tasks[backend].append(label.split()[0])
+            tasks.setdefault(backend, {})[label.split()[0]] = None
     return [f"{what[0].upper()}{what[1:]} on {backend} (Hugging Face) models for {', '.join(names)} "
             f"(task_settings.TASK.models.backend): their tokenizer's tokens and transformers' beam semantics "
             "(docs/decoding.md, 'Hugging Face models (the transformers backend)')."
