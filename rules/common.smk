@@ -401,8 +401,7 @@ def doc_trans_mode(task):
 
 def first_pass_strategies(task):
     """Strategies that start from the sentence-level hypotheses: 2-pass, and doc-trans in parallel mode."""
-    mode = doc_trans_mode(task)
-    return [name for name, info in STRATEGIES.items() if info.first_pass or (info.parallel_first_pass and mode == "parallel")]
+    return [name for name, info in STRATEGIES.items() if info.needs_first_pass(doc_trans_mode(task))]
 
 
 def round_one_reused(task):

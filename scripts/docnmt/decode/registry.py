@@ -43,12 +43,13 @@ class StrategyInfo:
         """The workflow's decode rule: an identifier (decode_2_pass for 2-pass, decode_doc_trans_beam, ...)."""
         return f"decode_{self.name.replace('-', '_')}"
 
+    def needs_first_pass(self, doc_trans_mode: str = "sequential") -> bool:
+        """Does it start from the sentence-level hypotheses (2-pass; doc-trans in its parallel mode)?"""
+        return self.first_pass or (self.parallel_first_pass and doc_trans_mode == "parallel")
+
     def models_needed(self, doc_trans_mode: str = "sequential") -> set[str]:
         """The models it decodes with, the sentence-level one included where it starts from its hypotheses."""
-        needed = set(self.models)
-        if self.first_pass or (self.parallel_first_pass and doc_trans_mode == "parallel"):
-            needed.add("sentence")
-        return needed
+        return set(self.models) | ({"sentence"} if self.needs_first_pass(doc_trans_mode) else set())
 
 
 #: Every strategy (in this module's order): the registry the workflow's rules, the CLIs and the tables read.
