@@ -196,20 +196,15 @@ def test_a_context_longer_than_the_positions_is_an_error_naming_the_request(mari
         HFSearcher(marian).search([Request(source), Request(source, context)])
 
 
-def test_no_separator_token_is_an_error_that_says_how_to_add_one(marian_setup_folder):
+def test_no_separator_token_is_an_error_that_says_how_to_add_one(hf_marian):
     from docnmt.decode.hf import HFModel
 
-    model = HFModel(marian_setup_folder, separator="<sep>", device="cpu")
+    model = HFModel(hf_marian, separator="<sep>", device="cpu")
     with pytest.raises(InputError) as error:
         model.check_separator()
     message = str(error.value)
-    assert str(marian_setup_folder) in message and "'<sep>' to be a single token of the tokenizer" in message
+    assert str(hf_marian) in message and "'<sep>' to be a single token of the tokenizer" in message
     assert "add_special_tokens" in message and "resize_token_embeddings" in message
-
-
-@pytest.fixture(scope="module")
-def marian_setup_folder(hf_marian):
-    return hf_marian
 
 
 def test_a_decoder_only_model_is_refused_naming_the_folder(tmp_path):
@@ -285,7 +280,7 @@ def python_blocks(page: Path, section: str) -> list[str]:
     return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
 
 
-def test_the_manuals_decoding_example_runs_on_the_tiny_model(marian_setup_folder, test_docs):
+def test_the_manuals_decoding_example_runs_on_the_tiny_model(hf_marian, test_docs):
     """docs/own-models.md's Hugging Face decoding block, as written, on the tiny Marian model's folder."""
     from conftest import REPO
 
@@ -293,24 +288,24 @@ def test_the_manuals_decoding_example_runs_on_the_tiny_model(marian_setup_folder
     assert len(blocks) == 2 and '"my-doc-model"' in blocks[1]
     docs = test_docs[:2]
     namespace = {"sentences": [s for d in docs for s in d.src], "docids": [d.docid for d in docs for _ in d.src]}
-    exec(blocks[1].replace('"my-doc-model"', repr(str(marian_setup_folder))), namespace)  # noqa: S102
+    exec(blocks[1].replace('"my-doc-model"', repr(str(hf_marian))), namespace)  # noqa: S102
     assert [len(t) for t in namespace["translations"]] == [len(d) for d in docs]
 
 
 # ---- the CLIs: checks and translate with --backend transformers ---------------------------------------------------
-def test_the_checks_of_a_transformers_folder_report_what_they_found(marian_setup_folder, test_docs, tmp_path):
+def test_the_checks_of_a_transformers_folder_report_what_they_found(hf_marian, test_docs, tmp_path):
     from docnmt.decode.checks import check_transformers_model
 
     sample = tmp_path / "sample.en"
     sample.write_text("".join(s + "\n" for d in test_docs for s in d.src), encoding="utf-8")
-    report = check_transformers_model(marian_setup_folder, "document", "<brk>", 3, sample=[sample])
+    report = check_transformers_model(hf_marian, "document", "<brk>", 3, sample=[sample])
     assert report["backend"] == "transformers" and report["model_type"] == "marian"
     assert report["separator"] == "<brk>" and report["k"] == 3 and report["language_token"] is None
     assert report["vocabulary"] <= report["embeddings"] and report["max_positions"] == 128
     assert report["sample"]["lines"] == sum(len(d) for d in test_docs) and 0 < report["sample"]["longest"] <= 128
 
 
-def test_each_failing_check_of_a_transformers_folder_is_one_line_naming_it(marian_setup_folder, m2m100, tmp_path,
+def test_each_failing_check_of_a_transformers_folder_is_one_line_naming_it(hf_marian, m2m100, tmp_path,
                                                                           capsys):
     """No separator, k, a token the embeddings lack, language codes, a sentence longer than the positions: the
     CLI's one error line each, naming the folder (or the sample's file and line)."""
@@ -326,7 +321,7 @@ def test_each_failing_check_of_a_transformers_folder_is_one_line_naming_it(maria
         assert len(lines) == 1, lines
         return lines[0]
 
-    folder = str(marian_setup_folder)
+    folder = str(hf_marian)
     assert error("--model", folder, "--level", "document", "--separator", "<sep>", "--k", "3") == \
         f"error: {folder}: the document-level model: expected the separator '<sep>' to be a single token of the " \
         "tokenizer, found none. Add it before fine-tuning: tokenizer.add_special_tokens({'additional_special_tokens'" \
@@ -365,7 +360,7 @@ def write_talks(docs, path: Path) -> Path:
     return path
 
 
-def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_python_api(marian, marian_setup_folder,
+def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_python_api(marian, hf_marian,
                                                                                           test_docs, tmp_path):
     """docs/own-models.md's two commands for a Hugging Face model, as a user types them: after the activation line,
     in a fresh shell, from a folder outside the checkout (with a space), with no PYTHONPATH. The check passes, and
@@ -386,7 +381,7 @@ def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_py
     assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate"], commands
     work = tmp_path / "my project"
     work.mkdir()
-    (work / "my-doc-model").symlink_to(marian_setup_folder, target_is_directory=True)
+    (work / "my-doc-model").symlink_to(hf_marian, target_is_directory=True)
     docs = short_documents(test_docs, 2, 5)
     write_talks(docs, work / "talks.en")
     env = {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -429,7 +424,7 @@ def test_translate_2_pass_on_a_language_token_model(m2m100, test_docs, tmp_path,
         assert "not for --backend transformers" in capsys.readouterr().err
 
 
-def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(marian, marian_setup_folder, test_docs,
+def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(marian, hf_marian, test_docs,
                                                                               tmp_path):
     """docnmt-decode --backend transformers (cheating, the reference as context): the Python API's hypotheses, the
     same plain text in both outputs, and the backend in the sidecar and its signature."""
@@ -440,13 +435,14 @@ def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(mar
 
     files = write_test_set(short_documents(test_docs, 2, 4), tmp_path)
     out = {ext: tmp_path / f"cheating.{ext}" for ext in ("bpe", "txt", "json")}
-    assert main(["--backend", "transformers", "--strategy", "cheating", "--model", str(marian_setup_folder),
+    assert main(["--backend", "transformers", "--strategy", "cheating", "--model", str(hf_marian),
                  "--src", str(files["src"]), "--ref", str(files["ref"]), "--docids", str(files["docids"]),
                  "--separator", "<brk>", "--beam", "3", "--k", "3", "--device", "cpu", "--tgt-lang", "de",
                  "--output-bpe", str(out["bpe"]), "--output", str(out["txt"]), "--sidecar", str(out["json"])]) == 0
     expected = REGISTRY["cheating"](Decoder(HFSearcher(marian, beam=3), k=3, h=12), short_documents(test_docs, 2, 4))
     written = out["bpe"].read_text(encoding="utf-8").splitlines()
-    assert written == [s for d in expected for s in d] and out["txt"].read_text(encoding="utf-8").splitlines() == written
+    assert written == [s for d in expected for s in d]
+    assert out["txt"].read_text(encoding="utf-8").splitlines() == written
     sidecar = json.loads(out["json"].read_text(encoding="utf-8"))
     assert sidecar["backend"] == "transformers" and "|backend:transformers|" in sidecar["signature"]
     assert sidecar["hypotheses"] == sidecar["sentences"] == 8 and sidecar["decoder_positions"] > 0
@@ -484,7 +480,7 @@ def test_a_model_without_the_data_folder_its_backend_needs_is_a_usage_error_nami
     assert not any(Path(o).exists() for o in out)
 
 
-def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_scoring(marian, marian_setup_folder,
+def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_scoring(marian, hf_marian,
                                                                                         test_docs, tmp_path):
     """docnmt-perplexity and docnmt-cxmi with --backend transformers: the reference's perplexity and CXMI equal
     those from HFModel.score, one teacher-forced pass over each whole window (another code path than the CLIs'
@@ -496,7 +492,7 @@ def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_s
 
     docs = short_documents(test_docs, 2, 5)
     files = write_test_set(docs, tmp_path)
-    model = ["--backend", "transformers", "--model", str(marian_setup_folder), "--separator", "<brk>", "--k", "3"]
+    model = ["--backend", "transformers", "--model", str(hf_marian), "--separator", "<brk>", "--k", "3"]
     assert perplexity.main([*model, "--level", "document", "--src", str(files["src"]), "--docids",
                             str(files["docids"]), "--system", f"reference={files['ref']}",
                             "--output", str(tmp_path / "ppl.json")]) == 0
@@ -531,10 +527,11 @@ def test_a_prefix_and_its_continuation_are_the_tokens_of_the_joined_text(which, 
     for i in range(1, 4):
         context, sentence = doc.tgt[max(0, i - 2):i], doc.tgt[i]
         prefix = model.encode(" <sep> ".join(context) + " <sep>")[:-1]
-        assert prefix + model.encode(sentence) == model.encode(" <sep> ".join(context + [sentence])), (context, sentence)
+        joined = model.encode(" <sep> ".join(context + [sentence]))
+        assert prefix + model.encode(sentence) == joined, (context, sentence)
 
 
-def test_contrapro_accuracy_cli_scores_a_transformers_model_as_its_own_forced_scoring(marian, marian_setup_folder,
+def test_contrapro_accuracy_cli_scores_a_transformers_model_as_its_own_forced_scoring(marian, hf_marian,
                                                                                        test_docs, tmp_path):
     """docnmt.score.contrastive --backend transformers on ContraPro-format examples made of demo sentences: each
     example's decision is the comparison of HFModel.score's log-probabilities of the window with each candidate."""
@@ -559,7 +556,7 @@ def test_contrapro_accuracy_cli_scores_a_transformers_model_as_its_own_forced_sc
     (tmp_path / "examples.jsonl").write_text("".join(json.dumps(e.to_json()) + "\n" for e in examples),
                                              encoding="utf-8")
     out = tmp_path / "accuracy.json"
-    assert contrastive.main(["--backend", "transformers", "--model", str(marian_setup_folder), "--level", "document",
+    assert contrastive.main(["--backend", "transformers", "--model", str(hf_marian), "--level", "document",
                              "--k", "3", "--separator", "<brk>", "--src", str(tmp_path / "contrapro.en"), "--tgt",
                              str(tmp_path / "contrapro.de"), "--examples", str(tmp_path / "examples.jsonl"),
                              "--output", str(out)]) == 0
