@@ -134,9 +134,12 @@ def test_demo_outcome_first_sentence_stays_poor_on_contrapro(scored_demo):
 
 
 def test_contrapro_accuracy_document_model_beats_sentence_model(scored_demo):
+    """Forced scoring of the demo's contrastive pronoun set (the workflow's accuracy rule): the gender of 'it' is only
+    recoverable from the previous sentences, which only the document model sees."""
     acc = {lvl: json.loads((scored_demo / f"results/demo/scores/contrapro/accuracy.{lvl}.json").read_text())
-           for lvl in ("sentence", "document")}
-    assert acc["document"]["overall"]["accuracy"] >= acc["sentence"]["overall"]["accuracy"] + 0.3
+           ["overall"]["accuracy"] for lvl in ("sentence", "document")}
+    assert acc["document"] >= 0.9, f"document-level accuracy {acc['document']:.3f}: the context model must resolve them"
+    assert acc["document"] >= acc["sentence"] + 0.3, f"expected a clear advantage: {acc}"
 
 
 # ---- context usage (CXMI) -----------------------------------------------------------------------------------
