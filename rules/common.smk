@@ -121,6 +121,24 @@ def task_strategies(task, evalset):
     return [s for s in evalset_strategies(evalset) if s not in skipped]
 
 
+def task_systems(task, evalset):
+    """What is decoded and scored on one evaluation set of a task: its strategies, then (on the test set) each
+    one of mbr.strategies with MBR selection (docnmt.decode.mbr.system_name: doc-trans+mbr)."""
+    strategies = task_strategies(task, evalset)
+    if evalset != "test":
+        return strategies
+    return strategies + [mbr.system_name(s) for s in mbr_strategies() if s in strategies]
+
+
+def curve_systems(task):
+    """The MBR decodes of the report's candidate-count plot on the test set (mbr.curve): its strategy with each
+    count of mbr.curve.counts (doc-trans+mbr-4), where the task decodes that strategy with MBR."""
+    strategy = config["mbr"]["curve"]["strategy"]
+    if strategy not in mbr_strategies() or strategy not in task_strategies(task, "test"):
+        return []
+    return [mbr.system_name(strategy, n) for n in curve_counts()]
+
+
 def model_backend(task):
     """fairseq, or transformers for a task whose models: are Hugging Face model folders (docnmt.decode.backends)."""
     return SETTINGS[task]["models"]["backend"] if is_external(task) else "fairseq"
@@ -323,6 +341,7 @@ def binarized(task, level):
 # ---- training -----------------------------------------------------------------
 from docnmt.train.cli import options_to_args  # noqa: E402
 from docnmt.decode.strategies import STRATEGIES, models_needed  # noqa: E402
+from docnmt.decode import mbr  # noqa: E402
 
 
 def model_file(task, level):
@@ -355,14 +374,47 @@ def strategy_evalsets(strategy):
     return EVALSETS if STRATEGIES[strategy].contrapro else ["test"]
 
 
-def decode_output(strategy, ext):
-    return f"results/{{task}}/decode/{{evalset}}/{strategy}.{ext}"
+# MBR selection (docnmt.decode.mbr): a strategy's decode rule also makes its MBR systems, whose names extend the
+# strategy's (doc-trans+mbr, doc-trans+mbr-4): one rule per strategy, a {system} wildcard in its outputs.
+def mbr_strategies():
+    """The strategies that also run with MBR selection: mbr.strategies (config.py checks they are configured)."""
+    return [s for s in config["mbr"]["strategies"] if s in config["strategies"]]
+
+
+def curve_counts():
+    """The candidate counts of the report's MBR plot besides mbr.count, in order."""
+    return sorted(set(config["mbr"]["curve"]["counts"]) - {config["mbr"]["count"]})
+
+
+def system_pattern(strategy):
+    """The {system} wildcard of a strategy's decode rule: the strategy, or one of its MBR systems."""
+    import re
+
+    return f"{re.escape(strategy)}({re.escape(mbr.SUFFIX)}(-[0-9]+)?)?"
+
+
+def mbr_options(system):
+    """docnmt.decode.cli's MBR options for a system (none for a strategy alone; a list, the rule quotes each)."""
+    _, with_mbr, count = mbr.parse_system(system)
+    if not with_mbr:
+        return []
+    settings = config["mbr"]
+    args = ["--mbr", "--mbr-candidates", settings["candidates"], "--mbr-count", str(count or settings["count"]),
+            "--mbr-utility", settings["utility"]]
+    if settings["candidates"] == "sampling":
+        args += ["--mbr-epsilon", str(settings["epsilon"]), "--mbr-seed", str(settings["seed"])]
+    return args
+
+
+def decode_output(ext):
+    return f"results/{{task}}/decode/{{evalset}}/{{system}}.{ext}"
 
 
 def decode_inputs(strategy):
-    """Input function of a strategy's decode rule."""
+    """Input function of a strategy's decode rule, for the strategy alone or with MBR selection ({system})."""
 
     def inputs(w):
+        with_mbr = mbr.parse_system(w.system)[1]
         level = "sentence" if strategy == "sentence-level" else "document"
         files = {
             **model_inputs(w.task, level),
@@ -376,7 +428,7 @@ def decode_inputs(strategy):
         if strategy in first_pass_strategies(w.task):
             files["first_pass"] = decode_file(w.task, w.evalset, "sentence-level", "bpe")
             files["first_pass_sidecar"] = decode_file(w.task, w.evalset, "sentence-level", "json")
-        if strategy == "doc-trans" and round_one_reused(w.task):
+        if strategy == "doc-trans" and round_one_reused(w.task) and not with_mbr:
             files["round_one"] = decode_file(w.task, w.evalset, "2-pass", "bpe")
             files["round_one_sidecar"] = decode_file(w.task, w.evalset, "2-pass", "json")
         return files
@@ -414,7 +466,7 @@ def decode_options(strategy):
     wildcards and inputs returning a list: the rule quotes each."""
 
     def options(w, input):
-        args = []
+        args = mbr_options(w.system)
         if strategy == "doc-trans":
             args += ["--doc-trans-mode", doc_trans_mode(w.task)]
             if doc_trans_mode(w.task) == "parallel" and doc_trans_setting("max_rounds") is not None:
@@ -423,7 +475,7 @@ def decode_options(strategy):
             args += ["--ref", input.ref]
         if strategy in first_pass_strategies(w.task):
             args += ["--first-pass", input.first_pass, "--first-pass-sidecar", input.first_pass_sidecar]
-            if strategy == "doc-trans" and round_one_reused(w.task):
+            if "round_one" in input.keys():
                 args += ["--round-one", input.round_one, "--round-one-sidecar", input.round_one_sidecar]
         return args
 
@@ -435,11 +487,9 @@ def evalsets(task):
 
 
 def decode_targets(task):
-    return [
-        decode_file(task, evalset, strategy, "txt")
-        for evalset in evalsets(task)
-        for strategy in task_strategies(task, evalset)
-    ]
+    decodes = [(evalset, system) for evalset in evalsets(task) for system in task_systems(task, evalset)]
+    return [decode_file(task, evalset, system, "txt") for evalset, system in decodes + [
+        ("test", system) for system in curve_systems(task)]]
 
 
 # ---- logs and benchmarks ------------------------------------------------------
@@ -521,7 +571,7 @@ def scored_text_inputs(w):
     files = {
         "src": corpus_file(w.task, w.evalset, src(w.task)),
         "ref": corpus_file(w.task, w.evalset, tgt(w.task)),
-        "systems": [decode_file(w.task, w.evalset, s, "txt") for s in task_strategies(w.task, w.evalset)],
+        "systems": [decode_file(w.task, w.evalset, s, "txt") for s in task_systems(w.task, w.evalset)],
     }
     if w.evalset == "contrapro":
         files["select"] = contrapro_examples(w.task)
@@ -532,9 +582,28 @@ def scored_text_inputs(w):
 
 def system_args(w, input):
     """--system NAME=PATH for every hypothesis file, plus --select on ContraPro (a list; the rule quotes each)."""
-    names = task_strategies(w.task, w.evalset)
+    names = task_systems(w.task, w.evalset)
     args = [arg for n, p in zip(names, input.systems, strict=True) for arg in ("--system", f"{n}={p}")]
     return args + (["--select", input.select] if "select" in input.keys() else [])
+
+
+def bleu_ter_inputs(w):
+    """The scored texts (scored_text_inputs), the MBR plot's decodes and, on the test set, the document ids (d-BLEU)."""
+    files = scored_text_inputs(w)
+    if w.evalset == "test":
+        files["curve"] = [decode_file(w.task, "test", s, "txt") for s in curve_systems(w.task)]
+        files["docids"] = corpus_file(w.task, "test", "docids")
+    return files
+
+
+def bleu_ter_args(w, input):
+    """system_args, the MBR plot's systems and --docids (a list; the rule quotes each)."""
+    args = system_args(w, input)
+    if "docids" in input.keys():
+        names = curve_systems(w.task)
+        args += [a for n, p in zip(names, input.curve, strict=True) for a in ("--system", f"{n}={p}")]
+        args += ["--docids", input.docids]
+    return args
 
 
 def subsets_arg(w, input):
@@ -548,7 +617,8 @@ def pronoun_min_examples(task):
 
 def level_strategies(task, level):
     """Strategies whose hypotheses the level's model scores for Table 2."""
-    return [s for s in task_strategies(task, "test") if (s == "sentence-level") == (level == "sentence")]
+    return [s for s in task_systems(task, "test")
+            if (mbr.parse_system(s)[0] == "sentence-level") == (level == "sentence")]
 
 
 def significance_baselines(w):
@@ -584,7 +654,7 @@ def cxmi_tasks():
 def cxmi_inputs(w):
     """The document-level model (and the sentence-level one, for the variant), the BPE evaluation set, every
     decoded strategy's BPE hypotheses, and what a context needs: 2-pass's first pass, last-sentence's sidecar."""
-    strategies = task_strategies(w.task, w.evalset)
+    strategies = task_systems(w.task, w.evalset)
     files = {
         **model_inputs(w.task, "document"),
         "src": processed_file(w.task, "bpe", w.evalset, src(w.task)),
@@ -610,7 +680,7 @@ def cxmi_inputs(w):
 def cxmi_args(w, input):
     """The optional arguments of docnmt.score.cxmi (a list; the rule quotes each)."""
     args = []
-    for n, p in zip(task_strategies(w.task, w.evalset), input.systems, strict=True):
+    for n, p in zip(task_systems(w.task, w.evalset), input.systems, strict=True):
         args += ["--system", f"{n}={p}"]
     for key, option in (("sentence_model", "--sentence-model"), ("sentence_data", "--sentence-data"),
                         ("first_pass", "--first-pass"), ("last_sentence_sidecar", "--last-sentence-sidecar"),
@@ -650,7 +720,7 @@ def task_scores(task):
         "tgt": tgt(task),
         "bleu_ter": {e: score_file(task, e, "bleu_ter") for e in evalsets(task)},
         "perplexity": {lvl: score_file(task, "test", f"perplexity.{lvl}") for lvl in task_levels(task)},
-        "sidecars": {s: decode_file(task, "test", s, "json") for s in task_strategies(task, "test")},
+        "sidecars": {s: decode_file(task, "test", s, "json") for s in task_systems(task, "test")},
     }
     if skipped_strategies(task):
         entry["skipped"] = skipped_strategies(task)
@@ -666,7 +736,13 @@ def task_scores(task):
 
 
 def score_manifest():
-    return {"strategies": list(config["strategies"]), "tasks": {t: task_scores(t) for t in TASKS}}
+    """The tables' manifest: their rows (every strategy, then every MBR system) and each task's score files."""
+    systems = list(config["strategies"]) + [mbr.system_name(s) for s in mbr_strategies()]
+    curve = {t: curve_systems(t) for t in TASKS if curve_systems(t)}
+    return {"strategies": systems, "tasks": {t: task_scores(t) for t in TASKS},
+            **({"mbr_curve": {"counts": [config["mbr"]["count"]] + curve_counts(), "tasks": curve}} if curve else {}),
+            **({"mbr": {k: config["mbr"][k] for k in ("candidates", "count", "utility", "epsilon", "seed")}}
+               if mbr_strategies() else {})}
 
 
 def manifest_files():
@@ -705,12 +781,12 @@ def table_files(name):
 
 
 #: Plots of the report, each with its caption in report/{name}.rst.
-PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage"}
+PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage", "mbr": "MBR selection"}
 
 
 def plot_names():
     return [p for p in PLOTS if (p != "pronouns" or any(t in german_tasks() for t in TASKS))
-            and (p != "cxmi" or cxmi_tasks())]
+            and (p != "cxmi" or cxmi_tasks()) and (p != "mbr" or any(curve_systems(t) for t in TASKS))]
 
 
 def plot_file(name):

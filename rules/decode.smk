@@ -37,7 +37,8 @@ rule check_model:
         " {params.sample:q} --output {output:q} > {log:q} 2>&1"
 
 # Adding a strategy to the registry (docnmt.decode.strategies) and the config adds a
-# rule here; nothing is copied.
+# rule here; nothing is copied. A strategy's rule also makes its MBR systems
+# ({system}: doc-trans+mbr, doc-trans+mbr-4; config mbr, docnmt.decode.mbr).
 
 
 for _strategy in config["strategies"]:
@@ -48,11 +49,12 @@ for _strategy in config["strategies"]:
         input:
             unpack(decode_inputs(_strategy)),
         output:
-            bpe=decode_output(_strategy, "bpe"),
-            txt=decode_output(_strategy, "txt"),
-            sidecar=decode_output(_strategy, "json"),
+            bpe=decode_output("bpe"),
+            txt=decode_output("txt"),
+            sidecar=decode_output("json"),
         wildcard_constraints:
             evalset=_alternatives(strategy_evalsets(_strategy)),
+            system=system_pattern(_strategy),
         params:
             strategy=_strategy,
             model=model_args(),
@@ -61,9 +63,9 @@ for _strategy in config["strategies"]:
             search=lambda w: ["--beam", config["beam"], "--k", task_k(w.task), "--h", config["h"], "--dtype", DTYPE,
                               "--separator", task_separator(w.task)],
         log:
-            f"logs/{{task}}/decode/{{evalset}}/{_strategy}.log",
+            "logs/{task}/decode/{evalset}/{system}.log",
         benchmark:
-            f"benchmarks/{{task}}/decode/{{evalset}}/{_strategy}.tsv"
+            "benchmarks/{task}/decode/{evalset}/{system}.tsv"
         conda:
             "../envs/fairseq.yaml"
         threads: 2

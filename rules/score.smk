@@ -5,13 +5,14 @@
 
 
 rule bleu_ter:
-    """SacreBLEU BLEU and TER of every strategy on one evaluation set, with paired bootstrap tests."""
+    """SacreBLEU BLEU, chrF++, TER (and d-BLEU on the test set) of every system on one evaluation set, with paired
+    bootstrap tests."""
     input:
-        unpack(scored_text_inputs),
+        unpack(bleu_ter_inputs),
     output:
         score_file("{task}", "{evalset}", "bleu_ter"),
     params:
-        systems=system_args,
+        systems=bleu_ter_args,
         baselines=significance_baselines,
         samples=config["scoring"]["bootstrap_samples"],
     log:

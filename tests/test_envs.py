@@ -25,7 +25,7 @@ DISTRIBUTIONS = {
     "sacremoses": "sacremoses", "mosestokenizer": "opus-fast-mosestokenizer", "regex": "regex", "subword_nmt": "subword-nmt", "yaml": "pyyaml", "jsonschema": "jsonschema",
     "torch": "torch", "numpy": "numpy", "fairseq": "fairseq-fixed", "fairseq_cli": "fairseq-fixed",
     "sacrebleu": "sacrebleu", "spacy": "spacy", "HanTa": "hanta", "matplotlib": "matplotlib", "pandas": "pandas",
-    "transformers": "transformers",
+    "transformers": "transformers", "fastchrf": "fastchrf",
 }
 
 

@@ -87,8 +87,9 @@ def external_config(own: Path, workdir: Path, tasks=(("mine", ("sentence", "docu
             models[level] = {"checkpoint": str(own / f"{level}-ck/checkpoint_best.pt"), "data": str(own / f"{level}-bin")}
         settings[name] = {"description": "my own models", "src": "en", "tgt": "de", "pronoun_min_examples": 1,
                           "corpus": {"type": "prepared", "dir": str(own / "corpus")}, "models": models}
-    # beam 2 and h 2 keep the barely trained models' nine decodes short
-    config = {"tasks": [name for name, _ in tasks], "beam": 2, "h": 2, "task_settings": settings}
+    # beam 2 and h 2 keep the barely trained models' nine decodes short; MBR selection's workflow runs in the demo
+    config = {"tasks": [name for name, _ in tasks], "beam": 2, "h": 2, "mbr": {"strategies": []},
+              "task_settings": settings}
     path = workdir / "mine.yaml"
     path.write_text(yaml.safe_dump(config))
     return path

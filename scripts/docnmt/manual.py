@@ -62,7 +62,7 @@ CLIS = {
     "docnmt.score.cxmi": ("scoring", ["cxmi"]),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.tables": ("scoring", ["tables"]),
-    "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi"]),
+    "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi", "plot_mbr"]),
 }
 
 #: Console script -> CLI module: translating documents, checking a model, a config and a corpus folder, decoding

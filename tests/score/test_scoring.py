@@ -49,19 +49,22 @@ def files(tmp_path, src=None, ref=REF, **systems):
     return args
 
 
-def sacrebleu_cli(ref, hyp):
-    out = subprocess.run(["sacrebleu", str(ref), "-i", str(hyp), "-m", "bleu", "ter", "-b", "-w", "4"],
-                         capture_output=True, text=True, env=tool_env(), check=True).stdout
-    return [float(x) for x in json.loads(out)]
+def sacrebleu_cli(ref, hyp, metrics=("bleu", "chrf", "ter")):
+    out = subprocess.run(["sacrebleu", str(ref), "-i", str(hyp), "-m", *metrics, "--chrf-word-order", "2", "-b",
+                          "-w", "4"], capture_output=True, text=True, env=tool_env(), check=True).stdout
+    scores = json.loads(out)  # one metric: a number; several: a list
+    return [float(x) for x in (scores if isinstance(scores, list) else [scores])]
 
 
-def test_bleu_and_ter_equal_the_sacrebleu_cli(tmp_path):
+def test_bleu_chrf_and_ter_equal_the_sacrebleu_cli(tmp_path):
     args = files(tmp_path, **{"sentence-level": HYP_A, "doc-trans": HYP_B})
     assert scoring.main(args + ["--output", str(tmp_path / "out.json")]) == 0
     result = json.loads((tmp_path / "out.json").read_text())
     for name in ("sentence-level", "doc-trans"):
-        bleu, ter = sacrebleu_cli(tmp_path / "ref.de", tmp_path / f"{name}.txt")
+        bleu, chrf, ter = sacrebleu_cli(tmp_path / "ref.de", tmp_path / f"{name}.txt")
         assert result["systems"][name]["BLEU"]["score"] == pytest.approx(bleu, abs=1e-4)
+        assert result["systems"][name]["chrF++"]["score"] == pytest.approx(chrf, abs=1e-4)
+        assert "nc:6|nw:2" in result["systems"][name]["chrF++"]["signature"]
         assert result["systems"][name]["TER"]["score"] == pytest.approx(ter, abs=1e-4)
         assert result["systems"][name]["BLEU"]["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
         assert "tok:tercom" in result["systems"][name]["TER"]["signature"]
@@ -78,9 +81,45 @@ def test_bleu_on_real_ted_text_equals_the_cli(tmp_path):
     args = files(tmp_path, src=src, ref=ref, shifted=hyp)
     scoring.main(args + ["--output", str(tmp_path / "out.json")])
     result = json.loads((tmp_path / "out.json").read_text())
-    bleu, ter = sacrebleu_cli(tmp_path / "ref.de", tmp_path / "shifted.txt")
+    bleu, _, ter = sacrebleu_cli(tmp_path / "ref.de", tmp_path / "shifted.txt")
     assert result["systems"]["shifted"]["BLEU"]["score"] == pytest.approx(bleu, abs=1e-4)
     assert result["systems"]["shifted"]["TER"]["score"] == pytest.approx(ter, abs=1e-4)
+
+
+DOCIDS = ["talk1", "talk1", "talk2", "talk2", "talk1", "talk3"]  # talk1's third sentence comes after talk2
+
+
+def test_document_bleu_is_sacrebleus_corpus_bleu_on_hand_joined_documents(tmp_path):
+    from sacrebleu.metrics import BLEU
+
+    write_lines(tmp_path / "test.docids", DOCIDS)
+    args = files(tmp_path, **{"sentence-level": HYP_A, "doc-trans": HYP_B})
+    scoring.main(args + ["--docids", str(tmp_path / "test.docids"), "--baseline", "sentence-level",
+                         "--bootstrap-samples", "100", "--output", str(tmp_path / "out.json")])
+    result = json.loads((tmp_path / "out.json").read_text())
+    joined_ref = [f"{REF[0]} {REF[1]} {REF[4]}", f"{REF[2]} {REF[3]}", REF[5]]
+    for name, hyp in (("sentence-level", HYP_A), ("doc-trans", HYP_B)):
+        joined = [f"{hyp[0]} {hyp[1]} {hyp[4]}", f"{hyp[2]} {hyp[3]}", hyp[5]]
+        d_bleu = result["systems"][name]["d-BLEU"]
+        assert d_bleu["score"] == pytest.approx(BLEU().corpus_score(joined, [joined_ref]).score, abs=1e-4)
+        assert d_bleu["documents"] == 3 and d_bleu["signature"].startswith("d-BLEU|nrefs:1|case:mixed")
+        write_lines(tmp_path / f"{name}.joined", joined)
+    write_lines(tmp_path / "ref.joined", joined_ref)
+    assert result["systems"]["doc-trans"]["d-BLEU"]["score"] == pytest.approx(
+        sacrebleu_cli(tmp_path / "ref.joined", tmp_path / "doc-trans.joined", ("bleu",))[0], abs=1e-4)
+    test = result["paired_bootstrap"]["sentence-level"]
+    assert set(test["signatures"]) == {"BLEU", "chrF++", "TER", "d-BLEU"} and "bs:100" in test["signatures"]["d-BLEU"]
+    assert 0 < test["systems"]["doc-trans"]["d-BLEU"]["p_value"] <= 1
+
+
+def test_document_ids_that_do_not_match_the_source_are_an_error_naming_the_file(tmp_path, capsys):
+    write_lines(tmp_path / "test.docids", DOCIDS[:-1])
+    args = files(tmp_path, **{"sentence-level": HYP_A})
+    with pytest.raises(SystemExit):
+        scoring.main(args + ["--docids", str(tmp_path / "test.docids"), "--output", str(tmp_path / "out.json")])
+    assert f"{tmp_path / 'test.docids'}: expected one document id per line of {tmp_path / 'src.en'} (6), found 5" \
+        in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_paired_bootstrap_against_each_baseline_present(tmp_path):

@@ -94,8 +94,27 @@ def test_tables_target_builds_every_table_in_three_formats(scored_demo):
     assert re.search(r"^\| full-segment \| [\d.]+\S* \| [\d.]+\S* \| - \| - \|$", bleu, re.M), bleu
     report = (scored_demo / "report.html").read_text(errors="replace")
     assert "bleu.png" in report and "decoding_cost.csv" in report
-    for item in ("cxmi.png", "context_usage.csv", "context_split.csv", "context_sentences.csv"):
+    for item in ("cxmi.png", "context_usage.csv", "context_split.csv", "context_sentences.csv", "mbr.png"):
         assert item in report, f"the report lacks {item}"
+
+
+def test_the_demo_prints_mbr_rows_with_chrf_d_bleu_and_their_cost(scored_demo):
+    """`make demo`'s tables: sentence-level, doc-trans and cheating with MBR selection (config mbr), chrF++ and
+    d-BLEU in Table 3, the utility evaluations in Table 1; the curve's decodes in the score file only."""
+    bleu = (scored_demo / "results/tables/bleu_ter.md").read_text()
+    first = next(line for line in bleu.splitlines() if line.startswith("| strategy"))
+    header = [c.strip() for c in first.strip("|").split("|")]
+    assert header[:5] == ["strategy", "demo test BLEU", "demo test chrF++", "demo test TER", "demo test d-BLEU"]
+    cost = (scored_demo / "results/tables/decoding_cost.md").read_text()
+    for strategy in ("sentence-level", "doc-trans", "cheating"):
+        row = re.search(rf"^\| {strategy}, MBR \| ([\d.]+)\S* \| ([\d.]+)\S* \| [\d.]+\S* \| ([\d.]+)\S* \|", bleu, re.M)
+        assert row, f"no MBR row for {strategy} in Table 3:\n{bleu}"
+        evaluations = re.search(rf"^\| {strategy}, MBR \|.*\| (\d+) \|$", cost, re.M)
+        assert evaluations and int(evaluations.group(1)) > 0, cost
+    scores = json.loads((scored_demo / "results/demo/scores/test/bleu_ter.json").read_text())["systems"]
+    assert {"doc-trans+mbr-1", "doc-trans+mbr-4"} <= set(scores) and "doc-trans, MBR (4)" not in bleu
+    sidecar = json.loads((scored_demo / "results/demo/decode/test/doc-trans+mbr.json").read_text())
+    assert sidecar["mbr"]["count"] == 12 and sidecar["beam"] == 12 and sidecar["mbr"]["selections"] >= sidecar["sentences"]
 
 
 def test_demo_outcome_context_strategies_translate_pronoun_gender_better(scored_demo):

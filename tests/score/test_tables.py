@@ -87,8 +87,9 @@ def rows(table):
 def test_bleu_table_marks_significance_and_dashes_full_segment_on_contrapro(manifest):
     table = rows(tables.bleu_ter_table(manifest))
     header = tables.bleu_ter_table(manifest).header
-    assert header == ["strategy", "demo test BLEU", "demo test TER", "demo ContraPro BLEU", "demo ContraPro TER"]
-    assert table["full-segment"][3:] == ["-", "-"]
+    assert header == ["strategy", "demo test BLEU", "demo test chrF++", "demo test TER", "demo ContraPro BLEU",
+                      "demo ContraPro chrF++", "demo ContraPro TER"]
+    assert table["full-segment"][4:] == ["-", "-", "-"]
     data = json.loads(open(manifest["tasks"]["demo"]["bleu_ter"]["test"]).read())
     expected = f"{data['systems']['doc-trans']['BLEU']['score']:.1f}"
     cell = table["doc-trans"][1]
@@ -244,7 +245,7 @@ def test_tables_carry_the_paper_numbers_and_captions_in_its_order(manifest):
                             "contrapro_accuracy"]
     assert titles["decoding_cost"].startswith("Table 1: computational cost of decoding")
     assert titles["perplexity"] == "Table 2: perplexity values on the test set for different search strategies"
-    assert titles["bleu_ter"].startswith("Table 3: BLEU and TER scores (in percent)")
+    assert titles["bleu_ter"].startswith("Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent)")
     assert titles["pronoun_f1"].startswith("Table 4: F1 scores (in percent) for pronoun translation")
     assert not titles["contrapro_accuracy"].startswith("Table"), "the paper gives the accuracies in its text"
     assert tables.cost_table(manifest).header[:2] == ["strategy", "paper cost"]
@@ -348,3 +349,39 @@ def test_cxmi_histogram_is_drawn(context_manifest, tmp_path):
     out = tmp_path / "cxmi.png"
     assert plots.main(["cxmi", "--manifest-json", json.dumps(context_manifest), "--output", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_mbr_rows_in_every_table_with_d_bleu_and_the_utility_evaluations(manifest, tmp_path):
+    """A system with MBR selection (doc-trans+mbr, test set only) is a row "doc-trans, MBR" of every table; Table 3
+    gains d-BLEU where the score file has it, Table 1 the utility evaluations, and the notes say what MBR is."""
+    write_lines(tmp_path / "test.docids", ["a", "a", "a", "b", "b", "b"])
+    args = ["--source", str(tmp_path / "src.en"), "--reference", str(tmp_path / "ref.de")]
+    for name in STRATEGIES + ["doc-trans+mbr", "doc-trans+mbr-1", "doc-trans+mbr-4"]:
+        write_lines(tmp_path / f"mbr.{name}.txt", HYPS.get(name, HYPS["sentence-level"]))
+        args += ["--system", f"{name}={tmp_path / f'mbr.{name}.txt'}"]
+    task = manifest["tasks"]["demo"]
+    task["bleu_ter"]["test"] = str(tmp_path / "mbr.bleu_ter.json")
+    scoring.main(args + ["--docids", str(tmp_path / "test.docids"), "--baseline", "sentence-level",
+                         "--bootstrap-samples", "50", "--output", task["bleu_ter"]["test"]])
+    task["sidecars"]["doc-trans+mbr"] = sidecar(
+        tmp_path / "dtm.json", "doc-trans", 4000, 6.0, mbr={"candidates": "beam", "count": 12, "utility": "chrf",
+                                                            "selections": 6, "utility_evaluations": 864})
+    manifest["strategies"] = STRATEGIES + ["doc-trans+mbr"]
+    manifest["mbr"] = {"candidates": "beam", "count": 12, "utility": "chrf", "epsilon": 0.02, "seed": 1}
+    bleu = tables.bleu_ter_table(manifest)
+    assert bleu.header[1:5] == ["demo test BLEU", "demo test chrF++", "demo test TER", "demo test d-BLEU"]
+    mbr_row = rows(bleu)["doc-trans, MBR"]
+    assert mbr_row[1] != "-" and mbr_row[5:] == ["-", "-", "-"], "test set only"
+    assert any(n.startswith("d-BLEU signature: d-BLEU|nrefs:1") for n in bleu.notes)
+    assert any("MBR over 12 beam candidates, utility sentence chrF (fastchrf" in n for n in bleu.notes)
+    cost = tables.cost_table(manifest)
+    assert cost.header[-1] == "demo utility evaluations"
+    assert rows(cost)["doc-trans, MBR"][-1] == "864" and rows(cost)["doc-trans"][-1] == "-"
+    assert ("document-level", "hyp doc-trans, MBR") in rows(tables.perplexity_table(manifest))
+    assert "doc-trans, MBR" in rows(tables.pronoun_tables(manifest)[0])
+    assert "doc-trans, MBR (4)" not in rows(bleu), "the plot's decodes are not rows"
+    from docnmt.score import plots
+
+    manifest["mbr_curve"] = {"counts": [12, 1, 4], "tasks": {"demo": ["doc-trans+mbr-1", "doc-trans+mbr-4"]}}
+    assert plots.main(["mbr", "--manifest-json", json.dumps(manifest), "--output", str(tmp_path / "mbr.png")]) == 0
+    assert (tmp_path / "mbr.png").read_bytes()[:4] == b"\x89PNG"

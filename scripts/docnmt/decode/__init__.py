@@ -12,6 +12,10 @@ Modules:
                   of the strategies, the decoding CLIs and the scorers
   registry     -- the strategy registry: each strategy's function, the models it needs, its cost and inputs
   strategies   -- the paper's search strategies, each a function of documents, registered (REGISTRY, STRATEGIES)
+  mbr          -- minimum Bayes risk selection among a search's candidates (beyond the paper): its rule, settings
+                  and the names of a strategy's MBR systems (doc-trans+mbr)
+  selection    -- MBR's utilities (fastchrf's chrF, sacrebleu's chrF++) and the selector the strategies call
+  sampling     -- epsilon sampling of MBR's candidates, per request under a seed, on either backend
   cli          -- the decoding CLI: a test set decoded with one strategy, hypotheses and a JSON sidecar
   checks       -- checks of a model trained elsewhere (checkpoint, architecture, dictionaries, separator, k, BPE)
   translate    -- raw documents translated with any strategy (tokenizer, BPE, search, detokenizer)

@@ -33,8 +33,13 @@ CLI::
     python -m docnmt.decode.cli --strategy doc-trans --model doc.pt --data bin/document \
         --src test.bpe.en --docids test.docids [--ref test.bpe.de] [--first-pass sl.bpe.de] \
         [--doc-trans-mode parallel [--max-rounds R] [--round-one 2pass.bpe --round-one-sidecar 2pass.json]] \
-        --beam 12 --k 3 --h 12 \
+        --beam 12 --k 3 --h 12 [--mbr [--mbr-count 12] [--mbr-utility chrf|chrf++] \
+        [--mbr-candidates sampling --mbr-epsilon 0.02 --mbr-seed 1]] \
         --tgt-lang de --output-bpe hyp.bpe --output hyp.txt --sidecar hyp.json
+
+With ``--mbr`` every kept hypothesis is chosen among candidates by expected utility (:mod:`docnmt.decode.mbr`):
+the n-best of a beam of ``--mbr-count`` (``--beam`` is then that count), or epsilon samples. The sidecar records
+the settings, the selections and the utility evaluations under ``mbr``.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ from pathlib import Path
 from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
+from . import mbr as mbr_selection
+from .selection import Selector
 from .model import add_backend_argument, add_search_arguments
 from .documents import group
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, take_over_round_one
@@ -138,8 +145,14 @@ def main(argv=None) -> int:
     parser.add_argument("--output-bpe", required=True, type=Path)
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--sidecar", required=True, type=Path)
+    mbr_selection.add_arguments(parser)
     args = parser.parse_args(argv)
     hf = args.backend == "transformers"
+    mbr = mbr_selection.from_args(parser, args)
+    if mbr is not None and args.round_one is not None:
+        parser.error("--round-one is 2-pass's beam-best output: it is not round 1 of a decode with --mbr")
+    if mbr is not None and mbr.candidates == "beam":
+        args.beam = mbr.count  # the n-best of a beam of --mbr-count are the candidates
 
     from .backends import make_searcher, model_from_args
     from ..preprocess.tokenize import detokenize
@@ -173,8 +186,13 @@ def main(argv=None) -> int:
     if round_one is not None:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
     searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size)
+    selector = None if mbr is None else Selector(mbr)
+    if mbr is not None and mbr.candidates == "sampling":
+        from .sampling import Sampler
+
+        searcher = Sampler(searcher, count=mbr.count, epsilon=mbr.epsilon, seed=mbr.seed)
     decoder = Decoder(searcher, k=args.k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
-                      max_rounds=args.max_rounds)
+                      max_rounds=args.max_rounds, mbr=selector)
     start = time.perf_counter()
     out = REGISTRY[args.strategy](decoder, docs)
     seconds = time.perf_counter() - start
@@ -214,11 +232,16 @@ def main(argv=None) -> int:
         "rounds": decoder.stats.rounds,
         "cost": info.cost,
         "signature": f"docnmt-decode|strategy:{args.strategy}|backend:{args.backend}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
-                     f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}|version:{__version__}",
+                     f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}"
+                     + ("" if mbr is None else f"|mbr:{mbr.candidates}-{mbr.count}-{mbr.utility}"
+                        + (f"-eps{mbr.epsilon}-seed{mbr.seed}" if mbr.candidates == "sampling" else ""))
+                     + f"|version:{__version__}",
         "host": platform.node(),
     }
     if "doc_trans_mode" in info.sidecar:
         sidecar["doc_trans_mode"] = args.doc_trans_mode
+    if selector is not None:
+        sidecar["mbr"] = selector.record()
     if parallel:
         sidecar.update(redecoded_per_round=decoder.stats.redecoded, round_one_reused=decoder.stats.round_one_reused,
                        converged=decoder.stats.converged, sequential_from_round=decoder.stats.sequential_from_round,

@@ -401,6 +401,32 @@ class HFSearcher(Counted):
             return beam_loop(self, prompt.repeat_interleave(beam, dim=0), logits, encoder_outputs, mask, cache,
                              config, processors, stopping, size)
 
+    def sample(self, request: Request, count: int, epsilon: float) -> list[Hypothesis]:
+        """``count`` epsilon samples after the request's context (:mod:`docnmt.decode.sampling`): ``generate`` with
+        ``do_sample``, ``epsilon_cutoff`` and no top-k, from torch's global generator (seeded by the caller); each
+        sample's log-prob from the model's unprocessed logits, its score normalized as the search's."""
+        import torch
+
+        ((source, prompt, limit),) = self._check([request])
+        src, mask = self.model._pad([source])
+        with torch.no_grad():
+            out = self.net.generate(
+                input_ids=src, attention_mask=mask, decoder_input_ids=torch.tensor([prompt], device=src.device),
+                do_sample=True, num_beams=1, num_return_sequences=count, max_new_tokens=limit, top_k=0, top_p=1.0,
+                temperature=1.0, epsilon_cutoff=epsilon if epsilon > 0 else None, return_dict_in_generate=True,
+                output_logits=True)
+            logprobs = self.net.compute_transition_scores(out.sequences, out.logits, normalize_logits=True)
+        self.forward_calls += len(out.logits)
+        self.encoder_positions += len(source)
+        found = []
+        for row, steps in zip(out.sequences[:, len(prompt):].tolist(), logprobs.float()):
+            length = row.index(self.eos) + 1 if self.eos in row else len(row)
+            self.decoder_positions += length
+            logprob = float(steps[:length].sum())
+            found.append(Hypothesis(row[:length - 1] if self.eos in row else row, logprob / length ** self.lenpen,
+                                    logprob))
+        return found
+
     # ---- forced scoring with the cache -------------------------------------
     def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],
                      ends: Sequence[int] | None = None) -> list[Scored]:

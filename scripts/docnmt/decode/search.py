@@ -317,6 +317,21 @@ class Searcher(Counted):
         """The ``beam`` best continuations after each request's prefix, best first (prefilled cache)."""
         return self._search(requests, naive=False)
 
+    #: fairseq's search strategy while :meth:`sample` runs (None: beam search)
+    sampling = None
+
+    def sample(self, request: Request, count: int, epsilon: float) -> list[Hypothesis]:
+        """``count`` epsilon samples after the request's prefix (:mod:`docnmt.decode.sampling`), drawn from torch's
+        global generator (seeded by the caller); scores as the search's (fairseq's Sampling search)."""
+        from .sampling import fairseq_epsilon_sampling
+
+        saved = self.beam, self.sampling
+        self.beam, self.sampling = count, fairseq_epsilon_sampling(self.model.dict, epsilon)
+        try:
+            return self.search([request])[0]
+        finally:
+            self.beam, self.sampling = saved
+
     def search_naive_prefix(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """Same search, the prefix forced token by token through all beams (fairseq's ``prefix_tokens``)."""
         return self._search(requests, naive=True)
@@ -372,7 +387,7 @@ class Searcher(Counted):
             ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared)
             generator = SequenceGenerator(
                 ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest, min_len=1,
-                normalize_scores=True, len_penalty=self.lenpen,
+                normalize_scores=True, len_penalty=self.lenpen, search_strategy=self.sampling,
             )
             attentions = [layer.self_attn for layer in decoder.layers]
             # fairseq's beamable encoder attention: the source's keys and values once per request

@@ -131,12 +131,14 @@ class Decoder:
     ``doc_trans_mode``: ``sequential`` (position by position, the reference) or
     ``parallel`` (the fixed-point iteration; needs the documents' first pass);
     ``max_rounds``: the parallel iteration's round limit (None: until the fixed point);
-    ``switch_share``: when the parallel iteration finishes sequentially (:data:`SWITCH_SHARE`).
+    ``switch_share``: when the parallel iteration finishes sequentially (:data:`SWITCH_SHARE`);
+    ``mbr``: a :class:`~docnmt.decode.mbr.Selector` that chooses each kept hypothesis among the search's candidates
+    (None: the beam's best).
     """
 
     def __init__(self, searcher, k: int, h: int, sentence_searcher=None, source_name: str = "source",
                  doc_trans_mode: str = "sequential", max_rounds: int | None = None,
-                 switch_share: float = SWITCH_SHARE):
+                 switch_share: float = SWITCH_SHARE, mbr=None):
         if doc_trans_mode not in DOC_TRANS_MODES:
             raise ValueError(f"doc_trans_mode must be one of {', '.join(DOC_TRANS_MODES)}, got {doc_trans_mode!r}")
         if max_rounds is not None and max_rounds < 1:
@@ -149,6 +151,7 @@ class Decoder:
         self.doc_trans_mode = doc_trans_mode
         self.max_rounds = max_rounds
         self.switch_share = switch_share
+        self.mbr = mbr
         self.stats = Stats()
 
     # ---- requests ---------------------------------------------------------
@@ -211,6 +214,15 @@ class Decoder:
     def text(self, hyp) -> str:
         return self.searcher.model.decode(hyp.tokens)
 
+    def best(self, nbest: list, keep=None, text=None):
+        """The hypothesis a strategy keeps of one search's candidates: the first (the beam's best), or with MBR
+        selection the one whose kept text has the highest expected utility (:mod:`docnmt.decode.mbr`): ``text``
+        (by default :meth:`text`) gives a hypothesis' text, ``keep`` the part of it the strategy keeps."""
+        if self.mbr is None:
+            return nbest[0]
+        texts = [(text or self.text)(h) for h in nbest]
+        return nbest[self.mbr.select([keep(t) for t in texts] if keep else texts)]
+
     def first_segment(self, hyp, count: bool = True, line: int | None = None) -> str:
         segments = split(self.text(hyp))
         if len(segments) != 1 and count:
@@ -225,6 +237,14 @@ class Decoder:
         return self.searcher.search(requests)
 
 
+
+
+def _first_segment(text: str) -> str:
+    return split(text)[0]
+
+
+def _last_segment(text: str) -> str:
+    return split(text)[-1]
 
 
 def _by_position(docs: list[Document]):
@@ -244,7 +264,7 @@ def _context_search(dec: Decoder, docs: list[Document], context_of) -> list[list
             for d in active
         ]
         for d, nbest in zip(active, dec.search_round(requests)):
-            out[index[id(d)]][i] = dec.first_segment(nbest[0])
+            out[index[id(d)]][i] = dec.first_segment(dec.best(nbest, _first_segment))
     return out
 
 
@@ -256,7 +276,7 @@ def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> lis
     ]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
-        out[n][i] = dec.first_segment(nbest[0], line=docs[n].lines[i])
+        out[n][i] = dec.first_segment(dec.best(nbest, _first_segment), line=docs[n].lines[i])
     return out
 
 
@@ -337,7 +357,7 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
         for n, i, *_ in pending:  # before the outputs below mark their successors
             dirty[n].discard(i)
         for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
-            segments = split(dec.text(nbest[0]))
+            segments = split(dec.text(dec.best(nbest, _first_segment)))
             record(n, i, key, cut, segments[0], len(segments) != 1)
     dec.stats.converged = converged
     if not converged:  # from the first stale context of a document on, nothing is guaranteed
@@ -375,7 +395,7 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     out = [[""] * len(d) for d in docs]
     dec.stats.rounds += 1
     for (n, i), nbest in zip(flat, searcher.search(requests)):
-        out[n][i] = searcher.model.decode(nbest[0].tokens)
+        out[n][i] = searcher.model.decode(dec.best(nbest, text=lambda h: searcher.model.decode(h.tokens)).tokens)
     return out
 
 
@@ -389,7 +409,7 @@ def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     requests = [dec.request([docs[n].src[i]], (), docs[n].lines[i]) for n, i in flat]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
-        out[n][i] = dec.first_segment(nbest[0])
+        out[n][i] = dec.first_segment(dec.best(nbest, _first_segment))
     return out
 
 
@@ -412,7 +432,7 @@ def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     requests = [dec.request(docs[n].src[a:b], (), docs[n].lines[a]) for n, a, b in chunks]
     out = [[""] * len(d) for d in docs]
     for (n, a, b), nbest in zip(chunks, dec.search_round(requests)):
-        segments = split(dec.text(nbest[0]))
+        segments = split(dec.text(dec.best(nbest)))
         expected = b - a
         if len(segments) != expected:
             dec.stats.sep_mismatch += 1
@@ -432,8 +452,9 @@ def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[li
         windows[(n, i)] = window(d, i - dec.k + 1, i + 1) if keep_last else window(d, i, i + dec.k)
     requests = [dec.request(windows[key], (), docs[key[0]].lines[key[1]], drop_newest=not keep_last) for key in flat]
     out = [[""] * len(d) for d in docs]
+    keep = _last_segment if keep_last else _first_segment
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
-        segments = split(dec.text(nbest[0]))
+        segments = split(dec.text(dec.best(nbest, keep)))
         if len(segments) != len(windows[(n, i)]):
             dec.stats.sep_mismatch += 1
         out[n][i] = segments[-1] if keep_last else segments[0]
@@ -542,5 +563,9 @@ def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
         for n, cands in expanded.items():
             cands.sort(key=lambda c: c.score, reverse=True)
             beams[n] = cands[:dec.h]
+    if dec.mbr is not None:  # the document hypotheses, by a document-level utility (their sentences joined)
+        for n, cands in enumerate(beams):
+            chosen = dec.mbr.select([" ".join(c.sentences) for c in cands])
+            beams[n] = [cands[chosen]] + cands[:chosen] + cands[chosen + 1:]
     dec.stats.sep_mismatch += sum(beams[n][0].mismatches for n, d in enumerate(docs) if len(d))
     return [beams[n][0].sentences if len(d) else [] for n, d in enumerate(docs)]

@@ -90,6 +90,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..decode.documents import Document, previous
+from ..decode.mbr import parse_system
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
 from ..manual import argument_parser
@@ -248,7 +249,9 @@ def reference_pcxmi(scorer: PairScorer, docs: list[Document], k: int, lines: set
 def strategy_pcxmi(scorer: PairScorer, docs: list[Document], k: int, lines: set[int], strategy: str,
                    hyps: list[str], first_pass: list[str] | None = None,
                    generated: list[list[str]] | None = None) -> dict[int, dict]:
-    """Per scored line: P-CXMI of the strategy's hypothesis with the context the strategy conditioned it on."""
+    """Per scored line: P-CXMI of the strategy's hypothesis with the context the strategy conditioned it on (a system
+    with MBR selection, ``doc-trans+mbr``: its strategy's context, from its own hypotheses)."""
+    strategy = parse_system(strategy)[0]
     if strategy not in CONTEXTS:
         raise ValueError(f"no context definition for strategy {strategy!r}; known: {', '.join(CONTEXTS)}")
     fits = scorer.decoder.fits
@@ -325,11 +328,11 @@ def main(argv=None) -> int:
     src, docids = read_documents(args.src, args.docids)
     ref = read_system(args.ref, len(src), args.src)
     systems = {name: read_system(path, len(src), args.src) for name, path in parse_systems(args.system).items()}
-    unknown = [name for name in systems if name not in CONTEXTS]
+    unknown = [name for name in systems if parse_system(name)[0] not in CONTEXTS]
     if unknown:
         parser.error(f"no context definition for {', '.join(unknown)}; known strategies: {', '.join(CONTEXTS)}")
     first_pass = None if args.first_pass is None else read_system(args.first_pass, len(src), args.src)
-    if "2-pass" in systems and first_pass is None:
+    if any(parse_system(name)[0] == "2-pass" for name in systems) and first_pass is None:
         parser.error("2-pass needs --first-pass (the context it was decoded with)")
     generated = _generated_context(args.last_sentence_sidecar, len(src))
     selected = selected_lines(args.select, len(src))

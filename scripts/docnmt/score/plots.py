@@ -6,11 +6,13 @@
 - ``cost``: quality against decoding cost: test BLEU against decoder
   positions relative to sentence-level, one point per strategy and task;
 - ``cxmi``: a histogram of the reference's P-CXMI, one per task and
-  evaluation set (:mod:`docnmt.score.cxmi`).
+  evaluation set (:mod:`docnmt.score.cxmi`);
+- ``mbr``: each test-set metric (BLEU, chrF++, d-BLEU, TER) of one strategy with MBR selection against the
+  candidate count, beside the strategy's beam-best (config ``mbr.curve``; :mod:`docnmt.decode.mbr`).
 
 CLI::
 
-    python -m docnmt.score.plots {bleu,pronouns,cost,cxmi} --manifest manifest.json --output plot.png
+    python -m docnmt.score.plots {bleu,pronouns,cost,cxmi,mbr} --manifest manifest.json --output plot.png
 """
 
 from __future__ import annotations
@@ -123,7 +125,40 @@ def plot_cxmi(manifest: dict, output: Path) -> None:
     save_figure(plt, fig, output)
 
 
-PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost, "cxmi": plot_cxmi}
+def plot_mbr(manifest: dict, output: Path) -> None:
+    """Each test-set metric of one strategy with MBR selection against its candidate count (config mbr.curve)."""
+    from ..decode.mbr import parse_system, system_name
+
+    curve = manifest.get("mbr_curve")
+    metrics = ("BLEU", "chrF++", "d-BLEU", "TER")
+    plt, fig, axes = new_figure(10.0, 3.2, ncols=len(metrics))
+    if not curve:
+        axes[0].set_title("No MBR candidate-count curve in the manifest (config mbr.curve)")
+        save_figure(plt, fig, output)
+        return
+    counts = sorted(curve["counts"])
+    for n, (task, systems) in enumerate(curve["tasks"].items()):
+        strategy = parse_system(systems[0])[0]
+        data = load_json(manifest["tasks"][task]["bleu_ter"]["test"], "BLEU/TER score file")["systems"]
+        names = {c: system_name(strategy, None if c == curve["counts"][0] else c) for c in counts}
+        for ax, metric in zip(axes, metrics):
+            points = [(c, data[names[c]][metric]["score"]) for c in counts if metric in data.get(names[c], {})]
+            ax.plot([c for c, _ in points], [v for _, v in points], marker="o", color=f"C{n}",
+                    label=f"{task}: {strategy}, MBR")
+            beam = data.get(strategy, {}).get(metric)
+            if beam:
+                ax.axhline(beam["score"], color=f"C{n}", linestyle=":", linewidth=1, label=f"{task}: {strategy}")
+    for ax, metric in zip(axes, metrics):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(counts, [str(c) for c in counts])
+        ax.set_xlabel("candidates")
+        ax.set_title(metric + (" (lower is better)" if metric == "TER" else ""))
+        ax.grid(True, alpha=0.3)
+    axes[-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save_figure(plt, fig, output)
+
+
+PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost, "cxmi": plot_cxmi, "mbr": plot_mbr}
 
 
 @cli_errors

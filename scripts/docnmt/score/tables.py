@@ -9,8 +9,8 @@ statistics, is written by :mod:`docnmt.corpora.stats`:
 - ``perplexity``: Table 2, perplexity of the reference and of every
   strategy's hypotheses (sentence-level model for the sentence-level rows,
   document-level model for the document-level rows);
-- ``bleu_ter``: Table 3, BLEU and TER on the test set and on ContraPro, with
-  paired-bootstrap significance marks;
+- ``bleu_ter``: Table 3, BLEU, chrF++ and TER on the test set and on ContraPro, and d-BLEU (documents
+  joined) on the test set, each with its signature and paired-bootstrap significance marks;
 - ``pronoun_f1``: Table 4, pronoun gender and formality F1 (a cell is "-"
   where a class has fewer reference examples than the reporting rule asks,
   and "nan" where the BlonDe fork's value is NaN; the counts are written
@@ -38,7 +38,11 @@ JSON manifest that the workflow builds (``rules/common.smk``)::
     {"strategies": [...], "tasks": {TASK: {"description": ..., "tgt": "de",
       "bleu_ter": {EVALSET: PATH}, "pronouns": {EVALSET: PATH},
       "perplexity": {LEVEL: PATH}, "accuracy": {LEVEL: PATH}, "sidecars": {STRATEGY: PATH},
-      "cxmi": {EVALSET: PATH}, "cxmi_sentences": {EVALSET: PATH}, "context_usage": {EVALSET: PATH}}}}
+      "cxmi": {EVALSET: PATH}, "cxmi_sentences": {EVALSET: PATH}, "context_usage": {EVALSET: PATH}}},
+     "mbr": {"candidates": ..., "count": ..., "utility": ...}, "mbr_curve": {"counts": [...], "tasks": {...}}}
+
+Rows are systems: every strategy, then every strategy with MBR selection (``doc-trans+mbr``, shown as
+"doc-trans, MBR"; :mod:`docnmt.decode.mbr`), in every table.
 
 CLI::
 
@@ -51,6 +55,7 @@ import json
 import os
 from pathlib import Path
 
+from ..decode.mbr import Settings, label as label_of, parse_system
 from ..tablefmt import Table
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from ..manual import argument_parser
@@ -118,9 +123,10 @@ def _test_sidecars(manifest: dict) -> dict[str, dict]:
 # ---- Table 2 ---------------------------------------------------------------------
 def perplexity_table(manifest: dict) -> Table:
     tasks = list(manifest["tasks"])
-    doc_strategies = [s for s in manifest["strategies"] if s != "sentence-level"]
-    rows_spec = [("sentence-level", "reference"), ("sentence-level", "sentence-level")]
-    rows_spec += [("document-level", "reference")] + [("document-level", s) for s in doc_strategies]
+    sentence = [s for s in manifest["strategies"] if parse_system(s)[0] == "sentence-level"]
+    rows_spec = [("sentence-level", "reference")] + [("sentence-level", s) for s in sentence]
+    rows_spec += [("document-level", "reference")] + [("document-level", s)
+                                                      for s in manifest["strategies"] if s not in sentence]
     loaded = {t: {lvl: load_json(p, "perplexity score file") for lvl, p in manifest["tasks"][t]["perplexity"].items()}
               for t in tasks}
     rows = []
@@ -131,7 +137,7 @@ def perplexity_table(manifest: dict) -> Table:
         for t in tasks:
             entry = loaded[t].get(level, {}).get("systems", {}).get(text)
             cells.append(_fmt(entry["perplexity"], 2) if entry else DASH)
-        rows.append([model, "reference" if text == "reference" else f"hyp {text}"] + cells)
+        rows.append([model, "reference" if text == "reference" else f"hyp {label_of(text)}"] + cells)
     return Table("perplexity", "Table 2: perplexity values on the test set for different search strategies",
                  ["model", "text"] + tasks, rows,
                  ["sentence-level rows: the sentence-level model, each sentence alone; document-level rows: the "
@@ -141,24 +147,28 @@ def perplexity_table(manifest: dict) -> Table:
 
 
 # ---- Table 3 ---------------------------------------------------------------------
+#: Table 3's metrics, each per evaluation set (d-BLEU where the score file has it: the test sets).
+TABLE3_METRICS = ("BLEU", "chrF++", "TER", "d-BLEU")
+
+
 def bleu_ter_table(manifest: dict) -> Table:
-    columns, header, notes = [], ["strategy"], []
+    columns, header, signatures = [], ["strategy"], {}
     for t, spec in manifest["tasks"].items():
         for evalset, path in spec["bleu_ter"].items():
             data = load_json(path, "BLEU/TER score file")
-            columns.append(data)
             label = "ContraPro" if evalset == "contrapro" else evalset
-            header += [f"{t} {label} BLEU", f"{t} {label} TER"]
-            if not notes:
-                any_system = next(iter(data["systems"].values()))
-                notes.append(f"BLEU signature: {any_system['BLEU']['signature']}")
-                notes.append(f"TER signature: {any_system['TER']['signature']}")
+            any_system = next(iter(data["systems"].values()))
+            metrics = [m for m in TABLE3_METRICS if m in any_system]
+            columns.append((data, metrics))
+            header += [f"{t} {label} {m}" for m in metrics]
+            for m in metrics:
+                signatures.setdefault(m, any_system[m]["signature"])
     rows = []
     for strategy in manifest["strategies"]:
-        cells = [strategy]
-        for data in columns:
+        cells = [label_of(strategy)]
+        for data, metrics in columns:
             entry = data["systems"].get(strategy)
-            for metric in ("BLEU", "TER"):
+            for metric in metrics:
                 if entry is None:
                     cells.append(DASH)
                     continue
@@ -169,14 +179,30 @@ def bleu_ter_table(manifest: dict) -> Table:
                         marks += mark
                 cells.append(f"{entry[metric]['score']:.1f}{marks}")
         rows.append(cells)
-    alpha = columns[0].get("alpha", 0.05) if columns else 0.05
+    alpha = columns[0][0].get("alpha", 0.05) if columns else 0.05
+    notes = [f"{m} signature: {sig}" for m, sig in signatures.items()]
+    if "d-BLEU" in signatures:
+        notes.append("d-BLEU: corpus BLEU over documents, each document's sentences joined in order (hypotheses and "
+                     "references alike); its significance resamples documents.")
     notes.append(f"* significantly different from sentence-level, † from last-sentence (paired bootstrap "
                  f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
                  "full-segment does not apply there (-).")
-    notes += model_notes(_test_sidecars(manifest), "the search")
-    return Table("bleu_ter", "Table 3: BLEU and TER scores (in percent) for the different tasks and decoding "
-                 "strategies",
+    notes += mbr_notes(manifest) + model_notes(_test_sidecars(manifest), "the search")
+    return Table("bleu_ter", "Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent) for the different tasks and "
+                 "decoding strategies",
                  header, rows, notes)
+
+
+def mbr_notes(manifest: dict) -> list[str]:
+    """What the MBR rows are (their settings and utility), where the tables have any."""
+    settings = manifest.get("mbr")
+    if not settings or not any(parse_system(s)[1] for s in manifest["strategies"]):
+        return []
+    described = Settings(**{k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")
+                            if k in settings}).describe()
+    return [f"\"STRATEGY, MBR\": the strategy with minimum Bayes risk selection (not in the paper): {described}; "
+            "each kept sentence is the candidate with the highest mean utility against all candidates (doc-trans's "
+            "is the next sentence's context; doc-trans-beam compares whole documents). Test set only."]
 
 
 # ---- Table 4 ---------------------------------------------------------------------
@@ -240,7 +266,7 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
                 class_header += [f"{t} {label} {cls} P", f"{t} {label} {cls} R", f"{t} {label} {cls} F1"]
     rows, class_rows = [], []
     for strategy in manifest["strategies"]:
-        cells, class_cells = [strategy], [strategy]
+        cells, class_cells = [label_of(strategy)], [label_of(strategy)]
         for _t, _evalset, _label, data, reference in columns:
             system = data["systems"].get(strategy)
             for category, ref_entry in reference.items():
@@ -338,7 +364,7 @@ def context_usage_table(manifest: dict) -> Table:
             cells.append(_nats(entry["cxmi"]) if entry else DASH)
             if entry and not entry.get("exact", True):
                 approximate.append(f"{t} {label} {strategy}")
-        rows.append([f"CXMI of hyp {strategy}"] + cells)
+        rows.append([f"CXMI of hyp {label_of(strategy)}"] + cells)
     notes = [CONTEXT_NOTE,
              "CXMI (reference): mean over sentences of P-CXMI = log q(y|x,C) - log q(y|x), y the reference "
              "sentence (its tokens and </s>), C the k-1 previous source and reference sentences (the cheating "
@@ -377,7 +403,7 @@ def context_split_table(manifest: dict) -> Table:
             header += [f"{t} {label} {name} {share}", f"{t} {label} {name} rest"]
         metrics.append(present)
     for strategy in manifest["strategies"]:
-        cells = [strategy]
+        cells = [label_of(strategy)]
         for (t, label, d), present in zip(columns, metrics):
             parts = d["split"].get(strategy) or {}
             cells += [_split_cell(parts.get(part), metric) for metric in present for part in ("top", "rest")]
@@ -420,22 +446,23 @@ def cost_table(manifest: dict) -> Table:
         sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
         per_task.append(sidecars)
         header += [f"{t} decoder positions", f"{t} ×SL", f"{t} forward calls", f"{t} wall s", f"{t} ×SL wall",
-                   f"{t} <sep> mismatches", f"{t} rounds"]
+                   f"{t} <sep> mismatches", f"{t} rounds", f"{t} utility evaluations"]
     rows = []
     for strategy in manifest["strategies"]:
         paper = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
-        cells = [strategy, paper]
+        cells = [label_of(strategy), paper]
         for sidecars in per_task:
             entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
             if entry is None:
-                cells += [DASH] * 7
+                cells += [DASH] * 8
                 continue
             positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
             seconds = entry.get("seconds_with_first_pass", entry["seconds"])
             cells += [str(positions), _fmt(positions / base["decoder_positions"], 2) if base else DASH,
                       str(entry["forward_calls"]), _fmt(seconds, 1),
                       _fmt(seconds / base["seconds"], 2) if base and base["seconds"] else DASH,
-                      str(entry["sep_mismatch"]), _rounds(entry)]
+                      str(entry["sep_mismatch"]), _rounds(entry),
+                      str(entry["mbr"]["utility_evaluations"]) if entry.get("mbr") else DASH]
         rows.append(cells)
     devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
     dtypes = sorted({sc[s].get("dtype") or "unrecorded" for sc in per_task for s in sc})
@@ -451,7 +478,8 @@ def cost_table(manifest: dict) -> Table:
                   "again), the round from which it finished sequentially (one sentence per document and round), "
                   "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
                   f"limit stopped it. Device: {', '.join(devices)}; dtype: {', '.join(dtypes)}; wall times from the "
-                  "decode rules."] + model_notes({f"{manifest_task} {s}": sc[s] for manifest_task, sc
+                  "decode rules. Utility evaluations: MBR selection's pairwise utility scores (n^2 per selection of "
+                  "n candidates; its search is a beam of n, or n samples)."] + mbr_notes(manifest) + model_notes({f"{manifest_task} {s}": sc[s] for manifest_task, sc
                                                   in zip(manifest["tasks"], per_task) for s in sc}, "the search"))
 
 

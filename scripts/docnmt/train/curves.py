@@ -108,14 +108,14 @@ def read_csv(path: Path) -> list[dict]:
         ]
 
 
-def new_figure(width: float = 6.4, height: float = 4.0):
-    """pyplot (headless backend) and a new figure with one axes: ``plt, fig, ax``."""
+def new_figure(width: float = 6.4, height: float = 4.0, ncols: int = 1):
+    """pyplot (headless backend) and a new figure with one axes: ``plt, fig, ax`` (``ncols`` > 1: a row of axes)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt, *plt.subplots(figsize=(width, height))
+    return plt, *plt.subplots(figsize=(width, height), ncols=ncols)
 
 
 def save_figure(plt, fig, output: Path) -> None:

@@ -1,0 +1,199 @@
+"""MBR selection (docnmt.decode.mbr) and epsilon sampling (docnmt.decode.sampling): the choice is the brute-force
+argmax of the mean sacrebleu score, on hand-made lists and on the tiny Marian model's candidates for the demo's
+test documents; one candidate is the strategy itself; the samples are reproducible under their seed; bad
+settings are clear errors."""
+
+import subprocess
+import sys
+
+import pytest
+from sacrebleu.metrics import CHRF
+
+from conftest import tool_env
+from docnmt.decode import mbr
+from docnmt.decode.selection import Selector
+from docnmt.decode.search import Request
+from docnmt.decode.strategies import REGISTRY, Decoder
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("fastchrf")
+
+SACREBLEU = {"chrf": CHRF(), "chrf++": CHRF(word_order=2)}
+LISTS = [
+    ["Der Hund bellt .", "Der Hund bellt laut .", "Ein Hund bellt .", "Die Katze schläft ."],
+    ["Sie sagt es ihm .", "Sie sagt es ihm .", "Er sagt es ihr .", "", "Sie sagt ihm das ."],
+    ["a", "b"],  # a tie: the first wins
+    ["Nur einer ."],
+    ["Hast du ihn gesehen ?", "Haben Sie ihn gesehen ?", "Haben Sie es gesehen ?", "Hast du es gesehen ?"],
+]
+
+
+def brute_force(texts, utility):
+    """argmax_i mean_j sacrebleu(c_i, [c_j]), the first on a tie."""
+    metric = SACREBLEU[utility]
+    means = [sum(metric.sentence_score(h, [r]).score for r in texts) / len(texts) for h in texts]
+    return means.index(max(means)), means
+
+
+@pytest.mark.parametrize("utility", list(mbr.UTILITIES))
+def test_selection_is_the_argmax_of_the_mean_sacrebleu_score_on_small_lists(utility):
+    selector = Selector(mbr.Settings(utility=utility))
+    for texts in LISTS:
+        chosen, means = brute_force(texts, utility)
+        assert selector.select(texts) == chosen, (texts, means)
+        if len(texts) > 1:
+            assert selector.expected(texts) == pytest.approx(means, abs=1e-6)
+    assert selector.selections == len(LISTS)
+    assert selector.evaluations == sum(len(t) ** 2 for t in LISTS if len(t) > 1) * 2  # select + expected
+
+
+@pytest.fixture(scope="module")
+def marian(hf_marian):
+    from docnmt.decode.hf import HFModel
+
+    return HFModel(hf_marian, separator="<brk>", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def docs():
+    """The first three demo test documents, their first five sentences each."""
+    import hfmodel
+    from docnmt.decode.documents import group
+
+    test = [d for d in hfmodel.demo_documents()[1][:3]]
+    src = [s for d in test for s in d.src[:5]]
+    return lambda: group(src, [d.docid for d in test for _ in d.src[:5]], [t for d in test for t in d.tgt[:5]])
+
+
+def searcher(model, beam):
+    from docnmt.decode.hf import HFSearcher
+
+    return HFSearcher(model, beam=beam, early_stopping=True, max_new_tokens=60)
+
+
+def test_fastchrf_equals_sacrebleus_sentence_chrf_on_the_demos_candidates(marian, docs):
+    from fastchrf import pairwise_chrf
+
+    requests = [Request(marian.encode(s, source=True)) for d in docs() for s in d.src]
+    compared = 0
+    for nbest in searcher(marian, 6).search(requests):
+        texts = [marian.decode(h.tokens) for h in nbest]
+        matrix = pairwise_chrf([texts], [texts])[0]
+        for i, h in enumerate(texts):
+            for j, r in enumerate(texts):
+                assert matrix[i][j] == pytest.approx(SACREBLEU["chrf"].sentence_score(h, [r]).score, abs=1e-6)
+                compared += 1
+    assert compared == len(requests) * 36 and len(requests) >= 10
+
+
+def test_a_strategy_with_mbr_keeps_the_brute_force_choice_among_its_beams_candidates(marian, docs):
+    """sentence-level and cheating (every context known in advance): each kept sentence is the brute-force MBR
+    choice among the n-best of the same search."""
+    from docnmt.decode.documents import previous, window
+    from docnmt.preprocess.windows import split
+
+    selector = Selector(mbr.Settings(count=4))
+    for strategy in ("sentence-level", "cheating"):
+        documents = docs()
+        out = REGISTRY[strategy](Decoder(searcher(marian, 4), k=3, h=1, mbr=selector), documents)
+        plain = Decoder(searcher(marian, 4), k=3, h=1)
+        for d, kept in zip(documents, out):
+            for i, sentence in enumerate(kept):
+                if strategy == "sentence-level":
+                    request = Request(marian.encode(d.src[i], source=True))
+                else:
+                    request = plain.request(window(d, i - 2, i + 1), previous(d.ref, i, 3))
+                texts = [marian.decode(h.tokens) for h in plain.searcher.search([request])[0]]
+                if strategy == "cheating":  # it keeps the continuation's first segment; sentence-level all of it
+                    texts = [split(t)[0] for t in texts]
+                assert sentence == texts[brute_force(texts, "chrf")[0]], (strategy, d.docid, i, texts)
+    n = sum(len(d) for d in docs())
+    assert selector.selections == 2 * n and selector.evaluations == 2 * n * 16
+
+
+def test_doc_trans_with_mbr_over_one_candidate_is_doc_trans(marian, docs):
+    one = Selector(mbr.Settings(count=1))
+    with_mbr = REGISTRY["doc-trans"](Decoder(searcher(marian, 1), k=3, h=1, mbr=one), docs())
+    assert with_mbr == REGISTRY["doc-trans"](Decoder(searcher(marian, 1), k=3, h=1), docs())
+    assert one.evaluations == 0 and one.selections == sum(len(d) for d in docs())
+
+
+def test_parallel_doc_trans_with_mbr_reaches_sequential_doc_trans_with_mbr(marian, docs):
+    """MBR's choice depends only on the request, so the fixed point is still the sequential result."""
+    selector = Selector(mbr.Settings(count=3))
+    first = [s for d in REGISTRY["sentence-level"](Decoder(searcher(marian, 3), k=3, h=1), docs()) for s in d]
+    sequential = REGISTRY["doc-trans"](Decoder(searcher(marian, 3), k=3, h=1, mbr=selector), docs())
+    documents = docs()
+    for d in documents:
+        d.first_pass = [first[line] for line in d.lines]
+    decoder = Decoder(searcher(marian, 3), k=3, h=1, doc_trans_mode="parallel", mbr=selector)
+    assert REGISTRY["doc-trans"](decoder, documents) == sequential and decoder.stats.converged
+
+
+def test_doc_trans_beam_with_mbr_chooses_among_its_document_hypotheses(marian, docs):
+    selector = Selector(mbr.Settings(count=2))
+    out = REGISTRY["doc-trans-beam"](Decoder(searcher(marian, 2), k=3, h=2, mbr=selector), docs())
+    assert [len(o) for o in out] == [len(d) for d in docs()]
+    assert selector.selections == 3, "one document-level choice per document"
+    h1 = Selector(mbr.Settings(count=2))
+    assert REGISTRY["doc-trans-beam"](Decoder(searcher(marian, 2), k=3, h=1, mbr=h1), docs()) == \
+        REGISTRY["doc-trans"](Decoder(searcher(marian, 2), k=3, h=1), docs()), "h=1: one document, doc-trans"
+
+
+def sampled(sampler, requests):
+    return [[tuple(h.tokens) for h in nbest] for nbest in sampler.search(requests)]
+
+
+def test_epsilon_samples_are_reproducible_under_their_seed_whatever_the_batch(marian, docs, toy):
+    from docnmt.decode.sampling import Sampler
+    from docnmt.decode.search import Searcher
+
+    _, _, toy_model = toy
+    cases = [(searcher(marian, 1), [Request(marian.encode(s, source=True)) for s in docs()[0].src[:3]]),
+             (Searcher(toy_model, beam=1), [Request(toy_model.encode("s3 s7 s11", source=True)),
+                                            Request(toy_model.encode("s1 s2", source=True),
+                                                    toy_model.encode("t2 t1 <sep>", source=False)[:-1])])]
+    for base, requests in cases:
+        first = sampled(Sampler(base, count=6, epsilon=0.02, seed=1), requests)
+        assert first == sampled(Sampler(base, count=6, epsilon=0.02, seed=1), requests)
+        assert first[-1:] == sampled(Sampler(base, count=6, epsilon=0.02, seed=1), requests[-1:]), "batch-independent"
+        assert all(len(s) == 6 for s in first)
+        others = [sampled(Sampler(base, count=6, epsilon=0.0, seed=seed), requests) for seed in (2, 3)]
+        assert any(o != first for o in others), "another seed draws other samples"
+        # epsilon near 1 leaves only the most probable token: every sample is the greedy translation
+        greedy = [[tuple(nbest[0].tokens)] * 6 for nbest in base.search(requests)]
+        assert sampled(Sampler(base, count=6, epsilon=0.999, seed=5), requests) == greedy
+
+
+@pytest.mark.parametrize("settings,message", [
+    ({"count": 0}, "the MBR candidate count must be an integer >= 1, got 0"),
+    ({"candidates": "sampling"}, "MBR with sampled candidates needs a seed"),
+    ({"utility": "bleurt"}, "the MBR utility must be one of chrf, chrf++, got 'bleurt'"),
+    ({"candidates": "sampling", "seed": 1, "epsilon": 1.5}, "epsilon must be in [0, 1), got 1.5"),
+])
+def test_bad_settings_are_clear_errors(settings, message):
+    with pytest.raises(mbr.SettingsError) as err:
+        mbr.Settings(**settings)
+    assert message in str(err.value)
+
+
+def test_a_utility_that_is_not_installed_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "fastchrf", None)  # import fastchrf raises ImportError
+    with pytest.raises(mbr.SettingsError, match=r"needs the package fastchrf, which is not installed \(pip install "
+                                                r"fastchrf==0\.2\.1; make setup installs it\)"):
+        Selector(mbr.Settings(utility="chrf"))
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--mbr-count", "0"], "the MBR candidate count must be an integer >= 1, got 0"),
+    (["--mbr-candidates", "sampling"], "MBR with sampled candidates needs a seed (--mbr-seed)"),
+])
+def test_the_decode_cli_refuses_bad_mbr_settings_before_loading_anything(tmp_path, extra, message):
+    result = subprocess.run(
+        [sys.executable, "-m", "docnmt.decode.cli", "--strategy", "doc-trans", "--model", str(tmp_path / "none.pt"),
+         "--src", str(tmp_path / "none"), "--docids", str(tmp_path / "none"), "--tgt-lang", "de", "--output-bpe",
+         str(tmp_path / "o.bpe"), "--output", str(tmp_path / "o.txt"), "--sidecar", str(tmp_path / "o.json"),
+         "--mbr", *extra], capture_output=True, text=True, env=tool_env())
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not list(tmp_path.glob("o.*"))
