@@ -41,6 +41,27 @@ def test_unknown_strategy_names_the_key(config):
         validate(config)
 
 
+@pytest.mark.parametrize("change, message", [
+    ({"mbr": {"count": 0}}, r"'mbr.count': 0 is less than the minimum of 1"),
+    ({"mbr": {"candidates": "nucleus"}}, r"'mbr.candidates'.*unknown value 'nucleus'"),
+    ({"mbr": {"utility": "bleurt"}}, r"'mbr.utility'.*unknown value 'bleurt'"),
+])
+def test_bad_mbr_settings_name_the_key(config, change, message):
+    for key, value in change.items():
+        config[key] = {**config[key], **value} if isinstance(value, dict) else value
+    with pytest.raises(ConfigError, match=message):
+        validate(config)
+
+
+def test_mbr_defaults_and_no_curve(config):
+    del config["mbr"]
+    assert validate(config)["mbr"] == {"strategies": ["sentence-level", "doc-trans", "cheating"], "candidates": "beam",
+                                       "count": 12, "utility": "chrf", "epsilon": 0.02, "seed": 1,
+                                       "curve": {"strategy": "doc-trans", "counts": [1, 4]}}
+    config["mbr"] = {"strategies": [], "curve": {"strategy": None}}
+    assert validate(config)["mbr"]["strategies"] == []
+
+
 def test_wrong_type_names_the_key(config):
     config["task_settings"]["news"]["bpe_merges"] = "many"
     with pytest.raises(ConfigError, match=r"'task_settings.news.bpe_merges'.*expected integer"):

@@ -89,12 +89,14 @@ def test_paper_config_dry_run_plans_the_full_dag_offline(tmp_path):
         assert jobs.get(rule) == 1, f"{rule}: {jobs}"
     assert jobs.get("binarize") == 6 and jobs.get("train") == 6, f"2 levels x 3 tasks: {jobs}"
     assert jobs.get("decode_full_segment") == 3, "full-segment: test sets only (not ContraPro)"
-    assert jobs.get("decode_doc_trans") == 5, "test sets of 3 tasks + ContraPro of news and os"
+    assert jobs.get("decode_doc_trans") == 5 + 3 + 3 * 2, ("test sets of 3 tasks + ContraPro of news and os, "
+                                                           "+ doc-trans+mbr and the MBR plot's 2 counts per test set")
+    assert jobs.get("decode_sentence_level") == 5 + 3 and jobs.get("decode_no_context") == 5, "MBR: mbr.strategies"
     assert jobs.get("contrapro_set") == 2 and jobs.get("data_statistics") == 1
     assert jobs.get("bleu_ter") == 5, "test of 3 tasks + ContraPro of news and os"
     assert jobs.get("pronoun_f1") == 4, "German targets only: test and ContraPro of news and os (not TED En-It)"
     assert jobs.get("perplexity") == 6 and jobs.get("contrapro_accuracy") == 4, jobs
-    assert jobs.get("tables") == 1 and all(jobs.get(f"plot_{p}") == 1 for p in ("bleu", "pronouns", "cost")), jobs
+    assert jobs.get("tables") == 1 and all(jobs.get(f"plot_{p}") == 1 for p in ("bleu", "pronouns", "cost", "mbr")), jobs
 
 
 def test_data_target_stops_before_training(tmp_path):

@@ -126,19 +126,6 @@ def _check_models(name: str, task: dict) -> None:
     models.setdefault("tokenize", "none" if backend == "transformers" else "moses")
 
 
-def _check_mbr(config: dict) -> None:
-    """mbr.strategies among the configured strategies; the plot's strategy among mbr.strategies."""
-    settings = config["mbr"]
-    for i, strategy in enumerate(settings["strategies"]):
-        if strategy not in config["strategies"]:
-            raise ConfigError(f"config key 'mbr.strategies[{i}]': {strategy!r} is not among 'strategies' "
-                              f"({', '.join(config['strategies'])}): MBR selection runs a configured strategy")
-    curve = settings["curve"]["strategy"]
-    if curve is not None and curve not in settings["strategies"]:
-        raise ConfigError(f"config key 'mbr.curve.strategy': {curve!r} is not among 'mbr.strategies' "
-                          f"({', '.join(settings['strategies']) or 'none'}); null for no plot")
-
-
 def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     """Return a validated copy of ``config`` with defaults filled in; raise :class:`ConfigError`."""
     import jsonschema
@@ -161,7 +148,6 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     for name, task in known.items():
         if "models" in task:
             _check_models(name, task)
-    _check_mbr(config)
     presets = config["training"]["presets"]
     for name, task in known.items():
         if task["model"] not in presets:

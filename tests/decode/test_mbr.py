@@ -197,3 +197,28 @@ def test_the_decode_cli_refuses_bad_mbr_settings_before_loading_anything(tmp_pat
          "--mbr", *extra], capture_output=True, text=True, env=tool_env())
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert not list(tmp_path.glob("o.*"))
+
+
+def test_the_decode_cli_samples_its_candidates_again_under_the_same_seed(toy, tmp_path):
+    """The CLI's MBR over epsilon samples: the same seed gives the same output; the sidecar records the settings,
+    the selections and the utility evaluations, and the signature names them."""
+    import json
+
+    root, checkpoint, _ = toy
+    (tmp_path / "test.src").write_text("s3 s7 s11\ns1 s2\ns5 s9 s4 s8\n", encoding="utf-8")
+    (tmp_path / "test.docids").write_text("a\na\nb\n", encoding="utf-8")
+    outputs = []
+    for run in ("one", "two"):
+        result = subprocess.run(
+            [sys.executable, "-m", "docnmt.decode.cli", "--strategy", "doc-trans", "--model", str(checkpoint),
+             "--data", str(root / "bin"), "--src", str(tmp_path / "test.src"), "--docids", str(tmp_path / "test.docids"),
+             "--k", "2", "--tgt-lang", "de", "--mbr", "--mbr-candidates", "sampling", "--mbr-count", "5",
+             "--mbr-seed", "3", "--output-bpe", str(tmp_path / f"{run}.bpe"), "--output", str(tmp_path / f"{run}.txt"),
+             "--sidecar", str(tmp_path / f"{run}.json")], capture_output=True, text=True, env=tool_env())
+        assert result.returncode == 0, result.stderr[-3000:]
+        outputs.append((tmp_path / f"{run}.bpe").read_text(encoding="utf-8"))
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 3
+    sidecar = json.loads((tmp_path / "one.json").read_text())
+    assert sidecar["mbr"] == {"candidates": "sampling", "count": 5, "utility": "chrf", "epsilon": 0.02, "seed": 3,
+                              "selections": 3, "utility_evaluations": 3 * 25}
+    assert "|mbr:sampling-5-chrf-eps0.02-seed3|" in sidecar["signature"]

@@ -241,7 +241,7 @@ def _subset_notes(strategies: list[str], task: str, label: str, data: dict) -> l
             if not sum(ref_entry["examples"].values()):
                 continue
             counts = ", ".join(f"{c} {n}" for c, n in ref_entry["examples"].items())
-            scores = ", ".join(f"{s} {_f1(systems[s][category]['f1'])}" for s in strategies if s in systems)
+            scores = ", ".join(f"{label_of(s)} {_f1(systems[s][category]['f1'])}" for s in strategies if s in systems)
             rule = "" if ref_entry["reported"] else f"; fewer than {data['min_examples']} per class, so indicative"
             notes.append(f"{task} {label}, subset {subset} ({entry['sentences']} sentences; reference examples "
                          f"{counts}{rule}): {category} F1 {scores}.")
