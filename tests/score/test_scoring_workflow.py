@@ -240,3 +240,29 @@ def test_cxmi_equals_fairseq_score_reference_on_the_same_windows(scored_demo):
         line = row["line"] - 1
         expected = after_last_sep(*scored[2 * line]) - after_last_sep(*scored[2 * line + 1])
         assert row["p_cxmi"] == pytest.approx(expected, abs=1e-4), f"line {row['line']}"
+
+
+def test_the_demos_mbr_decode_is_the_brute_force_choice_among_the_sentence_models_12_best(scored_demo):
+    """sentence-level+mbr on the demo's first two test documents: each line is the candidate of the sentence model's
+    12-best with the highest mean sacrebleu sentence chrF against all 12 (subword joins removed)."""
+    from sacrebleu.metrics import CHRF
+
+    from docnmt.decode.model import Model
+    from docnmt.decode.search import Request, Searcher
+    from docnmt.preprocess.bpe import remove_bpe
+
+    ids = read_docids(scored_demo / "data/demo/corpus/test.docids")
+    lines = [i for i, d in enumerate(ids) if d in dict.fromkeys(ids[:1] + [x for x in ids if x != ids[0]][:1])]
+    src = read_lines(scored_demo / "data/demo/bpe/test.en")
+    kept = read_lines(scored_demo / "results/demo/decode/test/sentence-level+mbr.bpe")
+    model = Model(scored_demo / "results/demo/models/sentence/checkpoint_best.pt", scored_demo / "data/demo/bin/sentence")
+    chrf = CHRF()
+    # every test sentence in one search, as the decode rule does (the same batches, so the same n-best lists)
+    nbests = Searcher(model, beam=12).search([Request(model.encode(s, source=True)) for s in src])
+    for line in lines:
+        nbest = nbests[line]
+        texts = [model.decode(h.tokens) for h in nbest]
+        words = [remove_bpe(t) for t in texts]
+        means = [sum(chrf.sentence_score(h, [r]).score for r in words) / len(words) for h in words]
+        assert kept[line] == texts[means.index(max(means))], (line, texts, means)
+    assert len(lines) >= 10

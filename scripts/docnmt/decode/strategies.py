@@ -88,6 +88,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .. import SEP
+from ..preprocess.bpe import remove_bpe
 from ..preprocess.windows import join, split
 from .documents import Document, previous, window
 from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, strategy  # noqa: F401 (the registry)
@@ -217,11 +218,12 @@ class Decoder:
     def best(self, nbest: list, keep=None, text=None):
         """The hypothesis a strategy keeps of one search's candidates: the first (the beam's best), or with MBR
         selection the one whose kept text has the highest expected utility (:mod:`docnmt.decode.mbr`): ``text``
-        (by default :meth:`text`) gives a hypothesis' text, ``keep`` the part of it the strategy keeps."""
+        (by default :meth:`text`) gives a hypothesis' text, ``keep`` the part of it the strategy keeps; the utility
+        compares words, the subword joins (``@@ ``) removed."""
         if self.mbr is None:
             return nbest[0]
         texts = [(text or self.text)(h) for h in nbest]
-        return nbest[self.mbr.select([keep(t) for t in texts] if keep else texts)]
+        return nbest[self.mbr.select([remove_bpe(keep(t) if keep else t) for t in texts])]
 
     def first_segment(self, hyp, count: bool = True, line: int | None = None) -> str:
         segments = split(self.text(hyp))
@@ -565,7 +567,7 @@ def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
             beams[n] = cands[:dec.h]
     if dec.mbr is not None:  # the document hypotheses, by a document-level utility (their sentences joined)
         for n, cands in enumerate(beams):
-            chosen = dec.mbr.select([" ".join(c.sentences) for c in cands])
+            chosen = dec.mbr.select([remove_bpe(" ".join(c.sentences)) for c in cands])
             beams[n] = [cands[chosen]] + cands[:chosen] + cands[chosen + 1:]
     dec.stats.sep_mismatch += sum(beams[n][0].mismatches for n, d in enumerate(docs) if len(d))
     return [beams[n][0].sentences if len(d) else [] for n, d in enumerate(docs)]
