@@ -118,8 +118,9 @@ class Prepared:
     finalizers: list = []  # run at the session's end, the last registered first (:meth:`at_end`)
     base: Path | None = None
 
-    def __init__(self, make, folder: str, fixture: str | None = None):
+    def __init__(self, make, folder: str, fixture: str | None = None, after_demo: bool = False):
         self.make, self.folder, self.module, self.fixture = make, folder, make.__module__, fixture
+        self.after_demo = after_demo
         self.lock = threading.Lock()
         self.done, self.value, self.error = False, None, None
         self.seconds: float | None = None
@@ -169,19 +170,43 @@ def in_background(folder: str, fixture: str | None = None):
     return register
 
 
+def after_demo(folder: str):
+    """Registers ``make(demo_workdir, folder)`` as a setup of its test module that the background worker makes from
+    the finished demo, after every other setup (:func:`in_background`): the subprocess work of the demo's tests (a
+    fairseq CLI to compare with), made while the foreground runs the demo's in-process tests, not after them."""
+
+    def register(make) -> Prepared:
+        def from_demo(target: Path):
+            DemoRun.decided.wait(timeout=600)  # the worker starts before the demo_run fixture has decided
+            if DemoRun.current is None:
+                pytest.skip("no demo in this session")
+            return make(DemoRun.current.wait(), target)
+
+        prepared = Prepared(from_demo, folder, after_demo=True)
+        prepared.module = make.__module__
+        Prepared.registered.append(prepared)
+        return prepared
+
+    return register
+
+
 def background_modules(items) -> list[str]:
     """The test modules among ``items`` with a setup for the background worker, in its order."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
-    return list(dict.fromkeys(p.module for p in Prepared.registered if p.fixture is None and p.module in modules))
+    return list(dict.fromkeys(p.module for p in Prepared.registered
+                              if p.fixture is None and not p.after_demo and p.module in modules))
 
 
 def background_queue(items) -> list[Prepared]:
     """The setups the background worker makes for ``items``: first those of this conftest whose fixture a test
-    uses, then those of the test modules, in their registration order."""
-    modules = set(background_modules(items))
+    uses, then those of the test modules, in their registration order, then those made from the finished demo
+    (:func:`after_demo`), where the session runs the demo."""
+    modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     used = {name for item in items for name in getattr(item, "fixturenames", ())}
+    demo = any(needs_demo(item) for item in items)
     return [p for p in Prepared.registered if p.fixture in used] + \
-        [p for p in Prepared.registered if p.fixture is None and p.module in modules]
+        [p for p in Prepared.registered if p.fixture is None and not p.after_demo and p.module in modules] + \
+        [p for p in Prepared.registered if p.after_demo and demo and p.module in modules]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -260,6 +285,10 @@ class DemoRun:
 
     #: when the demo's Snakemake exited (perf_counter), for the terminal summary
     finished: float | None = None
+    #: the session's demo run (for the setups made from it, :func:`after_demo`), and whether the demo_run fixture has
+    #: decided on it yet (it runs after the background worker has started)
+    current: "DemoRun | None" = None
+    decided = threading.Event()
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
@@ -271,6 +300,7 @@ class DemoRun:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=tool_env(),
                                             start_new_session=True)
         threading.Thread(target=self._note_the_end, name="demo watcher", daemon=True).start()
+        DemoRun.current = self
         self.seconds: float | None = None
 
     def _note_the_end(self) -> None:
@@ -309,10 +339,12 @@ def demo_run(request, tmp_path_factory):
     that everything is up to date), for fast iterations during development.
     """
     if not any(needs_demo(item) for item in request.session.items):
+        DemoRun.decided.set()
         yield None
         return
     reuse = os.environ.get("DOCNMT_DEMO_WORKDIR")
     run = DemoRun(Path(reuse) if reuse else tmp_path_factory.mktemp("demo-trained"))
+    DemoRun.decided.set()
     # The demo is the longest chain of the session, and its tests wait for it: the tests' thread, and everything
     # it starts from now on, yields the cores to it (a thread's nice value is its own on Linux; its subprocesses
     # inherit it). The background worker's thread keeps its priority: its setups are what the tests wait for next.

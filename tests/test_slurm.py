@@ -260,13 +260,22 @@ def test_demo_runs_through_the_profile_on_slurm(profile_run):
             assert "gres/gpu" not in tres, f"{rule} (no GPU) was given one: {accounted[slurm_id]}"
 
 
-def test_unknown_partition_fails_at_submission(slurm_cluster, tmp_path):
+@in_background("slurm-unknown-partition")
+def unknown_partition_setup(workdir: Path) -> dict:
+    """A job submitted to a partition the cluster lacks, by the background worker after the profile run (the
+    cluster's jobs are compared before and after it; the submission is mostly waiting)."""
+    cluster = cluster_setup.get()["directory"]
+    profile_setup.get()
+    before = set(slurm_jobs(cluster))
+    result = run_profile(cluster, workdir, "data/demo/corpus/test.en",
+                         extra=tuple(_default_resources({"slurm_partition": "nonexistent"})), check=False, timeout=300)
+    return {"workdir": workdir, "result": result, "before": before, "after": set(slurm_jobs(cluster))}
+
+
+def test_unknown_partition_fails_at_submission(slurm_cluster):
     """sbatch refuses the job; Snakemake says so and no output is left behind."""
-    before = set(slurm_jobs(slurm_cluster))
-    result = run_profile(
-        slurm_cluster, tmp_path, "data/demo/corpus/test.en",
-        extra=tuple(_default_resources({"slurm_partition": "nonexistent"})), check=False, timeout=300,
-    )
+    run = unknown_partition_setup.get()
+    tmp_path, result = run["workdir"], run["result"]
     output = result.stdout + result.stderr
     print(f"\n--- unknown partition: Snakemake's error (exit {result.returncode})")
     print("\n".join(line for line in output.splitlines() if "sbatch:" in line or "Error in rule" in line))
@@ -274,7 +283,7 @@ def test_unknown_partition_fails_at_submission(slurm_cluster, tmp_path):
     assert "Error in rule demo_corpus" in output and "SLURM sbatch failed" in output
     assert "invalid partition specified: nonexistent" in output
     assert not (tmp_path / "data").exists(), sorted(str(p) for p in (tmp_path / "data").rglob("*"))
-    assert set(slurm_jobs(slurm_cluster)) == before, "a rejected submission leaves no Slurm job"
+    assert run["after"] == run["before"], "a rejected submission leaves no Slurm job"
 
 
 def test_failing_job_is_reported_with_its_slurm_log(profile_run):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_SAMPLES, tool_env
+from conftest import REAL_SAMPLES, after_demo, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode.documents import group
 from docnmt.decode.strategies import REGISTRY, Decoder, take_over_round_one
@@ -62,17 +62,10 @@ def test_with_k1_last_first_and_no_context_agree(demo):
     assert outputs["last-sentence"] == outputs["no-context"] == outputs["first-sentence"]
 
 
-def test_sentence_level_equals_fairseq_generate(demo, tmp_path):
-    """The decode CLI's sentence-level hypotheses are fairseq-generate's, line by line."""
-    from docnmt.decode import cli as decode_cli
-
-    w = demo["workdir"]
-    decode_cli.main([
-        "--strategy", "sentence-level", "--model", str(w / "results/demo/models/sentence/checkpoint_best.pt"),
-        "--data", str(w / "data/demo/bin/sentence"), "--src", str(w / "data/demo/bpe/test.en"),
-        "--docids", str(w / "data/demo/corpus/test.docids"), "--beam", str(BEAM), "--tgt-lang", "de",
-        "--output-bpe", str(tmp_path / "h.bpe"), "--output", str(tmp_path / "h.txt"), "--sidecar", str(tmp_path / "h.json"),
-    ])
+@after_demo("fairseq-generate")
+def fairseq_generate_setup(w, _folder) -> dict[int, str]:
+    """fairseq-generate's hypotheses of the demo's sentence model on the test set, by line (the background worker
+    runs it once the demo has finished)."""
     result = subprocess.run(
         [sys.executable, "-m", "fairseq_cli.generate", str(w / "data/demo/bin/sentence"),
          "--path", str(w / "results/demo/models/sentence/checkpoint_best.pt"), "--gen-subset", "test",
@@ -85,6 +78,21 @@ def test_sentence_level_equals_fairseq_generate(demo, tmp_path):
         match = re.match(r"^H-(\d+)\t(\S+)\t(.*)$", line)
         if match:
             generated[int(match.group(1))] = match.group(3)
+    return generated
+
+
+def test_sentence_level_equals_fairseq_generate(demo, tmp_path):
+    """The decode CLI's sentence-level hypotheses are fairseq-generate's, line by line."""
+    from docnmt.decode import cli as decode_cli
+
+    w = demo["workdir"]
+    decode_cli.main([
+        "--strategy", "sentence-level", "--model", str(w / "results/demo/models/sentence/checkpoint_best.pt"),
+        "--data", str(w / "data/demo/bin/sentence"), "--src", str(w / "data/demo/bpe/test.en"),
+        "--docids", str(w / "data/demo/corpus/test.docids"), "--beam", str(BEAM), "--tgt-lang", "de",
+        "--output-bpe", str(tmp_path / "h.bpe"), "--output", str(tmp_path / "h.txt"), "--sidecar", str(tmp_path / "h.json"),
+    ])
+    generated = fairseq_generate_setup.get()
     ours = (tmp_path / "h.bpe").read_text(encoding="utf-8").splitlines()
     assert len(generated) == len(ours) == len(demo["src"]), "one hypothesis per source line, from both"
     differ = [i for i in range(len(ours)) if ours[i] != generated[i]]

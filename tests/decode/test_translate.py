@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, tool_env
+from conftest import REPO, after_demo, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode import translate
 from docnmt.preprocess.encode import TextPipeline
@@ -50,21 +50,29 @@ def test_the_text_pipeline_gives_the_workflows_bpe(trained_demo):
         assert [pipeline.encode(line) for line in raw] == bpe
 
 
-def test_translate_equals_the_decode_cli_and_keeps_the_documents(trained_demo, tmp_path):
-    docs = demo_documents(trained_demo)
+@after_demo("translate and the decode cli")
+def translate_and_cli_setup(demo, tmp_path):
+    """translate on the first demo test documents and the decode CLI on their BPE lines, both as subprocesses, by
+    the background worker once the demo has finished: (folder, documents, translate's run, the CLI's run)."""
+    docs = demo_documents(demo)
     (tmp_path / "in.txt").write_text("\n".join("".join(s + "\n" for s in raw) for _, raw, _ in docs))
     (tmp_path / "test.bpe.en").write_text("".join(b + "\n" for _, _, bpe in docs for b in bpe))
     (tmp_path / "test.docids").write_text("".join(d + "\n" for d, _, bpe in docs for _ in bpe))
     result = run("docnmt.decode.translate", "--input", tmp_path / "in.txt", "--output", tmp_path / "out.txt",
-                 *model_args(trained_demo, "document"))
+                 *model_args(demo, "document"))
+    cli = run("docnmt.decode.cli", "--strategy", "doc-trans", "--doc-trans-mode", "sequential",
+              "--model", demo / "results/demo/models/document/checkpoint_best.pt",
+              "--data", demo / "data/demo/bin/document", "--src", tmp_path / "test.bpe.en",
+              "--docids", tmp_path / "test.docids", "--tgt-lang", "de", "--output-bpe", tmp_path / "cli.bpe",
+              "--output", tmp_path / "cli.txt", "--sidecar", tmp_path / "cli.json")
+    return tmp_path, docs, result, cli
+
+
+def test_translate_equals_the_decode_cli_and_keeps_the_documents(trained_demo):
+    tmp_path, docs, result, cli = translate_and_cli_setup.get()
     assert result.returncode == 0, result.stderr[-3000:]
     assert "doc-trans: 8 documents" in result.stdout and "sentences/s" in result.stdout
     assert "document-level model: batch 1," in result.stderr, "a progress line per search batch"
-    cli = run("docnmt.decode.cli", "--strategy", "doc-trans", "--doc-trans-mode", "sequential",
-              "--model", trained_demo / "results/demo/models/document/checkpoint_best.pt",
-              "--data", trained_demo / "data/demo/bin/document", "--src", tmp_path / "test.bpe.en",
-              "--docids", tmp_path / "test.docids", "--tgt-lang", "de", "--output-bpe", tmp_path / "cli.bpe",
-              "--output", tmp_path / "cli.txt", "--sidecar", tmp_path / "cli.json")
     assert cli.returncode == 0, cli.stderr[-3000:]
     out = (tmp_path / "out.txt").read_text().split("\n\n")
     assert [len(block.splitlines()) for block in out] == [len(raw) for _, raw, _ in docs], "the same documents"

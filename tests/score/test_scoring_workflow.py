@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import run_snakemake, tool_env
+from conftest import after_demo, run_snakemake, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.textio import read_lines
 
@@ -58,11 +58,17 @@ def our_scores(workdir, level):
     return searcher.score_forced(requests, targets)
 
 
+@after_demo("fairseq score-reference")
+def fairseq_reference_setup(demo, _folder):
+    """fairseq's --score-reference of both demo models, by the background worker once the demo has finished."""
+    return {level: fairseq_reference_scores(demo, level) for level in ("sentence", "document")}
+
+
 @pytest.mark.parametrize("level", ["sentence", "document"])
 def test_reference_perplexity_equals_fairseq_score_reference(trained_demo, level):
     """Sentence level: whole targets. Document level: fairseq scores each k-window; the tokens after its last
     <sep> (with </s>) are the sentence our definition scores in its reference context."""
-    targets, scores = fairseq_reference_scores(trained_demo, level)
+    targets, scores = fairseq_reference_setup.get()[level]
     ours = our_scores(trained_demo, level)
     assert len(ours) == len(scores)
     total_fairseq, total_tokens = 0.0, 0
