@@ -118,9 +118,9 @@ class Prepared:
     finalizers: list = []  # run at the session's end, the last registered first (:meth:`at_end`)
     base: Path | None = None
 
-    def __init__(self, make, folder: str, fixture: str | None = None, after_demo: bool = False, late: bool = False):
+    def __init__(self, make, folder: str, fixture: str | None = None, after_demo: bool = False):
         self.make, self.folder, self.module, self.fixture = make, folder, make.__module__, fixture
-        self.after_demo, self.late = after_demo, late
+        self.after_demo = after_demo
         self.lock = threading.Lock()
         self.done, self.value, self.error = False, None, None
         self.seconds: float | None = None
@@ -157,15 +157,13 @@ class Prepared:
         return self.value
 
 
-def in_background(folder: str, fixture: str | None = None, late: bool = False):
+def in_background(folder: str, fixture: str | None = None):
     """Registers ``make(folder)`` as a setup of its test module that the background worker makes (see
     :class:`Prepared`); the module's fixtures return its ``.get()``. ``fixture``: a setup of this conftest,
-    made in the background first when a test of the session uses that fixture. ``late``: made last, while the
-    foreground runs the demo's tests on one core (its module's tests run after them): CPU work that needs neither
-    the demo nor an early start fills the second core there."""
+    made in the background first when a test of the session uses that fixture."""
 
     def register(make) -> Prepared:
-        prepared = Prepared(make, folder, fixture, late=late)
+        prepared = Prepared(make, folder, fixture)
         Prepared.registered.append(prepared)
         return prepared
 
@@ -196,13 +194,7 @@ def background_modules(items) -> list[str]:
     """The test modules among ``items`` with a setup for the background worker, in its order."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     return list(dict.fromkeys(p.module for p in Prepared.registered
-                              if p.fixture is None and not p.after_demo and not p.late and p.module in modules))
-
-
-def late_modules(items) -> set[str]:
-    """The test modules among ``items`` with a setup made late (:func:`in_background`'s ``late``)."""
-    modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
-    return {p.module for p in Prepared.registered if p.late and p.module in modules}
+                              if p.fixture is None and not p.after_demo and p.module in modules))
 
 
 def background_queue(items) -> list[Prepared]:
@@ -213,10 +205,8 @@ def background_queue(items) -> list[Prepared]:
     used = {name for item in items for name in getattr(item, "fixturenames", ())}
     demo = any(needs_demo(item) for item in items)
     return [p for p in Prepared.registered if p.fixture in used] + \
-        [p for p in Prepared.registered if p.fixture is None and not p.after_demo and not p.late
-         and p.module in modules] + \
-        [p for p in Prepared.registered if p.after_demo and demo and p.module in modules] + \
-        [p for p in Prepared.registered if p.late and p.module in modules]
+        [p for p in Prepared.registered if p.fixture is None and not p.after_demo and p.module in modules] + \
+        [p for p in Prepared.registered if p.after_demo and demo and p.module in modules]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -225,20 +215,16 @@ def pytest_collection_modifyitems(config, items):
     1. First, the modules that need neither the demo nor a background setup. They run while the demo trains and
        decodes in the background, and the background worker makes its setups.
     2. Then the modules whose setups the background worker makes, in the worker's order: by then most are ready.
-    3. Then the modules with a test of the demo, in their order: the demo is the session's longest chain, so the
+    3. Last, the modules with a test of the demo, in their order: the demo is the session's longest chain, so the
        foreground has every other test behind it when it waits for the demo.
-    4. Last, the modules with a setup made late, which the worker makes while the demo's tests run.
     """
     demo_modules = {item.path for item in items if needs_demo(item)}
     background = background_modules(items)
-    late = late_modules(items)
 
     def rank(item) -> tuple[int, int]:
         module = item.module.__name__ if getattr(item, "module", None) is not None else None
         if item.path in demo_modules:
             return 2, 0
-        if module in late:
-            return 3, 0
         return (1, background.index(module)) if module in background else (0, 0)
 
     items.sort(key=rank)  # stable: each group keeps its order

@@ -146,7 +146,7 @@ def common_format(folder: Path) -> None:
             (folder / f"{split}.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-@in_background("odd prepared corpus", late=True)
+@in_background("odd prepared corpus")
 def odd_prepared_setup(tmp_path: Path) -> tuple[Path, Path]:
     """A prepared corpus and a working directory, both under ODD, through the data stage: (corpus, workdir)."""
     corpus = tmp_path / f"byo {ODD}" / "corpus"

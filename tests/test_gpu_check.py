@@ -23,7 +23,7 @@ def test_missing_data_without_snakemake_is_a_clear_error(tmp_path):
     assert not (tmp_path / "out").exists(), "nothing written"
 
 
-@in_background("gpu-check", late=True)
+@in_background("gpu-check")
 def cpu_check_setup(tmp_path: Path):
     """Train 10 updates, decode every strategy in bfloat16 and in float32 on CPU, compare, summarize (on the
     test-size demo's data stage): the folder and the script's finished process."""
