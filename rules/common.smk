@@ -377,7 +377,7 @@ def strategy_evalsets(strategy):
 # MBR selection (docnmt.decode.mbr): a strategy's decode rule also makes its MBR systems, whose names extend the
 # strategy's (doc-trans+mbr, doc-trans+mbr-4): one rule per strategy, a {system} wildcard in its outputs.
 def mbr_strategies():
-    """The strategies that also run with MBR selection: mbr.strategies (config.py checks they are configured)."""
+    """The strategies that also run with MBR selection: those of mbr.strategies that are configured strategies."""
     return [s for s in config["mbr"]["strategies"] if s in config["strategies"]]
 
 

@@ -258,7 +258,8 @@ def test_the_demos_mbr_decode_is_the_brute_force_choice_among_the_sentence_model
     from docnmt.preprocess.bpe import remove_bpe
 
     ids = read_docids(scored_demo / "data/demo/corpus/test.docids")
-    lines = [i for i, d in enumerate(ids) if d in dict.fromkeys(ids[:1] + [x for x in ids if x != ids[0]][:1])]
+    first_two = list(dict.fromkeys(ids))[:2]
+    lines = [i for i, d in enumerate(ids) if d in first_two]
     src = read_lines(scored_demo / "data/demo/bpe/test.en")
     kept = read_lines(scored_demo / "results/demo/decode/test/sentence-level+mbr.bpe")
     model = Model(scored_demo / "results/demo/models/sentence/checkpoint_best.pt", scored_demo / "data/demo/bin/sentence")

@@ -29,7 +29,6 @@ def request_seed(seed: int, request) -> int:
 
 def fairseq_epsilon_sampling(dictionary, epsilon: float):
     """fairseq's ``Sampling`` search with the epsilon cut applied to each step's log-probabilities."""
-    import torch
     from fairseq.search import Sampling
 
     class EpsilonSampling(Sampling):

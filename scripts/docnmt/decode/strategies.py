@@ -133,7 +133,7 @@ class Decoder:
     ``parallel`` (the fixed-point iteration; needs the documents' first pass);
     ``max_rounds``: the parallel iteration's round limit (None: until the fixed point);
     ``switch_share``: when the parallel iteration finishes sequentially (:data:`SWITCH_SHARE`);
-    ``mbr``: a :class:`~docnmt.decode.mbr.Selector` that chooses each kept hypothesis among the search's candidates
+    ``mbr``: a :class:`~docnmt.decode.selection.Selector` that chooses each kept hypothesis among the search's candidates
     (None: the beam's best).
     """
 

@@ -33,9 +33,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..corpora.corpus import read_docids
-from .evalset import add_arguments, load_args
-from ..textio import InputError, atomic_write, cli_errors, read_lines
+from .evalset import add_arguments, load_args, read_documents
+from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
 
 #: p-value below which a paired difference is called significant.
@@ -142,10 +141,7 @@ def main(argv=None) -> int:
     data = load_args(args)
     docids = None
     if args.docids is not None:
-        every, lines = read_docids(args.docids), len(read_lines(args.source))
-        if len(every) != lines:
-            raise InputError(args.docids, f"expected one document id per line of {args.source} ({lines}), "
-                                          f"found {len(every)}")
+        _, every = read_documents(args.source, args.docids)
         docids = [every[line] for line in data.lines]
     result = {
         "reference": str(args.reference),
