@@ -401,20 +401,23 @@ class HFSearcher(Counted):
             return beam_loop(self, prompt.repeat_interleave(beam, dim=0), logits, encoder_outputs, mask, cache,
                              config, processors, stopping, size)
 
-    def sample(self, request: Request, count: int, epsilon: float) -> list[Hypothesis]:
-        """``count`` epsilon samples after the request's context (:mod:`docnmt.decode.sampling`): ``generate`` with
-        ``do_sample``, ``epsilon_cutoff`` and no top-k, from torch's global generator (seeded by the caller); each
-        sample's log-prob from the model's unprocessed logits, its score normalized as the search's."""
+    def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
+        """``count`` epsilon samples after the request's context (:mod:`docnmt.decode.sampling`): greedy ``generate``
+        on ``count`` copies of the request, whose last logits processor draws each token with ``generator`` (a torch
+        generator on the model's device); each sample's log-prob from the model's unprocessed logits, its score
+        normalized as the search's."""
         import torch
+        from transformers import LogitsProcessorList
+
+        from .sampling import EpsilonDraw
 
         ((source, prompt, limit),) = self._check([request])
-        src, mask = self.model._pad([source])
+        src, mask = self.model._pad([source] * count)
         with torch.no_grad():
             out = self.net.generate(
-                input_ids=src, attention_mask=mask, decoder_input_ids=torch.tensor([prompt], device=src.device),
-                do_sample=True, num_beams=1, num_return_sequences=count, max_new_tokens=limit, top_k=0, top_p=1.0,
-                temperature=1.0, epsilon_cutoff=epsilon if epsilon > 0 else None, return_dict_in_generate=True,
-                output_logits=True)
+                input_ids=src, attention_mask=mask, decoder_input_ids=torch.tensor([prompt] * count, device=src.device),
+                do_sample=False, num_beams=1, max_new_tokens=limit, return_dict_in_generate=True, output_logits=True,
+                logits_processor=LogitsProcessorList([EpsilonDraw(epsilon, generator)]))
             logprobs = self.net.compute_transition_scores(out.sequences, out.logits, normalize_logits=True)
         self.forward_calls += len(out.logits)
         self.encoder_positions += len(source)

@@ -4,15 +4,18 @@ At every step the tokens whose probability is below ``epsilon`` are removed (the
 stays), and the next token is drawn from what is left, renormalized. Each request gets ``count`` independent
 samples after its forced target context, which is teacher-forced as in the search and never sampled.
 
-Reproducibility: every request is sampled alone, from torch's generator seeded with a number derived from the
-seed and the request's token ids (:func:`request_seed`). A request's samples therefore depend only on the seed,
-the model and the request, not on the batch or on the order of the requests: parallel doc-trans reaches the
-same fixed point as sequential doc-trans, and a second run with the same seed draws the same candidates.
+Reproducibility: every request is sampled alone, from a torch generator of its own (on the model's device) seeded
+with a number derived from the seed and the request's token ids (:func:`request_seed`). A request's samples
+therefore depend only on the seed, the model, the device and the request, not on the batch, on the order of the
+requests, or on anything else in the process that draws from torch's global generator (another thread training a
+model, say): parallel doc-trans reaches the same fixed point as sequential doc-trans, and a second run with the
+same seed draws the same candidates.
 
-Each backend's searcher draws the samples (``sample(request, count, epsilon)``): fairseq's SequenceGenerator
-with the search strategy below (fairseq's own ``Sampling`` with the epsilon cut), and transformers' ``generate``
-with ``do_sample=True`` and ``epsilon_cutoff``. A sample's score is its log-probability under the model,
-normalized like the search's.
+Each backend's searcher draws the samples (``sample(request, count, epsilon, generator)``): fairseq's
+SequenceGenerator with the search strategy below, and transformers' ``generate`` (greedy, with the count of
+copies of the request) with :class:`EpsilonDraw` as its last logits processor. Both cut as
+transformers' ``epsilon_cutoff`` does and draw like fairseq's ``Sampling`` search, but from the request's
+generator. A sample's score is its log-probability under the model, normalized like the search's.
 """
 
 from __future__ import annotations
@@ -27,19 +30,61 @@ def request_seed(seed: int, request) -> int:
     return int(hashlib.sha256(key.encode()).hexdigest()[:15], 16)
 
 
-def fairseq_epsilon_sampling(dictionary, epsilon: float):
-    """fairseq's ``Sampling`` search with the epsilon cut applied to each step's log-probabilities."""
-    from fairseq.search import Sampling
+def epsilon_probabilities(logits, epsilon: float):
+    """The distribution a sample is drawn from, over the last dimension of ``logits`` (log-probabilities or raw
+    scores): the model's, with every token below ``epsilon`` removed (the most probable one always stays),
+    renormalized."""
+    import torch
 
-    class EpsilonSampling(Sampling):
+    probs = torch.softmax(logits.float(), dim=-1)
+    if epsilon > 0:
+        keep = (probs >= epsilon) | (probs == probs.max(dim=-1, keepdim=True).values)
+        probs = probs.masked_fill(~keep, 0.0)
+        probs = probs / probs.sum(dim=-1, keepdim=True)
+    return probs
+
+
+def fairseq_epsilon_sampling(dictionary, epsilon: float, generator):
+    """A fairseq search strategy: at each step, each of the ``beam`` rows draws its next token from
+    :func:`epsilon_probabilities` with ``generator`` (at the first step, where every row has the same prefix, the
+    ``beam`` draws come from the first row). A row's score is its sum of the model's log-probabilities, as in
+    fairseq's ``Sampling``."""
+    import torch
+    from fairseq.search import Search
+
+    class EpsilonSampling(Search):
         def step(self, step, lprobs, scores, prev_output_tokens=None, original_batch_idxs=None):
-            if epsilon > 0:
-                keep = lprobs.exp() >= epsilon
-                keep |= lprobs == lprobs.max(dim=-1, keepdim=True).values  # the most probable token stays
-                lprobs = lprobs.masked_fill(~keep, float("-inf"))
-            return super().step(step, lprobs, scores, prev_output_tokens, original_batch_idxs)
+            bsz, beam, vocab = lprobs.size()
+            if step == 0:
+                lprobs = lprobs[:, :1, :].expand(bsz, beam, vocab)
+                draws = torch.multinomial(epsilon_probabilities(lprobs[:, 0, :], epsilon), beam, replacement=True,
+                                          generator=generator)
+            else:
+                draws = torch.multinomial(epsilon_probabilities(lprobs.reshape(bsz * beam, vocab), epsilon), 1,
+                                          replacement=True, generator=generator)
+            indices = draws.view(bsz, beam)
+            token_scores = torch.gather(lprobs, 2, indices.unsqueeze(-1)).view(bsz, beam)
+            if step == 0:
+                return token_scores, indices, indices.new_zeros(bsz, beam)
+            beams = torch.arange(beam, device=indices.device).repeat(bsz, 1)
+            return token_scores + torch.gather(scores[:, :, step - 1], 1, beams), indices, beams
 
     return EpsilonSampling(dictionary)
+
+
+class EpsilonDraw:
+    """A transformers logits processor, the last of greedy ``generate``: it draws each row's next token from
+    :func:`epsilon_probabilities` of the scores the earlier processors left, with ``generator``, and leaves that
+    token alone possible, so that greedy search takes it."""
+
+    def __init__(self, epsilon: float, generator):
+        self.epsilon, self.generator = epsilon, generator
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        drawn = torch.multinomial(epsilon_probabilities(scores, self.epsilon), 1, generator=self.generator)
+        return torch.full_like(scores, float("-inf")).scatter_(1, drawn, 0.0)
 
 
 class Sampler:
@@ -63,6 +108,7 @@ class Sampler:
 
         out = []
         for request in requests:
-            torch.manual_seed(request_seed(self.seed, request))
-            out.append(self.searcher.sample(request, self.count, self.epsilon))
+            generator = torch.Generator(device=self.searcher.model.device)
+            generator.manual_seed(request_seed(self.seed, request))
+            out.append(self.searcher.sample(request, self.count, self.epsilon, generator))
         return out

@@ -320,13 +320,13 @@ class Searcher(Counted):
     #: fairseq's search strategy while :meth:`sample` runs (None: beam search)
     sampling = None
 
-    def sample(self, request: Request, count: int, epsilon: float) -> list[Hypothesis]:
-        """``count`` epsilon samples after the request's prefix (:mod:`docnmt.decode.sampling`), drawn from torch's
-        global generator (seeded by the caller); scores as the search's (fairseq's Sampling search)."""
+    def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
+        """``count`` epsilon samples after the request's prefix (:mod:`docnmt.decode.sampling`), drawn with
+        ``generator`` (a torch generator on the model's device); scores as the search's."""
         from .sampling import fairseq_epsilon_sampling
 
         saved = self.beam, self.sampling
-        self.beam, self.sampling = count, fairseq_epsilon_sampling(self.model.dict, epsilon)
+        self.beam, self.sampling = count, fairseq_epsilon_sampling(self.model.dict, epsilon, generator)
         try:
             return self.search([request])[0]
         finally:
