@@ -114,3 +114,20 @@ def test_with_sdm_conda_the_snakemake_interpreter_need_not_have_the_packages(tmp
     out = result.stdout + result.stderr
     assert "lacks the project's Python packages" not in out, out
     assert result.returncode == 0 or "conda" in out, out
+
+
+def test_freeze_heap_freezes_a_program_and_leaves_a_callers_process_alone():
+    """A CLI's main() run as the program (argv None) moves what it loaded out of the collector's walks; main([...])
+    called from Python, as these tests do, leaves the caller's collector as it was."""
+    import gc
+
+    from docnmt.environment import freeze_heap
+
+    before = gc.get_freeze_count()
+    freeze_heap(["--strategy", "doc-trans"])
+    assert gc.get_freeze_count() == before
+    program = ("import gc, sys, torch\nfrom docnmt.environment import freeze_heap\nfreeze_heap(None)\n"
+               "print(gc.get_freeze_count(), 'torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env(), check=True)
+    frozen, torch_loaded = result.stdout.split()
+    assert int(frozen) > 100000 and torch_loaded == "True", "torch's objects alone number hundreds of thousands"

@@ -9,6 +9,10 @@ own conda env, the folder of the interpreter that runs Snakemake first on
 PATH, so ``.venv/bin/snakemake`` works without activating ``.venv``. Every
 path in it is quoted, so a checkout under any path works.
 
+A CLI that has loaded torch and a model calls :func:`freeze_heap` when it runs as a program: the cyclic
+garbage collector then no longer walks the hundreds of thousands of objects that importing torch and fairseq or
+transformers creates.
+
 An interpreter without the project's packages is reported in one line
 (:func:`setup_hint`): by the Snakefile before any job starts
 (:func:`missing_modules`, :func:`install_problems`), and by the package
@@ -17,6 +21,7 @@ itself when a CLI cannot import a package (``docnmt/__init__.py``).
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -97,3 +102,14 @@ def shell_prefix(python: str | os.PathLike | None) -> str:
     if python is not None:
         prefix += f'export PATH={shlex.quote(os.path.dirname(str(python)))}:"$PATH"; '
     return prefix
+
+
+def freeze_heap(argv) -> None:
+    """Where a CLI's ``main(argv)`` runs as the program (``argv`` None: ``python -m`` or a console script), moves
+    every object alive now (the modules of torch, fairseq or transformers, the loaded model) into the collector's
+    permanent generation (:func:`gc.freeze`): its full collections while the CLI works, and the one at the exit,
+    no longer walk them. They live until the exit anyway. A caller's own process (``main([...])`` from Python) is
+    left alone. Measured on 2 cores: a doc-trans decode of the demo's test set 5.0 to 3.8 s, 60 updates of the
+    demo's training 46 to 43 s."""
+    if argv is None:
+        gc.freeze()

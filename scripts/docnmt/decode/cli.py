@@ -154,6 +154,7 @@ def main(argv=None) -> int:
     if mbr is not None and mbr.candidates == "beam":
         args.beam = mbr.count  # the n-best of a beam of --mbr-count are the candidates
 
+    from ..environment import freeze_heap
     from .backends import make_searcher, model_from_args
     from ..preprocess.tokenize import detokenize
 
@@ -181,6 +182,7 @@ def main(argv=None) -> int:
     docs = group(src, docids, ref, first_pass)
 
     model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    freeze_heap(argv)
     first_pass_sha256 = None if args.first_pass is None else _sha256(args.first_pass)
     round_one = None if args.round_one is None else _round_one(args, model, len(src), first_pass_sha256)
     if round_one is not None:

@@ -276,6 +276,7 @@ def main(argv=None) -> int:
             if getattr(args, option) is None:
                 parser.error(f"--{option.replace('_', '-')} is required (or --task)")
 
+    from ..environment import freeze_heap
     from .backends import check, load_model
 
     needed = models_needed(args.strategy, args.doc_trans_mode)
@@ -290,6 +291,7 @@ def main(argv=None) -> int:
                   args.src_lang, args.tgt_lang)
             models[level] = load_model(args.backend, checkpoint, data, device=args.device, dtype=args.dtype,
                                        separator=args.separator, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    freeze_heap(argv)
     documents, layout = read_documents(args.input)
     pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)
     started = time.perf_counter()

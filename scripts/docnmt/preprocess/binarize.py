@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -46,13 +47,27 @@ def count_lines(path: Path) -> int:
         return sum(1 for _ in handle)
 
 
-def binarized_sizes(prefix: Path) -> int:
-    """Number of examples in a fairseq mmap dataset (``prefix.idx``/``.bin``)."""
-    from fairseq.data import indexed_dataset
+#: The first bytes of a fairseq mmap dataset's index (``MMapIndexedDataset``'s ``.idx``, format version 1).
+MMAP_INDEX_MAGIC = b"MMIDIDX\x00\x00"
 
-    if not indexed_dataset.MMapIndexedDataset.exists(str(prefix)):
-        raise InputError(f"{prefix}.idx", "fairseq-preprocess wrote no dataset")
-    return len(indexed_dataset.MMapIndexedDataset(str(prefix)))
+
+def binarized_sizes(prefix: Path) -> int:
+    """Number of examples in a fairseq mmap dataset (``prefix.idx``/``.bin``), read from its index without
+    importing fairseq (3 s of CPU a process). The index, as fairseq 0.12 writes it: the magic, version 1 (uint64),
+    a dtype code (uint8), the number of examples (uint64), then an int32 size and an int64 pointer per example,
+    which the file's length is checked against."""
+    index, data = Path(f"{prefix}.idx"), Path(f"{prefix}.bin")
+    if not index.exists() or not data.exists():
+        raise InputError(index, "fairseq-preprocess wrote no dataset")
+    with open(index, "rb") as handle:
+        header = handle.read(26)
+    if len(header) < 26 or header[:9] != MMAP_INDEX_MAGIC or struct.unpack("<Q", header[9:17])[0] != 1:
+        raise InputError(index, "expected a fairseq mmap dataset index (MMIDIDX, version 1)")
+    (examples,) = struct.unpack("<Q", header[18:26])
+    if index.stat().st_size != 26 + 12 * examples:
+        raise InputError(index, f"expected {26 + 12 * examples} bytes for {examples} examples, found "
+                                f"{index.stat().st_size}")
+    return examples
 
 
 def binarize(src: str, tgt: str, prefixes: dict[str, Path], dictionary: Path, destdir: Path, workers: int) -> dict:

@@ -105,6 +105,7 @@ def main(argv=None) -> int:
 
     from ..preprocess import bpe, tokenize
     from ..decode.backends import model_from_args
+    from ..environment import freeze_heap
 
     examples = load_examples(args.examples)
     src_lines, tgt_lines = read_lines(args.src), read_lines(args.tgt)
@@ -121,6 +122,7 @@ def main(argv=None) -> int:
                                              for c in e.contrastive] for e in examples]
     sources, targets, owners = build_inputs(examples, src_lines, tgt_lines, candidates, args.level, args.k)
     model = model_from_args(parser, args, **({"src_lang": args.src_lang, "tgt_lang": args.tgt_lang} if hf else {}))
+    freeze_heap(argv)
     start = time.perf_counter()
     scores = model.score(sources, targets, after_last_sep=args.level == "document", batch_size=args.batch_size)
     seconds = time.perf_counter() - start

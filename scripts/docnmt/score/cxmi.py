@@ -292,6 +292,7 @@ def _generated_context(path: Path | None, n_lines: int):
 def main(argv=None) -> int:
     from ..decode.documents import group
     from ..decode.backends import make_searcher, model_from_args
+    from ..environment import freeze_heap
     from ..decode.model import (add_backend_argument, add_dtype_argument, add_language_code_arguments,
                                 add_separator_argument)
     from ..decode.strategies import Decoder
@@ -349,6 +350,7 @@ def main(argv=None) -> int:
         sentence_model = model_from_args(parser, args, args.sentence_model, args.sentence_data, **languages)
         sentence_scorer = PairScorer(Decoder(make_searcher(sentence_model, batch_size=args.batch_size), k=1, h=1,
                                              source_name=str(args.src)))
+    freeze_heap(argv)
 
     started = time.perf_counter()
     per_line = reference_pcxmi(scorer, docs, args.k, lines, sentence_scorer)

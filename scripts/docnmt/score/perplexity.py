@@ -81,6 +81,7 @@ def perplexity(searcher, decoder, src, docids, text, level: str, k: int) -> dict
 @cli_errors
 def main(argv=None) -> int:
     from ..decode.backends import make_searcher, model_from_args
+    from ..environment import freeze_heap
     from ..decode.model import add_language_code_arguments, add_scoring_model_arguments
     from ..decode.strategies import Decoder
 
@@ -99,6 +100,7 @@ def main(argv=None) -> int:
     texts = {name: read_system(path, len(src), args.src) for name, path in parse_systems(args.system).items()}
 
     model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    freeze_heap(argv)
     searcher = make_searcher(model, batch_size=args.batch_size)
     decoder = Decoder(searcher, k=args.k, h=1, source_name=str(args.src))
     result = {

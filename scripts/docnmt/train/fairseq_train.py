@@ -58,6 +58,9 @@ def main() -> None:
     patch()
     from fairseq_cli.train import cli_main
 
+    from ..environment import freeze_heap
+
+    freeze_heap(None)  # this module is always the program
     cli_main()
 
 
