@@ -93,7 +93,13 @@ DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--
 
 
 def needs_demo(item) -> bool:
-    """A test that reads the trained and scored demo (directly or through another fixture)."""
+    """A test that reads the demo's trained models, or the whole finished demo (directly or through another
+    fixture)."""
+    return bool({"trained_demo", "demo_models"} & set(getattr(item, "fixturenames", ())))
+
+
+def needs_finished_demo(item) -> bool:
+    """A test that reads the demo's decodes, scores, tables or plots, not only its models and data."""
     return "trained_demo" in getattr(item, "fixturenames", ())
 
 
@@ -118,9 +124,9 @@ class Prepared:
     finalizers: list = []  # run at the session's end, the last registered first (:meth:`at_end`)
     base: Path | None = None
 
-    def __init__(self, make, folder: str, fixture: str | None = None, after_demo: bool = False):
+    def __init__(self, make, folder: str, fixture: str | None = None, after_demo_models: bool = False):
         self.make, self.folder, self.module, self.fixture = make, folder, make.__module__, fixture
-        self.after_demo = after_demo
+        self.after_demo_models = after_demo_models
         self.lock = threading.Lock()
         self.done, self.value, self.error = False, None, None
         self.seconds: float | None = None
@@ -170,19 +176,20 @@ def in_background(folder: str, fixture: str | None = None):
     return register
 
 
-def after_demo(folder: str):
+def after_demo_models(folder: str):
     """Registers ``make(demo_workdir, folder)`` as a setup of its test module that the background worker makes from
-    the finished demo, after every other setup (:func:`in_background`): the subprocess work of the demo's tests (a
-    fairseq CLI to compare with), made while the foreground runs the demo's in-process tests, not after them."""
+    the demo's trained models and data, after every other setup (:func:`in_background`): the subprocess work of the
+    demo's tests (a fairseq CLI to compare with), made while the demo decodes and the foreground runs the demo's
+    in-process tests, not after them."""
 
     def register(make) -> Prepared:
         def from_demo(target: Path):
             DemoRun.decided.wait(timeout=600)  # the worker starts before the demo_run fixture has decided
             if DemoRun.current is None:
                 pytest.skip("no demo in this session")
-            return make(DemoRun.current.wait(), target)
+            return make(DemoRun.current.wait_models(), target)
 
-        prepared = Prepared(from_demo, folder, after_demo=True)
+        prepared = Prepared(from_demo, folder, after_demo_models=True)
         prepared.module = make.__module__
         Prepared.registered.append(prepared)
         return prepared
@@ -194,19 +201,19 @@ def background_modules(items) -> list[str]:
     """The test modules among ``items`` with a setup for the background worker, in its order."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     return list(dict.fromkeys(p.module for p in Prepared.registered
-                              if p.fixture is None and not p.after_demo and p.module in modules))
+                              if p.fixture is None and not p.after_demo_models and p.module in modules))
 
 
 def background_queue(items) -> list[Prepared]:
     """The setups the background worker makes for ``items``: first those of this conftest whose fixture a test
-    uses, then those of the test modules, in their registration order, then those made from the finished demo
-    (:func:`after_demo`), where the session runs the demo."""
+    uses, then those of the test modules, in their registration order, then those made from the demo's models
+    (:func:`after_demo_models`), where the session runs the demo."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     used = {name for item in items for name in getattr(item, "fixturenames", ())}
     demo = any(needs_demo(item) for item in items)
     return [p for p in Prepared.registered if p.fixture in used] + \
-        [p for p in Prepared.registered if p.fixture is None and not p.after_demo and p.module in modules] + \
-        [p for p in Prepared.registered if p.after_demo and demo and p.module in modules]
+        [p for p in Prepared.registered if p.fixture is None and not p.after_demo_models and p.module in modules] + \
+        [p for p in Prepared.registered if p.after_demo_models and demo and p.module in modules]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -215,16 +222,18 @@ def pytest_collection_modifyitems(config, items):
     1. First, the modules that need neither the demo nor a background setup. They run while the demo trains and
        decodes in the background, and the background worker makes its setups.
     2. Then the modules whose setups the background worker makes, in the worker's order: by then most are ready.
-    3. Last, the modules with a test of the demo, in their order: the demo is the session's longest chain, so the
-       foreground has every other test behind it when it waits for the demo.
+    3. Last, the modules with a test of the demo: the demo is the session's longest chain, so the foreground has
+       every other test behind it when it waits for the demo. First those that need only the demo's trained
+       models and data: they run while the demo decodes and scores. Then those that read the finished demo.
     """
     demo_modules = {item.path for item in items if needs_demo(item)}
+    finished_demo_modules = {item.path for item in items if needs_finished_demo(item)}
     background = background_modules(items)
 
     def rank(item) -> tuple[int, int]:
         module = item.module.__name__ if getattr(item, "module", None) is not None else None
         if item.path in demo_modules:
-            return 2, 0
+            return 2, int(item.path in finished_demo_modules)
         return (1, background.index(module)) if module in background else (0, 0)
 
     items.sort(key=rank)  # stable: each group keeps its order
@@ -244,6 +253,8 @@ def pytest_terminal_summary(terminalreporter):
         end = f"{start + p.seconds:.0f}" if p.seconds is not None else "unfinished"
         terminalreporter.write_line(f"{p.folder}: {start:.0f} to {end}, in the {p.maker} thread"
                                     + (f" ({type(p.error).__name__})" if p.error is not None else ""))
+    if DemoRun.models_trained is not None:
+        terminalreporter.write_line(f"the demo's models: trained at {DemoRun.models_trained - SESSION_START:.0f}")
     if DemoRun.finished is not None:
         terminalreporter.write_line(f"the demo: finished at {DemoRun.finished - SESSION_START:.0f}")
 
@@ -281,54 +292,94 @@ def background_worker(request, tmp_path_factory):
 
 class DemoRun:
     """The whole demo, as `make demo` runs it (training, all nine strategies, scores, tables and plots), in a
-    Snakemake started in the background before the first test; its output goes to ``snakemake.log``."""
+    Snakemake started in the background before the first test; its output goes to ``snakemake.log``.
+
+    It runs in two Snakemake calls one after the other: first up to the two trained models (:data:`MODEL_TARGETS`),
+    then everything else. The tests that need only the models and data (:func:`demo_models`) start after the
+    first, while the second decodes and scores."""
+
+    #: The first call's targets: the demo's two models (their data comes with them).
+    MODEL_TARGETS = tuple(f"results/demo/models/{level}/checkpoint_best.pt" for level in ("sentence", "document"))
 
     #: when the demo's Snakemake exited (perf_counter), for the terminal summary
     finished: float | None = None
-    #: the session's demo run (for the setups made from it, :func:`after_demo`), and whether the demo_run fixture has
-    #: decided on it yet (it runs after the background worker has started)
+    #: when the demo's models were trained (perf_counter), for the terminal summary
+    models_trained: float | None = None
+    #: the session's demo run (for the setups made from it, :func:`after_demo_models`), and whether the demo_run
+    #: fixture has decided on it yet (it runs after the background worker has started)
     current: "DemoRun | None" = None
     decided = threading.Event()
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
         self.log = workdir.parent / f"{workdir.name}-snakemake.log"
-        command = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
-                   str(workdir), *DEMO_COMMAND]
+        self.log.write_bytes(b"")
         self.started = time.perf_counter()
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=tool_env(),
-                                            start_new_session=True)
-        threading.Thread(target=self._note_the_end, name="demo watcher", daemon=True).start()
-        DemoRun.current = self
         self.seconds: float | None = None
+        self.returncodes: dict[str, int] = {}
+        self.process: subprocess.Popen | None = None
+        self.stopping = False
+        self.lock = threading.Lock()
+        self.models_done, self.done = threading.Event(), threading.Event()
+        threading.Thread(target=self._run, name="demo runner", daemon=True).start()
+        DemoRun.current = self
 
-    def _note_the_end(self) -> None:
-        self.process.wait()
-        DemoRun.finished = time.perf_counter()
+    def _run(self) -> None:
+        command = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
+                   str(self.workdir)]
+        try:
+            for phase, targets in (("models", self.MODEL_TARGETS), ("everything", ())):
+                with self.lock, open(self.log, "ab") as log:
+                    if self.stopping:
+                        break
+                    # the targets before the options: --config takes every word after it
+                    self.process = subprocess.Popen([*command, *targets, *DEMO_COMMAND], stdout=log,
+                                                    stderr=subprocess.STDOUT, env=tool_env(), start_new_session=True)
+                self.returncodes[phase] = self.process.wait()
+                if phase == "models":
+                    DemoRun.models_trained = time.perf_counter()
+                    self.models_done.set()
+                if self.returncodes[phase] != 0:
+                    break
+        finally:
+            DemoRun.finished = time.perf_counter()
+            self.models_done.set()
+            self.done.set()
+
+    def _check(self, event: threading.Event, phase: str, timeout: int) -> Path:
+        if not event.wait(timeout=timeout):
+            self.stop()
+            raise AssertionError(f"the demo did not finish in {timeout} s; see {self.log}")
+        phases = ("models",) if phase == "models" else ("models", "everything")
+        codes = {p: self.returncodes.get(p) for p in phases}
+        if any(code != 0 for code in codes.values()):
+            tail = self.log.read_text(encoding="utf-8", errors="replace")[-8000:]
+            raise AssertionError(f"the demo's Snakemake failed (exit codes {codes}, None: not run); "
+                                 f"{self.log}:\n{tail}")
+        return self.workdir
+
+    def wait_models(self, timeout: int = 3000) -> Path:
+        """The working directory once the demo's two models are trained; its log's end if that failed."""
+        return self._check(self.models_done, "models", timeout)
 
     def wait(self, timeout: int = 3000) -> Path:
-        """The working directory once the run has finished; its log's end if it failed."""
-        try:
-            returncode = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.stop()
-            raise AssertionError(f"the demo did not finish in {timeout} s; see {self.log}") from None
+        """The working directory once the whole demo has finished; its log's end if it failed."""
+        workdir = self._check(self.done, "everything", timeout)
         if self.seconds is None:
             self.seconds = time.perf_counter() - self.started
             print(f"\nthe demo (training, decoding, scoring) in the background: {self.seconds:.0f} s")
-        if returncode != 0:
-            tail = self.log.read_text(encoding="utf-8", errors="replace")[-8000:]
-            raise AssertionError(f"the demo's Snakemake failed ({returncode}); {self.log}:\n{tail}")
-        return self.workdir
+        return workdir
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+        with self.lock:
+            self.stopping = True
+            process = self.process
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
             try:
-                self.process.wait(timeout=60)
+                process.wait(timeout=60)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+                os.killpg(process.pid, signal.SIGKILL)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -367,6 +418,13 @@ def demo_run(request, tmp_path_factory):
 def trained_demo(demo_run):
     """The workflow directory of the finished demo: both models, every decode, score, table and plot."""
     return demo_run.wait()
+
+
+@pytest.fixture(scope="session")
+def demo_models(demo_run):
+    """The demo's workflow directory once both models are trained: its data (corpus, BPE, windows, binarized) and
+    models, while the demo may still decode and score."""
+    return demo_run.wait_models()
 
 
 #: The demo at test size (.test/config_demo.yaml, merged over config.yaml): 140 documents, 16 updates.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_SAMPLES, after_demo, tool_env
+from conftest import REAL_SAMPLES, after_demo_models, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode.documents import group
 from docnmt.decode.strategies import REGISTRY, Decoder, take_over_round_one
@@ -20,10 +20,10 @@ BEAM = 4
 
 
 @pytest.fixture(scope="module")
-def demo(trained_demo):
+def demo(demo_models):
     from docnmt.decode.model import Model
 
-    w = trained_demo
+    w = demo_models
     return {
         "workdir": w,
         "src": read_lines(w / "data/demo/bpe/test.en"),
@@ -62,10 +62,10 @@ def test_with_k1_last_first_and_no_context_agree(demo):
     assert outputs["last-sentence"] == outputs["no-context"] == outputs["first-sentence"]
 
 
-@after_demo("fairseq-generate")
+@after_demo_models("fairseq-generate")
 def fairseq_generate_setup(w, _folder) -> dict[int, str]:
     """fairseq-generate's hypotheses of the demo's sentence model on the test set, by line (the background worker
-    runs it once the demo has finished)."""
+    runs it once the demo's models are trained)."""
     result = subprocess.run(
         [sys.executable, "-m", "fairseq_cli.generate", str(w / "data/demo/bin/sentence"),
          "--path", str(w / "results/demo/models/sentence/checkpoint_best.pt"), "--gen-subset", "test",

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, after_demo, tool_env
+from conftest import REPO, after_demo_models, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode import translate
 from docnmt.preprocess.encode import TextPipeline
@@ -44,16 +44,16 @@ def model_args(workdir, *levels):
     return args + ["--codes", workdir / "data/demo/bpe/codes", "--src-lang", "en", "--tgt-lang", "de"]
 
 
-def test_the_text_pipeline_gives_the_workflows_bpe(trained_demo):
-    pipeline = TextPipeline("en", "de", "moses", str(trained_demo / "data/demo/bpe/codes"))
-    for _docid, raw, bpe in demo_documents(trained_demo, 30):
+def test_the_text_pipeline_gives_the_workflows_bpe(demo_models):
+    pipeline = TextPipeline("en", "de", "moses", str(demo_models / "data/demo/bpe/codes"))
+    for _docid, raw, bpe in demo_documents(demo_models, 30):
         assert [pipeline.encode(line) for line in raw] == bpe
 
 
-@after_demo("translate and the decode cli")
+@after_demo_models("translate and the decode cli")
 def translate_and_cli_setup(demo, tmp_path):
     """translate on the first demo test documents and the decode CLI on their BPE lines, both as subprocesses, by
-    the background worker once the demo has finished: (folder, documents, translate's run, the CLI's run)."""
+    the background worker once the demo's models are trained: (folder, documents, translate's run, the CLI's run)."""
     docs = demo_documents(demo)
     (tmp_path / "in.txt").write_text("\n".join("".join(s + "\n" for s in raw) for _, raw, _ in docs))
     (tmp_path / "test.bpe.en").write_text("".join(b + "\n" for _, _, bpe in docs for b in bpe))
@@ -68,7 +68,7 @@ def translate_and_cli_setup(demo, tmp_path):
     return tmp_path, docs, result, cli
 
 
-def test_translate_equals_the_decode_cli_and_keeps_the_documents(trained_demo):
+def test_translate_equals_the_decode_cli_and_keeps_the_documents(demo_models):
     tmp_path, docs, result, cli = translate_and_cli_setup.get()
     assert result.returncode == 0, result.stderr[-3000:]
     assert "doc-trans: 8 documents" in result.stdout and "sentences/s" in result.stdout
@@ -79,14 +79,14 @@ def test_translate_equals_the_decode_cli_and_keeps_the_documents(trained_demo):
     assert [line for block in out for line in block.splitlines()] == read_lines(tmp_path / "cli.txt")
 
 
-def test_a_folder_of_documents_gives_a_folder_with_the_same_names_and_lines(trained_demo, tmp_path):
-    docs = demo_documents(trained_demo, 3)
+def test_a_folder_of_documents_gives_a_folder_with_the_same_names_and_lines(demo_models, tmp_path):
+    docs = demo_documents(demo_models, 3)
     (tmp_path / "in").mkdir()
     for n, (_, raw, _) in enumerate(docs):
         (tmp_path / "in" / f"talk{n}.txt").write_text("".join(s + "\n" for s in raw))
     (tmp_path / "in" / ".hidden").write_text("skipped\n")
     result = run("docnmt.decode.translate", "--input", tmp_path / "in", "--output", tmp_path / "out",
-                 "--strategy", "2-pass", *model_args(trained_demo, "sentence", "document"))
+                 "--strategy", "2-pass", *model_args(demo_models, "sentence", "document"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["talk0.txt", "talk1.txt", "talk2.txt"]
     for n, (_, raw, _) in enumerate(docs):
@@ -95,19 +95,19 @@ def test_a_folder_of_documents_gives_a_folder_with_the_same_names_and_lines(trai
     assert "sentence-level model: batch 1," in result.stderr and "document-level model: batch 1," in result.stderr
 
 
-def test_a_line_longer_than_the_model_is_an_error_naming_it(trained_demo, tmp_path):
+def test_a_line_longer_than_the_model_is_an_error_naming_it(demo_models, tmp_path):
     (tmp_path / "in.txt").write_text("A short one.\n" + "word " * 1100 + "\n")
     result = run("docnmt.decode.translate", "--input", tmp_path / "in.txt", "--output", tmp_path / "out.txt",
-                 *model_args(trained_demo, "document"))
+                 *model_args(demo_models, "document"))
     assert result.returncode == 1
     assert f"{tmp_path / 'in.txt'}:2: this sentence has" in result.stderr and "never truncated" in result.stderr
     assert not (tmp_path / "out.txt").exists()
 
 
-def test_2_pass_without_the_sentence_model_is_a_usage_error(trained_demo, tmp_path):
+def test_2_pass_without_the_sentence_model_is_a_usage_error(demo_models, tmp_path):
     (tmp_path / "in.txt").write_text("Hello.\n")
     result = run("docnmt.decode.translate", "--input", tmp_path / "in.txt", "--output", tmp_path / "out.txt",
-                 "--strategy", "2-pass", *model_args(trained_demo, "document"))
+                 "--strategy", "2-pass", *model_args(demo_models, "document"))
     assert result.returncode == 2 and "--strategy 2-pass needs --sentence-model and --sentence-data" in result.stderr
 
 

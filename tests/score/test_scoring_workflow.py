@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import after_demo, run_snakemake, tool_env
+from conftest import after_demo_models, run_snakemake, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.textio import read_lines
 
@@ -58,9 +58,9 @@ def our_scores(workdir, level):
     return searcher.score_forced(requests, targets)
 
 
-@after_demo("fairseq score-reference")
+@after_demo_models("fairseq score-reference")
 def fairseq_reference_setup(demo, _folder):
-    """fairseq's --score-reference of both demo models, by the background worker once the demo has finished."""
+    """fairseq's --score-reference of both demo models, by the background worker once they are trained."""
     return {level: fairseq_reference_scores(demo, level) for level in ("sentence", "document")}
 
 
