@@ -177,10 +177,10 @@ def in_background(folder: str, fixture: str | None = None):
 
 
 def after_demo_models(folder: str):
-    """Registers ``make(demo_workdir, folder)`` as a setup of its test module that the background worker makes from
-    the demo's trained models and data, after every other setup (:func:`in_background`): the subprocess work of the
-    demo's tests (a fairseq CLI to compare with), made while the demo decodes and the foreground runs the demo's
-    in-process tests, not after them."""
+    """Registers ``make(demo_workdir, folder)`` as a setup of its test module that a second background thread
+    makes from the demo's trained models and data, as soon as they are (:func:`demo_models_queue`): the subprocess
+    work of the demo's tests (a fairseq CLI to compare with), made while the demo decodes and the foreground runs
+    the demo's in-process tests, not after them."""
 
     def register(make) -> Prepared:
         def from_demo(target: Path):
@@ -206,14 +206,20 @@ def background_modules(items) -> list[str]:
 
 def background_queue(items) -> list[Prepared]:
     """The setups the background worker makes for ``items``: first those of this conftest whose fixture a test
-    uses, then those of the test modules, in their registration order, then those made from the demo's models
-    (:func:`after_demo_models`), where the session runs the demo."""
+    uses, then those of the test modules, in their registration order."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     used = {name for item in items for name in getattr(item, "fixturenames", ())}
-    demo = any(needs_demo(item) for item in items)
     return [p for p in Prepared.registered if p.fixture in used] + \
-        [p for p in Prepared.registered if p.fixture is None and not p.after_demo_models and p.module in modules] + \
-        [p for p in Prepared.registered if p.after_demo_models and demo and p.module in modules]
+        [p for p in Prepared.registered if p.fixture is None and not p.after_demo_models and p.module in modules]
+
+
+def demo_models_queue(items) -> list[Prepared]:
+    """The setups made from the demo's models (:func:`after_demo_models`) for ``items``, where the session runs the
+    demo: a second background thread makes them once the models are trained."""
+    modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
+    if not any(needs_demo(item) for item in items):
+        return []
+    return [p for p in Prepared.registered if p.after_demo_models and p.module in modules]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -221,10 +227,11 @@ def pytest_collection_modifyitems(config, items):
 
     1. First, the modules that need neither the demo nor a background setup. They run while the demo trains and
        decodes in the background, and the background worker makes its setups.
-    2. Then the modules whose setups the background worker makes, in the worker's order: by then most are ready.
-    3. Last, the modules with a test of the demo: the demo is the session's longest chain, so the foreground has
-       every other test behind it when it waits for the demo. First those that need only the demo's trained
-       models and data: they run while the demo decodes and scores. Then those that read the finished demo.
+    2. Then the modules that need only the demo's trained models and data: their tests are in-process work on
+       one core, so they run while the demo decodes and scores and the worker's setups run, not last.
+    3. Then the modules whose setups the background worker makes, in the worker's order: by then most are ready.
+       Their tests start Snakemake and the CLIs, so the session ends on both cores.
+    4. Last, the modules that read the finished demo (the demo is the session's longest chain).
     """
     demo_modules = {item.path for item in items if needs_demo(item)}
     finished_demo_modules = {item.path for item in items if needs_finished_demo(item)}
@@ -232,9 +239,11 @@ def pytest_collection_modifyitems(config, items):
 
     def rank(item) -> tuple[int, int]:
         module = item.module.__name__ if getattr(item, "module", None) is not None else None
+        if item.path in finished_demo_modules:
+            return 3, 0
         if item.path in demo_modules:
-            return 2, int(item.path in finished_demo_modules)
-        return (1, background.index(module)) if module in background else (0, 0)
+            return 1, 0
+        return (2, background.index(module)) if module in background else (0, 0)
 
     items.sort(key=rank)  # stable: each group keeps its order
 
@@ -264,10 +273,11 @@ def background_worker(request, tmp_path_factory):
     """Makes the registered setups of this session's test modules in a thread, from the first test on; at the
     session's end it finishes the setup it is making (its subprocesses would otherwise outlive the session)."""
     Prepared.base = tmp_path_factory.mktemp("background")
-    queue = background_queue(request.session.items)
     stop = threading.Event()
 
-    def work() -> None:
+    def work(queue, first=None) -> None:
+        if first is not None:
+            first()
         for prepared in queue:
             if stop.is_set():
                 return
@@ -276,11 +286,21 @@ def background_worker(request, tmp_path_factory):
             except BaseException:  # noqa: S110 - kept in the Prepared and raised in its tests
                 pass
 
-    worker = threading.Thread(target=work, name="background setups", daemon=True)
-    worker.start()
-    yield worker
+    def models_trained() -> None:
+        DemoRun.decided.wait(timeout=600)  # the demo_run fixture decides after this fixture has started
+        while DemoRun.current is not None and not stop.is_set() and not DemoRun.current.models_done.wait(5):
+            pass
+
+    workers = [threading.Thread(target=work, args=(background_queue(request.session.items),),
+                                name="background setups", daemon=True),
+               threading.Thread(target=work, args=(demo_models_queue(request.session.items), models_trained),
+                                name="demo model setups", daemon=True)]
+    for worker in workers:
+        worker.start()
+    yield workers[0]
     stop.set()
-    worker.join()
+    for worker in workers:
+        worker.join()
     errors = []
     while Prepared.finalizers:
         try:
