@@ -12,7 +12,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO, run_snakemake, tool_env
+from conftest import REPO, in_background, run_snakemake, tool_env
 from packagegraph import third_party_imports
 
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
@@ -162,24 +162,47 @@ def test_every_rule_env_provides_what_its_module_imports():
             assert norm(DISTRIBUTIONS[name]) in pins, f"{smk}: docnmt.{module} imports {name}, not in envs/{env}"
 
 
+LINT_TASKS = ("[demo]", "[news,ted,os]")
+
+
+@in_background("pip and lint runs")
+def subprocess_runs(folder):
+    """The subprocess work of this module's checks, made by the background worker: pip's dry run of each env's
+    pip section (env name -> exit code and pip's errors) and Snakemake's lint for each task list (tasks -> exit
+    code and output)."""
+    dry_runs = {}
+    for env in ENVS:
+        pins, _ = env_pins(env)
+        # fairseq-fixed is compiled by the post-deploy script against the env's torch (make setup does it)
+        pins.pop("fairseq-fixed", None)
+        requirements = folder / f"{env.stem}.requirements.txt"
+        requirements.write_text("".join(f"{n}=={v}\n" for n, v in pins.items()))
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+             "--disable-pip-version-check", "-r", str(requirements)], capture_output=True, text=True, env=tool_env(),
+            timeout=900)
+        dry_runs[env.name] = (result.returncode, [line for line in result.stderr.splitlines()
+                                                  if not line.startswith("WARNING: Location")])
+    lints = {}
+    for tasks in LINT_TASKS:
+        workdir = folder / f"lint-{len(lints)}"
+        workdir.mkdir()
+        result = run_snakemake(workdir, "--lint", "--config", f"tasks={tasks}", check=False)
+        lints[tasks] = (result.returncode, result.stdout + result.stderr)
+    return {"dry_runs": dry_runs, "lints": lints}
+
+
 @pytest.mark.parametrize("env", ENVS, ids=lambda e: e.name)
-def test_pip_section_resolves_with_pip_dry_run(env, tmp_path):
+def test_pip_section_resolves_with_pip_dry_run(env):
     """pip resolves every pinned requirement and its dependencies (the spaCy model URL needs internet: not here)."""
-    pins, _ = env_pins(env)
-    pins.pop("fairseq-fixed", None)  # compiled by the post-deploy script against the env's torch (make setup does it)
-    requirements = tmp_path / "requirements.txt"
-    requirements.write_text("".join(f"{n}=={v}\n" for n, v in pins.items()))
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--disable-pip-version-check",
-         "-r", str(requirements)], capture_output=True, text=True, env=tool_env(), timeout=900)
-    errors = [line for line in result.stderr.splitlines() if not line.startswith("WARNING: Location")]
-    assert result.returncode == 0, "\n".join(errors[-30:])
+    returncode, errors = subprocess_runs.get()["dry_runs"][env.name]
+    assert returncode == 0, "\n".join(errors[-30:])
 
 
-@pytest.mark.parametrize("tasks", ["[demo]", "[news,ted,os]"])
-def test_snakemake_lint_passes(tmp_path, tasks):
-    result = run_snakemake(tmp_path, "--lint", "--config", f"tasks={tasks}", check=False)
-    assert result.returncode == 0 and "Congratulations" in result.stdout + result.stderr, result.stdout[-3000:]
+@pytest.mark.parametrize("tasks", LINT_TASKS)
+def test_snakemake_lint_passes(tasks):
+    returncode, output = subprocess_runs.get()["lints"][tasks]
+    assert returncode == 0 and "Congratulations" in output, output[-3000:]
 
 
 def test_make_models_pip_flags_refuse_a_wheel_whose_digest_differs(tmp_path):
