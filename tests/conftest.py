@@ -428,7 +428,9 @@ def demo_run(request, tmp_path_factory):
     # process group of its own) with the worker at nice 5, the demo finished at 693 s instead of 744 s, but the
     # session took 971 s instead of 943 s: the tests' own work then waited. Giving the demo's session autogroup nice
     # -5 (/proc/PID/autogroup) made it finish at 661 s instead of 819 s, but the worker's setups then ended at 860 s
-    # and pytest took 974 s instead of 946 s: the CPU, not the order, bounds the session.
+    # and pytest took 974 s instead of 946 s: the CPU, not the order, bounds the session. Since the demo runs in two
+    # calls and its model-only tests come earlier (a2eb9e1), the tests' thread at nice 5 instead of 10 made the
+    # session longer: 15:15 instead of 14:43 for make test on a fresh clone.
     os.nice(DEMO_PRIORITY)
     yield run
     run.stop()
