@@ -275,9 +275,7 @@ def background_worker(request, tmp_path_factory):
     Prepared.base = tmp_path_factory.mktemp("background")
     stop = threading.Event()
 
-    def work(queue, first=None) -> None:
-        if first is not None:
-            first()
+    def work(queue) -> None:
         for prepared in queue:
             if stop.is_set():
                 return
@@ -286,14 +284,10 @@ def background_worker(request, tmp_path_factory):
             except BaseException:  # noqa: S110 - kept in the Prepared and raised in its tests
                 pass
 
-    def models_trained() -> None:
-        DemoRun.decided.wait(timeout=600)  # the demo_run fixture decides after this fixture has started
-        while DemoRun.current is not None and not stop.is_set() and not DemoRun.current.models_done.wait(5):
-            pass
-
     workers = [threading.Thread(target=work, args=(background_queue(request.session.items),),
                                 name="background setups", daemon=True),
-               threading.Thread(target=work, args=(demo_models_queue(request.session.items), models_trained),
+               # each of these setups waits for the demo's models itself (after_demo_models)
+               threading.Thread(target=work, args=(demo_models_queue(request.session.items),),
                                 name="demo model setups", daemon=True)]
     for worker in workers:
         worker.start()
