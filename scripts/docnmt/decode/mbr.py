@@ -18,10 +18,9 @@ Candidates (:class:`Settings`):
 
 What is compared is the words (subword joins removed) of what the strategy keeps: the kept segment of a window's
 hypothesis (last-sentence keeps the last one), the continuation after the forced context, a full segment's whole
-window. doc-trans chooses each
-sentence before the next one is searched, so the chosen sentence is the next one's target context, as its
-beam-best is without MBR. doc-trans-beam chooses among its final document hypotheses with a document-level
-utility: the same metric over each document's sentences joined with spaces.
+window. doc-trans chooses each sentence before the next one is searched, so the chosen sentence is the next one's
+target context, as its beam-best is without MBR. doc-trans-beam chooses among its final document hypotheses
+with a document-level utility: the same metric over each document's sentences joined with spaces.
 
 Utilities (:data:`UTILITIES`):
 
