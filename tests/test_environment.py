@@ -131,3 +131,50 @@ def test_freeze_heap_freezes_a_program_and_leaves_a_callers_process_alone():
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env(), check=True)
     frozen, torch_loaded = result.stdout.split()
     assert int(frozen) > 100000 and torch_loaded == "True", "torch's objects alone number hundreds of thousands"
+
+
+# Run in a new interpreter: this session has imported fairseq (and runs other threads) long before.
+FAIRSEQ_STANDINS = """
+import sys
+from docnmt.environment import FAIRSEQ_DEFERRED, Deferred, import_fairseq
+import_fairseq()
+assert not [name for name in FAIRSEQ_DEFERRED if name in sys.modules], [n for n in FAIRSEQ_DEFERRED if n in sys.modules]
+import scipy
+assert "stats" not in vars(scipy)
+from fairseq.criterions import CRITERION_REGISTRY, sentence_prediction as sp
+from fairseq.tasks import TASK_REGISTRY, audio_classification as ac
+assert "sentence_prediction" in CRITERION_REGISTRY and "audio_classification" in TASK_REGISTRY
+assert isinstance(sp.f1_score, Deferred) and isinstance(ac.sklearn_metrics, Deferred)
+gold, predicted, scores = [1, 0, 1, 1, 0], [1, 1, 1, 0, 0], [0.9, 0.6, 0.8, 0.3, 0.1]
+deferred = (sp.f1_score(gold, predicted), sp.matthews_corrcoef(gold, predicted), sp.pearsonr(gold, scores)[0],
+            sp.spearmanr(gold, scores)[0], [list(a) for a in ac.sklearn_metrics.roc_curve(gold, scores)])
+import scipy.stats, sklearn.metrics
+assert not isinstance(sklearn.metrics, Deferred) and not isinstance(scipy.stats, Deferred)
+assert sys.modules["sklearn.metrics"] is sklearn.metrics and callable(scipy.stats.pearsonr)
+real = (sklearn.metrics.f1_score(gold, predicted), sklearn.metrics.matthews_corrcoef(gold, predicted),
+        scipy.stats.pearsonr(gold, scores)[0], scipy.stats.spearmanr(gold, scores)[0],
+        [list(a) for a in sklearn.metrics.roc_curve(gold, scores)])
+assert deferred == real, (deferred, real)
+print("ok", deferred[:2])
+"""
+
+
+def test_import_fairseq_defers_scikit_learn_and_scipy_stats_and_their_functions_still_work():
+    result = subprocess.run([sys.executable, "-c", FAIRSEQ_STANDINS], capture_output=True, text=True, env=tool_env())
+    assert result.returncode == 0 and result.stdout.startswith("ok"), result.stderr[-3000:]
+
+
+def test_import_fairseq_imports_as_usual_beside_another_thread_and_the_model_loaders_use_it(tmp_path):
+    """With another Python thread running, no stand-in is made (that thread could import scikit-learn meanwhile);
+    without, the package's own fairseq entry points (here the dictionary check) leave scikit-learn out."""
+    program = ("import sys, threading\nfrom docnmt.environment import import_fairseq\n"
+               "other = threading.Thread(target=threading.Event().wait, args=(30,), daemon=True)\nother.start()\n"
+               "import_fairseq()\nprint('sklearn.metrics' in sys.modules, 'scipy.stats' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env())
+    assert result.stdout.split() == ["True", "True"], result.stderr[-3000:]
+    (tmp_path / "dict.en.txt").write_text("hello 3\nworld 2\n", encoding="utf-8")
+    program = (f"import sys\nfrom docnmt.decode.checks import load_dictionary\n"
+               f"d = load_dictionary(__import__('pathlib').Path({str(tmp_path / 'dict.en.txt')!r}))\n"
+               "print(len(d), 'fairseq' in sys.modules, 'sklearn' in sys.modules, 'scipy.stats' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env())
+    assert result.stdout.split() == ["6", "True", "False", "False"], result.stderr[-3000:]

@@ -46,6 +46,7 @@ CLIS = {
     "docnmt.preprocess.windows": ("preprocessing", ["windows"]),
     "docnmt.preprocess.dictionary": ("preprocessing", ["joined_dictionary"]),
     "docnmt.preprocess.binarize": ("preprocessing", ["binarize"]),
+    "docnmt.preprocess.fairseq_preprocess": ("preprocessing", []),
     "docnmt.preprocess.encode": ("own models", ["encode_external"]),
     "docnmt.train.cli": ("training", ["train"]),
     "docnmt.train.fairseq_train": ("training", []),
@@ -83,6 +84,7 @@ COMMANDS = {
 #: What runs a CLI that no rule calls.
 BY_HAND = {
     "docnmt.config": "the Snakefile validates the config itself at start; this checks a file by hand",
+    "docnmt.preprocess.fairseq_preprocess": "run by docnmt.preprocess.binarize (rule binarize): fairseq-preprocess",
     "docnmt.train.fairseq_train": "run by docnmt.train.cli (rule train): fairseq-train with atomic checkpoint copies",
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import SEP
+from ..environment import import_fairseq
 from ..textio import InputError, atomic_write, cli_errors, read_lines
 from ..manual import argument_parser
 from .model import add_backend_argument, add_language_code_arguments
@@ -101,6 +102,7 @@ def load_checkpoint(path: Path) -> dict:
 
 
 def check_architecture(path: Path, state: dict) -> str:
+    import_fairseq()
     from fairseq.models import ARCH_MODEL_NAME_REGISTRY
 
     arch = _cfg_get(state, "model", "_name") or _cfg_get(state, "model", "arch")
@@ -113,6 +115,7 @@ def check_architecture(path: Path, state: dict) -> str:
 
 
 def load_dictionary(path: Path):
+    import_fairseq()
     from fairseq.data import Dictionary
 
     if not path.exists():

@@ -65,6 +65,10 @@ class Model:
     def __init__(self, checkpoint: os.PathLike | str, data: os.PathLike | str, device: str | None = None,
                  dtype: str | None = None, separator: str = SEP):
         import torch
+
+        from ..environment import import_fairseq
+
+        import_fairseq()
         from fairseq import checkpoint_utils
 
         checkpoint, data = Path(checkpoint), Path(data)

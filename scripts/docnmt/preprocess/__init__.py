@@ -11,9 +11,10 @@ Modules:
   windows     -- k-sentence windows joined by <sep>, within documents
   dictionary  -- the joined fairseq dictionary shared by both models
   binarize    -- fairseq-preprocess with that dictionary, atomically
+  fairseq_preprocess -- fairseq-preprocess, fairseq imported by docnmt.environment.import_fairseq (what binarize runs)
   encode      -- raw text to a model's units in one step (its tokenizer and BPE codes, or none): the
                  evaluation text of models trained elsewhere, and docnmt.decode.translate
 
 CLIs (``python -m docnmt.preprocess.X``): ``shards split|gather``,
-``tokenize tok|detok``, ``bpe learn|apply``, ``windows``, ``dictionary``, ``binarize``, ``encode``.
+``tokenize tok|detok``, ``bpe learn|apply``, ``windows``, ``dictionary``, ``binarize``, ``encode``; ``fairseq_preprocess`` is run by ``binarize``.
 """

@@ -85,7 +85,7 @@ def binarize(src: str, tgt: str, prefixes: dict[str, Path], dictionary: Path, de
     tmp = destdir.with_name(destdir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     command = [
-        sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
+        sys.executable, "-m", "docnmt.preprocess.fairseq_preprocess", "--source-lang", src, "--target-lang", tgt,
         "--srcdict", str(dictionary), "--tgtdict", str(dictionary),
         "--destdir", str(tmp), "--workers", str(workers), "--dataset-impl", "mmap",
     ]

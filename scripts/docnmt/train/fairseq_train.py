@@ -32,6 +32,9 @@ def atomic_copy(src_path: str, dst_path: str, overwrite: bool = False) -> bool:
 
 
 def patch() -> None:
+    from ..environment import import_fairseq
+
+    import_fairseq()
     from fairseq.file_io import PathManager
 
     PathManager.copy = staticmethod(atomic_copy)
