@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DEMO_PRIORITY, REPO, Prepared, in_background, run_snakemake, tool_env
+from conftest import DEMO_PRIORITY, REPO, SMALL_DEMO_DATA, Prepared, copy_workdir, in_background, run_snakemake, tool_env
 
 pytestmark = pytest.mark.workflow
 
@@ -195,11 +195,16 @@ def profile_setup(workdir: Path) -> dict:
     corrupt corpus (its docids one line short), which fails on the node, is retried once and is reported, while
     the training goes on (the profile's keep-going).
 
-    The 44 small preprocessing jobs before ``windows`` and the copy of the broken corpus run locally first
-    (15 s): on Slurm each job starts its own Snakemake (~8 s on two loaded cores), and all 52 jobs through the
-    profile took 8 minutes instead of 2.
+    The steps before ``windows`` come from the session's test-size demo data (:data:`conftest.SMALL_DEMO_DATA`,
+    the same config), copied with Snakemake's records, its windows and document-level binarization removed; the
+    copy of the broken corpus runs locally first. On Slurm each job starts its own Snakemake (~8 s on two loaded
+    cores): all 52 jobs through the profile took 8 minutes instead of 2, and the 44 small ones before ``windows``
+    took 15 s locally.
     """
     cluster = cluster_setup.get()["directory"]
+    copy_workdir(SMALL_DEMO_DATA.get(), workdir)
+    for made_on_slurm in ("data/demo/doc", "data/demo/bin/document"):
+        shutil.rmtree(workdir / made_on_slurm)
     corpus = workdir / "broken-corpus"
     corpus.mkdir()
     (corpus / "test.en").write_text("One.\nTwo.\nThree.\n", encoding="utf-8")
