@@ -123,7 +123,9 @@ def loopback_config(tmp: Path, mirror_url: str, root: Path, wrong_md5: str | Non
         "tasks": ["news", "ted", "os"],
         "mirror": mirror_url,
         "download_retries": 1,
-        "preprocess": {"shards": 2},
+        # one shard: this run checks the real formats; the scatter and gather run in the demo (4 shards) and the
+        # test-size demo (2); two shards here cost 11 s of CPU more
+        "preprocess": {"shards": 1},
         "sources": sources,
         "task_settings": {
             "news": {"bpe_merges": 200},
