@@ -22,22 +22,22 @@ help: ## list the targets
 setup: $(VENV)/.installed ## create .venv with every pinned dependency and the package docnmt (idempotent; about 7 minutes the first time)
 
 # Idempotent: reruns only when a requirements file or pyproject.toml changes.
-# fairseq-fixed is compiled against the pinned torch/numpy, so they are
-# installed first and fairseq is built without build isolation, and without
-# its dependencies (requirements-base.txt pins them; a torchaudio left by an
-# earlier setup is removed: see requirements-base.txt). Then the
-# package docnmt (scripts/docnmt), editable, with its commands (docnmt-translate, ...):
-# its dependencies are the pins just installed. pip's byte-compilation, one file
+# fairseq-fixed is compiled against the pinned torch/numpy, so every pin is
+# installed first, in one pip call (31 s instead of 41 s as two calls), and
+# fairseq is built without build isolation, and without its dependencies
+# (requirements-base.txt pins them; a torchaudio left by an earlier setup is
+# removed: see requirements-base.txt). Then the package docnmt
+# (scripts/docnmt), editable, with its commands (docnmt-translate, ...): its
+# dependencies are the pins installed. pip's byte-compilation, one file
 # after the other, is done once at the end on every core instead (compileall -j 0:
 # 17 s instead of 25 s for requirements-base.txt on 2 cores); like pip, it skips the
 # files this Python cannot compile (torch ships Python 3.12-only test helpers).
 PIP_INSTALL := $(VENV)/bin/python -m pip install --quiet --no-compile
 $(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(PIP_INSTALL) -r requirements-base.txt
+	$(PIP_INSTALL) -r requirements-base.txt -r requirements.txt
 	$(VENV)/bin/python -m pip uninstall --quiet --yes torchaudio
 	$(PIP_INSTALL) --no-build-isolation --no-deps fairseq-fixed==0.12.3.1
-	$(PIP_INSTALL) -r requirements.txt
 	$(PIP_INSTALL) --no-deps --no-build-isolation --editable .
 	$(VENV)/bin/python -m compileall -qq -j 0 $(VENV)/lib || true
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
