@@ -7,8 +7,12 @@ this module submits the demo through ``snakemake --profile profiles/slurm``
 to it, then checks with ``sacct`` what Slurm really ran. Overrides on the
 command line, all for the test cluster's size and speed:
 
-* ``train:cpus_per_task=2``: the profile asks 4 CPUs for training, the test
-  node has ``nproc`` (2) of them and Slurm would refuse the job;
+* ``train:cpus_per_task=1`` and ``--set-threads train=1``: the profile asks 4
+  CPUs for training, the test node has ``nproc`` (2) of them and Slurm would
+  refuse the job. The job's Snakemake runs with ``--cores all``, so the
+  training would take both of the node's cores as torch threads and data
+  loaders; beside the session's other work on two cores two threads spin
+  (16 updates took 50 CPU-s in 90 s with two, 6 s alone);
 * ``--slurm-init-seconds-before-status-checks 5``: the first status check after
   5 s instead of 40 s (the demo's jobs take seconds).
 
@@ -45,7 +49,8 @@ CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
 PROFILE = REPO / "profiles" / "slurm"
 TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
 # What the node of cluster.sh has fewer of than the profile asks: CPUs.
-TEST_CLUSTER_OVERRIDES = {"train": {"cpus_per_task": 2}}
+TEST_CLUSTER_OVERRIDES = {"train": {"cpus_per_task": 1}}
+TEST_CLUSTER_THREADS = ("--set-threads", "train=1")
 SUBMITTED_RE = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.")
 SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "Elapsed", "AllocTRES", "Comment")
 SACCT_FORMAT = "JobID,JobName%36,State,ExitCode,Elapsed,AllocTRES%45,Comment%45"
@@ -99,7 +104,7 @@ def run_profile(cluster: Path, workdir: Path, *targets: str, extra: tuple[str, .
     """``snakemake --profile profiles/slurm TARGETS --configfile .test/config_demo.yaml`` in ``workdir``."""
     return run_snakemake(
         workdir, "--profile", str(PROFILE), *targets, "--configfile", TEST_CONFIG,
-        "--slurm-init-seconds-before-status-checks", "5", *_set_resources(), *extra,
+        "--slurm-init-seconds-before-status-checks", "5", *_set_resources(), *TEST_CLUSTER_THREADS, *extra,
         check=check, timeout=timeout, python=space_free_python(workdir), env=cluster_env(cluster),
     )
 
@@ -259,8 +264,11 @@ def test_demo_runs_through_the_profile_on_slurm(profile_run):
         tres = dict(item.split("=", 1) for item in accounted[slurm_id]["AllocTRES"].split(","))
         if rule == "train":
             assert tres.get("gres/gpu") == "1", f"train (gpu=1) got no GPU from Slurm: {accounted[slurm_id]}"
-            assert tres["cpu"] == "2" and tres["mem"] == "16000M", f"train's cpus_per_task and mem_mb: {tres}"
+            assert tres["cpu"] == "1" and tres["mem"] == "16000M", f"train's cpus_per_task and mem_mb: {tres}"
             assert "Finished jobid: 0 (Rule: train)" in Path(log).read_text(encoding="utf-8", errors="replace")
+            # the job's Snakemake takes --set-threads from the submitting one: one thread, one data loader
+            train_log = (workdir / "logs/demo/train/document.log").read_text(encoding="utf-8")
+            assert "--num-workers 1 " in train_log, "the training's threads on the node"
         else:
             assert "gres/gpu" not in tres, f"{rule} (no GPU) was given one: {accounted[slurm_id]}"
 
