@@ -7,6 +7,8 @@ the replaced code gave, and the new one, the fork's.
 
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -293,6 +295,24 @@ def test_auto_uses_the_spacy_models_where_installed_else_hanta_and_word_matching
         assert english.name.startswith("word matching") and not english.paper
     with pytest.raises(ValueError, match="expected auto, spacy or words"):
         pronouns.load_source_tagger("hanta")
+
+
+def test_the_model_check_is_spacys_own_without_importing_spacy():
+    """``auto`` decides by spaCy's test (spacy.util.is_package) in every scoring process, without the 2 CPU-s of
+    importing spaCy (and torch through thinc) where HanTa then tags."""
+    code = (
+        "import json, sys\n"
+        "from docnmt.score.pronouns import spacy_model_installed\n"
+        "names = ['de_core_news_sm', 'en_core_web_sm', 'thinc', 'spacy-legacy', 'no_such_package_xyz']\n"
+        "ours = [spacy_model_installed(n) for n in names]\n"
+        "imported = sorted(m for m in ('spacy', 'thinc', 'torch') if m in sys.modules)\n"
+        "import spacy.util\n"
+        "print(json.dumps([ours, [spacy.util.is_package(n) for n in names], imported]))\n"
+    )
+    ours, spacys, imported = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                                       check=True).stdout)
+    assert ours == spacys and ours[2:] == [True, True, False]
+    assert imported == []
 
 
 def test_hanta_tags_lowercased_german_pronouns_as_stts():

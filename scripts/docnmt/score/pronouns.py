@@ -312,11 +312,18 @@ class WordMatcher:
 
 
 def spacy_model_installed(model: str = "de_core_news_sm") -> bool:
-    try:
-        import spacy.util
-    except ImportError:
+    """Whether spaCy and its pipeline package ``model`` are installed: spaCy's own test (``spacy.util.is_package``,
+    the package's metadata), without importing spaCy, which imports torch (2 CPU-s a scoring process)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+    from importlib.util import find_spec
+
+    if find_spec("spacy") is None:
         return False
-    return bool(spacy.util.is_package(model))
+    try:
+        distribution(model)
+    except PackageNotFoundError:
+        return False
+    return True
 
 
 def load_tagger(choice: str = "auto"):
