@@ -1,6 +1,7 @@
 """The interpreter the rules run on (docnmt.environment): the quoted shell prefix, the setup hint of an
 interpreter without the project's packages, at workflow start and in a rule."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -162,6 +163,53 @@ print("ok", deferred[:2])
 def test_import_fairseq_defers_scikit_learn_and_scipy_stats_and_their_functions_still_work():
     result = subprocess.run([sys.executable, "-c", FAIRSEQ_STANDINS], capture_output=True, text=True, env=tool_env())
     assert result.returncode == 0 and result.stdout.startswith("ok"), result.stderr[-3000:]
+
+
+# fairseq's components' configs in hydra's store, and fairseq-train's config from its arguments (which hydra composes
+# from that store), after import_fairseq or a plain import; in a new interpreter.
+CONFIG_STORE = """
+import json, sys
+from omegaconf import OmegaConf
+from hydra.core.config_store import ConfigStore
+
+def dump(d, prefix=""):
+    out = {}
+    for key, value in d.items():
+        if isinstance(value, dict):
+            out.update(dump(value, f"{prefix}{key}/"))
+        else:
+            out[prefix + key] = [OmegaConf.to_yaml(value.node), value.group, value.package, value.provider]
+    return out
+
+if sys.argv[1] == "import_fairseq":
+    from docnmt.environment import import_fairseq
+    import_fairseq()
+else:
+    import fairseq
+stored = sorted(dump(ConfigStore.instance().repo))
+from fairseq import options
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+args = options.parse_args_and_arch(options.get_training_parser(), ["data-bin", "--arch", "transformer", "--lr", "0.003"])
+cfg = OmegaConf.to_yaml(convert_namespace_to_omegaconf(args))
+print(json.dumps([stored, dump(ConfigStore.instance().repo), cfg]))
+"""
+
+
+def test_import_fairseq_stores_the_configs_in_hydra_when_hydra_first_needs_them():
+    """Loading a model never composes a config, so a decode skips OmegaConf's work on every component's config;
+    fairseq-train's argument parsing composes one, and finds the same store, in the same order."""
+    runs = {}
+    for how in ("import_fairseq", "import fairseq"):
+        result = subprocess.run([sys.executable, "-c", CONFIG_STORE, how], capture_output=True, text=True,
+                                env=tool_env())
+        assert result.returncode == 0, result.stderr[-3000:]
+        runs[how] = json.loads(result.stdout.splitlines()[-1])
+    (deferred_before, deferred, deferred_cfg), (plain_before, plain, plain_cfg) = runs.values()
+    assert len(plain_before) > 100 and "task/translation.yaml" in plain_before
+    assert deferred_before == [key for key in plain_before if plain[key][3] == "hydra"], \
+        "before the first read, the store holds only hydra's own configs (provider hydra)"
+    assert list(deferred) == list(plain) and deferred == plain
+    assert deferred_cfg == plain_cfg and "0.003" in plain_cfg
 
 
 def test_import_fairseq_imports_as_usual_beside_another_thread_and_the_model_loaders_use_it(tmp_path):

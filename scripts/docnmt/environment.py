@@ -175,15 +175,54 @@ class _DeferringFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__path__ = []
 
 
+def _defer_config_store():
+    """Until hydra's ConfigStore is first read or written again, its ``store`` only records its calls.
+
+    fairseq's import stores the dataclass config of each of its components there (0.25 s of CPU: OmegaConf turns
+    each into a config). Only hydra's config composition reads them: fairseq-train's argument parsing, and the
+    loading of a checkpoint saved with argparse arguments. Every read goes through ``ConfigStore._open``, so the
+    first read, or the first store after the import, makes the recorded calls in their order first, then puts the
+    class's own methods back. Returns the function to call once fairseq is imported."""
+    from hydra.core.config_store import ConfigStore
+
+    store, open_ = ConfigStore.store, ConfigStore._open
+    pending, lock = [], threading.Lock()
+
+    def record(self, *args, **kwargs):
+        pending.append((self, args, kwargs))
+
+    def flush():
+        with lock:
+            while pending:
+                self, args, kwargs = pending.pop(0)
+                store(self, *args, **kwargs)
+            ConfigStore.store, ConfigStore._open = store, open_
+
+    def store_after(self, *args, **kwargs):
+        flush()
+        return store(self, *args, **kwargs)
+
+    def open_after(self, path):
+        flush()
+        return open_(self, path)
+
+    def imported():
+        ConfigStore.store, ConfigStore._open = store_after, open_after
+
+    ConfigStore.store = record
+    return imported
+
+
 def import_fairseq():
-    """fairseq, imported (once) without importing :data:`FAIRSEQ_DEFERRED`.
+    """fairseq, imported (once) without importing :data:`FAIRSEQ_DEFERRED`, its components' configs stored in hydra
+    when hydra first needs them (:func:`_defer_config_store`).
 
     ``import fairseq`` registers every criterion and task it has, and two of them import scikit-learn and
     scipy.stats: 3.6 s of CPU in every process that loads a model, 1.9 s without them. While fairseq is imported,
     those modules are stand-ins (:class:`Deferred`), which fairseq's modules keep; then they leave
     ``sys.modules`` (and ``scipy``'s attributes), so a later import gets the real packages. Only while the
-    process runs no other Python thread, so that no other import can see a stand-in; with other threads running,
-    or with one of those modules already imported, fairseq is imported as usual.
+    process runs no other Python thread, so that no other import can see a stand-in (or the store half-made);
+    with other threads running, or with one of those modules already imported, fairseq is imported as usual.
     """
     if "fairseq" in sys.modules:
         return sys.modules["fairseq"]
@@ -191,9 +230,11 @@ def import_fairseq():
         return importlib.import_module("fairseq")
     finder = _DeferringFinder()
     sys.meta_path.insert(0, finder)
+    stored = _defer_config_store()
     try:
         return importlib.import_module("fairseq")
     finally:
+        stored()
         sys.meta_path.remove(finder)
         for name in FAIRSEQ_DEFERRED:
             if isinstance(sys.modules.get(name), Deferred):
