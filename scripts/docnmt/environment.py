@@ -183,8 +183,9 @@ def _defer_config_store():
     loading of a checkpoint saved with argparse arguments. Every read goes through ``ConfigStore._open``, so the
     first read, or the first store after the import, makes the recorded calls in their order first, then puts the
     class's own methods back. Returns the function to call once fairseq is imported."""
-    from hydra.core.config_store import ConfigStore
-
+    # hydra is fairseq's dependency, imported here only on the way to fairseq (which import_fairseq imports by name
+    # too): the modules that import this one but never fairseq do not need it in their environment
+    ConfigStore = importlib.import_module("hydra.core.config_store").ConfigStore
     store, open_ = ConfigStore.store, ConfigStore._open
     pending, lock = [], threading.Lock()
 
