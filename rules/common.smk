@@ -318,6 +318,26 @@ def shard_pattern(ext):
     return f"data/{{{{task}}}}/shards/{{{{split}}}}.{{{{lang}}}}.{{scatteritem}}.{ext}"
 
 
+def split_shards(split):
+    """The shards of a split's tokenization and BPE: the training data is scattered into preprocess.shards (Snakemake's
+    scatter items, "1-of-4" ...); an evaluation split (valid, test, ContraPro: thousands of lines, seconds of work)
+    is one shard, "1-of-1"."""
+    count = config["preprocess"]["shards"] if split == "train" else 1
+    return [f"{i}-of-{count}" for i in range(1, count + 1)]
+
+
+def shard_text(w):
+    """What one shard is tokenized from: its piece of the split (rule shard), or the whole split where it is one."""
+    if split_shards(w.split) == ["1-of-1"]:
+        return corpus_file(w.task, w.split, w.lang)
+    return f"data/{w.task}/shards/{w.split}.{w.lang}.{w.shard}.raw"
+
+
+def split_shard_files(w):
+    """The tokenized (stage tok) or BPE-encoded (bpe) shards of one split and language, in order."""
+    return [f"data/{w.task}/shards/{w.split}.{w.lang}.{shard}.{w.stage}" for shard in split_shards(w.split)]
+
+
 def bpe_codes(task):
     if is_external(task):
         return SETTINGS[task]["models"]["bpe_codes"]

@@ -1,10 +1,10 @@
 # The preprocessing chain shared by all tasks, on the checked corpus of
-# corpora.smk: Moses tokenization and joint BPE (scattered over shards),
+# corpora.smk: Moses tokenization and joint BPE (the training data scattered over shards),
 # k-windows, one joined dictionary, fairseq binarization of both levels.
 
 
 rule shard:
-    """Scatter one validated split and language into contiguous shards."""
+    """Scatter the validated training data of one language into contiguous shards (split_shards)."""
     input:
         text=lambda w: corpus_file(w.task, w.split, w.lang),
         stats=lambda w: corpus_stats(w.task, w.split),
@@ -25,9 +25,10 @@ rule shard:
 
 
 rule tokenize:
-    """Moses punctuation normalization and tokenization of one shard."""
+    """Moses punctuation normalization and tokenization of one shard (of an evaluation split: the whole split)."""
     input:
-        "data/{task}/shards/{split}.{lang}.{shard}.raw",
+        text=shard_text,
+        stats=lambda w: corpus_stats(w.task, w.split),
     output:
         temp("data/{task}/shards/{split}.{lang}.{shard}.tok"),
     log:
@@ -41,13 +42,13 @@ rule tokenize:
         mem_mb=1000,
         runtime=240,
     shell:
-        "python -m docnmt.preprocess.tokenize tok --lang {wildcards.lang:q} --input {input:q} --output {output:q} > {log:q} 2>&1"
+        "python -m docnmt.preprocess.tokenize tok --lang {wildcards.lang:q} --input {input.text:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule gather_shards:
     """Gather the tokenized (tok) or BPE-encoded (bpe) shards of one split and language."""
     input:
-        gather.shard("data/{{task}}/shards/{{split}}.{{lang}}.{scatteritem}.{{stage}}"),
+        split_shard_files,
     output:
         "data/{task}/{stage}/{split}.{lang}",
     log:
