@@ -124,9 +124,10 @@ class Prepared:
     finalizers: list = []  # run at the session's end, the last registered first (:meth:`at_end`)
     base: Path | None = None
 
-    def __init__(self, make, folder: str, fixture: str | None = None, after_demo_models: bool = False):
+    def __init__(self, make, folder: str, fixture: str | None = None, after_demo_models: bool = False,
+                 after_the_demo: bool = False):
         self.make, self.folder, self.module, self.fixture = make, folder, make.__module__, fixture
-        self.after_demo_models = after_demo_models
+        self.after_demo_models, self.after_the_demo = after_demo_models, after_the_demo
         self.lock = threading.Lock()
         self.done, self.value, self.error = False, None, None
         self.seconds: float | None = None
@@ -197,11 +198,28 @@ def after_demo_models(folder: str):
     return register
 
 
+def after_the_demo(folder: str):
+    """Registers ``make(folder)`` as a setup of its test module that needs nothing of the demo, but that the second
+    background thread makes once the whole demo has finished, where the session runs it (:func:`demo_models_queue`).
+
+    For the subprocess work of the tests that the foreground reaches last: once the demo is done, one thread of
+    tests is left, and the session used to end on one core (45 s of tests after the demo's end, most of it
+    Snakemake and the CLIs as a user runs them). Made meanwhile by the second thread, they end it on two. A test that
+    comes before the demo's end makes the setup itself, as it would without the thread."""
+
+    def register(make) -> Prepared:
+        prepared = Prepared(make, folder, after_the_demo=True)
+        Prepared.registered.append(prepared)
+        return prepared
+
+    return register
+
+
 def background_modules(items) -> list[str]:
     """The test modules among ``items`` with a setup for the background worker, in its order."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
-    return list(dict.fromkeys(p.module for p in Prepared.registered
-                              if p.fixture is None and not p.after_demo_models and p.module in modules))
+    return list(dict.fromkeys(p.module for p in Prepared.registered if p.fixture is None and not p.after_demo_models
+                              and not p.after_the_demo and p.module in modules))
 
 
 def background_queue(items) -> list[Prepared]:
@@ -210,16 +228,19 @@ def background_queue(items) -> list[Prepared]:
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     used = {name for item in items for name in getattr(item, "fixturenames", ())}
     return [p for p in Prepared.registered if p.fixture in used] + \
-        [p for p in Prepared.registered if p.fixture is None and not p.after_demo_models and p.module in modules]
+        [p for p in Prepared.registered if p.fixture is None and not p.after_demo_models and not p.after_the_demo
+         and p.module in modules]
 
 
 def demo_models_queue(items) -> list[Prepared]:
-    """The setups made from the demo's models (:func:`after_demo_models`) for ``items``, where the session runs the
-    demo: a second background thread makes them once the models are trained."""
+    """The setups made from the demo's models (:func:`after_demo_models`) for ``items``, then those made after the
+    whole demo (:func:`after_the_demo`), where the session runs the demo: a second background thread makes them
+    once the models are trained, and once the demo has finished."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     if not any(needs_demo(item) for item in items):
         return []
-    return [p for p in Prepared.registered if p.after_demo_models and p.module in modules]
+    return [p for p in Prepared.registered if p.after_demo_models and p.module in modules] + \
+        [p for p in Prepared.registered if p.after_the_demo and p.module in modules]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -277,6 +298,11 @@ def background_worker(request, tmp_path_factory):
 
     def work(queue) -> None:
         for prepared in queue:
+            if prepared.after_the_demo:
+                DemoRun.decided.wait(timeout=600)
+                while DemoRun.current is not None and not DemoRun.current.done.wait(timeout=1):
+                    if stop.is_set():
+                        return
             if stop.is_set():
                 return
             try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, in_background, run_snakemake, shell_commands, tool_env
+from conftest import REPO, after_the_demo, in_background, run_snakemake, shell_commands, tool_env
 from docnmt.corpora.corpus import read_split
 from docnmt.textio import read_lines
 
@@ -150,6 +150,24 @@ def two_tasks() -> Path:
     return two_tasks_setup.get()
 
 
+@after_the_demo("own models through the decode cli")
+def cli_decodes_setup(folder: Path) -> dict[str, Path]:
+    """docnmt.decode.cli on the researcher's document-level model and the workflow's test set, for the strategies
+    that the workflow's run is compared on: strategy -> output text file."""
+    own, workdir = own_setup.get(), two_tasks_setup.get()
+    outputs = {}
+    for strategy in ("last-sentence", "doc-trans"):
+        out = folder / f"cli-{strategy}"
+        extra = ["--doc-trans-mode", "sequential"] if strategy == "doc-trans" else []
+        python("-m", "docnmt.decode.cli", "--strategy", strategy, *extra,
+               "--model", own / "document-ck/checkpoint_best.pt", "--data", own / "document-bin",
+               "--src", workdir / "data/mine/bpe/test.en", "--docids", own / "corpus/test.docids",
+               "--separator", SEPARATOR, "--k", K, "--beam", 2, "--tgt-lang", "de", "--output-bpe", f"{out}.bpe",
+               "--output", f"{out}.txt", "--sidecar", f"{out}.json", cwd=REPO)
+        outputs[strategy] = Path(f"{out}.txt")
+    return outputs
+
+
 def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, two_tasks):
     workdir = two_tasks
     assert not (workdir / "results/mine/models/document/checkpoint_best.pt").exists(), "no training"
@@ -160,15 +178,8 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
     for strategy in ("sentence-level", "2-pass", "doc-trans", "doc-trans-beam", "cheating"):
         assert row(bleu, strategy, "mine")[0] != "-", strategy
     # the workflow's decodes are docnmt.decode.cli's for the same checkpoints
-    for strategy in ("last-sentence", "doc-trans"):
-        out = workdir / f"cli-{strategy}"
-        extra = ["--doc-trans-mode", "sequential"] if strategy == "doc-trans" else []
-        python("-m", "docnmt.decode.cli", "--strategy", strategy, *extra,
-               "--model", own / "document-ck/checkpoint_best.pt", "--data", own / "document-bin",
-               "--src", workdir / "data/mine/bpe/test.en", "--docids", own / "corpus/test.docids",
-               "--separator", SEPARATOR, "--k", K, "--beam", 2, "--tgt-lang", "de", "--output-bpe", f"{out}.bpe",
-               "--output", f"{out}.txt", "--sidecar", f"{out}.json", cwd=REPO)
-        assert read_lines(f"{out}.txt") == read_lines(workdir / f"results/mine/decode/test/{strategy}.txt"), strategy
+    for strategy, output in cli_decodes_setup.get().items():
+        assert read_lines(output) == read_lines(workdir / f"results/mine/decode/test/{strategy}.txt"), strategy
     # and the workflow's BPE of the test set is what the researcher's own subword-nmt call gave
     assert read_lines(workdir / "data/mine/bpe/test.en") == read_lines(own / "test.bpe.en")
 
@@ -185,17 +196,24 @@ def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_
     assert parallel["doc_trans_mode"] == "parallel", "with both models, the workflow's default"
 
 
-def test_a_wrong_separator_stops_before_any_decode_naming_the_dictionary(own, tmp_path):
-    config = external_config(own, tmp_path)
+@after_the_demo("a wrong separator")
+def wrong_separator_setup(workdir: Path):
+    """The workflow's tables on the researcher's models, with <sep> configured instead of their <brk>: (the working
+    directory, Snakemake's finished process)."""
+    config = external_config(own_setup.get(), workdir)
     data = yaml.safe_load(config.read_text())
     data["task_settings"]["mine"]["models"]["separator"] = "<sep>"
     config.write_text(yaml.safe_dump(data))
-    result = run_snakemake(tmp_path, "tables", "--cores", "2", "--resources", "gpu=1", "--configfile", str(config),
-                           check=False)
+    return workdir, run_snakemake(workdir, "tables", "--cores", "2", "--resources", "gpu=1", "--configfile",
+                                  str(config), check=False)
+
+
+def test_a_wrong_separator_stops_before_any_decode_naming_the_dictionary():
+    workdir, result = wrong_separator_setup.get()
     assert result.returncode != 0
-    log = (tmp_path / "logs/mine/check_model/document.log").read_text()
+    log = (workdir / "logs/mine/check_model/document.log").read_text()
     assert "dict.en.txt: expected the separator token '<sep>' of the document-level model" in log
-    decoded = {p.stem for p in (tmp_path / "results/mine/decode").glob("*/*.txt")}
+    decoded = {p.stem for p in (workdir / "results/mine/decode").glob("*/*.txt")}
     assert decoded <= {"sentence-level"}, f"no document-level decode may start: {decoded}"
 
 
@@ -207,15 +225,17 @@ def readme_own_model_commands() -> list[str]:
     return readme + [c for c in manual if c not in readme and "--task demo" not in c]
 
 
-def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types_them(own, tmp_path):
-    """After the README's activation line, in a fresh shell, from a folder outside the checkout, with no
-    PYTHONPATH, on the models trained with plain fairseq-train: the files the commands name are the researcher's."""
+@after_the_demo("own model commands")
+def own_model_commands_setup(folder: Path) -> dict:
+    """The README's and the manual's own-model commands (:func:`readme_own_model_commands`), each in a fresh shell
+    after the README's activation line, from a project folder outside the checkout, on the researcher's models:
+    the commands, what each printed, the translations, and the documents given."""
+    own = own_setup.get()
     venv = Path(sys.prefix)
     if sys.prefix == sys.base_prefix or not (venv / "bin/activate").exists():
         pytest.skip("the tests do not run in a virtual environment, so there is no .venv to activate")
     commands = readme_own_model_commands()
-    assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate", "docnmt-translate"], commands
-    work = tmp_path / "my project"
+    work = folder / "my project"
     (work / "doc").mkdir(parents=True)
     (work / "doc/checkpoint_best.pt").symlink_to(own / "document-ck/checkpoint_best.pt")
     (work / "doc/data-bin").symlink_to(own / "document-bin")
@@ -230,14 +250,28 @@ def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types
     # a fresh login shell's environment (no venv active, nothing on PYTHONPATH), with the tests' one torch thread
     env = {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin",
            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    outputs, printed = [], []
+    results, outputs = [], []
     for command in commands:
         result = subprocess.run(["bash", "-c", f"set -e; source {shlex.quote(str(venv / 'bin/activate'))}; {command}"],
                                 cwd=work, env=env, capture_output=True, text=True, timeout=600)
-        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
-        printed.append(result.stdout)
+        results.append(result)
+        if result.returncode != 0:
+            break
         if command.startswith("docnmt-translate"):
             outputs.append((work / "talks.de.txt").read_text(encoding="utf-8"))
+    return {"commands": commands, "results": results, "outputs": outputs, "work": work, "docs": docs}
+
+
+def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types_them():
+    """After the README's activation line, in a fresh shell, from a folder outside the checkout, with no
+    PYTHONPATH, on the models trained with plain fairseq-train: the files the commands name are the researcher's."""
+    run = own_model_commands_setup.get()
+    commands, outputs, work, docs = run["commands"], run["outputs"], run["work"], run["docs"]
+    assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate", "docnmt-translate"], commands
+    for command, result in zip(commands, run["results"]):
+        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    assert len(run["results"]) == len(commands)
+    printed = [result.stdout for result in run["results"]]
     assert "doc/checkpoint_best.pt" in printed[0], "the check names the model it passed"
     # the same layout: a line per sentence, a blank line between documents (the barely trained model gives
     # empty translations, which translate writes as empty lines and warns about)
