@@ -124,10 +124,14 @@ class Prepared:
     finalizers: list = []  # run at the session's end, the last registered first (:meth:`at_end`)
     base: Path | None = None
 
-    def __init__(self, make, folder: str, fixture: str | None = None, after_demo_models: bool = False,
-                 after_the_demo: bool = False):
-        self.make, self.folder, self.module, self.fixture = make, folder, make.__module__, fixture
-        self.after_demo_models, self.after_the_demo = after_demo_models, after_the_demo
+    #: which background thread makes a setup, and when: the worker from the first test on (``in_background``), or
+    #: the second thread once the demo's models are trained (``after_demo_models``) or the demo has finished
+    #: (``after_the_demo``)
+    WHEN = ("worker", "demo models", "demo finished")
+
+    def __init__(self, make, folder: str, fixture: str | None = None, when: str = "worker"):
+        assert when in Prepared.WHEN, when
+        self.make, self.folder, self.module, self.fixture, self.when = make, folder, make.__module__, fixture, when
         self.lock = threading.Lock()
         self.done, self.value, self.error = False, None, None
         self.seconds: float | None = None
@@ -190,7 +194,7 @@ def after_demo_models(folder: str):
                 pytest.skip("no demo in this session")
             return make(DemoRun.current.wait_models(), target)
 
-        prepared = Prepared(from_demo, folder, after_demo_models=True)
+        prepared = Prepared(from_demo, folder, when="demo models")
         prepared.module = make.__module__
         Prepared.registered.append(prepared)
         return prepared
@@ -208,7 +212,7 @@ def after_the_demo(folder: str):
     comes before the demo's end makes the setup itself, as it would without the thread."""
 
     def register(make) -> Prepared:
-        prepared = Prepared(make, folder, after_the_demo=True)
+        prepared = Prepared(make, folder, when="demo finished")
         Prepared.registered.append(prepared)
         return prepared
 
@@ -218,8 +222,8 @@ def after_the_demo(folder: str):
 def background_modules(items) -> list[str]:
     """The test modules among ``items`` with a setup for the background worker, in its order."""
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
-    return list(dict.fromkeys(p.module for p in Prepared.registered if p.fixture is None and not p.after_demo_models
-                              and not p.after_the_demo and p.module in modules))
+    return list(dict.fromkeys(p.module for p in Prepared.registered
+                              if p.fixture is None and p.when == "worker" and p.module in modules))
 
 
 def background_queue(items) -> list[Prepared]:
@@ -228,8 +232,7 @@ def background_queue(items) -> list[Prepared]:
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     used = {name for item in items for name in getattr(item, "fixturenames", ())}
     return [p for p in Prepared.registered if p.fixture in used] + \
-        [p for p in Prepared.registered if p.fixture is None and not p.after_demo_models and not p.after_the_demo
-         and p.module in modules]
+        [p for p in Prepared.registered if p.fixture is None and p.when == "worker" and p.module in modules]
 
 
 def demo_models_queue(items) -> list[Prepared]:
@@ -239,8 +242,8 @@ def demo_models_queue(items) -> list[Prepared]:
     modules = {item.module.__name__ for item in items if getattr(item, "module", None) is not None}
     if not any(needs_demo(item) for item in items):
         return []
-    return [p for p in Prepared.registered if p.after_demo_models and p.module in modules] + \
-        [p for p in Prepared.registered if p.after_the_demo and p.module in modules]
+    return [p for when in ("demo models", "demo finished") for p in Prepared.registered
+            if p.when == when and p.module in modules]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -298,7 +301,7 @@ def background_worker(request, tmp_path_factory):
 
     def work(queue) -> None:
         for prepared in queue:
-            if prepared.after_the_demo:
+            if prepared.when == "demo finished":
                 DemoRun.decided.wait(timeout=600)
                 while DemoRun.current is not None and not DemoRun.current.done.wait(timeout=1):
                     if stop.is_set():

@@ -270,7 +270,6 @@ def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types
     assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate", "docnmt-translate"], commands
     for command, result in zip(commands, run["results"]):
         assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
-    assert len(run["results"]) == len(commands)
     printed = [result.stdout for result in run["results"]]
     assert "doc/checkpoint_best.pt" in printed[0], "the check names the model it passed"
     # the same layout: a line per sentence, a blank line between documents (the barely trained model gives
