@@ -16,14 +16,12 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import DEMO_COMMAND, REAL_SAMPLES, REPO, TEST_CONFIG, copy_workdir, run_snakemake, shell_commands, tool_env  # noqa: F401
 
 # One torch thread in the tests and everything they start (a Snakemake job gets its rule's threads instead): the
 # demo trains and decodes in the background meanwhile, and a second thread on a busy core only waits, spinning.
 for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
-
-REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
 
 
 def pytest_configure(config):
@@ -44,52 +42,8 @@ def repo() -> Path:
     return REPO
 
 
-def tool_env() -> dict:
-    """The environment for Snakemake and rule subprocesses: this interpreter's bin first."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
-    return env
-
-
-def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 1800,
-                  python: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run Snakemake on this repo's Snakefile with ``workdir`` as working directory
-    (``python``: as ``python -m snakemake`` with that interpreter, instead of the ``snakemake`` script;
-    ``env``: its environment, by default :func:`tool_env`)."""
-    env = tool_env() if env is None else env
-    if python is None:
-        snakemake = shutil.which("snakemake", path=env["PATH"])
-        assert snakemake, "snakemake is not installed in this environment (run `make setup`)"
-        launcher = [snakemake]
-    else:
-        launcher = [str(python), "-m", "snakemake"]
-    command = [*launcher, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
-    if check and result.returncode != 0:
-        raise AssertionError(
-            f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
-        )
-    return result
-
-
-def shell_commands(page: Path, section: str | None = None) -> list[str]:
-    """The commands of a page's bash blocks (of one section, if given), continuation lines joined, comments cut."""
-    source = page.read_text(encoding="utf-8")
-    if section:
-        source = source.split(section, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
-    commands = []
-    for block in re.findall(r"^```bash\n(.*?)^```", source, re.S | re.M):
-        joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
-        commands += [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
-    return commands
-
-
 #: How much lower the tests' CPU priority is than the background demo's (os.nice).
 DEMO_PRIORITY = 10
-
-#: `make demo`'s Snakemake, on CPU: the CPU profile (each GPU rule on one thread, as many at once as cores).
-DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--config", "tasks=[demo]")
 
 
 def needs_demo(item) -> bool:
@@ -472,9 +426,6 @@ def demo_models(demo_run):
     return demo_run.wait_models()
 
 
-#: The demo at test size (.test/config_demo.yaml, merged over config.yaml): 140 documents, 16 updates.
-TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
-
 
 def _small_demo_data(workdir: Path) -> Path:
     run_snakemake(workdir, "data/demo/bin/sentence", "data/demo/bin/document", "--cores", "2", "--configfile",
@@ -491,14 +442,6 @@ def small_demo_data() -> Path:
     """The test-size demo's data stage (corpus, BPE, windows, both binarized levels), made once per session.
     Read it, or copy it with :func:`copy_workdir` to build on it."""
     return SMALL_DEMO_DATA.get()
-
-
-def copy_workdir(source: Path, target: Path) -> Path:
-    """A copy of a workflow directory that Snakemake finds up to date: files with their times, and Snakemake's
-    own records (.snakemake/metadata) of how each was made."""
-    shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("locks", "incomplete", "log", "auxiliary", "conda"))
-    return target
 
 
 @in_background("search-toy", fixture="toy_data")

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BARE_PYTHON, REPO, in_background, run_snakemake
+from conftest import BARE_PYTHON, in_background
+from helpers import REPO, run_snakemake
 
 pytestmark = pytest.mark.workflow
 

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_snakemake
+from helpers import run_snakemake
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz (dot) is missing: `make setup` installs it")
 

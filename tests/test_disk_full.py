@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, tool_env
+from helpers import REPO, tool_env
 
 from docnmt.textio import DiskFullError, atomic_outputs, atomic_write
 

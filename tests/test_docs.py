@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, tool_env
+from helpers import REPO, tool_env
 from docnmt.config import schema_keys, schema_markdown
 from docnmt.manual import CLIS, COMMANDS, STAGES, command
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_snakemake, tool_env
+from helpers import REPO, run_snakemake, tool_env
 
 from docnmt.environment import REQUIRED_MODULES, missing_modules, setup_hint, shell_prefix
 

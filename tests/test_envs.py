@@ -12,7 +12,8 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO, in_background, run_snakemake, tool_env
+from conftest import in_background
+from helpers import REPO, run_snakemake, tool_env
 from packagegraph import third_party_imports
 
 ENVS = sorted((REPO / "envs").glob("*.yaml"))

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, after_the_demo, in_background, run_snakemake, shell_commands, tool_env
+from conftest import after_the_demo, in_background
+from helpers import REPO, run_snakemake, shell_commands, tool_env
 from docnmt.corpora.corpus import read_split
 from docnmt.textio import read_lines
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SMALL_DEMO_DATA, in_background, tool_env
+from conftest import SMALL_DEMO_DATA, in_background
+from helpers import REPO, tool_env
 
 SCRIPT = REPO / "bench" / "gpu-check"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from helpers import REPO
 from docnmt.environment import DISTRIBUTION, install_problems, installed_source, shell_prefix
 from docnmt.manual import CLIS, COMMANDS
 

@@ -41,7 +41,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DEMO_PRIORITY, REPO, SMALL_DEMO_DATA, Prepared, copy_workdir, in_background, run_snakemake, tool_env
+from conftest import DEMO_PRIORITY, SMALL_DEMO_DATA, Prepared, in_background
+from helpers import REPO, copy_workdir, run_snakemake, tool_env
 
 pytestmark = pytest.mark.workflow
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import REPO, run_snakemake
+from helpers import REPO, run_snakemake
 
 pytestmark = pytest.mark.workflow
 

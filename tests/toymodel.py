@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import tool_env
+from helpers import tool_env
 
 MAX_POSITIONS = 64  # small, so that the length limits are cheap to reach
 TINY = [

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from loopback import LoopbackServer
 
-from conftest import REAL_SAMPLES
+from helpers import REAL_SAMPLES
 from docnmt.corpora import download
 from docnmt.corpora.download import extract, fetch, mirror_url
 from docnmt.textio import InputError

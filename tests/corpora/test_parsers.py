@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import realformat as rf
-from conftest import REAL_SAMPLES, REPO, tool_env
+from helpers import REAL_SAMPLES, REPO, tool_env
 from docnmt.corpora import iwslt_tags, mteval, news, opus
 from docnmt.corpora.corpus import Document, read_split
 from docnmt.textio import InputError

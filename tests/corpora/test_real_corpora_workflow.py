@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 import realformat
-from conftest import REPO, in_background, run_snakemake
+from conftest import in_background
+from helpers import REPO, run_snakemake
 from docnmt.corpora.corpus import Document, read_split
 from loopback import LoopbackServer
 

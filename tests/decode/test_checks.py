@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, in_background, tool_env
+from conftest import in_background
+from helpers import REPO, tool_env
 from docnmt.decode import checks
 from docnmt.textio import InputError
 

@@ -282,7 +282,7 @@ def python_blocks(page: Path, section: str) -> list[str]:
 
 def test_the_manuals_decoding_example_runs_on_the_tiny_model(hf_marian, test_docs):
     """docs/own-models.md's Hugging Face decoding block, as written, on the tiny Marian model's folder."""
-    from conftest import REPO
+    from helpers import REPO
 
     blocks = python_blocks(REPO / "docs/own-models.md", "## Hugging Face models")
     assert len(blocks) == 2 and '"my-doc-model"' in blocks[1]
@@ -370,7 +370,7 @@ def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_py
     import subprocess
     import sys
 
-    from conftest import REPO, shell_commands
+    from helpers import REPO, shell_commands
 
     from docnmt.decode.hf import HFSearcher
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 from sacrebleu.metrics import CHRF
 
-from conftest import tool_env
+from helpers import tool_env
 from docnmt.decode import mbr
 from docnmt.decode.selection import Selector
 from docnmt.decode.search import Request

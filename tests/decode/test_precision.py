@@ -32,7 +32,7 @@ def test_the_clis_say_float32_in_their_help(module):
     import subprocess
     import sys
 
-    from conftest import REPO, tool_env
+    from helpers import REPO, tool_env
 
     out = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=tool_env(),
                          cwd=REPO, check=True).stdout

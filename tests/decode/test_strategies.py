@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_SAMPLES, after_demo_models, tool_env
+from conftest import after_demo_models
+from helpers import REAL_SAMPLES, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode.documents import group
 from docnmt.decode.strategies import REGISTRY, Decoder, take_over_round_one

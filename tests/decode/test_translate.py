@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from conftest import REPO, after_demo_models, tool_env
+from conftest import after_demo_models
+from helpers import REPO, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode import translate
 from docnmt.preprocess.encode import TextPipeline

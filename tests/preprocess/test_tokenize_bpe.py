@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from conftest import REAL_SAMPLES
+from helpers import REAL_SAMPLES
 from docnmt.preprocess import bpe, tokenize
 
 REAL_TED = REAL_SAMPLES / "iwslt17-ted-test-en-de"

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import tool_env
+from helpers import tool_env
 
 from docnmt.score.context_usage import ranked, top_lines
 from docnmt.score.cxmi import CONTEXTS, summary

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import REAL_SAMPLES
+from helpers import REAL_SAMPLES
 from docnmt.score import pronouns
 from docnmt.score.pronouns import RULES, score, sentence_counts
 from docnmt.textio import write_lines

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import REAL_SAMPLES, tool_env
+from helpers import REAL_SAMPLES, tool_env
 from docnmt.score import scoring
 from docnmt.textio import write_lines
 

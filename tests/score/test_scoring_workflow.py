@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from conftest import after_demo_models, run_snakemake, tool_env
+from conftest import after_demo_models
+from helpers import run_snakemake, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.textio import read_lines
 

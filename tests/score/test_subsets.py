@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, tool_env
+from helpers import REPO, tool_env
 from docnmt.score import evalset, pronouns, tables
 from docnmt.textio import write_lines
 from test_pronouns import T

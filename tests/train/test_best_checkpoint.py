@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, tool_env
+from helpers import REPO, tool_env
 from docnmt.preprocess.binarize import binarize
 from docnmt.train.curves import parse_log, read_csv
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, copy_workdir, run_snakemake, tool_env
+from helpers import REPO, copy_workdir, run_snakemake, tool_env
 
 pytestmark = pytest.mark.workflow
 

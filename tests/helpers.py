@@ -1,0 +1,73 @@
+"""What the tests share besides fixtures: the checkout's paths, the environment of the tools they start, the
+Snakemake runner, the shell commands of a documentation page, and a copy of a workflow directory.
+
+Import it as ``from helpers import run_snakemake`` (pytest puts ``tests/`` on ``sys.path`` for the conftest)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: The unmodified IWSLT17 TED samples beside the checkout; tests that read them skip where it is absent.
+REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
+
+#: The demo at test size (.test/config_demo.yaml, merged over config.yaml): 140 documents, 16 updates.
+TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
+
+#: `make demo`'s Snakemake, on CPU: the CPU profile (each GPU rule on one thread, as many at once as cores).
+DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--config", "tasks=[demo]")
+
+
+def tool_env() -> dict:
+    """The environment for Snakemake and rule subprocesses: this interpreter's bin first."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    return env
+
+
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 1800,
+                  python: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run Snakemake on this repo's Snakefile with ``workdir`` as working directory
+    (``python``: as ``python -m snakemake`` with that interpreter, instead of the ``snakemake`` script;
+    ``env``: its environment, by default :func:`tool_env`)."""
+    env = tool_env() if env is None else env
+    if python is None:
+        snakemake = shutil.which("snakemake", path=env["PATH"])
+        assert snakemake, "snakemake is not installed in this environment (run `make setup`)"
+        launcher = [snakemake]
+    else:
+        launcher = [str(python), "-m", "snakemake"]
+    command = [*launcher, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+        )
+    return result
+
+
+def shell_commands(page: Path, section: str | None = None) -> list[str]:
+    """The commands of a page's bash blocks (of one section, if given), continuation lines joined, comments cut."""
+    source = page.read_text(encoding="utf-8")
+    if section:
+        source = source.split(section, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
+    commands = []
+    for block in re.findall(r"^```bash\n(.*?)^```", source, re.S | re.M):
+        joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
+        commands += [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
+    return commands
+
+
+def copy_workdir(source: Path, target: Path) -> Path:
+    """A copy of a workflow directory that Snakemake finds up to date: files with their times, and Snakemake's
+    own records (.snakemake/metadata) of how each was made."""
+    shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("locks", "incomplete", "log", "auxiliary", "conda"))
+    return target
