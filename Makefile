@@ -47,11 +47,12 @@ $(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 # The paper's tables in its order (1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1, 5 data), then ContraPro accuracy.
 DEMO_TABLES := decoding_cost perplexity bleu_ter pronoun_f1 data_statistics contrapro_accuracy context_usage context_split
 
-# The CPU profile (profiles/cpu): each GPU rule on one thread, as many at once as cores.
+# The CPU profile (profiles/cpu): each GPU rule on one thread, as many at once as cores. The demo's tables
+# land in results/demo/tables/ and, with its data statistics, in results/tables/demo/ (tables.name: the task).
 demo: setup ## run the offline demo workflow on the CPU and print its tables (about 6 minutes)
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) --config 'tasks=[demo]'
 	$(VENV)/bin/python -m snakemake --config 'tasks=[demo]' --report report.html
-	@for t in $(DEMO_TABLES); do echo; cat results/tables/$$t.md; done
+	@for t in $(DEMO_TABLES); do echo; cat results/tables/demo/$$t.md; done
 	@echo; echo "report: report.html"
 
 # The paper's taggers for the pronoun metric, from spaCy's release files with pinned sha256 digests
@@ -78,4 +79,5 @@ dag: setup ## the rule graph and job DAG of the demo and of the paper, as SVG in
 	@ls -l dag
 
 clean-demo: ## remove the demo's data, results, logs and report
-	rm -rf data/demo logs/demo benchmarks/demo results/demo results/tables results/plots report.html
+	rm -rf data/demo logs/demo benchmarks/demo results/demo results/tables/demo results/plots/demo report.html \
+	  logs/tables/demo.log logs/plots/demo benchmarks/tables/demo.tsv benchmarks/plots/demo

@@ -533,13 +533,6 @@ def statistics_inputs():
     return items
 
 
-DATA_STATISTICS = {
-    "markdown": "results/tables/data_statistics.md",
-    "csv": "results/tables/data_statistics.csv",
-    "latex": "results/tables/data_statistics.tex",
-}
-
-
 def data_targets():
     """Everything up to the binarized data, ContraPro and the statistics table (`snakemake data`)."""
     targets = list(DATA_STATISTICS.values())
@@ -561,9 +554,7 @@ def all_targets():
             targets += [model_file(task, level) for level in LEVELS]
             targets.append(f"results/{task}/plots/learning_curves.png")
         targets += decode_targets(task)
-    targets += [f for name in table_names() for f in table_files(name)]
-    targets += [plot_file(name) for name in plot_names()]
-    return targets
+    return targets + tables_targets()
 
 
 # ---- scoring and tables -------------------------------------------------------
@@ -755,59 +746,88 @@ def task_scores(task):
     return entry
 
 
-def score_manifest():
-    """The tables' manifest: their rows (every strategy, then every MBR system) and each task's score files."""
+def score_manifest(tasks=None):
+    """The tables' manifest: their rows (every strategy, then every MBR system) and each task's score files (default:
+    the configured tasks)."""
+    tasks = TASKS if tasks is None else tasks
     systems = list(config["strategies"]) + [mbr.system_name(s) for s in mbr_strategies()]
-    curve = {t: curve_systems(t) for t in TASKS if curve_systems(t)}
-    return {"strategies": systems, "tasks": {t: task_scores(t) for t in TASKS},
+    curve = {t: curve_systems(t) for t in tasks if curve_systems(t)}
+    return {"strategies": systems, "tasks": {t: task_scores(t) for t in tasks},
             **({"mbr_curve": {"counts": [config["mbr"]["count"]] + curve_counts(), "tasks": curve}} if curve else {}),
             **({"mbr": {k: config["mbr"][k] for k in ("candidates", "count", "utility", "epsilon", "seed")}}
                if mbr_strategies() else {})}
 
 
-def manifest_files():
+def manifest_files(tasks=None):
     """All files the manifest names (the inputs of the tables and plots)."""
     files = []
-    for entry in score_manifest()["tasks"].values():
+    for entry in score_manifest(tasks)["tasks"].values():
         for key, value in entry.items():
             if isinstance(value, dict) and key != "skipped":
                 files += list(value.values())
     return files
 
 
-def manifest_arg():
+def manifest_arg(tasks=None):
     """The manifest as one JSON argument (the rules quote it)."""
     import json
 
-    return json.dumps(score_manifest(), separators=(",", ":"))
+    return json.dumps(score_manifest(tasks), separators=(",", ":"))
 
 
-TABLES_DIR = "results/tables"
+# The tables and plots of each task alone (results/{task}/tables/, results/{task}/plots/) and of the configured
+# tasks together under the config's tables.name (results/tables/NAME/, results/plots/NAME/): a run of another
+# configuration writes its own (docnmt.layout).
+from docnmt.config import tables_name  # noqa: E402
+from docnmt.layout import TABLE_FORMATS, combined_plot, combined_table, task_plot, task_tables_dir  # noqa: E402
+
+TABLES_NAME = tables_name(config)
+#: The paper's Table 5 (rule data_statistics): the configured tasks' data, among their combined tables.
+DATA_STATISTICS = {fmt: combined_table(TABLES_NAME, "data_statistics", ext)
+                   for fmt, ext in (("markdown", "md"), ("csv", "csv"), ("latex", "tex"))}
 
 
-def table_names():
+def table_names(tasks=None):
+    """The tables of these tasks together (default: the configured tasks)."""
+    tasks = TASKS if tasks is None else tasks
     names = ["perplexity", "bleu_ter"]
-    if any(t in german_tasks() for t in TASKS):
+    if any(t in german_tasks() for t in tasks):
         names += ["pronoun_f1", "pronoun_classes"]
-    if any(SETTINGS[t]["contrapro"] for t in TASKS):
+    if any(SETTINGS[t]["contrapro"] for t in tasks):
         names.append("contrapro_accuracy")
-    if cxmi_tasks():
+    if any(t in cxmi_tasks() for t in tasks):
         names += ["context_usage", "context_split", "context_sentences"]
     return names + ["decoding_cost"]
 
 
 def table_files(name):
-    return [f"{TABLES_DIR}/{name}.{ext}" for ext in ("md", "csv", "tex")]
+    """A combined table in every format."""
+    return [combined_table(TABLES_NAME, name, ext) for ext in TABLE_FORMATS]
 
 
 #: Plots of the report, each with its caption in report/{name}.rst.
 PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage", "mbr": "MBR selection"}
 
 
-def plot_names():
-    return [p for p in PLOTS if (p != "pronouns" or any(t in german_tasks() for t in TASKS))
-            and (p != "cxmi" or cxmi_tasks()) and (p != "mbr" or any(curve_systems(t) for t in TASKS))]
+def plot_names(tasks=None):
+    """The plots of these tasks together (default: the configured tasks)."""
+    tasks = TASKS if tasks is None else tasks
+    return [p for p in PLOTS if (p != "pronouns" or any(t in german_tasks() for t in tasks))
+            and (p != "cxmi" or any(t in cxmi_tasks() for t in tasks))
+            and (p != "mbr" or any(curve_systems(t) for t in tasks))]
 
 
 def plot_file(name):
-    return f"results/plots/{name}.png"
+    """A combined plot."""
+    return combined_plot(TABLES_NAME, name)
+
+
+def plot_tasks(name):
+    """The configured tasks that have this plot of their own."""
+    return [t for t in TASKS if name in plot_names([t])]
+
+
+def tables_targets():
+    """Every task's tables and plots, and the configured tasks' together."""
+    targets = [task_tables_dir(t) for t in TASKS] + [task_plot(t, p) for t in TASKS for p in plot_names([t])]
+    return targets + [f for name in table_names() for f in table_files(name)] + [plot_file(p) for p in plot_names()]

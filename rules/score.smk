@@ -191,7 +191,8 @@ rule context_usage:
 
 
 rule tables:
-    """The paper's tables for every selected task, in Markdown, CSV and LaTeX: `snakemake tables`."""
+    """The paper's tables for the configured tasks together, in Markdown, CSV and LaTeX, in results/tables/NAME/
+    (config tables.name): `snakemake tables`."""
     input:
         manifest_files(),
     output:
@@ -205,9 +206,9 @@ rule tables:
         manifest=manifest_arg(),
         outdir=lambda w, output: os.path.dirname(output[0]),
     log:
-        "logs/tables.log",
+        f"logs/tables/{TABLES_NAME}.log",
     benchmark:
-        "benchmarks/tables.tsv"
+        f"benchmarks/tables/{TABLES_NAME}.tsv"
     conda:
         "../envs/scoring.yaml"
     threads: 1
@@ -216,6 +217,30 @@ rule tables:
         runtime=10,
     shell:
         "python -m docnmt.score.tables --manifest-json {params.manifest:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+
+
+rule task_tables:
+    """One task's tables alone, in results/{task}/tables/ (which tables depends on the task: a folder)."""
+    input:
+        lambda w: manifest_files([w.task]),
+    output:
+        directory(task_tables_dir("{task}")),
+    wildcard_constraints:
+        task=_alternatives(TASKS),
+    params:
+        manifest=lambda w: manifest_arg([w.task]),
+    log:
+        "logs/{task}/tables.log",
+    benchmark:
+        "benchmarks/{task}/tables.tsv"
+    conda:
+        "../envs/scoring.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    shell:
+        "python -m docnmt.score.tables --manifest-json {params.manifest:q} --outdir {output:q} > {log:q} 2>&1"
 
 
 for _plot, _category in PLOTS.items():
@@ -231,9 +256,34 @@ for _plot, _category in PLOTS.items():
             manifest=manifest_arg(),
             plot=_plot,
         log:
-            f"logs/plots/{_plot}.log",
+            f"logs/plots/{TABLES_NAME}/{_plot}.log",
         benchmark:
-            f"benchmarks/plots/{_plot}.tsv"
+            f"benchmarks/plots/{TABLES_NAME}/{_plot}.tsv"
+        conda:
+            "../envs/scoring.yaml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=10,
+        shell:
+            "python -m docnmt.score.plots {params.plot:q} --manifest-json {params.manifest:q} --output {output:q} > {log:q} 2>&1"
+
+    rule:
+        name:
+            f"task_plot_{_plot}"
+        input:
+            lambda w: manifest_files([w.task]),
+        output:
+            task_plot("{task}", _plot),
+        wildcard_constraints:
+            task=_alternatives(plot_tasks(_plot)),
+        params:
+            manifest=lambda w: manifest_arg([w.task]),
+            plot=_plot,
+        log:
+            f"logs/{{task}}/plots/{_plot}.log",
+        benchmark:
+            f"benchmarks/{{task}}/plots/{_plot}.tsv"
         conda:
             "../envs/scoring.yaml"
         threads: 1

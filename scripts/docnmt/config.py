@@ -160,6 +160,12 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     return config
 
 
+def tables_name(config: dict) -> str:
+    """The name of a validated config's combined tables and plots (``tables.name``): set, or the configured tasks
+    joined by "+"."""
+    return config["tables"]["name"] or "+".join(config["tasks"])
+
+
 def read(path: Path) -> dict:
     """A YAML config file as a mapping; :class:`ConfigError` naming the file otherwise."""
     if not Path(path).is_file():

@@ -1,7 +1,9 @@
 """Where the workflow keeps each file of a task, relative to its working directory: the one definition that
 ``rules/common.smk`` and the CLIs that find a task's files (``docnmt-translate --task``) share.
 
-Data under ``data/{task}/``, models, decodes and scores under ``results/{task}/``. The paths of a task whose
+Data under ``data/{task}/``, models, decodes, scores and the task's own tables and plots under
+``results/{task}/``; the tables and plots of the configured tasks together under ``results/tables/{name}/`` and
+``results/plots/{name}/`` (the config's ``tables.name``). The paths of a task whose
 models come from elsewhere (``task_settings.TASK.models``) are the config's own: ``rules/common.smk`` decides
 which applies; these functions give the workflow's.
 """
@@ -84,3 +86,37 @@ def score_file(task: str, evalset: str, name: str) -> str:
 def cxmi_sentences(task: str, evalset: str) -> str:
     """The P-CXMI of every scored sentence, tab-separated."""
     return f"results/{task}/scores/{evalset}/cxmi.sentences.tsv"
+
+
+# ---- tables and plots ------------------------------------------------------------
+#: The formats of every table (docnmt.tablefmt): Markdown, CSV, LaTeX.
+TABLE_FORMATS = ("md", "csv", "tex")
+
+
+def task_tables_dir(task: str) -> str:
+    """``results/{task}/tables``: the task's own tables, ``{table}.{md,csv,tex}``."""
+    return f"results/{task}/tables"
+
+
+def task_table(task: str, table: str, ext: str) -> str:
+    return f"{task_tables_dir(task)}/{table}.{ext}"
+
+
+def task_plot(task: str, plot: str) -> str:
+    """``results/{task}/plots/{plot}.png``: a plot of the task alone (beside its learning curves)."""
+    return f"results/{task}/plots/{plot}.png"
+
+
+def combined_tables_dir(name: str) -> str:
+    """``results/tables/{name}``: the tables of all the configured tasks together, under the config's
+    ``tables.name`` (docnmt.config.tables_name), so that each configuration keeps its own."""
+    return f"results/tables/{name}"
+
+
+def combined_table(name: str, table: str, ext: str) -> str:
+    return f"{combined_tables_dir(name)}/{table}.{ext}"
+
+
+def combined_plot(name: str, plot: str) -> str:
+    """``results/plots/{name}/{plot}.png``: a plot of all the configured tasks together."""
+    return f"results/plots/{name}/{plot}.png"

@@ -62,8 +62,10 @@ CLIS = {
     "docnmt.score.contrastive": ("scoring", ["contrapro_accuracy"]),
     "docnmt.score.cxmi": ("scoring", ["cxmi"]),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
-    "docnmt.score.tables": ("scoring", ["tables"]),
-    "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi", "plot_mbr"]),
+    "docnmt.score.tables": ("scoring", ["tables", "task_tables"]),
+    "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi", "plot_mbr",
+                                       "task_plot_bleu", "task_plot_pronouns", "task_plot_cost", "task_plot_cxmi",
+                                       "task_plot_mbr"]),
 }
 
 #: Console script -> CLI module: translating documents, checking a model, a config and a corpus folder, decoding
