@@ -115,7 +115,7 @@ def test_readme_demo_data_command_as_written_runs_from_an_odd_checkout(readme_da
         manifest = json.loads((checkout / f"data/demo/bin/{level}/manifest.json").read_text())
         assert manifest["examples"]["test"] == json.loads((checkout / "data/demo/corpus/test.stats.json").read_text())["sentences"]
     test_sentences = json.loads((checkout / "data/demo/corpus/test.stats.json").read_text())["sentences"]
-    table = (checkout / "results/tables/data_statistics.md").read_text(encoding="utf-8")
+    table = (checkout / "results/tables/demo/data_statistics.md").read_text(encoding="utf-8")
     test_rows = [line for line in table.splitlines() if "| test |" in line]
     assert len(test_rows) == 1 and f"({test_sentences:,})" in test_rows[0], table
     assert not list(checkout.rglob("*.tmp")), "no temporary file is left"

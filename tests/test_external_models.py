@@ -175,7 +175,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
     assert not list((workdir / "data/mine").glob("bin*")) and not (workdir / "data/mine/bpe/codes").exists()
     check = json.loads((workdir / "results/mine/models/document/check.json").read_text())
     assert (check["separator"], check["k"], check["bpe"]["unknown"]) == (SEPARATOR, K, 0)
-    bleu = (workdir / "results/tables/bleu_ter.md").read_text()
+    bleu = (workdir / "results/tables/mine+mine-doc+hf/bleu_ter.md").read_text()
     for strategy in ("sentence-level", "2-pass", "doc-trans", "doc-trans-beam", "cheating"):
         assert row(bleu, strategy, "mine")[0] != "-", strategy
     # the workflow's decodes are docnmt.decode.cli's for the same checkpoints
@@ -186,7 +186,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
 
 
 def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_why(two_tasks):
-    bleu = (two_tasks / "results/tables/bleu_ter.md").read_text()
+    bleu = (two_tasks / "results/tables/mine+mine-doc+hf/bleu_ter.md").read_text()
     assert row(bleu, "sentence-level", "mine-doc") == ["-"] * 4 and row(bleu, "2-pass", "mine-doc") == ["-"] * 4
     assert row(bleu, "doc-trans", "mine-doc")[0] != "-", "doc-trans runs sequentially without the first pass"
     assert "mine-doc: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine-doc.models); " \
@@ -294,12 +294,12 @@ def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_mari
     sentences = len(read_lines(workdir / "hf-corpus/test.en"))
     assert (check["backend"], check["separator"], check["sample"]["lines"]) == ("transformers", "<brk>", sentences)
     assert not (workdir / "data/hf/bin").exists() and not (workdir / "data/hf/bpe/codes").exists()
-    bleu = (workdir / "results/tables/bleu_ter.md").read_text(encoding="utf-8")
+    bleu = (workdir / "results/tables/mine+mine-doc+hf/bleu_ter.md").read_text(encoding="utf-8")
     for strategy in REGISTRY:
         cells = row(bleu, strategy, "hf")
         assert cells and "-" not in cells, (strategy, bleu)
     assert "The search on transformers (Hugging Face) models for hf" in bleu
-    perplexity = (workdir / "results/tables/perplexity.md").read_text(encoding="utf-8")
+    perplexity = (workdir / "results/tables/mine+mine-doc+hf/perplexity.md").read_text(encoding="utf-8")
     assert "The forced scoring on transformers (Hugging Face) models for hf" in perplexity
     sidecar = json.loads((workdir / "results/hf/decode/test/doc-trans.json").read_text(encoding="utf-8"))
     assert sidecar["backend"] == "transformers" and sidecar["doc_trans_mode"] == "parallel" and sidecar["converged"]

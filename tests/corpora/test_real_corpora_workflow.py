@@ -236,13 +236,13 @@ def test_contrapro_gets_left_and_right_context(real_run):
 
 def test_statistics_table_counts(real_run):
     workdir, _ = real_run
-    with open(workdir / "results/tables/data_statistics.csv", encoding="utf-8") as handle:
+    with open(workdir / "results/tables/news+ted+os/data_statistics.csv", encoding="utf-8") as handle:
         rows = {(r["task"], r["dataset"]): (int(r["sentences"]), int(r["documents"])) for r in csv.DictReader(handle)}
     assert rows[("news", "train")] == (30, 6)
     assert rows[("news", "test")] == (6, 3)
     assert rows[("ted", "valid")] == (5, 2)
     assert rows[("news", "ContraPro")] == (3, 3) and rows[("os", "ContraPro")] == (3, 3)
-    assert "| news | train |" in (workdir / "results/tables/data_statistics.md").read_text()
+    assert "| news | train |" in (workdir / "results/tables/news+ted+os/data_statistics.md").read_text()
 
 
 def test_all_three_tasks_are_binarized(real_run):
