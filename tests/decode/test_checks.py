@@ -86,6 +86,41 @@ def test_k_missing_or_smaller_than_the_training_windows_is_an_error(external):
         checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, 2)
 
 
+def test_a_k_larger_than_the_training_windows_is_one_line_naming_the_model(external, capsys):
+    """The training windows hold at most K sentences: K+1 is more context than the model ever saw."""
+    report = checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K)
+    assert report["training_windows"] == {"split": str(external / "data-bin/train.en-de"), "largest": K}
+    with pytest.raises(SystemExit):
+        checks.main(["--model", str(external / "ck/checkpoint_best.pt"), "--data", str(external / "data-bin"),
+                     "--level", "document", "--separator", SEPARATOR, "--k", str(K + 1)])
+    errors = capsys.readouterr().err.splitlines()
+    assert errors == [f"error: {external / 'ck/checkpoint_best.pt'}: k=4 is larger than the model was trained with: "
+                      f"its training data ({external / 'data-bin/train.en-de'}.*) has windows of at most 3 sentences "
+                      "(2 separators in an example); set k to 3"], errors
+
+
+def test_without_a_train_split_the_k_check_reads_the_data_the_checkpoint_records(external, tmp_path):
+    """A data folder with the dictionaries alone: the windows come from the checkpoint's task.data (fairseq records
+    the folder it trained on); where that folder is gone too, nothing tells k, and the check passes."""
+    import torch
+
+    dicts = tmp_path / "dicts"
+    dicts.mkdir()
+    for lang in ("en", "de"):
+        shutil.copy(external / f"data-bin/dict.{lang}.txt", dicts)
+    state = torch.load(external / "ck/checkpoint_best.pt", map_location="cpu", weights_only=False)
+    task = state["cfg"]["task"]  # as fairseq-train --source-lang en --target-lang de DATA records it
+    for name, folder in (("recorded.pt", external / "data-bin"), ("moved.pt", tmp_path / "gone")):
+        for key, value in (("data", str(folder)), ("source_lang", "en"), ("target_lang", "de")):
+            task[key] = value
+        torch.save(state, tmp_path / name)
+    with pytest.raises(InputError, match=r"recorded.pt: k=5 is larger than the model was trained with: its training "
+                                         r"data \(.*data-bin/train.en-de.\*\) has windows of at most 3 sentences"):
+        checks.check_model(tmp_path / "recorded.pt", dicts, "document", SEPARATOR, K + 2)
+    report = checks.check_model(tmp_path / "moved.pt", dicts, "document", SEPARATOR, K + 2)
+    assert report["training_windows"] is None and report["separators_per_training_example"] is None
+
+
 def test_a_dictionary_of_another_size_than_the_embeddings_is_named(external, tmp_path):
     data = tmp_path / "data-bin"
     shutil.copytree(external / "data-bin", data)

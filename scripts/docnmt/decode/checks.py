@@ -17,9 +17,13 @@ silently:
   entries as the checkpoint's embedding matrix has rows;
 - a document-level model's dictionaries hold its separator token;
 - ``k`` is given for a document-level model (at least 2) and does not
-  contradict the training data where the folder has it: a k-window holds at
-  most k-1 separators, so more separators per training example than k-1
-  (counted in the binarized ``train`` split) means a larger k;
+  contradict the training data, where the data folder has its binarized
+  ``train`` split, or else the folder the checkpoint records it was trained
+  on (fairseq's ``task.data``; the checkpoint records no k, only token
+  positions): a k-window holds at most k-1 separators, so more separators
+  per training example than k-1 means a larger k, and a k larger than the
+  largest window of the training data (one more than the most separators in
+  an example, on either side) is more context than the model ever saw;
 - BPE codes fit the dictionary: a sample of words segmented with the codes
   gives units the dictionary knows; the share of unknown units is reported,
   and above ``max_unknown`` it is an error.
@@ -139,24 +143,59 @@ def check_embeddings(checkpoint: Path, state: dict, dictionary, dict_path: Path,
     return rows
 
 
-def separators_per_example(data: Path, src: str, tgt: str, dictionary, separator: str) -> float | None:
-    """Separators per example in the binarized target-side training data, where the folder has it (else None).
+#: Tokens compared with the separator at once when its occurrences in a binarized split are counted.
+CHUNK = 1 << 24
 
-    Counted in the data itself, not from the dictionary's counts: a joined dictionary counts both sides.
-    """
+
+def _separators_by_example(prefix: str, index: int):
+    """The separators in each example of a binarized split (fairseq's mmap format), None where it cannot be read."""
     import numpy as np
     from fairseq.data import indexed_dataset
 
-    prefix = data / f"train.{src}-{tgt}.{tgt}"
-    if separator not in dictionary.indices or not Path(f"{prefix}.idx").exists():
+    if not Path(f"{prefix}.idx").exists():
         return None
     try:
-        dataset = indexed_dataset.MMapIndexedDataset(str(prefix))
+        dataset = indexed_dataset.MMapIndexedDataset(prefix)
         tokens = np.frombuffer(dataset._bin_buffer, dtype=dataset._index.dtype)
+        ends = np.cumsum(dataset._index.sizes, dtype=np.int64)
     except Exception:  # noqa: BLE001 - another dataset implementation: no estimate
         return None
-    examples = len(dataset)
-    return int((tokens == dictionary.index(separator)).sum()) / examples if examples else None
+    tokens = tokens[:int(ends[-1]) if len(ends) else 0]
+    counts = np.zeros(len(ends), dtype=np.int64)
+    for start in range(0, len(tokens), CHUNK):
+        hits = np.flatnonzero(tokens[start:start + CHUNK] == index) + start
+        counts += np.bincount(np.searchsorted(ends, hits, side="right"), minlength=len(ends))
+    return counts
+
+
+def training_windows(data: Path, src: str, tgt: str, dictionaries: dict, separator: str) -> dict | None:
+    """What the binarized ``train`` split in ``data`` says about the windows the model was trained on, where the
+    folder has it (else None): separators per target example (``mean``), and the largest window in sentences on
+    either side (``largest``: one more than the most separators in an example), the k it was trained with.
+
+    Counted in the data itself, not from the dictionary's counts: a joined dictionary counts both sides.
+    """
+    counts = {}
+    for lang in (src, tgt):
+        dictionary = dictionaries[lang]
+        if separator in dictionary.indices:
+            counts[lang] = _separators_by_example(str(data / f"train.{src}-{tgt}.{lang}"), dictionary.index(separator))
+    if counts.get(tgt) is None or not len(counts[tgt]):
+        return None
+    largest = max(int(c.max()) for c in counts.values() if c is not None and len(c)) + 1
+    return {"split": str(data / f"train.{src}-{tgt}"), "mean": float(counts[tgt].mean()), "largest": largest}
+
+
+def recorded_training_data(state: dict, data: Path) -> Path | None:
+    """The data folder that the checkpoint records it was trained on (fairseq's ``task.data``; the first of a
+    colon-separated list), where it is another folder than ``data`` and exists here."""
+    recorded = _cfg_get(state, "task", "data")
+    if not isinstance(recorded, str) or not recorded:
+        return None
+    folder = Path(recorded.split(os.pathsep)[0]).expanduser()
+    if not folder.is_dir() or (data.is_dir() and folder.resolve() == data.resolve()):
+        return None
+    return folder
 
 
 def check_k(data: Path, dict_path: Path, level: str, k: int | None, per_example: float | None) -> None:
@@ -168,6 +207,15 @@ def check_k(data: Path, dict_path: Path, level: str, k: int | None, per_example:
     if per_example is not None and per_example > (k - 1) + 0.01:
         raise InputError(dict_path, f"the training data has {per_example:.2f} separators per example, more than a "
                                     f"{k}-sentence window holds (k-1 = {k - 1}): the model was trained with a larger k")
+
+
+def check_k_trained(checkpoint: Path, level: str, k: int, windows: dict | None) -> None:
+    """A k larger than the largest window of the model's training data: the model never saw that much context."""
+    if level == "document" and windows is not None and k > windows["largest"]:
+        largest = windows["largest"]
+        raise InputError(checkpoint, f"k={k} is larger than the model was trained with: its training data "
+                                     f"({windows['split']}.*) has windows of at most {largest} sentences "
+                                     f"({largest - 1} separators in an example); set k to {largest}")
 
 
 def check_codes(codes: Path, sample: Sequence[Path], dictionary, dict_path: Path, max_unknown: float,
@@ -210,6 +258,19 @@ def languages(checkpoint: Path, state: dict, data: Path) -> tuple[str, str]:
     return src, tgt
 
 
+def trained_windows(state: dict, data: Path, src: str, tgt: str, dictionaries: dict, separator: str) -> dict | None:
+    """:func:`training_windows` of the data folder's ``train`` split, else of the folder the checkpoint records it
+    was trained on (with that folder's dictionaries, where it has them)."""
+    windows = training_windows(data, src, tgt, dictionaries, separator)
+    recorded = recorded_training_data(state, data) if windows is None else None
+    if recorded is None:
+        return windows
+    own = {lang: recorded / f"dict.{lang}.txt" for lang in (src, tgt)}
+    if all(path.exists() for path in own.values()):
+        dictionaries = {lang: load_dictionary(path) for lang, path in own.items()}
+    return training_windows(recorded, src, tgt, dictionaries, separator)
+
+
 def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: str, separator: str = SEP,
                 k: int | None = None, codes: os.PathLike | str | None = None,
                 sample: Sequence[os.PathLike | str] = (), max_unknown: float = MAX_UNKNOWN, tokenize=None) -> dict:
@@ -230,8 +291,10 @@ def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: s
                                    "none: set the separator to the token the model was trained with")
         dicts[side] = (path, dictionary)
     tgt_path, tgt_dict = dicts["decoder"]
-    per_example = separators_per_example(data, src, tgt, tgt_dict, separator)
+    windows = trained_windows(state, data, src, tgt, {src: dicts["encoder"][1], tgt: tgt_dict}, separator)
+    per_example = windows["mean"] if windows else None
     check_k(data, tgt_path, level, k, per_example)
+    check_k_trained(checkpoint, level, k, windows)
     report = {
         "checkpoint": str(checkpoint), "backend": "fairseq", "level": level, "arch": arch, "src": src, "tgt": tgt,
         "dictionaries": {side: {"path": str(p), "entries": len(d)} for side, (p, d) in dicts.items()},
@@ -239,6 +302,7 @@ def check_model(checkpoint: os.PathLike | str, data: os.PathLike | str, level: s
         "separator_in_dictionary": separator in tgt_dict.indices,
         "k": k if level == "document" else 1,
         "separators_per_training_example": None if per_example is None else round(per_example, 3),
+        "training_windows": None if windows is None else {"split": windows["split"], "largest": windows["largest"]},
         "max_positions": [_cfg_get(state, "task", "max_source_positions"),
                           _cfg_get(state, "task", "max_target_positions")],
     }
