@@ -13,7 +13,7 @@ export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help setup demo test bench dag models clean-demo
+.PHONY: help setup demo test test-fast test-demo bench dag models clean-demo
 
 # `make help`: every target with its one line (the "## " comment after the target).
 help: ## list the targets
@@ -63,8 +63,24 @@ models: setup ## install spaCy's de_core_news_sm and en_core_web_sm, the paper's
 	  --disable-pip-version-check -r requirements-models.txt
 	$(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
 
-test: setup ## run the test suite (what .ci/run runs)
-	$(VENV)/bin/python -m pytest tests -q -ra --durations=25
+# The suite on every core with pytest-xdist, a module's tests on one worker (--dist loadscope: a module fixture is
+# made once). The demo the tests read is trained first, alone, in TEST_DEMO (about 5 minutes on 2 cores), so that
+# no worker waits for it; its tests then find it up to date. docs/development.md, "Tests", has the tiers.
+TEST_WORKERS ?= auto
+TEST_DEMO ?= $(CURDIR)/.test-demo
+PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist loadscope
+
+test: setup test-demo ## run the test suite (what .ci/run runs; about 13 minutes on 2 cores)
+	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" $(PYTEST) --durations=25
+
+test-fast: setup ## run the tests that train nothing (the tier `fast`; about 3 minutes on 2 cores)
+	$(PYTEST) -m fast --durations=10
+
+test-demo: setup ## train the demo the tests read, from scratch, in TEST_DEMO (.test-demo)
+	rm -rf "$(TEST_DEMO)"
+	mkdir -p "$(TEST_DEMO)"
+	$(VENV)/bin/python -m snakemake -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES) \
+	  --config 'tasks=[demo]' --quiet rules
 
 bench: setup ## the preprocessing benchmark (bench/preprocess); docs/benchmarks.md has the others
 	$(VENV)/bin/python bench/preprocess

@@ -71,3 +71,40 @@ def copy_workdir(source: Path, target: Path) -> Path:
     shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("locks", "incomplete", "log", "auxiliary", "conda"))
     return target
+
+
+def made_once(tmp_path_factory, name: str, make):
+    """``make(folder)``'s value, made once per test session however many pytest-xdist workers ask: the first one
+    makes it under a file lock in a folder that every worker of the session shares, the others wait for the lock
+    and read the value back (pytest-xdist's documented recipe). The value must pickle (paths, tuples of them);
+    an error or a skip of ``make`` is raised again in every worker that asks, without making it again."""
+    import pickle
+
+    import pytest
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    # under xdist each worker's basetemp is a folder of the session's (popen-gwN); without it, the session's own
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    record = root / f"{name}.made.pickle"
+    with FileLock(str(root / f"{name}.lock")):
+        if not record.exists():
+            folder = root / name
+            folder.mkdir()
+            try:
+                outcome = ("value", make(folder))
+            except pytest.skip.Exception as skipped:
+                outcome = ("skip", skipped.msg)
+            except BaseException as error:  # noqa: BLE001 - kept for the other workers, raised below
+                outcome = ("error", f"{name}: {type(error).__name__}: {error}")
+                record.write_bytes(pickle.dumps(outcome))
+                raise
+            record.write_bytes(pickle.dumps(outcome))
+        else:
+            outcome = pickle.loads(record.read_bytes())
+    kind, value = outcome
+    if kind == "skip":
+        pytest.skip(value)
+    if kind == "error":
+        pytest.fail(f"the session's setup failed in another test: {value}", pytrace=False)
+    return value

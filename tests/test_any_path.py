@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BARE_PYTHON, in_background
 from helpers import REPO, run_snakemake
 
 pytestmark = pytest.mark.workflow
@@ -75,15 +74,16 @@ def copy_checkout(root: Path) -> Path:
     return root
 
 
-@in_background("odd checkout")
-def readme_data_setup(folder: Path) -> tuple[Path, Path]:
+@pytest.fixture(scope="module")
+def readme_data_setup(bare_python, tmp_path_factory) -> tuple[Path, Path]:
     """The README's activation line and its offline commands (the demo's data stage, a dry run of the paper's
     DAG), exactly as written, in a fresh shell, in a copy of the checkout under ODD: (the copy, a folder whose
     `python` is an interpreter without the project's packages)."""
+    folder = tmp_path_factory.mktemp("odd-checkout")
     checkout = copy_checkout(folder / ODD / "repo")
     bare_on_path = folder / "bare-bin"
     bare_on_path.mkdir()
-    (bare_on_path / "python").symlink_to(BARE_PYTHON.get())
+    (bare_on_path / "python").symlink_to(bare_python)
     activate = "source .venv/bin/activate"
     assert any(line.split("#")[0].strip() == activate for line in readme_real_use()), \
         f"README's Real use block lost its activation line: {readme_real_use()}"
@@ -99,13 +99,13 @@ def readme_data_setup(folder: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def readme_data_run() -> Path:
-    return readme_data_setup.get()[0]
+def readme_data_run(readme_data_setup) -> Path:
+    return readme_data_setup[0]
 
 
 @pytest.fixture(scope="module")
-def bare_on_path() -> Path:
-    return readme_data_setup.get()[1]
+def bare_on_path(readme_data_setup) -> Path:
+    return readme_data_setup[1]
 
 
 def test_readme_demo_data_command_as_written_runs_from_an_odd_checkout(readme_data_run):
@@ -147,9 +147,8 @@ def common_format(folder: Path) -> None:
             (folder / f"{split}.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-@in_background("odd prepared corpus")
-def odd_prepared_setup(tmp_path: Path) -> tuple[Path, Path]:
-    """A prepared corpus and a working directory, both under ODD, through the data stage: (corpus, workdir)."""
+def test_prepared_corpus_and_working_directory_with_odd_paths(tmp_path):
+    """A prepared corpus and a working directory, both under ODD, through the data stage."""
     corpus = tmp_path / f"byo {ODD}" / "corpus"
     common_format(corpus)
     workdir = tmp_path / f"work {ODD}"
@@ -159,11 +158,6 @@ def odd_prepared_setup(tmp_path: Path) -> tuple[Path, Path]:
         "src": "en", "tgt": "de", "bpe_merges": 20, "dropout": 0.1, "label_smoothing": 0.1,
         "corpus": {"type": "prepared", "dir": str(corpus)}}}}, allow_unicode=True), encoding="utf-8")
     run_snakemake(workdir, "data/mine/bin/sentence", "--cores", "2", "--configfile", str(config))
-    return corpus, workdir
-
-
-def test_prepared_corpus_and_working_directory_with_odd_paths():
-    corpus, workdir = odd_prepared_setup.get()
     for split in ("train", "valid", "test"):
         for ext in ("en", "de", "docids"):
             assert (workdir / f"data/mine/corpus/{split}.{ext}").read_bytes() == (corpus / f"{split}.{ext}").read_bytes()

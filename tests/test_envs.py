@@ -12,7 +12,6 @@ import sys
 import pytest
 import yaml
 
-from conftest import in_background
 from helpers import REPO, run_snakemake, tool_env
 from packagegraph import third_party_imports
 
@@ -166,11 +165,12 @@ def test_every_rule_env_provides_what_its_module_imports():
 LINT_TASKS = ("[demo]", "[news,ted,os]")
 
 
-@in_background("pip and lint runs")
-def subprocess_runs(folder):
-    """The subprocess work of this module's checks, made by the background worker: pip's dry run of each env's
+@pytest.fixture(scope="module")
+def subprocess_runs(tmp_path_factory):
+    """The subprocess work of this module's checks, made once for the module: pip's dry run of each env's
     pip section (env name -> exit code and pip's errors) and Snakemake's lint for each task list (tasks -> exit
     code and output)."""
+    folder = tmp_path_factory.mktemp("pip-and-lint")
     dry_runs = {}
     for env in ENVS:
         pins, _ = env_pins(env)
@@ -194,15 +194,15 @@ def subprocess_runs(folder):
 
 
 @pytest.mark.parametrize("env", ENVS, ids=lambda e: e.name)
-def test_pip_section_resolves_with_pip_dry_run(env):
+def test_pip_section_resolves_with_pip_dry_run(env, subprocess_runs):
     """pip resolves every pinned requirement and its dependencies (the spaCy model URL needs internet: not here)."""
-    returncode, errors = subprocess_runs.get()["dry_runs"][env.name]
+    returncode, errors = subprocess_runs["dry_runs"][env.name]
     assert returncode == 0, "\n".join(errors[-30:])
 
 
 @pytest.mark.parametrize("tasks", LINT_TASKS)
-def test_snakemake_lint_passes(tasks):
-    returncode, output = subprocess_runs.get()["lints"][tasks]
+def test_snakemake_lint_passes(tasks, subprocess_runs):
+    returncode, output = subprocess_runs["lints"][tasks]
     assert returncode == 0 and "Congratulations" in output, output[-3000:]
 
 

@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import after_the_demo, in_background
 from helpers import REPO, run_snakemake, shell_commands, tool_env
 from docnmt.corpora.corpus import read_split
 from docnmt.textio import read_lines
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.trains]
 
 K = 3
 SEPARATOR = "<brk>"
@@ -39,9 +38,10 @@ def python(*args, cwd):
                           check=True)
 
 
-@in_background("own models")
-def own_setup(root: Path) -> Path:
+@pytest.fixture(scope="module")
+def own(tmp_path_factory) -> Path:
     """What a researcher brings: demo-generator data prepared with their own scripts and two trained models."""
+    root = tmp_path_factory.mktemp("own-models")
     python("-m", "docnmt.corpora.demo", "--outdir", root / "raw", "--seed", 11, "--train-docs", 150,
            "--valid-docs", 8, "--test-docs", 6, cwd=root)
     from docnmt.preprocess.tokenize import tokenize
@@ -124,38 +124,24 @@ def hf_task(workdir: Path, folder: Path) -> dict:
             "corpus": {"type": "prepared", "dir": str(corpus)}, "models": models}
 
 
-@in_background("own models workflow")
-def two_tasks_setup(workdir: Path) -> Path:
+@pytest.fixture(scope="module")
+def two_tasks(own, hf_marian, tmp_path_factory) -> Path:
     """One workflow run, three tasks on models trained elsewhere: ``mine`` with both of the researcher's fairseq
     models, ``mine-doc`` with the document-level one alone, and ``hf`` on a Hugging Face model (:func:`hf_task`)."""
-    from conftest import hf_marian_setup
-
-    own = own_setup.get()
+    workdir = tmp_path_factory.mktemp("own-models-workflow")
     config = external_config(own, workdir, (("mine", ("sentence", "document")), ("mine-doc", ("document",))))
     data = yaml.safe_load(config.read_text())
     data["tasks"].append("hf")
-    data["task_settings"]["hf"] = hf_task(workdir, hf_marian_setup.get())
+    data["task_settings"]["hf"] = hf_task(workdir, hf_marian)
     config.write_text(yaml.safe_dump(data))
     run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
                   str(config))
     return workdir
 
 
-@pytest.fixture(scope="module")
-def own() -> Path:
-    return own_setup.get()
-
-
-@pytest.fixture(scope="module")
-def two_tasks() -> Path:
-    return two_tasks_setup.get()
-
-
-@after_the_demo("own models through the decode cli")
-def cli_decodes_setup(folder: Path) -> dict[str, Path]:
+def cli_decodes(own: Path, workdir: Path, folder: Path) -> dict[str, Path]:
     """docnmt.decode.cli on the researcher's document-level model and the workflow's test set, for the strategies
     that the workflow's run is compared on: strategy -> output text file."""
-    own, workdir = own_setup.get(), two_tasks_setup.get()
     outputs = {}
     for strategy in ("last-sentence", "doc-trans"):
         out = folder / f"cli-{strategy}"
@@ -169,7 +155,7 @@ def cli_decodes_setup(folder: Path) -> dict[str, Path]:
     return outputs
 
 
-def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, two_tasks):
+def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, two_tasks, tmp_path):
     workdir = two_tasks
     assert not (workdir / "results/mine/models/document/checkpoint_best.pt").exists(), "no training"
     assert not list((workdir / "data/mine").glob("bin*")) and not (workdir / "data/mine/bpe/codes").exists()
@@ -179,7 +165,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
     for strategy in ("sentence-level", "2-pass", "doc-trans", "doc-trans-beam", "cheating"):
         assert row(bleu, strategy, "mine")[0] != "-", strategy
     # the workflow's decodes are docnmt.decode.cli's for the same checkpoints
-    for strategy, output in cli_decodes_setup.get().items():
+    for strategy, output in cli_decodes(own, workdir, tmp_path).items():
         assert read_lines(output) == read_lines(workdir / f"results/mine/decode/test/{strategy}.txt"), strategy
     # and the workflow's BPE of the test set is what the researcher's own subword-nmt call gave
     assert read_lines(workdir / "data/mine/bpe/test.en") == read_lines(own / "test.bpe.en")
@@ -197,20 +183,15 @@ def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_
     assert parallel["doc_trans_mode"] == "parallel", "with both models, the workflow's default"
 
 
-@after_the_demo("a wrong separator")
-def wrong_separator_setup(workdir: Path):
-    """The workflow's tables on the researcher's models, with <sep> configured instead of their <brk>: (the working
-    directory, Snakemake's finished process)."""
-    config = external_config(own_setup.get(), workdir)
+def test_a_wrong_separator_stops_before_any_decode_naming_the_dictionary(own, tmp_path):
+    """The workflow's tables on the researcher's models, with <sep> configured instead of their <brk>."""
+    workdir = tmp_path
+    config = external_config(own, workdir)
     data = yaml.safe_load(config.read_text())
     data["task_settings"]["mine"]["models"]["separator"] = "<sep>"
     config.write_text(yaml.safe_dump(data))
-    return workdir, run_snakemake(workdir, "tables", "--cores", "2", "--resources", "gpu=1", "--configfile",
-                                  str(config), check=False)
-
-
-def test_a_wrong_separator_stops_before_any_decode_naming_the_dictionary():
-    workdir, result = wrong_separator_setup.get()
+    result = run_snakemake(workdir, "tables", "--cores", "2", "--resources", "gpu=1", "--configfile", str(config),
+                           check=False)
     assert result.returncode != 0
     log = (workdir / "logs/mine/check_model/document.log").read_text()
     assert "dict.en.txt: expected the separator token '<sep>' of the document-level model" in log
@@ -226,12 +207,10 @@ def readme_own_model_commands() -> list[str]:
     return readme + [c for c in manual if c not in readme and "--task demo" not in c]
 
 
-@after_the_demo("own model commands")
-def own_model_commands_setup(folder: Path) -> dict:
+def own_model_commands(own: Path, folder: Path) -> dict:
     """The README's and the manual's own-model commands (:func:`readme_own_model_commands`), each in a fresh shell
     after the README's activation line, from a project folder outside the checkout, on the researcher's models:
     the commands, what each printed, the translations, and the documents given."""
-    own = own_setup.get()
     venv = Path(sys.prefix)
     if sys.prefix == sys.base_prefix or not (venv / "bin/activate").exists():
         pytest.skip("the tests do not run in a virtual environment, so there is no .venv to activate")
@@ -263,10 +242,10 @@ def own_model_commands_setup(folder: Path) -> dict:
     return {"commands": commands, "results": results, "outputs": outputs, "work": work, "docs": docs}
 
 
-def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types_them():
+def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types_them(own, tmp_path):
     """After the README's activation line, in a fresh shell, from a folder outside the checkout, with no
     PYTHONPATH, on the models trained with plain fairseq-train: the files the commands name are the researcher's."""
-    run = own_model_commands_setup.get()
+    run = own_model_commands(own, tmp_path)
     commands, outputs, work, docs = run["commands"], run["outputs"], run["work"], run["docs"]
     assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate", "docnmt-translate"], commands
     for command, result in zip(commands, run["results"]):

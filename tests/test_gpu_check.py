@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMALL_DEMO_DATA, in_background
 from helpers import REPO, tool_env
 
 SCRIPT = REPO / "bench" / "gpu-check"
@@ -24,24 +23,18 @@ def test_missing_data_without_snakemake_is_a_clear_error(tmp_path):
     assert not (tmp_path / "out").exists(), "nothing written"
 
 
-@in_background("gpu-check")
-def cpu_check_setup(tmp_path: Path):
+@pytest.mark.workflow
+def test_gpu_check_runs_on_cpu(small_demo_data, tmp_path):
     """Train 10 updates, decode every strategy in bfloat16 and in float32 on CPU, compare, summarize (on the
-    test-size demo's data stage): the folder and the script's finished process."""
+    test-size demo's data stage)."""
     out = tmp_path / "check"
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--data", str(SMALL_DEMO_DATA.get() / "data/demo"), "--out", str(out),
+        [sys.executable, str(SCRIPT), "--data", str(small_demo_data / "data/demo"), "--out", str(out),
          "--device", "cpu", "--dtype", "bfloat16", "--updates", "10", "--docs", "2", "--beam", "2", "--h", "2",
          "--min-agreement", "0", "--no-bench"],
         capture_output=True, text=True, env=dict(tool_env(), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1")),
         timeout=1500,
     )
-    return out, result
-
-
-@pytest.mark.workflow
-def test_gpu_check_runs_on_cpu():
-    out, result = cpu_check_setup.get()
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     summary = result.stdout.strip().splitlines()[-1]
     assert summary.startswith("gpu-check summary: 20/20 checks passed on cpu (bfloat16)") and summary.endswith("PASS")

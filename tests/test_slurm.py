@@ -21,11 +21,10 @@ GPU rules' gpu=1, sacct status, kept logs) comes from the profile. The jobs'
 ``srun`` is cluster.sh's wrapper (first on PATH), which gives it back the
 SLURM_CONF that the jobstep plugin deletes.
 
-The background worker of the session (conftest, ``Prepared``) starts the
-cluster and makes the profile run while the foreground runs other tests;
-Snakemake and ``sacct`` reach the cluster through an explicit environment
-(:func:`cluster_env`), never the process's own. The cluster is stopped at the
-session's end.
+The module's fixtures start the cluster and make the profile run once (the
+module's tests stay on one pytest-xdist worker); Snakemake and ``sacct`` reach
+the cluster through an explicit environment (:func:`cluster_env`), never the
+process's own. The cluster is stopped at the module's end.
 """
 
 from __future__ import annotations
@@ -41,10 +40,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DEMO_PRIORITY, SMALL_DEMO_DATA, Prepared, in_background
 from helpers import REPO, copy_workdir, run_snakemake, tool_env
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.trains]
 
 CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
 PROFILE = REPO / "profiles" / "slurm"
@@ -159,56 +157,49 @@ def stop_cluster(directory: Path) -> None:
     shutil.rmtree(directory / "mysql" / "data", ignore_errors=True)
 
 
-@in_background("slurm-cluster")
-def cluster_setup(directory: Path) -> dict:
-    """A running single-node cluster in ``directory``, started by the background worker; stopped at the session's
-    end (also when its start failed half-way or the session was interrupted). Snakemake and sacct reach it
-    through :func:`cluster_env`: the process's own environment is never changed."""
+@pytest.fixture(scope="module")
+def slurm_cluster(tmp_path_factory) -> Path:
+    """A running single-node cluster's directory, stopped at the module's end (also when its start failed half-way).
+    Snakemake and sacct reach it through :func:`cluster_env`: the process's own environment is never changed."""
     if sys.platform != "linux" or shutil.which("bash") is None:
         pytest.skip("the test Slurm cluster needs Linux with bash (and Debian's Slurm packages)")
-    Prepared.at_end(lambda: stop_cluster(directory))
+    directory = tmp_path_factory.mktemp("slurm-cluster")
     started = time.perf_counter()
     try:
-        # the daemons, and so the jobs, at the tests' priority below the demo's (conftest.DEMO_PRIORITY); where the
-        # kernel schedules by session (autogroups) this orders nothing, since the daemons start sessions of their own
-        start = subprocess.run(["nice", "-n", str(DEMO_PRIORITY), "bash", str(CLUSTER_SH), "start", str(directory)],
-                               capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired as timeout:
-        pytest.fail(f"cluster.sh start did not finish in 900 s:\n{timeout.stderr}")
-    if start.returncode == 3:
-        pytest.skip(f"no Slurm cluster: {start.stderr.strip().splitlines()[-1]}")
-    if start.returncode != 0:
-        pytest.fail(f"cluster.sh start failed ({start.returncode}):\n{start.stdout}\n{start.stderr}")
-    return {"directory": directory, "seconds": time.perf_counter() - started}
-
-
-@pytest.fixture(scope="module")
-def slurm_cluster() -> Path:
-    """The running test cluster's directory (:func:`cluster_setup`)."""
-    cluster = cluster_setup.get()
-    print(f"\ntest Slurm cluster up in {cluster['seconds']:.0f} s ({cluster['directory']})")
-    return cluster["directory"]
+        try:
+            start = subprocess.run(["bash", str(CLUSTER_SH), "start", str(directory)], capture_output=True, text=True,
+                                   timeout=900)
+        except subprocess.TimeoutExpired as timeout:
+            pytest.fail(f"cluster.sh start did not finish in 900 s:\n{timeout.stderr}")
+        if start.returncode == 3:
+            pytest.skip(f"no Slurm cluster: {start.stderr.strip().splitlines()[-1]}")
+        if start.returncode != 0:
+            pytest.fail(f"cluster.sh start failed ({start.returncode}):\n{start.stdout}\n{start.stderr}")
+        print(f"\ntest Slurm cluster up in {time.perf_counter() - started:.0f} s ({directory})")
+        yield directory
+    finally:
+        stop_cluster(directory)
 
 
 TRAIN_TARGET = "results/demo/models/document/checkpoint_best.pt"
 BROKEN_TARGET = "data/broken/corpus/test.stats.json"
 
 
-@in_background("slurm-profile-run")
-def profile_setup(workdir: Path) -> dict:
+@pytest.fixture(scope="module")
+def profile_run(slurm_cluster, small_demo_data, tmp_path_factory) -> dict:
     """One run through the profile that serves the success and the failure tests: the document-level demo model
     (the last preprocessing steps and the training as Slurm jobs) and, beside it, the check of a second task's
     corrupt corpus (its docids one line short), which fails on the node, is retried once and is reported, while
     the training goes on (the profile's keep-going).
 
-    The steps before ``windows`` come from the session's test-size demo data (:data:`conftest.SMALL_DEMO_DATA`,
+    The steps before ``windows`` come from the session's test-size demo data (conftest's ``small_demo_data``,
     the same config), copied with Snakemake's records, its windows and document-level binarization removed; the
     copy of the broken corpus runs locally first. On Slurm each job starts its own Snakemake (~8 s on two loaded
     cores): all 52 jobs through the profile took 8 minutes instead of 2, and the 44 small ones before ``windows``
     took 15 s locally.
     """
-    cluster = cluster_setup.get()["directory"]
-    copy_workdir(SMALL_DEMO_DATA.get(), workdir)
+    cluster, workdir = slurm_cluster, tmp_path_factory.mktemp("slurm-profile-run")
+    copy_workdir(small_demo_data, workdir)
     for made_on_slurm in ("data/demo/doc", "data/demo/bin/document"):
         shutil.rmtree(workdir / made_on_slurm)
     corpus = workdir / "broken-corpus"
@@ -234,16 +225,8 @@ def profile_setup(workdir: Path) -> dict:
     new = set(slurm_jobs(cluster)) - before
     summary = f"profile run of {len(jobs)} Slurm jobs: {duration:.0f} s (exit {result.returncode})\n" + \
         (sacct_excerpt(cluster, jobs) if jobs else "")
-    return {"workdir": workdir, "result": result, "output": output, "jobs": jobs, "accounted": accounted, "new": new,
-            "summary": summary}
-
-
-@pytest.fixture(scope="module")
-def profile_run(slurm_cluster) -> dict:
-    """The profile run (:func:`profile_setup`), made by the background worker."""
-    run = profile_setup.get()
-    print("\n" + run["summary"])
-    return run
+    print("\n" + summary)
+    return {"workdir": workdir, "result": result, "output": output, "jobs": jobs, "accounted": accounted, "new": new}
 
 
 def test_demo_runs_through_the_profile_on_slurm(profile_run):
@@ -274,30 +257,22 @@ def test_demo_runs_through_the_profile_on_slurm(profile_run):
             assert "gres/gpu" not in tres, f"{rule} (no GPU) was given one: {accounted[slurm_id]}"
 
 
-@in_background("slurm-unknown-partition")
-def unknown_partition_setup(workdir: Path) -> dict:
-    """A job submitted to a partition the cluster lacks, by the background worker after the profile run (the
-    cluster's jobs are compared before and after it; the submission is mostly waiting)."""
-    cluster = cluster_setup.get()["directory"]
-    profile_setup.get()
+def test_unknown_partition_fails_at_submission(slurm_cluster, profile_run, tmp_path):
+    """sbatch refuses the job; Snakemake says so and no output is left behind (after the profile run: the
+    cluster's jobs are compared before and after it)."""
+    cluster, workdir = slurm_cluster, tmp_path
     before = set(slurm_jobs(cluster))
     result = run_profile(cluster, workdir, "data/demo/corpus/test.en",
                          extra=tuple(_default_resources({"slurm_partition": "nonexistent"})), check=False, timeout=300)
-    return {"workdir": workdir, "result": result, "before": before, "after": set(slurm_jobs(cluster))}
-
-
-def test_unknown_partition_fails_at_submission(slurm_cluster):
-    """sbatch refuses the job; Snakemake says so and no output is left behind."""
-    run = unknown_partition_setup.get()
-    tmp_path, result = run["workdir"], run["result"]
+    after = set(slurm_jobs(cluster))
     output = result.stdout + result.stderr
     print(f"\n--- unknown partition: Snakemake's error (exit {result.returncode})")
     print("\n".join(line for line in output.splitlines() if "sbatch:" in line or "Error in rule" in line))
     assert result.returncode != 0
     assert "Error in rule demo_corpus" in output and "SLURM sbatch failed" in output
     assert "invalid partition specified: nonexistent" in output
-    assert not (tmp_path / "data").exists(), sorted(str(p) for p in (tmp_path / "data").rglob("*"))
-    assert run["after"] == run["before"], "a rejected submission leaves no Slurm job"
+    assert not (workdir / "data").exists(), sorted(str(p) for p in (workdir / "data").rglob("*"))
+    assert after == before, "a rejected submission leaves no Slurm job"
 
 
 def test_failing_job_is_reported_with_its_slurm_log(profile_run):

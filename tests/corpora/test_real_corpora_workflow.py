@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 import realformat
-from conftest import in_background
 from helpers import REPO, run_snakemake
 from docnmt.corpora.corpus import Document, read_split
 from loopback import LoopbackServer
@@ -140,9 +139,10 @@ def loopback_config(tmp: Path, mirror_url: str, root: Path, wrong_md5: str | Non
     return path
 
 
-@in_background("real-corpora")
-def real_run_setup(folder: Path):
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory):
     """The data stage of the three real tasks, downloaded from the loopback mirror."""
+    folder = tmp_path_factory.mktemp("real-corpora")
     root, workdir = folder / "mirror", folder / "workdir"
     root.mkdir()
     workdir.mkdir()
@@ -152,11 +152,6 @@ def real_run_setup(folder: Path):
         run_snakemake(workdir, "data", "--cores", "2", "--configfile", str(config))
         requests = server.requests
     return workdir, requests
-
-
-@pytest.fixture(scope="module")
-def real_run():
-    return real_run_setup.get()
 
 
 def lines(path: Path) -> list[str]:

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import in_background
 from helpers import REPO, tool_env
 from docnmt.decode import checks
 from docnmt.textio import InputError
 
 K = 3
 SEPARATOR = "<brk>"
+
+#: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
+TRAINING_FIXTURES = {"external"}
 
 
 def toy_documents(seed=3, docs=40):
@@ -38,9 +40,10 @@ def windows(doc, k):
         yield f" {SEPARATOR} ".join(s for s, _ in part), f" {SEPARATOR} ".join(t for _, t in part)
 
 
-@in_background("external")
-def external_setup(root: Path) -> Path:
+@pytest.fixture(scope="module")
+def external(tmp_path_factory) -> Path:
     """A k=3 document-level model trained with plain fairseq-preprocess and fairseq-train (a few updates)."""
+    root = tmp_path_factory.mktemp("external")
     docs = toy_documents()
     for split, part in (("train", docs[:32]), ("valid", docs[32:36]), ("test", docs[36:])):
         pairs = [w for doc in part for w in windows(doc, K)]
@@ -58,11 +61,6 @@ def external_setup(root: Path) -> Path:
         "--save-dir", "ck", "--no-epoch-checkpoints", "--cpu", "--criterion", "label_smoothed_cross_entropy")
     (root / "text.en").write_text("".join(s + "\n" for doc in docs for s, _ in doc))
     return root
-
-
-@pytest.fixture(scope="module")
-def external() -> Path:
-    return external_setup.get()
 
 
 def test_a_plain_fairseq_model_passes_with_its_own_separator_and_k(external):

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import in_background
 
 from docnmt.decode.search import Request
 from docnmt.decode.strategies import REGISTRY, Decoder
@@ -16,6 +15,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 MAX_NEW = 60
+
+#: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
+TRAINING_FIXTURES = {"m2m100", "marian"}
 
 
 @pytest.fixture(scope="module")
@@ -225,18 +227,15 @@ def test_a_folder_without_config_is_refused(tmp_path):
         HFModel(tmp_path)
 
 
-@in_background("hf m2m100")
-def m2m100_setup(folder: Path) -> Path:
+@pytest.fixture(scope="module")
+def m2m100(tmp_path_factory):
+    """A tiny M2M100 model (tests/hfmodel.py, 150 updates)."""
     import hfmodel
 
-    return hfmodel.build_m2m100(folder / "model", steps=150)
-
-
-@pytest.fixture(scope="module")
-def m2m100():
     from docnmt.decode.hf import HFModel
 
-    return HFModel(m2m100_setup.get(), separator="<brk>", src_lang="en", tgt_lang="de", device="cpu")
+    folder = hfmodel.build_m2m100(tmp_path_factory.mktemp("hf-m2m100") / "model", steps=150)
+    return HFModel(folder, separator="<brk>", src_lang="en", tgt_lang="de", device="cpu")
 
 
 def test_a_language_token_model_starts_the_decoder_with_its_target_language(m2m100):
@@ -518,6 +517,7 @@ def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_s
     assert summary["reference"]["cxmi"] == pytest.approx(sum(expected) / len(expected), abs=1e-4)
 
 
+@pytest.mark.trains  # its model fixture comes from request.getfixturevalue
 @pytest.mark.parametrize("which", ["marian", "m2m100"])
 def test_a_prefix_and_its_continuation_are_the_tokens_of_the_joined_text(which, request, test_docs):
     """The forced context (sentences, each followed by the separator) and the sentence after it tokenize as the

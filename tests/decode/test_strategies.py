@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import after_demo_models
 from helpers import REAL_SAMPLES, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode.documents import group
@@ -63,10 +62,8 @@ def test_with_k1_last_first_and_no_context_agree(demo):
     assert outputs["last-sentence"] == outputs["no-context"] == outputs["first-sentence"]
 
 
-@after_demo_models("fairseq-generate")
-def fairseq_generate_setup(w, _folder) -> dict[int, str]:
-    """fairseq-generate's hypotheses of the demo's sentence model on the test set, by line (the background worker
-    runs it once the demo's models are trained)."""
+def fairseq_generate(w: Path) -> dict[int, str]:
+    """fairseq-generate's hypotheses of the demo's sentence model on the test set, by line."""
     result = subprocess.run(
         [sys.executable, "-m", "fairseq_cli.generate", str(w / "data/demo/bin/sentence"),
          "--path", str(w / "results/demo/models/sentence/checkpoint_best.pt"), "--gen-subset", "test",
@@ -93,7 +90,7 @@ def test_sentence_level_equals_fairseq_generate(demo, tmp_path):
         "--docids", str(w / "data/demo/corpus/test.docids"), "--beam", str(BEAM), "--tgt-lang", "de",
         "--output-bpe", str(tmp_path / "h.bpe"), "--output", str(tmp_path / "h.txt"), "--sidecar", str(tmp_path / "h.json"),
     ])
-    generated = fairseq_generate_setup.get()
+    generated = fairseq_generate(w)
     ours = (tmp_path / "h.bpe").read_text(encoding="utf-8").splitlines()
     assert len(generated) == len(ours) == len(demo["src"]), "one hypothesis per source line, from both"
     differ = [i for i in range(len(ours)) if ours[i] != generated[i]]

@@ -5,7 +5,6 @@ import sys
 
 import pytest
 
-from conftest import after_demo_models
 from helpers import REPO, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode import translate
@@ -51,10 +50,9 @@ def test_the_text_pipeline_gives_the_workflows_bpe(demo_models):
         assert [pipeline.encode(line) for line in raw] == bpe
 
 
-@after_demo_models("translate and the decode cli")
-def translate_and_cli_setup(demo, tmp_path):
-    """translate on the first demo test documents and the decode CLI on their BPE lines, both as subprocesses, by
-    the background worker once the demo's models are trained: (folder, documents, translate's run, the CLI's run)."""
+def test_translate_equals_the_decode_cli_and_keeps_the_documents(demo_models, tmp_path):
+    """translate on the first demo test documents and the decode CLI on their BPE lines, both as subprocesses."""
+    demo = demo_models
     docs = demo_documents(demo)
     (tmp_path / "in.txt").write_text("\n".join("".join(s + "\n" for s in raw) for _, raw, _ in docs))
     (tmp_path / "test.bpe.en").write_text("".join(b + "\n" for _, _, bpe in docs for b in bpe))
@@ -66,11 +64,6 @@ def translate_and_cli_setup(demo, tmp_path):
               "--data", demo / "data/demo/bin/document", "--src", tmp_path / "test.bpe.en",
               "--docids", tmp_path / "test.docids", "--tgt-lang", "de", "--output-bpe", tmp_path / "cli.bpe",
               "--output", tmp_path / "cli.txt", "--sidecar", tmp_path / "cli.json")
-    return tmp_path, docs, result, cli
-
-
-def test_translate_equals_the_decode_cli_and_keeps_the_documents(demo_models):
-    tmp_path, docs, result, cli = translate_and_cli_setup.get()
     assert result.returncode == 0, result.stderr[-3000:]
     assert "doc-trans: 8 documents" in result.stdout and "sentences/s" in result.stdout
     assert "document-level model: batch 1," in result.stderr, "a progress line per search batch"

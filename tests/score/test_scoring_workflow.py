@@ -9,7 +9,6 @@ import sys
 
 import pytest
 
-from conftest import after_demo_models
 from helpers import run_snakemake, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.textio import read_lines
@@ -59,17 +58,11 @@ def our_scores(workdir, level):
     return searcher.score_forced(requests, targets)
 
 
-@after_demo_models("fairseq score-reference")
-def fairseq_reference_setup(demo, _folder):
-    """fairseq's --score-reference of both demo models, by the background worker once they are trained."""
-    return {level: fairseq_reference_scores(demo, level) for level in ("sentence", "document")}
-
-
 @pytest.mark.parametrize("level", ["sentence", "document"])
 def test_reference_perplexity_equals_fairseq_score_reference(trained_demo, level):
     """Sentence level: whole targets. Document level: fairseq scores each k-window; the tokens after its last
     <sep> (with </s>) are the sentence our definition scores in its reference context."""
-    targets, scores = fairseq_reference_setup.get()[level]
+    targets, scores = fairseq_reference_scores(trained_demo, level)
     ours = our_scores(trained_demo, level)
     assert len(ours) == len(scores)
     total_fairseq, total_tokens = 0.0, 0
@@ -88,7 +81,7 @@ def test_reference_perplexity_equals_fairseq_score_reference(trained_demo, level
 
 @pytest.fixture(scope="module")
 def scored_demo(trained_demo):
-    """The demo as `make demo` runs it (conftest's DemoRun built every table and plot), and its report."""
+    """The demo as `make demo` runs it (the trained_demo fixture: every table and plot), and its report."""
     run_snakemake(trained_demo, "--report", str(trained_demo / "report.html"), "--config", "tasks=[demo]")
     return trained_demo
 

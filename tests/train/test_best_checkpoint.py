@@ -57,6 +57,9 @@ PRESET = [
     "--keep-interval-updates", "1",
 ]
 
+#: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
+TRAINING_FIXTURES = {"trained"}
+
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
