@@ -1,0 +1,22 @@
+"""The rules' logic: every input function, parameter and target of the Snakemake workflow (``rules/*.smk``),
+as plain functions of the validated config (``docnmt.config.validate``) and the job's wildcards, so that tests
+reach them without Snakemake. It comes after the stages: it reads the strategy registry (decode) and the
+training presets (train), and gives every path with ``docnmt.layout``. ``rules/common.smk`` imports it as
+``wf``; a rule file calls its own module (``rules/decode.smk``: ``wf.decode``).
+
+Modules:
+  tasks      -- a task's settings: languages, levels, window size, separator, backend, corpus settings,
+                evaluation sets; where its models, data and codes are (the workflow's or the config's)
+  systems    -- what each task decodes: strategies per evaluation set, those skipped, MBR systems, doc-trans's mode
+  corpora    -- rules/corpora.smk: downloads, each corpus type's recipe, the demo's and ContraPro's files
+  preprocess -- rules/preprocess.smk: shards, a level's training text, binarization's arguments
+  train      -- rules/train.smk: the model preset as fairseq-train arguments, the time limit
+  decode     -- rules/decode.smk: a task's model as inputs and options, a strategy's decode inputs and options
+  score      -- rules/score.smk: each scorer's inputs and options
+  tables     -- rules/score.smk: the tables' manifest, which tables and plots, where they go
+  targets    -- the Snakefile's rules all and data
+"""
+
+from . import corpora, decode, preprocess, score, systems, tables, targets, tasks, train
+
+__all__ = ["corpora", "decode", "preprocess", "score", "systems", "tables", "targets", "tasks", "train"]

@@ -1,0 +1,162 @@
+"""The inputs and arguments of the corpus rules (``rules/corpora.smk``), from the validated config: where a
+source is downloaded and extracted, each real corpus type's recipe (its downloads and the arguments of
+``docnmt.corpora.parsers``), the demo's and ContraPro's inputs, and the statistics table's inputs."""
+
+from __future__ import annotations
+
+import os
+
+from docnmt import layout
+from docnmt.config import ConfigError
+
+from .tasks import SPLITS, corpus_setting, is_external, langs, src, tasks_of_type, tgt
+
+
+# ---- downloads -------------------------------------------------------------------------
+def source(config: dict, name: str) -> dict:
+    """sources.NAME of the config; ConfigError where a recipe needs a source the config lacks."""
+    if name not in config["sources"]:
+        raise ConfigError(f"invalid config: config key 'sources.{name}' is missing (a corpus recipe needs it)")
+    return config["sources"][name]
+
+
+def download_path(config: dict, name: str) -> str:
+    """downloads/{source}/{file name of its URL}."""
+    return layout.download_file(name, os.path.basename(source(config, name)["url"].split("?")[0]))
+
+
+def member_path(config: dict, name: str, role: str) -> str:
+    """A member of an extracted archive, by its role in sources.{name}.members."""
+    members = source(config, name).get("members", {})
+    if role not in members:
+        raise ConfigError(f"invalid config: config key 'sources.{name}.members.{role}' is missing")
+    return f"{layout.extracted_dir(name)}/{members[role]}"
+
+
+def members(config: dict, name: str) -> list[str]:
+    """The members of a source's archive that the parsers read."""
+    return list(source(config, name).get("members", {}).values())
+
+
+def checksum_args(config: dict, name: str) -> list[str]:
+    """--sha256/--md5 with each checksum the source gives (a list; the rule quotes each)."""
+    settings = source(config, name)
+    return [arg for algo in ("sha256", "md5") if settings.get(algo) for arg in (f"--{algo}", settings[algo])]
+
+
+def mirror_args(config: dict) -> list[str]:
+    return ["--mirror", config["mirror"]] if config["mirror"] else []
+
+
+# ---- the common document format ----------------------------------------------------------
+def corpus_splits(config: dict, task: str) -> list[str]:
+    """The splits a task's corpus recipe writes (OS also writes the ContraPro documents)."""
+    return SPLITS + (["contrapro_docs"] if config["task_settings"][task]["corpus"]["type"] == "os" else [])
+
+
+def corpus_outputs(config: dict, task: str) -> list[str]:
+    """Every file a real task's corpus recipe writes, split by split."""
+    return [layout.corpus_file(task, split, ext) for split in corpus_splits(config, task)
+            for ext in (*langs(config, task), "docids")]
+
+
+def corpus_split(config: dict, task: str, split: str) -> dict[str, str]:
+    """The three line-aligned files of one split, by role."""
+    return {
+        "src": layout.corpus_file(task, split, src(config, task)),
+        "tgt": layout.corpus_file(task, split, tgt(config, task)),
+        "docids": layout.corpus_file(task, split, "docids"),
+    }
+
+
+def corpus_recipe(config: dict, task: str) -> tuple[list[str], list]:
+    """Inputs and parser arguments (a list, each quoted by the rule) of a real corpus (docnmt.corpora.parsers), by
+    corpus type."""
+    corpus = config["task_settings"][task]["corpus"]
+    kind = corpus["type"]
+
+    def download(name):
+        return download_path(config, name)
+
+    def member(name, role):
+        return member_path(config, name, role)
+
+    if kind == "news":
+        inputs = [download("news-commentary-v14"), layout.extracted_dir("wmt15-test"), layout.extracted_dir("wmt18-test")]
+        args = [
+            "news", "--nc", download("news-commentary-v14"),
+            "--valid-src", member("wmt15-test", "src"), "--valid-ref", member("wmt15-test", "ref"),
+            "--test-src", member("wmt18-test", "src"), "--test-ref", member("wmt18-test", "ref"),
+        ]
+    elif kind == "ted":
+        train, test_src, test_ref = "iwslt17-trnmted", "iwslt17-mted-test-en-it", "iwslt17-mted-test-it-en"
+        inputs = [layout.extracted_dir(train), layout.extracted_dir(test_src), layout.extracted_dir(test_ref)]
+        args = [
+            "ted", "--train-src", member(train, "train_src"), "--train-tgt", member(train, "train_tgt"),
+            "--valid-src", member(train, "dev2010_src"), member(train, "tst2010_src"),
+            "--valid-ref", member(train, "dev2010_ref"), member(train, "tst2010_ref"),
+            "--test-src", member(test_src, "src"), "--test-ref", member(test_ref, "ref"),
+        ]
+    elif kind == "os":
+        inputs = [download("opensubtitles2018-de-en"), download("contrapro")]
+        args = [
+            "os", "--zip", download("opensubtitles2018-de-en"), "--contrapro", download("contrapro"),
+            "--valid-sentences", corpus["valid_sentences"], "--valid-docs", corpus_setting(config, task, "valid_docs"),
+            "--test-sentences", corpus["test_sentences"], "--test-docs", corpus_setting(config, task, "test_docs"),
+            "--contrapro-removal", corpus["contrapro_removal"], "--contrapro-context", config["k"] - 1,
+        ]
+    else:
+        raise ValueError(f"no download recipe for corpus type {kind!r}")
+    return inputs, args + ["--src", src(config, task), "--tgt", tgt(config, task)]
+
+
+def demo_outputs() -> dict[str, str]:
+    """The demo corpus's files, named {split}_{ext}, with wildcard {task}: every split, the test set's subsets
+    and its ContraPro examples."""
+    return {
+        **{f"{split}_{ext}": layout.corpus_file("{task}", split, ext) for split in SPLITS for ext in ("en", "de", "docids")},
+        "test_subsets": layout.corpus_file("{task}", "test", "subsets"),
+        "contrapro": layout.demo_contrapro("{task}"),
+    }
+
+
+def demo_docs_args(config: dict, task: str) -> list:
+    """--{split}-docs N for every split of the demo corpus (a list; the rule quotes each)."""
+    return [arg for split in SPLITS for arg in (f"--{split}-docs", corpus_setting(config, task, f"{split}_docs"))]
+
+
+def prepared_file(config: dict, task: str, split: str, ext: str) -> str:
+    """A file of a user's own corpus in the common format (corpus.dir)."""
+    return f"{config['task_settings'][task]['corpus']['dir']}/{split}.{ext}"
+
+
+def contrapro_sources(config: dict, task: str) -> dict[str, str]:
+    """contrapro.json and the documents it points into (common format), for one task."""
+    if config["task_settings"][task]["corpus"]["type"] == "demo":
+        return {"json": layout.demo_contrapro(task), **corpus_split(config, task, "test")}
+    os_tasks = tasks_of_type(config, "os")
+    if not os_tasks:
+        raise ConfigError(
+            f"invalid config: task_settings.{task}.contrapro needs an OpenSubtitles task (corpus type os) for its documents"
+        )
+    return {"json": download_path(config, "contrapro"), **corpus_split(config, os_tasks[0], "contrapro_docs")}
+
+
+def contrapro_outputs() -> dict[str, str]:
+    """The ContraPro evaluation set's files, with wildcard {task}: its documents, examples and report."""
+    return {
+        **{ext: layout.corpus_file("{task}", "contrapro", ext) for ext in ("en", "de", "docids")},
+        "examples": layout.contrapro_examples("{task}"),
+        "report": layout.contrapro_report("{task}"),
+    }
+
+
+def statistics_inputs(config: dict) -> dict[str, str]:
+    """TASK:SPLIT -> its statistics file: the inputs of docnmt.corpora.stats, for the configured tasks."""
+    items = {}
+    for task in config["tasks"]:
+        for split in (["test"] if is_external(config, task) else SPLITS):
+            items[f"{task}:{split}"] = layout.corpus_stats(task, split)
+        if config["task_settings"][task]["contrapro"]:
+            items[f"{task}:ContraPro"] = layout.contrapro_report(task)
+    return items

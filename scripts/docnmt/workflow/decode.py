@@ -1,0 +1,123 @@
+"""The inputs and arguments of the decoding rules (``rules/decode.smk``) and of every rule that loads a model:
+a task's model and data as inputs and as CLI options, the checks of a model trained elsewhere, and each
+strategy's decode: its inputs (first pass, round one, reference) and its options (doc-trans's mode, MBR)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from docnmt import layout
+from docnmt.decode import mbr
+from docnmt.decode.strategies import STRATEGIES
+
+from .systems import doc_trans_mode, first_pass_strategies, round_one_reused, strategy_levels
+from .tasks import (
+    binarized, bpe_codes, external_codes, is_external, language_codes, model_backend, model_file, src, task_k,
+    task_separator, tgt,
+)
+
+
+# ---- a task's models -------------------------------------------------------------------
+def model_inputs(config: dict, task: str, level: str, model_key: str = "model", data_key: str = "data") -> dict:
+    """{model_key: the model, data_key: its data folder}; a transformers model has no data folder."""
+    files = {model_key: model_file(config, task, level)}
+    if model_backend(config, task) == "fairseq":
+        files[data_key] = binarized(config, task, level)
+    return files
+
+
+def model_args(config: dict, task: str, input: Mapping, model_key: str = "model", data_key: str = "data") -> list:
+    """The model options of a docnmt CLI (a list; the rule quotes each): --backend, --model and, for a fairseq
+    model, --data; a transformers model's language codes. ``input``: the job's inputs (model_inputs's keys)."""
+    out = ["--backend", model_backend(config, task), "--model", input[model_key]]
+    if data_key in input.keys():
+        out += ["--data", input[data_key]]
+    return out + language_codes(config, task)
+
+
+def model_checks(config: dict, task: str, levels) -> dict:
+    """{"checks": the check reports of these levels' models} for a task whose models come from elsewhere."""
+    return {"checks": [layout.model_check(task, lvl) for lvl in levels]} if is_external(config, task) else {}
+
+
+def check_codes_args(config: dict, task: str) -> list[str]:
+    """--codes for a model trained elsewhere with BPE codes (docnmt.decode.checks)."""
+    return ["--codes", bpe_codes(config, task)] if external_codes(config, task) else []
+
+
+def check_sample_args(config: dict, task: str) -> list[str]:
+    """How the check's sample sentence is tokenized: a fairseq model's tokenizer and source language."""
+    if model_backend(config, task) == "transformers":
+        return []
+    return ["--sample-tokenize", config["task_settings"][task]["models"]["tokenize"], "--sample-lang", src(config, task)]
+
+
+# ---- a strategy's decode ---------------------------------------------------------------
+def mbr_options(config: dict, system: str) -> list[str]:
+    """docnmt.decode.cli's MBR options for a system (none for a strategy alone; a list, the rule quotes each)."""
+    _, with_mbr, count = mbr.parse_system(system)
+    if not with_mbr:
+        return []
+    settings = config["mbr"]
+    args = ["--mbr", "--mbr-candidates", settings["candidates"], "--mbr-count", str(count or settings["count"]),
+            "--mbr-utility", settings["utility"]]
+    if settings["candidates"] == "sampling":
+        args += ["--mbr-epsilon", str(settings["epsilon"]), "--mbr-seed", str(settings["seed"])]
+    return args
+
+
+def decode_outputs() -> dict[str, str]:
+    """A decode's files with wildcards {task}, {evalset}, {system}: BPE and detokenized hypotheses, sidecar."""
+    return {key: layout.decode_file("{task}", "{evalset}", "{system}", ext)
+            for key, ext in (("bpe", "bpe"), ("txt", "txt"), ("sidecar", "json"))}
+
+
+def decode_inputs(config: dict, strategy: str, task: str, evalset: str, system: str) -> dict:
+    """The inputs of a strategy's decode, alone or with MBR selection (``system``: doc-trans+mbr)."""
+    with_mbr = mbr.parse_system(system)[1]
+    level = "sentence" if strategy == "sentence-level" else "document"
+    files = {
+        **model_inputs(config, task, level),
+        "src": layout.processed_file(task, "bpe", evalset, src(config, task)),
+        "docids": layout.corpus_file(task, evalset, "docids"),
+    }
+    if STRATEGIES[strategy].reference:
+        files["ref"] = layout.processed_file(task, "bpe", evalset, tgt(config, task))
+    files.update(model_checks(config, task, sorted(strategy_levels(config, strategy, task))))
+    if strategy in first_pass_strategies(config, task):
+        files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
+        files["first_pass_sidecar"] = layout.decode_file(task, evalset, "sentence-level", "json")
+    if strategy == "doc-trans" and round_one_reused(config, task) and not with_mbr:
+        files["round_one"] = layout.decode_file(task, evalset, "2-pass", "bpe")
+        files["round_one_sidecar"] = layout.decode_file(task, evalset, "2-pass", "json")
+    return files
+
+
+def decode_options(config: dict, strategy: str, task: str, system: str, input: Mapping) -> list[str]:
+    """Strategy-specific options of docnmt.decode.cli (input paths, doc-trans's mode, MBR; a list, the rule quotes
+    each). ``input``: the job's inputs (decode_inputs's keys)."""
+    args = mbr_options(config, system)
+    mode = doc_trans_mode(config, task)
+    if strategy == "doc-trans":
+        args += ["--doc-trans-mode", mode]
+        if mode == "parallel" and config["doc_trans"]["max_rounds"] is not None:
+            args += ["--max-rounds", str(int(config["doc_trans"]["max_rounds"]))]
+    if STRATEGIES[strategy].reference:
+        args += ["--ref", input["ref"]]
+    if strategy in first_pass_strategies(config, task):
+        args += ["--first-pass", input["first_pass"], "--first-pass-sidecar", input["first_pass_sidecar"]]
+        if "round_one" in input.keys():
+            args += ["--round-one", input["round_one"], "--round-one-sidecar", input["round_one_sidecar"]]
+    return args
+
+
+def search_args(config: dict, task: str) -> list:
+    """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator."""
+    return ["--beam", config["beam"], "--k", task_k(config, task), "--h", config["h"], "--dtype",
+            config["decode"]["dtype"], "--separator", task_separator(config, task)]
+
+
+def tgt_lang_args(config: dict, task: str) -> list[str]:
+    """--tgt-lang, unless the model's language codes (language_codes) name the target."""
+    return [] if language_codes(config, task) else ["--tgt-lang", tgt(config, task)]
+

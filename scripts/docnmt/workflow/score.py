@@ -1,0 +1,164 @@
+"""The inputs and arguments of the scoring rules (``rules/score.smk``): each scorer's evaluation set, the
+hypotheses of every system a task decodes on it (``docnmt.workflow.systems``), and the options that name them.
+
+An ``input`` argument is the job's inputs as Snakemake gives them (a mapping with ``keys()``; a test passes a
+dict): the options name the files the input function chose."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from docnmt import layout
+
+from .decode import model_checks, model_inputs
+from .systems import curve_systems, level_strategies, task_strategies, task_systems
+from .tasks import (
+    binarized, bpe_codes, german_tasks, has_subsets, is_external, model_file, pronoun_min_examples, src, task_levels,
+    tgt,
+)
+
+
+def _system_pairs(names, paths) -> list[str]:
+    return [arg for n, p in zip(names, paths, strict=True) for arg in ("--system", f"{n}={p}")]
+
+
+def scored_text_inputs(config: dict, task: str, evalset: str) -> dict:
+    """Raw source and reference of an evaluation set, its detokenized hypotheses, (ContraPro) the example lines,
+    and the set's subsets file where its corpus recipe writes one."""
+    files = {
+        "src": layout.corpus_file(task, evalset, src(config, task)),
+        "ref": layout.corpus_file(task, evalset, tgt(config, task)),
+        "systems": [layout.decode_file(task, evalset, s, "txt") for s in task_systems(config, task, evalset)],
+    }
+    if evalset == "contrapro":
+        files["select"] = layout.contrapro_examples(task)
+    if has_subsets(config, task, evalset):
+        files["subsets"] = layout.corpus_file(task, evalset, "subsets")
+    return files
+
+
+def system_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
+    """--system NAME=PATH for every hypothesis file, plus --select on ContraPro (a list; the rule quotes each)."""
+    args = _system_pairs(task_systems(config, task, evalset), input["systems"])
+    return args + (["--select", input["select"]] if "select" in input.keys() else [])
+
+
+def subsets_arg(input: Mapping) -> list[str]:
+    """--subsets FILE where the evaluation set has one (pronoun F1 scores each subset on its own too); a list."""
+    return ["--subsets", input["subsets"]] if "subsets" in input.keys() else []
+
+
+# ---- BLEU/TER ----------------------------------------------------------------------------
+def bleu_ter_inputs(config: dict, task: str, evalset: str) -> dict:
+    """The scored texts (scored_text_inputs), the MBR plot's decodes and, on the test set, the document ids (d-BLEU)."""
+    files = scored_text_inputs(config, task, evalset)
+    if evalset == "test":
+        files["curve"] = [layout.decode_file(task, "test", s, "txt") for s in curve_systems(config, task)]
+        files["docids"] = layout.corpus_file(task, "test", "docids")
+    return files
+
+
+def bleu_ter_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
+    """system_args, the MBR plot's systems and --docids (a list; the rule quotes each)."""
+    args = system_args(config, task, evalset, input)
+    if "docids" in input.keys():
+        args += _system_pairs(curve_systems(config, task), input["curve"])
+        args += ["--docids", input["docids"]]
+    return args
+
+
+def significance_baselines(config: dict, task: str, evalset: str) -> list[str]:
+    """--baseline for each configured baseline that the task decodes (a list; the rule quotes each)."""
+    decoded = task_strategies(config, task, evalset)
+    return [arg for b in config["scoring"]["significance_baselines"] if b in decoded for arg in ("--baseline", b)]
+
+
+# ---- perplexity and ContraPro ------------------------------------------------------------
+def perplexity_inputs(config: dict, task: str, level: str) -> dict:
+    """A level's model, the BPE test set and reference, and the hypotheses of the level's systems."""
+    return {
+        **model_inputs(config, task, level),
+        "src": layout.processed_file(task, "bpe", "test", src(config, task)),
+        "docids": layout.corpus_file(task, "test", "docids"),
+        "reference": layout.processed_file(task, "bpe", "test", tgt(config, task)),
+        "systems": [layout.decode_file(task, "test", s, "bpe") for s in level_strategies(config, task, level)],
+        **({"checks": layout.model_check(task, level)} if is_external(config, task) else {}),
+    }
+
+
+def perplexity_args(config: dict, task: str, level: str, input: Mapping) -> list[str]:
+    """--system for the reference and every hypothesis file of the level (a list; the rule quotes each)."""
+    args = ["--system", f"reference={input['reference']}"]
+    return args + _system_pairs(level_strategies(config, task, level), input["systems"])
+
+
+def contrapro_accuracy_inputs(config: dict, task: str, level: str) -> dict:
+    """A level's model and data, ContraPro in BPE units, its examples and the BPE codes."""
+    return {
+        "model": model_file(config, task, level),
+        "data": binarized(config, task, level),
+        "src": layout.processed_file(task, "bpe", "contrapro", src(config, task)),
+        "tgt": layout.processed_file(task, "bpe", "contrapro", tgt(config, task)),
+        "examples": layout.contrapro_examples(task),
+        "codes": bpe_codes(config, task),
+    }
+
+
+# ---- context usage (CXMI) ----------------------------------------------------------------
+def cxmi_inputs(config: dict, task: str, evalset: str) -> dict:
+    """The document-level model (and the sentence-level one, for the variant), the BPE evaluation set, every
+    decoded strategy's BPE hypotheses, and what a context needs: 2-pass's first pass, last-sentence's sidecar."""
+    strategies = task_systems(config, task, evalset)
+    files = {
+        **model_inputs(config, task, "document"),
+        "src": layout.processed_file(task, "bpe", evalset, src(config, task)),
+        "ref": layout.processed_file(task, "bpe", evalset, tgt(config, task)),
+        "docids": layout.corpus_file(task, evalset, "docids"),
+        "systems": [layout.decode_file(task, evalset, s, "bpe") for s in strategies],
+    }
+    if "sentence" in task_levels(config, task):
+        files.update(model_inputs(config, task, "sentence", "sentence_model", "sentence_data"))
+    if "2-pass" in strategies:
+        files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
+    if "last-sentence" in strategies:
+        files["last_sentence_sidecar"] = layout.decode_file(task, evalset, "last-sentence", "json")
+    if evalset == "contrapro":
+        files["select"] = layout.contrapro_examples(task)
+    if has_subsets(config, task, evalset):
+        files["subsets"] = layout.corpus_file(task, evalset, "subsets")
+    files.update(model_checks(config, task, task_levels(config, task)))
+    return files
+
+
+#: cxmi_inputs's optional keys and the options of docnmt.score.cxmi that name them.
+CXMI_OPTIONS = (("sentence_model", "--sentence-model"), ("sentence_data", "--sentence-data"),
+                ("first_pass", "--first-pass"), ("last_sentence_sidecar", "--last-sentence-sidecar"),
+                ("select", "--select"), ("subsets", "--subsets"))
+
+
+def cxmi_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
+    """The optional arguments of docnmt.score.cxmi (a list; the rule quotes each)."""
+    args = _system_pairs(task_systems(config, task, evalset), input["systems"])
+    for key, option in CXMI_OPTIONS:
+        if key in input.keys():
+            args += [option, input[key]]
+    return args
+
+
+def context_usage_inputs(config: dict, task: str, evalset: str) -> dict:
+    """The P-CXMI of every sentence, the raw evaluation set and every strategy's detokenized hypotheses."""
+    files = scored_text_inputs(config, task, evalset)
+    files["sentences"] = layout.cxmi_sentences(task, evalset)
+    files["docids"] = layout.corpus_file(task, evalset, "docids")
+    files.pop("subsets", None)
+    return files
+
+
+def context_usage_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
+    """--system for every strategy, --select on ContraPro, and pronoun F1 where the target is German."""
+    args = system_args(config, task, evalset, input)
+    if task in german_tasks(config):
+        scoring = config["scoring"]
+        args += ["--pronouns", "--tagger", scoring["tagger"], "--source-tagger", scoring["source_tagger"],
+                 "--rules", scoring["pronoun_rules"], "--min-examples", str(pronoun_min_examples(config, task))]
+    return args

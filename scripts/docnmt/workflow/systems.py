@@ -1,0 +1,106 @@
+"""What each task decodes and scores, from the validated config and the strategy registry
+(``docnmt.decode.strategies``): its strategies per evaluation set, those skipped for a missing model, its MBR
+systems (``docnmt.decode.mbr``: ``doc-trans+mbr``) and the MBR plot's candidate counts (``doc-trans+mbr-4``),
+and doc-trans's mode."""
+
+from __future__ import annotations
+
+import re
+
+from docnmt.decode import mbr
+from docnmt.decode.strategies import STRATEGIES, models_needed
+
+from .tasks import EVALSETS, task_levels
+
+
+def strategy_rule_name(strategy: str) -> str:
+    """Rule names are identifiers: decode_2_pass for 2-pass, decode_doc_trans_beam for doc-trans-beam."""
+    return STRATEGIES[strategy].rule
+
+
+def strategy_evalsets(strategy: str) -> list[str]:
+    """full-segment does not apply to ContraPro: its sentences are not adjacent (the paper's '-')."""
+    return EVALSETS if STRATEGIES[strategy].contrapro else ["test"]
+
+
+def evalset_strategies(config: dict, evalset: str) -> list[str]:
+    """The configured strategies that apply to an evaluation set."""
+    return [s for s in config["strategies"] if evalset in strategy_evalsets(s)]
+
+
+def system_pattern(strategy: str) -> str:
+    """The {system} wildcard of a strategy's decode rule: the strategy, or one of its MBR systems."""
+    return f"{re.escape(strategy)}({re.escape(mbr.SUFFIX)}(-[0-9]+)?)?"
+
+
+# ---- doc-trans's mode ------------------------------------------------------------------
+def doc_trans_mode(config: dict, task: str) -> str:
+    """doc_trans.mode, except sequential for a task without a sentence-level model (parallel needs its first pass)."""
+    mode = config["doc_trans"]["mode"]
+    return "sequential" if mode == "parallel" and "sentence" not in task_levels(config, task) else mode
+
+
+def first_pass_strategies(config: dict, task: str) -> list[str]:
+    """Strategies that start from the sentence-level hypotheses: 2-pass, and doc-trans in parallel mode."""
+    return [name for name, info in STRATEGIES.items() if info.needs_first_pass(doc_trans_mode(config, task))]
+
+
+def round_one_reused(config: dict, task: str) -> bool:
+    """Parallel doc-trans takes 2-pass's output over as its round 1 where 2-pass is decoded anyway."""
+    return doc_trans_mode(config, task) == "parallel" and "2-pass" in config["strategies"]
+
+
+# ---- a task's strategies and systems ---------------------------------------------------
+def strategy_levels(config: dict, strategy: str, task: str | None = None) -> set[str]:
+    """The models a strategy needs (docnmt.decode.strategies.models_needed). Without a task, doc-trans needs
+    only the document model: it falls back to sequential mode where the task has no sentence-level model
+    (doc_trans_mode)."""
+    return models_needed(strategy, "sequential" if task is None else doc_trans_mode(config, task))
+
+
+def skipped_strategies(config: dict, task: str) -> dict[str, str]:
+    """{strategy: why} for the strategies whose model the task lacks (the tables say so)."""
+    levels = set(task_levels(config, task))
+    missing = {s: sorted(strategy_levels(config, s) - levels) for s in config["strategies"]}
+    return {s: f"no {'-level or '.join(lacking)}-level model in task_settings.{task}.models"
+            for s, lacking in missing.items() if lacking}
+
+
+def task_strategies(config: dict, task: str, evalset: str) -> list[str]:
+    """The strategies decoded on one evaluation set of a task."""
+    skipped = skipped_strategies(config, task)
+    return [s for s in evalset_strategies(config, evalset) if s not in skipped]
+
+
+def mbr_strategies(config: dict) -> list[str]:
+    """The strategies that also run with MBR selection: those of mbr.strategies that are configured strategies."""
+    return [s for s in config["mbr"]["strategies"] if s in config["strategies"]]
+
+
+def curve_counts(config: dict) -> list[int]:
+    """The candidate counts of the report's MBR plot besides mbr.count, in order."""
+    return sorted(set(config["mbr"]["curve"]["counts"]) - {config["mbr"]["count"]})
+
+
+def task_systems(config: dict, task: str, evalset: str) -> list[str]:
+    """What is decoded and scored on one evaluation set of a task: its strategies, then (on the test set) each
+    one of mbr.strategies with MBR selection (docnmt.decode.mbr.system_name: doc-trans+mbr)."""
+    strategies = task_strategies(config, task, evalset)
+    if evalset != "test":
+        return strategies
+    return strategies + [mbr.system_name(s) for s in mbr_strategies(config) if s in strategies]
+
+
+def curve_systems(config: dict, task: str) -> list[str]:
+    """The MBR decodes of the report's candidate-count plot on the test set (mbr.curve): its strategy with each
+    count of mbr.curve.counts (doc-trans+mbr-4), where the task decodes that strategy with MBR."""
+    strategy = config["mbr"]["curve"]["strategy"]
+    if strategy not in mbr_strategies(config) or strategy not in task_strategies(config, task, "test"):
+        return []
+    return [mbr.system_name(strategy, n) for n in curve_counts(config)]
+
+
+def level_strategies(config: dict, task: str, level: str) -> list[str]:
+    """The systems whose hypotheses the level's model scores for Table 2 (perplexity)."""
+    return [s for s in task_systems(config, task, "test")
+            if (mbr.parse_system(s)[0] == "sentence-level") == (level == "sentence")]

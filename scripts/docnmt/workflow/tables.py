@@ -1,0 +1,125 @@
+"""The tables and plots (``docnmt.score.tables``, ``docnmt.score.plots``) as the rules of ``rules/score.smk``
+make them: the manifest of a set of tasks' score files, which tables and plots those tasks have, and where
+they go (``docnmt.layout``): each task's own, and the configured tasks' together under the config's
+``tables.name`` (``docnmt.config.tables_name``)."""
+
+from __future__ import annotations
+
+import json
+
+from docnmt import layout
+from docnmt.config import tables_name
+from docnmt.decode import mbr
+
+from .systems import curve_counts, curve_systems, mbr_strategies, skipped_strategies, task_systems
+from .tasks import LEVELS, cxmi_tasks, evalsets, german_tasks, task_levels, tgt
+
+#: Plots of the report, each with its caption in report/{name}.rst, and its category.
+PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage", "mbr": "MBR selection"}
+
+
+def task_scores(config: dict, task: str) -> dict:
+    """Every score file of one task, by kind (the tables' manifest entry)."""
+    settings = config["task_settings"][task]
+    entry = {
+        "description": settings.get("description", task),
+        "tgt": tgt(config, task),
+        "bleu_ter": {e: layout.score_file(task, e, "bleu_ter") for e in evalsets(config, task)},
+        "perplexity": {lvl: layout.score_file(task, "test", f"perplexity.{lvl}") for lvl in task_levels(config, task)},
+        "sidecars": {s: layout.decode_file(task, "test", s, "json") for s in task_systems(config, task, "test")},
+    }
+    if skipped_strategies(config, task):
+        entry["skipped"] = skipped_strategies(config, task)
+    if task in german_tasks(config):
+        entry["pronouns"] = {e: layout.score_file(task, e, "pronouns") for e in evalsets(config, task)}
+    if settings["contrapro"]:
+        entry["accuracy"] = {lvl: layout.score_file(task, "contrapro", f"accuracy.{lvl}") for lvl in LEVELS}
+    if task in cxmi_tasks(config):
+        entry["cxmi"] = {e: layout.score_file(task, e, "cxmi") for e in evalsets(config, task)}
+        entry["cxmi_sentences"] = {e: layout.cxmi_sentences(task, e) for e in evalsets(config, task)}
+        entry["context_usage"] = {e: layout.score_file(task, e, "context_usage") for e in evalsets(config, task)}
+    return entry
+
+
+def _tasks(config: dict, tasks) -> list[str]:
+    return list(config["tasks"]) if tasks is None else list(tasks)
+
+
+def score_manifest(config: dict, tasks=None) -> dict:
+    """The tables' manifest: their rows (every strategy, then every MBR system) and each task's score files (default:
+    the configured tasks)."""
+    tasks = _tasks(config, tasks)
+    settings = config["mbr"]
+    systems = list(config["strategies"]) + [mbr.system_name(s) for s in mbr_strategies(config)]
+    curve = {t: curve_systems(config, t) for t in tasks if curve_systems(config, t)}
+    return {"strategies": systems, "tasks": {t: task_scores(config, t) for t in tasks},
+            **({"mbr_curve": {"counts": [settings["count"]] + curve_counts(config), "tasks": curve}} if curve else {}),
+            **({"mbr": {k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")}}
+               if mbr_strategies(config) else {})}
+
+
+def manifest_files(config: dict, tasks=None) -> list[str]:
+    """All files the manifest names (the inputs of the tables and plots)."""
+    files = []
+    for entry in score_manifest(config, tasks)["tasks"].values():
+        for key, value in entry.items():
+            if isinstance(value, dict) and key != "skipped":
+                files += list(value.values())
+    return files
+
+
+def manifest_arg(config: dict, tasks=None) -> str:
+    """The manifest as one JSON argument (the rules quote it)."""
+    return json.dumps(score_manifest(config, tasks), separators=(",", ":"))
+
+
+def table_names(config: dict, tasks=None) -> list[str]:
+    """The tables of these tasks together (default: the configured tasks)."""
+    tasks = _tasks(config, tasks)
+    names = ["perplexity", "bleu_ter"]
+    if any(t in german_tasks(config) for t in tasks):
+        names += ["pronoun_f1", "pronoun_classes"]
+    if any(config["task_settings"][t]["contrapro"] for t in tasks):
+        names.append("contrapro_accuracy")
+    if any(t in cxmi_tasks(config) for t in tasks):
+        names += ["context_usage", "context_split", "context_sentences"]
+    return names + ["decoding_cost"]
+
+
+def table_files(config: dict, name: str) -> list[str]:
+    """A combined table in every format."""
+    return [layout.combined_table(tables_name(config), name, ext) for ext in layout.TABLE_FORMATS]
+
+
+def data_statistics(config: dict) -> dict[str, str]:
+    """The paper's Table 5 (rule data_statistics) by format: the configured tasks' data, among their combined
+    tables."""
+    return {fmt: layout.combined_table(tables_name(config), "data_statistics", ext)
+            for fmt, ext in (("markdown", "md"), ("csv", "csv"), ("latex", "tex"))}
+
+
+def plot_names(config: dict, tasks=None) -> list[str]:
+    """The plots of these tasks together (default: the configured tasks)."""
+    tasks = _tasks(config, tasks)
+    return [p for p in PLOTS if (p != "pronouns" or any(t in german_tasks(config) for t in tasks))
+            and (p != "cxmi" or any(t in cxmi_tasks(config) for t in tasks))
+            and (p != "mbr" or any(curve_systems(config, t) for t in tasks))]
+
+
+def plot_file(config: dict, name: str) -> str:
+    """A combined plot."""
+    return layout.combined_plot(tables_name(config), name)
+
+
+def plot_tasks(config: dict, name: str) -> list[str]:
+    """The configured tasks that have this plot of their own."""
+    return [t for t in config["tasks"] if name in plot_names(config, [t])]
+
+
+def tables_targets(config: dict) -> list[str]:
+    """Every task's tables and plots, and the configured tasks' together."""
+    tasks = config["tasks"]
+    targets = [layout.task_tables_dir(t) for t in tasks]
+    targets += [layout.task_plot(t, p) for t in tasks for p in plot_names(config, [t])]
+    targets += [f for name in table_names(config) for f in table_files(config, name)]
+    return targets + [plot_file(config, p) for p in plot_names(config)]

@@ -1,0 +1,165 @@
+"""A task's settings as the rules read them, from the validated config (``docnmt.config.validate``): its
+languages, the levels it has a model for, its window size and separator, its corpus settings, its evaluation
+sets, and where its models, data and BPE codes are (the workflow's, ``docnmt.layout``, or a model trained
+elsewhere: ``task_settings.TASK.models``)."""
+
+from __future__ import annotations
+
+import re
+
+from docnmt import SEP, layout
+
+#: The splits of every corpus.
+SPLITS = ["train", "valid", "test"]
+#: Evaluation-only sets that go through tokenization and BPE but are not binarized.
+EXTRA_SPLITS = ["contrapro"]
+#: The models of a task: sentence-level and document-level.
+LEVELS = ["sentence", "document"]
+#: Evaluation sets: the test split of every task, ContraPro where configured.
+EVALSETS = ["test", "contrapro"]
+#: Corpus types that a download recipe makes (docnmt.workflow.corpora.corpus_recipe).
+REAL_CORPUS_TYPES = ("news", "ted", "os")
+#: Defaults of corpus settings that depend on the corpus type.
+CORPUS_DEFAULTS = {
+    "demo": {"train_docs": 1200, "valid_docs": 40, "test_docs": 100},
+    "os": {"valid_docs": 5, "test_docs": 5},
+}
+#: Corpus recipes that write a per-line subsets file ({split}.subsets) for some splits:
+#: the demo marks the test sentences whose pronoun has an ambiguous antecedent.
+SUBSET_SPLITS = {"demo": ["test"]}
+
+
+def alternatives(names) -> str:
+    """A wildcard regex matching exactly these names (or nothing, if empty)."""
+    return "|".join(sorted(re.escape(str(n)) for n in names)) if names else "(?!x)x"
+
+
+def check(config: dict) -> None:
+    """What the schema cannot say: the demo corpus and ContraPro are en->de. ValueError naming the config key."""
+    for task in tasks_of_type(config, "demo"):
+        if langs(config, task) != ["en", "de"]:
+            raise ValueError(f"config key 'task_settings.{task}': the demo corpus is en->de")
+    for task in contrapro_tasks(config):
+        if langs(config, task) != ["en", "de"]:
+            raise ValueError(f"config key 'task_settings.{task}.contrapro': ContraPro is en->de only")
+
+
+# ---- which tasks ---------------------------------------------------------------------
+def is_external(config: dict, task: str) -> bool:
+    """A task whose models come from elsewhere: no corpus preparation, BPE learning or training."""
+    return "models" in config["task_settings"][task]
+
+
+def external_tasks(config: dict) -> list[str]:
+    return [t for t in config["task_settings"] if is_external(config, t)]
+
+
+def tasks_of_type(config: dict, kind: str) -> list[str]:
+    return [t for t, s in config["task_settings"].items() if s["corpus"]["type"] == kind]
+
+
+def real_tasks(config: dict) -> list[str]:
+    """Tasks whose corpus a download recipe makes."""
+    return [t for t, s in config["task_settings"].items() if s["corpus"]["type"] in REAL_CORPUS_TYPES]
+
+
+def contrapro_tasks(config: dict) -> list[str]:
+    return [t for t, s in config["task_settings"].items() if s["contrapro"]]
+
+
+def german_tasks(config: dict) -> list[str]:
+    """Tasks with German targets: the pronoun metric (BlonDe's German extension) applies."""
+    return [t for t in config["task_settings"] if tgt(config, t) == "de"]
+
+
+def cxmi_tasks(config: dict) -> list[str]:
+    """The configured tasks with a document-level model: CXMI measures how much that model uses its context."""
+    return [t for t in config["tasks"] if "document" in task_levels(config, t)]
+
+
+# ---- one task's settings -------------------------------------------------------------
+def src(config: dict, task: str) -> str:
+    return config["task_settings"][task]["src"]
+
+
+def tgt(config: dict, task: str) -> str:
+    return config["task_settings"][task]["tgt"]
+
+
+def langs(config: dict, task: str) -> list[str]:
+    return [src(config, task), tgt(config, task)]
+
+
+def task_levels(config: dict, task: str) -> list[str]:
+    """The levels that have a model: both for the workflow's own tasks, those configured for external ones."""
+    return [lvl for lvl in LEVELS if not is_external(config, task) or lvl in config["task_settings"][task]["models"]]
+
+
+def task_k(config: dict, task: str) -> int:
+    """The document-level model's window size: the task's models.k, else the workflow's k."""
+    return config["task_settings"][task]["models"]["k"] if is_external(config, task) else config["k"]
+
+
+def task_separator(config: dict, task: str) -> str:
+    return config["task_settings"][task]["models"]["separator"] if is_external(config, task) else SEP
+
+
+def model_backend(config: dict, task: str) -> str:
+    """fairseq, or transformers for a task whose models: are Hugging Face model folders (docnmt.decode.backends)."""
+    return config["task_settings"][task]["models"]["backend"] if is_external(config, task) else "fairseq"
+
+
+def language_codes(config: dict, task: str) -> list[str]:
+    """--src-lang/--tgt-lang with a transformers task's language codes (models.language_codes), else []."""
+    codes = config["task_settings"][task]["models"].get("language_codes") if is_external(config, task) else None
+    return ["--src-lang", codes["src"], "--tgt-lang", codes["tgt"]] if codes else []
+
+
+def corpus_setting(config: dict, task: str, key: str):
+    """A setting of the task's corpus, else its corpus type's default (CORPUS_DEFAULTS), else None."""
+    corpus = config["task_settings"][task]["corpus"]
+    return corpus.get(key, CORPUS_DEFAULTS.get(corpus["type"], {}).get(key))
+
+
+def evalsets(config: dict, task: str) -> list[str]:
+    return ["test"] + (["contrapro"] if config["task_settings"][task]["contrapro"] else [])
+
+
+def has_subsets(config: dict, task: str, evalset: str) -> bool:
+    """Does the task's corpus recipe write a subsets file for this evaluation set (SUBSET_SPLITS)?"""
+    return evalset in SUBSET_SPLITS.get(config["task_settings"][task]["corpus"]["type"], [])
+
+
+def pronoun_min_examples(config: dict, task: str) -> int:
+    return config["task_settings"][task].get("pronoun_min_examples", config["scoring"]["pronoun_min_examples"])
+
+
+def runtime(config: dict, task: str, demo: int, other: int) -> int:
+    """A job's runtime in minutes: ``demo`` for a task with the demo's model preset, ``other`` otherwise."""
+    return demo if config["task_settings"][task]["model"] == "demo" else other
+
+
+# ---- a task's models, data and codes: the workflow's or the config's -------------------
+def bpe_codes(config: dict, task: str) -> str:
+    if is_external(config, task):
+        return config["task_settings"][task]["models"]["bpe_codes"]
+    return layout.bpe_codes(task)
+
+
+def external_codes(config: dict, task: str) -> list[str]:
+    """An external task's BPE codes as a list of input files: empty where its models use none."""
+    codes = config["task_settings"][task]["models"]["bpe_codes"]
+    return [] if codes == "none" else [codes]
+
+
+def binarized(config: dict, task: str, level: str) -> str:
+    """fairseq-binarized data of one level (a directory with manifest.json); an external model's data folder."""
+    if is_external(config, task):
+        return config["task_settings"][task]["models"][level]["data"]
+    return layout.binarized(task, level)
+
+
+def model_file(config: dict, task: str, level: str) -> str:
+    if is_external(config, task):
+        return config["task_settings"][task]["models"][level]["checkpoint"]
+    return layout.model_file(task, level)
