@@ -1,6 +1,7 @@
 # docnmt-search: search strategies for document-level NMT (Herold & Ney, 2023).
-# This file is the table of contents; the rules are in rules/, their logic in
-# the package scripts/docnmt, and every path is derived in rules/common.smk.
+# This file is the table of contents; the rules are in rules/ (the config and
+# the glue in rules/common.smk), their logic in the package scripts/docnmt
+# (docnmt.workflow), and every path comes from docnmt.layout.
 import os
 
 from snakemake.utils import min_version
@@ -28,10 +29,10 @@ localrules:
 rule all:
     default_target: True
     input:
-        all_targets(),
+        wf.targets.all_targets(config),
 
 
 rule data:
     """Downloads, corpora, preprocessing and binarization only: `snakemake data`."""
     input:
-        data_targets(),
+        wf.targets.data_targets(config),

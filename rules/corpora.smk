@@ -1,26 +1,23 @@
 # Where each task's documents come from. Every recipe ends in the common
 # document format: data/{task}/corpus/{split}.{src,tgt,docids}, checked by
-# check_corpus (its statistics feed the data-statistics table).
+# check_corpus (its statistics feed the data-statistics table). The inputs and
+# arguments are docnmt.workflow.corpora's, every path docnmt.layout's.
 
 
 rule demo_corpus:
     """The synthetic demo task: generated, seeded and deterministic."""
     output:
-        **{f"{split}_{ext}": f"data/{{task}}/corpus/{split}.{ext}" for split in SPLITS for ext in ("en", "de", "docids")},
-        test_subsets="data/{task}/corpus/test.subsets",
-        contrapro="data/{task}/corpus/contrapro.json",
+        **wf.corpora.demo_outputs(),
     wildcard_constraints:
-        task=_alternatives(tasks_of_type("demo")),
+        task=wf.tasks.alternatives(wf.tasks.tasks_of_type(config, "demo")),
     params:
-        outdir=lambda w: f"data/{w.task}/corpus",
+        outdir=lambda w: layout.corpus_dir(w.task),
         seed=lambda w: SETTINGS[w.task]["corpus"]["seed"],
-        docs=lambda w: [
-            arg for split in SPLITS for arg in (f"--{split}-docs", corpus_setting(w.task, f"{split}_docs"))
-        ],
+        docs=lambda w: wf.corpora.demo_docs_args(config, w.task),
     log:
-        "logs/{task}/demo_corpus.log",
+        layout.log_file("{task}/demo_corpus"),
     benchmark:
-        "benchmarks/{task}/demo_corpus.tsv"
+        layout.benchmark_file("{task}/demo_corpus")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -34,16 +31,16 @@ rule demo_corpus:
 rule prepared_corpus:
     """A user's own corpus, already in the common document format (corpus.dir), copied atomically."""
     input:
-        lambda w: f"{SETTINGS[w.task]['corpus']['dir']}/{w.split}.{w.ext}",
+        lambda w: wf.corpora.prepared_file(config, w.task, w.split, w.ext),
     output:
-        "data/{task}/corpus/{split}.{ext}",
+        layout.corpus_file("{task}", "{split}", "{ext}"),
     wildcard_constraints:
-        task=_alternatives(tasks_of_type("prepared")),
+        task=wf.tasks.alternatives(wf.tasks.tasks_of_type(config, "prepared")),
         ext="[a-z]{2,3}|docids",
     log:
-        "logs/{task}/prepared_corpus/{split}.{ext}.log",
+        layout.log_file("{task}/prepared_corpus/{split}.{ext}"),
     benchmark:
-        "benchmarks/{task}/prepared_corpus/{split}.{ext}.tsv"
+        layout.benchmark_file("{task}/prepared_corpus/{split}.{ext}")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -58,21 +55,19 @@ rule prepared_corpus:
 rule download:
     """One real source file: mirror-aware, retried, checksum-verified, atomic."""
     output:
-        "downloads/{source}/{filename}",
+        layout.download_file("{source}", "{filename}"),
     wildcard_constraints:
         filename=r"(?!extracted$)[^/]+",
     params:
-        url=lambda w: source(w.source)["url"],
-        checksum=lambda w: [
-            arg for algo in ("sha256", "md5") if source(w.source).get(algo) for arg in (f"--{algo}", source(w.source)[algo])
-        ],
-        mirror=["--mirror", config["mirror"]] if config["mirror"] else [],
+        url=lambda w: wf.corpora.source(config, w.source)["url"],
+        checksum=lambda w: wf.corpora.checksum_args(config, w.source),
+        mirror=wf.corpora.mirror_args(config),
         lock=config["download_lock"],
         retries=config["download_retries"],
     log:
-        "logs/downloads/{source}/{filename}.log",
+        layout.log_file("downloads/{source}/{filename}"),
     benchmark:
-        "benchmarks/downloads/{source}/{filename}.tsv"
+        layout.benchmark_file("downloads/{source}/{filename}")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -87,15 +82,15 @@ rule download:
 rule extract:
     """The members of an archive that the parsers read, safely unpacked."""
     input:
-        lambda w: download_path(w.source),
+        lambda w: wf.corpora.download_path(config, w.source),
     output:
-        directory("downloads/{source}/extracted"),
+        directory(layout.extracted_dir("{source}")),
     params:
-        members=lambda w: list(source(w.source).get("members", {}).values()),
+        members=lambda w: wf.corpora.members(config, w.source),
     log:
-        "logs/downloads/{source}/extract.log",
+        layout.log_file("downloads/{source}/extract"),
     benchmark:
-        "benchmarks/downloads/{source}/extract.tsv"
+        layout.benchmark_file("downloads/{source}/extract")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -107,9 +102,9 @@ rule extract:
 
 
 # One parsing rule per real task, generated from the task's corpus recipe
-# (corpus_recipe in common.smk): a new dataset adds a recipe, not a rule.
-for _task in real_tasks():
-    _inputs, _args = corpus_recipe(_task)
+# (docnmt.workflow.corpora.corpus_recipe): a new dataset adds a recipe, not a rule.
+for _task in wf.tasks.real_tasks(config):
+    _inputs, _args = wf.corpora.corpus_recipe(config, _task)
 
     rule:
         name:
@@ -117,15 +112,15 @@ for _task in real_tasks():
         input:
             _inputs,
         output:
-            [corpus_file(_task, split, ext) for split in corpus_splits(_task) for ext in (*langs(_task), "docids")],
+            wf.corpora.corpus_outputs(config, _task),
         params:
             args=_args,
             outdir=lambda w, output: os.path.dirname(output[0]),
-            report=f"data/{_task}/corpus/prepare.report.json",
+            report=layout.corpus_report(_task),
         log:
-            f"logs/{_task}/corpus.log",
+            layout.log_file(f"{_task}/corpus"),
         benchmark:
-            f"benchmarks/{_task}/corpus.tsv"
+            layout.benchmark_file(f"{_task}/corpus")
         conda:
             "../envs/data.yaml"
         threads: 1
@@ -139,20 +134,18 @@ for _task in real_tasks():
 rule contrapro_set:
     """ContraPro examples with k-1 sentences of left and right context, as a small document corpus."""
     input:
-        unpack(lambda w: contrapro_sources(w.task)),
+        unpack(lambda w: wf.corpora.contrapro_sources(config, w.task)),
     output:
-        **{ext: f"data/{{task}}/contrapro/contrapro.{ext}" for ext in ("en", "de", "docids")},
-        examples="data/{task}/contrapro/contrapro.examples.jsonl",
-        report="data/{task}/contrapro/contrapro.report.json",
+        **wf.corpora.contrapro_outputs(),
     wildcard_constraints:
-        task=_alternatives(contrapro_tasks()),
+        task=wf.tasks.alternatives(wf.tasks.contrapro_tasks(config)),
     params:
         context=config["k"] - 1,
-        outdir=lambda w: f"data/{w.task}/contrapro",
+        outdir=lambda w: layout.contrapro_dir(w.task),
     log:
-        "logs/{task}/contrapro_set.log",
+        layout.log_file("{task}/contrapro_set"),
     benchmark:
-        "benchmarks/{task}/contrapro_set.tsv"
+        layout.benchmark_file("{task}/contrapro_set")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -167,15 +160,15 @@ rule contrapro_set:
 rule data_statistics:
     """The paper's Table 5: sentences and documents per split and task, ContraPro included."""
     input:
-        **statistics_inputs(),
+        **wf.corpora.statistics_inputs(config),
     output:
-        **DATA_STATISTICS,
+        **wf.tables.data_statistics(config),
     params:
         specs=lambda w, input: [f"{name}:{path}" for name, path in input.items()],
     log:
-        "logs/data_statistics.log",
+        layout.log_file("data_statistics"),
     benchmark:
-        "benchmarks/data_statistics.tsv"
+        layout.benchmark_file("data_statistics")
     conda:
         "../envs/scoring.yaml"
     threads: 1
@@ -190,13 +183,13 @@ rule data_statistics:
 rule check_corpus:
     """Validate one split of the common format; write its sentence/document counts."""
     input:
-        unpack(lambda w: corpus_split(w.task, w.split)),
+        unpack(lambda w: wf.corpora.corpus_split(config, w.task, w.split)),
     output:
-        "data/{task}/corpus/{split}.stats.json",
+        layout.corpus_stats("{task}", "{split}"),
     log:
-        "logs/{task}/check_corpus/{split}.log",
+        layout.log_file("{task}/check_corpus/{split}"),
     benchmark:
-        "benchmarks/{task}/check_corpus/{split}.tsv"
+        layout.benchmark_file("{task}/check_corpus/{split}")
     conda:
         "../envs/data.yaml"
     threads: 1

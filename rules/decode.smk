@@ -1,30 +1,26 @@
 # Decoding: one rule per search strategy, generated from config["strategies"].
+# The inputs and options are docnmt.workflow.decode's, every path docnmt.layout's.
 
 
 rule check_model:
     """A model trained elsewhere, checked before any decode (docnmt.decode.checks): one error line naming the file."""
     input:
-        unpack(lambda w: model_inputs(w.task, w.level)),
-        sample=lambda w: corpus_file(w.task, "test", src(w.task)),
+        unpack(lambda w: wf.decode.model_inputs(config, w.task, w.level)),
+        sample=lambda w: layout.corpus_file(w.task, "test", wf.tasks.src(config, w.task)),
     output:
-        "results/{task}/models/{level}/check.json",
+        layout.model_check("{task}", "{level}"),
     wildcard_constraints:
-        task=_alternatives(external_tasks()),
+        task=wf.tasks.alternatives(wf.tasks.external_tasks(config)),
     params:
-        model=model_args(),
-        k=lambda w: task_k(w.task),
-        separator=lambda w: task_separator(w.task),
-        codes=lambda w: (
-            [] if SETTINGS[w.task]["models"]["bpe_codes"] == "none" else ["--codes", bpe_codes(w.task)]
-        ),
-        sample=lambda w: (
-            [] if model_backend(w.task) == "transformers"
-            else ["--sample-tokenize", SETTINGS[w.task]["models"]["tokenize"], "--sample-lang", src(w.task)]
-        ),
+        model=model_params,
+        k=lambda w: wf.tasks.task_k(config, w.task),
+        separator=lambda w: wf.tasks.task_separator(config, w.task),
+        codes=lambda w: wf.decode.check_codes_args(config, w.task),
+        sample=lambda w: wf.decode.check_sample_args(config, w.task),
     log:
-        "logs/{task}/check_model/{level}.log",
+        layout.log_file("{task}/check_model/{level}"),
     benchmark:
-        "benchmarks/{task}/check_model/{level}.tsv"
+        layout.benchmark_file("{task}/check_model/{level}")
     conda:
         "../envs/fairseq.yaml"
     threads: 1
@@ -47,32 +43,29 @@ for _strategy in config["strategies"]:
         name:
             strategy_rule_name(_strategy)
         input:
-            unpack(decode_inputs(_strategy)),
+            unpack(lambda w, strategy=_strategy: wf.decode.decode_inputs(config, strategy, w.task, w.evalset, w.system)),
         output:
-            bpe=decode_output("bpe"),
-            txt=decode_output("txt"),
-            sidecar=decode_output("json"),
+            **wf.decode.decode_outputs(),
         wildcard_constraints:
-            evalset=_alternatives(strategy_evalsets(_strategy)),
-            system=system_pattern(_strategy),
+            evalset=wf.tasks.alternatives(wf.systems.strategy_evalsets(_strategy)),
+            system=wf.systems.system_pattern(_strategy),
         params:
             strategy=_strategy,
-            model=model_args(),
-            options=decode_options(_strategy),
-            tgt=lambda w: [] if language_codes(w.task) else ["--tgt-lang", tgt(w.task)],
-            search=lambda w: ["--beam", config["beam"], "--k", task_k(w.task), "--h", config["h"], "--dtype", DTYPE,
-                              "--separator", task_separator(w.task)],
+            model=model_params,
+            options=lambda w, input, strategy=_strategy: wf.decode.decode_options(config, strategy, w.task, w.system, input),
+            tgt=lambda w: wf.decode.tgt_lang_args(config, w.task),
+            search=lambda w: wf.decode.search_args(config, w.task),
         log:
-            "logs/{task}/decode/{evalset}/{system}.log",
+            layout.log_file("{task}/decode/{evalset}/{system}"),
         benchmark:
-            "benchmarks/{task}/decode/{evalset}/{system}.tsv"
+            layout.benchmark_file("{task}/decode/{evalset}/{system}")
         conda:
             "../envs/fairseq.yaml"
         threads: 2
         resources:
             gpu=1,
             mem_mb=8000,
-            runtime=lambda w: 60 if SETTINGS[w.task]["model"] == "demo" else 720,
+            runtime=lambda w: wf.tasks.runtime(config, w.task, demo=60, other=720),
         shell:
             "python -m docnmt.decode.cli --strategy {params.strategy:q} {params.options:q}"
             " {params.model:q} --src {input.src:q} --docids {input.docids:q}"

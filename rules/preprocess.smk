@@ -1,19 +1,20 @@
 # The preprocessing chain shared by all tasks, on the checked corpus of
 # corpora.smk: Moses tokenization and joint BPE (the training data scattered over shards),
-# k-windows, one joined dictionary, fairseq binarization of both levels.
+# k-windows, one joined dictionary, fairseq binarization of both levels. The inputs
+# and arguments are docnmt.workflow.preprocess's, every path docnmt.layout's.
 
 
 rule shard:
     """Scatter the validated training data of one language into contiguous shards (split_shards)."""
     input:
-        text=lambda w: corpus_file(w.task, w.split, w.lang),
-        stats=lambda w: corpus_stats(w.task, w.split),
+        text=lambda w: layout.corpus_file(w.task, w.split, w.lang),
+        stats=lambda w: layout.corpus_stats(w.task, w.split),
     output:
-        temp(scatter.shard(shard_pattern("raw"))),
+        temp(scatter.shard(wf.preprocess.shard_pattern("raw"))),
     log:
-        "logs/{task}/shard/{split}.{lang}.log",
+        layout.log_file("{task}/shard/{split}.{lang}"),
     benchmark:
-        "benchmarks/{task}/shard/{split}.{lang}.tsv"
+        layout.benchmark_file("{task}/shard/{split}.{lang}")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -27,14 +28,14 @@ rule shard:
 rule tokenize:
     """Moses punctuation normalization and tokenization of one shard (of an evaluation split: the whole split)."""
     input:
-        text=shard_text,
-        stats=lambda w: corpus_stats(w.task, w.split),
+        text=lambda w: wf.preprocess.shard_text(config, w.task, w.split, w.lang, w.shard),
+        stats=lambda w: layout.corpus_stats(w.task, w.split),
     output:
-        temp("data/{task}/shards/{split}.{lang}.{shard}.tok"),
+        temp(layout.shard_file("{task}", "{split}", "{lang}", "{shard}", "tok")),
     log:
-        "logs/{task}/tokenize/{split}.{lang}.{shard}.log",
+        layout.log_file("{task}/tokenize/{split}.{lang}.{shard}"),
     benchmark:
-        "benchmarks/{task}/tokenize/{split}.{lang}.{shard}.tsv"
+        layout.benchmark_file("{task}/tokenize/{split}.{lang}.{shard}")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -48,13 +49,13 @@ rule tokenize:
 rule gather_shards:
     """Gather the tokenized (tok) or BPE-encoded (bpe) shards of one split and language."""
     input:
-        split_shard_files,
+        lambda w: wf.preprocess.split_shard_files(config, w.task, w.stage, w.split, w.lang),
     output:
-        "data/{task}/{stage}/{split}.{lang}",
+        layout.processed_file("{task}", "{stage}", "{split}", "{lang}"),
     log:
-        "logs/{task}/gather_shards/{stage}.{split}.{lang}.log",
+        layout.log_file("{task}/gather_shards/{stage}.{split}.{lang}"),
     benchmark:
-        "benchmarks/{task}/gather_shards/{stage}.{split}.{lang}.tsv"
+        layout.benchmark_file("{task}/gather_shards/{stage}.{split}.{lang}")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -68,17 +69,17 @@ rule gather_shards:
 rule learn_bpe:
     """Joint BPE merges learned on the tokenized training data of both languages."""
     input:
-        lambda w: [processed_file(w.task, "tok", "train", lang) for lang in langs(w.task)],
+        lambda w: [layout.processed_file(w.task, "tok", "train", lang) for lang in wf.tasks.langs(config, w.task)],
     output:
-        "data/{task}/bpe/codes",
+        layout.bpe_codes("{task}"),
     params:
         merges=lambda w: SETTINGS[w.task]["bpe_merges"],
         min_frequency=config["preprocess"]["bpe_min_frequency"],
-        sample=lambda w: SETTINGS[w.task]["bpe_sample_lines"] or 0,
+        sample=lambda w: wf.preprocess.bpe_sample_lines(config, w.task),
     log:
-        "logs/{task}/learn_bpe.log",
+        layout.log_file("{task}/learn_bpe"),
     benchmark:
-        "benchmarks/{task}/learn_bpe.tsv"
+        layout.benchmark_file("{task}/learn_bpe")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -93,14 +94,14 @@ rule learn_bpe:
 rule apply_bpe:
     """Encode one tokenized shard with the task's joint BPE codes."""
     input:
-        text="data/{task}/shards/{split}.{lang}.{shard}.tok",
-        codes=lambda w: bpe_codes(w.task),
+        text=layout.shard_file("{task}", "{split}", "{lang}", "{shard}", "tok"),
+        codes=lambda w: wf.tasks.bpe_codes(config, w.task),
     output:
-        temp("data/{task}/shards/{split}.{lang}.{shard}.bpe"),
+        temp(layout.shard_file("{task}", "{split}", "{lang}", "{shard}", "bpe")),
     log:
-        "logs/{task}/apply_bpe/{split}.{lang}.{shard}.log",
+        layout.log_file("{task}/apply_bpe/{split}.{lang}.{shard}"),
     benchmark:
-        "benchmarks/{task}/apply_bpe/{split}.{lang}.{shard}.tsv"
+        layout.benchmark_file("{task}/apply_bpe/{split}.{lang}.{shard}")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -114,16 +115,16 @@ rule apply_bpe:
 rule windows:
     """Document-level text: each sentence with its k-1 predecessors, joined by <sep>."""
     input:
-        text=lambda w: processed_file(w.task, "bpe", w.split, w.lang),
-        docids=lambda w: corpus_file(w.task, w.split, "docids"),
+        text=lambda w: layout.processed_file(w.task, "bpe", w.split, w.lang),
+        docids=lambda w: layout.corpus_file(w.task, w.split, "docids"),
     output:
-        "data/{task}/doc/{split}.{lang}",
+        layout.window_file("{task}", "{split}", "{lang}"),
     params:
         k=config["k"],
     log:
-        "logs/{task}/windows/{split}.{lang}.log",
+        layout.log_file("{task}/windows/{split}.{lang}"),
     benchmark:
-        "benchmarks/{task}/windows/{split}.{lang}.tsv"
+        layout.benchmark_file("{task}/windows/{split}.{lang}")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -138,13 +139,13 @@ rule windows:
 rule joined_dictionary:
     """One fairseq dictionary over both languages (plus <sep>), shared by both levels."""
     input:
-        lambda w: [processed_file(w.task, "bpe", "train", lang) for lang in langs(w.task)],
+        lambda w: [layout.processed_file(w.task, "bpe", "train", lang) for lang in wf.tasks.langs(config, w.task)],
     output:
-        "data/{task}/bin/dict.txt",
+        layout.joined_dictionary("{task}"),
     log:
-        "logs/{task}/joined_dictionary.log",
+        layout.log_file("{task}/joined_dictionary"),
     benchmark:
-        "benchmarks/{task}/joined_dictionary.tsv"
+        layout.benchmark_file("{task}/joined_dictionary")
     conda:
         "../envs/data.yaml"
     threads: 1
@@ -158,22 +159,18 @@ rule joined_dictionary:
 rule binarize:
     """fairseq binarization of one level with the joined dictionary; line counts are verified."""
     input:
-        text=lambda w: [level_text(w.task, w.level, split, lang) for split in SPLITS for lang in langs(w.task)],
-        dictionary=lambda w: joined_dictionary(w.task),
+        text=lambda w: wf.preprocess.binarize_inputs(config, w.task, w.level),
+        dictionary=lambda w: layout.joined_dictionary(w.task),
     output:
-        directory("data/{task}/bin/{level}"),
+        directory(layout.binarized("{task}", "{level}")),
     params:
-        src=lambda w: src(w.task),
-        tgt=lambda w: tgt(w.task),
-        prefixes=lambda w: [
-            arg
-            for split in SPLITS
-            for arg in (f"--{split}pref", level_text(w.task, w.level, split, src(w.task)).rsplit(".", 1)[0])
-        ],
+        src=lambda w: wf.tasks.src(config, w.task),
+        tgt=lambda w: wf.tasks.tgt(config, w.task),
+        prefixes=lambda w: wf.preprocess.binarize_prefixes(config, w.task, w.level),
     log:
-        "logs/{task}/binarize/{level}.log",
+        layout.log_file("{task}/binarize/{level}"),
     benchmark:
-        "benchmarks/{task}/binarize/{level}.tsv"
+        layout.benchmark_file("{task}/binarize/{level}")
     conda:
         "../envs/fairseq.yaml"
     threads: 2
@@ -188,19 +185,19 @@ rule binarize:
 rule encode_external:
     """An external task's evaluation text in its models' units: their tokenizer and BPE codes (or none)."""
     input:
-        text=lambda w: corpus_file(w.task, w.split, w.lang),
-        codes=lambda w: [] if SETTINGS[w.task]["models"]["bpe_codes"] == "none" else [bpe_codes(w.task)],
+        text=lambda w: layout.corpus_file(w.task, w.split, w.lang),
+        codes=lambda w: wf.tasks.external_codes(config, w.task),
     output:
-        "data/{task}/bpe/{split}.{lang}",
+        layout.processed_file("{task}", "bpe", "{split}", "{lang}"),
     wildcard_constraints:
-        task=_alternatives(external_tasks()),
+        task=wf.tasks.alternatives(wf.tasks.external_tasks(config)),
     params:
         tokenize=lambda w: SETTINGS[w.task]["models"]["tokenize"],
         codes=lambda w: SETTINGS[w.task]["models"]["bpe_codes"],
     log:
-        "logs/{task}/encode_external/{split}.{lang}.log",
+        layout.log_file("{task}/encode_external/{split}.{lang}"),
     benchmark:
-        "benchmarks/{task}/encode_external/{split}.{lang}.tsv"
+        layout.benchmark_file("{task}/encode_external/{split}.{lang}")
     conda:
         "../envs/data.yaml"
     threads: 1

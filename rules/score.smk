@@ -1,24 +1,25 @@
 # Scoring and the paper's tables: BLEU/TER with significance, perplexity,
 # pronoun F1, ContraPro accuracy; then the tables and the report's plots.
 # The logic is in docnmt.score.scoring, .perplexity, .pronouns, .contrastive,
-# .tables and .plots; every path comes from rules/common.smk.
+# .tables and .plots; the inputs and options are docnmt.workflow.score's, the
+# tables' and plots' docnmt.workflow.tables's, every path docnmt.layout's.
 
 
 rule bleu_ter:
     """SacreBLEU BLEU, chrF++, TER (and d-BLEU on the test set) of every system on one evaluation set, with paired
     bootstrap tests."""
     input:
-        unpack(bleu_ter_inputs),
+        unpack(lambda w: wf.score.bleu_ter_inputs(config, w.task, w.evalset)),
     output:
-        score_file("{task}", "{evalset}", "bleu_ter"),
+        layout.score_file("{task}", "{evalset}", "bleu_ter"),
     params:
-        systems=bleu_ter_args,
-        baselines=significance_baselines,
+        systems=lambda w, input: wf.score.bleu_ter_args(config, w.task, w.evalset, input),
+        baselines=lambda w: wf.score.significance_baselines(config, w.task, w.evalset),
         samples=config["scoring"]["bootstrap_samples"],
     log:
-        "logs/{task}/scores/{evalset}/bleu_ter.log",
+        layout.log_file("{task}/scores/{evalset}/bleu_ter"),
     benchmark:
-        "benchmarks/{task}/scores/{evalset}/bleu_ter.tsv"
+        layout.benchmark_file("{task}/scores/{evalset}/bleu_ter")
     conda:
         "../envs/scoring.yaml"
     threads: 1
@@ -33,22 +34,22 @@ rule bleu_ter:
 rule pronoun_f1:
     """Pronoun gender and formality F1 (the paper's German BlonDe fork) of every strategy on one evaluation set."""
     input:
-        unpack(scored_text_inputs),
+        unpack(lambda w: wf.score.scored_text_inputs(config, w.task, w.evalset)),
     output:
-        score_file("{task}", "{evalset}", "pronouns"),
+        layout.score_file("{task}", "{evalset}", "pronouns"),
     wildcard_constraints:
-        task=_alternatives(german_tasks()),
+        task=wf.tasks.alternatives(wf.tasks.german_tasks(config)),
     params:
-        systems=system_args,
-        subsets=subsets_arg,
+        systems=lambda w, input: wf.score.system_args(config, w.task, w.evalset, input),
+        subsets=lambda w, input: wf.score.subsets_arg(input),
         tagger=config["scoring"]["tagger"],
         source_tagger=config["scoring"]["source_tagger"],
         rules=config["scoring"]["pronoun_rules"],
-        min_examples=lambda w: pronoun_min_examples(w.task),
+        min_examples=lambda w: wf.tasks.pronoun_min_examples(config, w.task),
     log:
-        "logs/{task}/scores/{evalset}/pronouns.log",
+        layout.log_file("{task}/scores/{evalset}/pronouns"),
     benchmark:
-        "benchmarks/{task}/scores/{evalset}/pronouns.tsv"
+        layout.benchmark_file("{task}/scores/{evalset}/pronouns")
     conda:
         "../envs/scoring.yaml"
     threads: 1
@@ -64,26 +65,26 @@ rule pronoun_f1:
 rule perplexity:
     """Perplexity of the reference and of the level's strategies' hypotheses on the test set (Table 2)."""
     input:
-        unpack(perplexity_inputs),
+        unpack(lambda w: wf.score.perplexity_inputs(config, w.task, w.level)),
     output:
-        score_file("{task}", "test", "perplexity.{level}"),
+        layout.score_file("{task}", "test", "perplexity.{level}"),
     params:
-        model=model_args(),
-        systems=perplexity_args,
-        k=lambda w: task_k(w.task),
-        separator=lambda w: task_separator(w.task),
+        model=model_params,
+        systems=lambda w, input: wf.score.perplexity_args(config, w.task, w.level, input),
+        k=lambda w: wf.tasks.task_k(config, w.task),
+        separator=lambda w: wf.tasks.task_separator(config, w.task),
         dtype=DTYPE,
     log:
-        "logs/{task}/scores/test/perplexity.{level}.log",
+        layout.log_file("{task}/scores/test/perplexity.{level}"),
     benchmark:
-        "benchmarks/{task}/scores/test/perplexity.{level}.tsv"
+        layout.benchmark_file("{task}/scores/test/perplexity.{level}")
     conda:
         "../envs/fairseq.yaml"
     threads: 2
     resources:
         gpu=1,
         mem_mb=8000,
-        runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
+        runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=120),
     shell:
         "python -m docnmt.score.perplexity {params.model:q} --level {wildcards.level:q}"
         " --k {params.k:q} --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q}"
@@ -94,31 +95,26 @@ rule perplexity:
 rule contrapro_accuracy:
     """ContraPro contrastive scoring accuracy of one model (the paper's sanity check)."""
     input:
-        model=lambda w: model_file(w.task, w.level),
-        data=lambda w: binarized(w.task, w.level),
-        src=lambda w: processed_file(w.task, "bpe", "contrapro", src(w.task)),
-        tgt=lambda w: processed_file(w.task, "bpe", "contrapro", tgt(w.task)),
-        examples=lambda w: contrapro_examples(w.task),
-        codes=lambda w: bpe_codes(w.task),
+        unpack(lambda w: wf.score.contrapro_accuracy_inputs(config, w.task, w.level)),
     output:
-        score_file("{task}", "contrapro", "accuracy.{level}"),
+        layout.score_file("{task}", "contrapro", "accuracy.{level}"),
     wildcard_constraints:
-        task=_alternatives(contrapro_tasks()),
+        task=wf.tasks.alternatives(wf.tasks.contrapro_tasks(config)),
     params:
-        tgt=lambda w: tgt(w.task),
+        tgt=lambda w: wf.tasks.tgt(config, w.task),
         k=config["k"],
         dtype=DTYPE,
     log:
-        "logs/{task}/scores/contrapro/accuracy.{level}.log",
+        layout.log_file("{task}/scores/contrapro/accuracy.{level}"),
     benchmark:
-        "benchmarks/{task}/scores/contrapro/accuracy.{level}.tsv"
+        layout.benchmark_file("{task}/scores/contrapro/accuracy.{level}")
     conda:
         "../envs/fairseq.yaml"
     threads: 2
     resources:
         gpu=1,
         mem_mb=8000,
-        runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 240,
+        runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=240),
     shell:
         "python -m docnmt.score.contrastive --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
         " --k {params.k:q} --dtype {params.dtype:q} --src {input.src:q} --tgt {input.tgt:q} --examples {input.examples:q}"
@@ -130,29 +126,29 @@ rule cxmi:
     """CXMI and the P-CXMI of every sentence (Fernandes et al. 2021, 2023): how much the document-level model uses
     its context, on the reference and on every strategy's hypotheses."""
     input:
-        unpack(cxmi_inputs),
+        unpack(lambda w: wf.score.cxmi_inputs(config, w.task, w.evalset)),
     output:
-        summary=score_file("{task}", "{evalset}", "cxmi"),
-        sentences=cxmi_sentences("{task}", "{evalset}"),
+        summary=layout.score_file("{task}", "{evalset}", "cxmi"),
+        sentences=layout.cxmi_sentences("{task}", "{evalset}"),
     wildcard_constraints:
-        task=_alternatives(cxmi_tasks()),
+        task=wf.tasks.alternatives(wf.tasks.cxmi_tasks(config)),
     params:
-        model=model_args(),
-        options=cxmi_args,
-        k=lambda w: task_k(w.task),
-        separator=lambda w: task_separator(w.task),
+        model=model_params,
+        options=lambda w, input: wf.score.cxmi_args(config, w.task, w.evalset, input),
+        k=lambda w: wf.tasks.task_k(config, w.task),
+        separator=lambda w: wf.tasks.task_separator(config, w.task),
         dtype=DTYPE,
     log:
-        "logs/{task}/scores/{evalset}/cxmi.log",
+        layout.log_file("{task}/scores/{evalset}/cxmi"),
     benchmark:
-        "benchmarks/{task}/scores/{evalset}/cxmi.tsv"
+        layout.benchmark_file("{task}/scores/{evalset}/cxmi")
     conda:
         "../envs/fairseq.yaml"
     threads: 2
     resources:
         gpu=1,
         mem_mb=8000,
-        runtime=lambda w: 30 if SETTINGS[w.task]["model"] == "demo" else 120,
+        runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=120),
     shell:
         "python -m docnmt.score.cxmi {params.model:q} --k {params.k:q}"
         " --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q} --ref {input.ref:q}"
@@ -164,20 +160,20 @@ rule context_usage:
     """The highest-P-CXMI sentences with their context and translations, and every strategy's BLEU and pronoun F1
     on the highest-P-CXMI tenth against the rest."""
     input:
-        unpack(context_usage_inputs),
+        unpack(lambda w: wf.score.context_usage_inputs(config, w.task, w.evalset)),
     output:
-        score_file("{task}", "{evalset}", "context_usage"),
+        layout.score_file("{task}", "{evalset}", "context_usage"),
     wildcard_constraints:
-        task=_alternatives(cxmi_tasks()),
+        task=wf.tasks.alternatives(wf.tasks.cxmi_tasks(config)),
     params:
-        options=context_usage_args,
-        k=lambda w: task_k(w.task),
+        options=lambda w, input: wf.score.context_usage_args(config, w.task, w.evalset, input),
+        k=lambda w: wf.tasks.task_k(config, w.task),
         top=config["scoring"]["context_usage"]["top"],
         share=config["scoring"]["context_usage"]["share"],
     log:
-        "logs/{task}/scores/{evalset}/context_usage.log",
+        layout.log_file("{task}/scores/{evalset}/context_usage"),
     benchmark:
-        "benchmarks/{task}/scores/{evalset}/context_usage.tsv"
+        layout.benchmark_file("{task}/scores/{evalset}/context_usage")
     conda:
         "../envs/scoring.yaml"
     threads: 1
@@ -194,21 +190,21 @@ rule tables:
     """The paper's tables for the configured tasks together, in Markdown, CSV and LaTeX, in results/tables/NAME/
     (config tables.name): `snakemake tables`."""
     input:
-        manifest_files(),
+        wf.tables.manifest_files(config),
     output:
         [
             report(f, category="Context usage" if name.startswith("context_") else "Tables",
                    labels={"table": name, "format": "csv"}) if f.endswith(".csv") else f
-            for name in table_names()
-            for f in table_files(name)
+            for name in wf.tables.table_names(config)
+            for f in wf.tables.table_files(config, name)
         ],
     params:
-        manifest=manifest_arg(),
+        manifest=wf.tables.manifest_arg(config),
         outdir=lambda w, output: os.path.dirname(output[0]),
     log:
-        f"logs/tables/{TABLES_NAME}.log",
+        layout.log_file(f"tables/{TABLES_NAME}"),
     benchmark:
-        f"benchmarks/tables/{TABLES_NAME}.tsv"
+        layout.benchmark_file(f"tables/{TABLES_NAME}")
     conda:
         "../envs/scoring.yaml"
     threads: 1
@@ -222,17 +218,17 @@ rule tables:
 rule task_tables:
     """One task's tables alone, in results/{task}/tables/ (which tables depends on the task: a folder)."""
     input:
-        lambda w: manifest_files([w.task]),
+        lambda w: wf.tables.manifest_files(config, [w.task]),
     output:
-        directory(task_tables_dir("{task}")),
+        directory(layout.task_tables_dir("{task}")),
     wildcard_constraints:
-        task=_alternatives(TASKS),
+        task=wf.tasks.alternatives(TASKS),
     params:
-        manifest=lambda w: manifest_arg([w.task]),
+        manifest=lambda w: wf.tables.manifest_arg(config, [w.task]),
     log:
-        "logs/{task}/tables.log",
+        layout.log_file("{task}/tables"),
     benchmark:
-        "benchmarks/{task}/tables.tsv"
+        layout.benchmark_file("{task}/tables")
     conda:
         "../envs/scoring.yaml"
     threads: 1
@@ -243,22 +239,22 @@ rule task_tables:
         "python -m docnmt.score.tables --manifest-json {params.manifest:q} --outdir {output:q} > {log:q} 2>&1"
 
 
-for _plot, _category in PLOTS.items():
+for _plot, _category in wf.tables.PLOTS.items():
 
     rule:
         name:
             f"plot_{_plot}"
         input:
-            manifest_files(),
+            wf.tables.manifest_files(config),
         output:
-            report(plot_file(_plot), caption=f"../report/{_plot}.rst", category=_category),
+            report(wf.tables.plot_file(config, _plot), caption=f"../report/{_plot}.rst", category=_category),
         params:
-            manifest=manifest_arg(),
+            manifest=wf.tables.manifest_arg(config),
             plot=_plot,
         log:
-            f"logs/plots/{TABLES_NAME}/{_plot}.log",
+            layout.log_file(f"plots/{TABLES_NAME}/{_plot}"),
         benchmark:
-            f"benchmarks/plots/{TABLES_NAME}/{_plot}.tsv"
+            layout.benchmark_file(f"plots/{TABLES_NAME}/{_plot}")
         conda:
             "../envs/scoring.yaml"
         threads: 1
@@ -272,18 +268,18 @@ for _plot, _category in PLOTS.items():
         name:
             f"task_plot_{_plot}"
         input:
-            lambda w: manifest_files([w.task]),
+            lambda w: wf.tables.manifest_files(config, [w.task]),
         output:
-            task_plot("{task}", _plot),
+            layout.task_plot("{task}", _plot),
         wildcard_constraints:
-            task=_alternatives(plot_tasks(_plot)),
+            task=wf.tasks.alternatives(wf.tables.plot_tasks(config, _plot)),
         params:
-            manifest=lambda w: manifest_arg([w.task]),
+            manifest=lambda w: wf.tables.manifest_arg(config, [w.task]),
             plot=_plot,
         log:
-            f"logs/{{task}}/plots/{_plot}.log",
+            layout.log_file(f"{{task}}/plots/{_plot}"),
         benchmark:
-            f"benchmarks/{{task}}/plots/{_plot}.tsv"
+            layout.benchmark_file(f"{{task}}/plots/{_plot}")
         conda:
             "../envs/scoring.yaml"
         threads: 1

@@ -1,36 +1,37 @@
 # Training: one rule for both levels of every task (fairseq-train through docnmt.train.cli).
+# The arguments are docnmt.workflow.train's, every path docnmt.layout's.
 
 
 rule train:
     """A sentence- or document-level transformer, its best checkpoint chosen by validation perplexity;
     resumes from checkpoint_last.pt after a kill."""
     input:
-        data=lambda w: binarized(w.task, w.level),
+        data=lambda w: wf.tasks.binarized(config, w.task, w.level),
     output:
-        model="results/{task}/models/{level}/checkpoint_best.pt",
-        curve="results/{task}/models/{level}/learning_curve.csv",
-        sidecar="results/{task}/models/{level}/checkpoint_best.json",
+        model=layout.model_file("{task}", "{level}"),
+        curve=layout.learning_curve("{task}", "{level}"),
+        sidecar=layout.model_sidecar("{task}", "{level}"),
     params:
-        save_dir=lambda w: checkpoint_dir(w.task, w.level),
-        history=lambda w: f"{checkpoint_dir(w.task, w.level)}/fairseq.log",
-        src=lambda w: src(w.task),
-        tgt=lambda w: tgt(w.task),
+        save_dir=lambda w: layout.checkpoint_dir(w.task, w.level),
+        history=lambda w: layout.training_history(w.task, w.level),
+        src=lambda w: wf.tasks.src(config, w.task),
+        tgt=lambda w: wf.tasks.tgt(config, w.task),
         dropout=lambda w: SETTINGS[w.task]["dropout"],
         label_smoothing=lambda w: SETTINGS[w.task]["label_smoothing"],
         patience=config["training"]["patience"],
         gpus=config["training"]["gpus"],
-        preset=lambda w: preset_args(w.task),
+        preset=lambda w: wf.train.preset_args(config, w.task),
     log:
-        "logs/{task}/train/{level}.log",
+        layout.log_file("{task}/train/{level}"),
     benchmark:
-        "benchmarks/{task}/train/{level}.tsv"
+        layout.benchmark_file("{task}/train/{level}")
     conda:
         "../envs/fairseq.yaml"
     threads: 4
     resources:
         gpu=config["training"]["gpus"],
         mem_mb=16000,
-        runtime=lambda w: training_runtime(w.task),
+        runtime=lambda w: wf.train.training_runtime(config, w.task),
     shell:
         "python -m docnmt.train.cli --data {input.data:q} --save-dir {params.save_dir:q} --output {output.model:q}"
         " --curve {output.curve:q} --sidecar {output.sidecar:q} --history {params.history:q}"
@@ -41,11 +42,11 @@ rule train:
 rule learning_curves:
     """Training and validation perplexity of both models of a task, for the report."""
     input:
-        sentence="results/{task}/models/sentence/learning_curve.csv",
-        document="results/{task}/models/document/learning_curve.csv",
+        sentence=layout.learning_curve("{task}", "sentence"),
+        document=layout.learning_curve("{task}", "document"),
     output:
         report(
-            "results/{task}/plots/learning_curves.png",
+            layout.learning_curves_plot("{task}"),
             caption="../report/learning_curves.rst",
             category="Training",
             labels={"task": "{task}"},
@@ -53,9 +54,9 @@ rule learning_curves:
     params:
         title=lambda w: f"learning curves: {w.task}",
     log:
-        "logs/{task}/learning_curves.log",
+        layout.log_file("{task}/learning_curves"),
     benchmark:
-        "benchmarks/{task}/learning_curves.tsv"
+        layout.benchmark_file("{task}/learning_curves")
     conda:
         "../envs/scoring.yaml"
     threads: 1

@@ -16,6 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scripts" / "docnmt"
 
 #: The subpackages in workflow order: one per rule file (rules/{stage}.smk).
 STAGES = ("corpora", "preprocess", "train", "decode", "score")
+#: The rules' logic (input functions, parameters, targets): after every stage, whose registries it reads.
+WORKFLOW = "workflow"
+#: The subpackages in import order: a subpackage imports only earlier ones and the top-level modules.
+LAYERS = STAGES + (WORKFLOW,)
 
 
 def modules() -> dict[str, Path]:
@@ -92,6 +96,6 @@ def third_party_imports(name: str, seen: set | None = None) -> set[str]:
 
 
 def stage_of(name: str) -> str | None:
-    """The subpackage (stage) a module belongs to; None for the top-level helpers."""
+    """The subpackage (a stage, or workflow) a module belongs to; None for the top-level helpers."""
     first = name.split(".")[0]
-    return first if first in STAGES else None
+    return first if first in LAYERS else None

@@ -9,7 +9,7 @@ import ast
 import re
 from pathlib import Path
 
-from packagegraph import PACKAGE, STAGES, internal_imports, modules, stage_of
+from packagegraph import LAYERS, PACKAGE, STAGES, WORKFLOW, internal_imports, modules, stage_of
 
 REPO = PACKAGE.parents[1]
 
@@ -27,9 +27,10 @@ def test_one_subpackage_per_rule_file():
 
 
 def test_each_subpackage_docstring_names_its_modules_and_clis():
-    for stage in STAGES:
+    for stage in LAYERS:
         doc = ast.get_docstring(ast.parse((PACKAGE / stage / "__init__.py").read_text(encoding="utf-8")))
-        assert doc and f"rules/{stage}.smk" in doc, f"docnmt.{stage}: the docstring names its rule file"
+        rule_file = "rules/" if stage == WORKFLOW else f"rules/{stage}.smk"
+        assert doc and rule_file in doc, f"docnmt.{stage}: the docstring names its rule file ({rule_file})"
         for name, path in modules().items():
             if stage_of(name) == stage and name != stage:
                 module = name.split(".")[-1]
@@ -40,7 +41,7 @@ def test_each_subpackage_docstring_names_its_modules_and_clis():
 
 
 def test_subpackages_import_only_earlier_stages_and_top_level_helpers():
-    order = {stage: index for index, stage in enumerate(STAGES)}
+    order = {stage: index for index, stage in enumerate(LAYERS)}
     bad = []
     for name, path in modules().items():
         here = stage_of(name)
@@ -109,7 +110,7 @@ def test_no_module_and_no_class_over_the_limits():
 
 def test_tests_mirror_the_subpackages():
     tests = Path(__file__).resolve().parent
-    for stage in STAGES:
+    for stage in LAYERS:
         assert list((tests / stage).glob("test_*.py")), f"tests/{stage}/ has no tests"
     names = [p.name for p in tests.rglob("test_*.py")]
     assert len(names) == len(set(names)), "two test files with one name (pytest's rootdir-relative imports need unique ones)"

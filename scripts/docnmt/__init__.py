@@ -13,11 +13,15 @@ top-level helpers (tests/test_structure.py checks it):
   decode      -- the model, beam search after a forced prefix, the search strategies, the decoding CLI
   score       -- BLEU/TER, perplexity, pronoun F1, ContraPro accuracy, the tables and plots
 
+After them, the rules' logic (tested without Snakemake; it reads the stages' registries):
+  workflow    -- every input function, parameter and target of the rules, from the validated config
+
 Top-level helpers every stage uses:
   config      -- config loading and validation against schemas/config.schema.yaml
   textio      -- atomic output files and the one error type for bad input
   tablefmt    -- a result table as Markdown, CSV and LaTeX
   environment -- the interpreter the rules run on: its shell prefix, missing packages, the setup hint
+  layout      -- where the workflow keeps every file: the one definition of every path of a rule
   manual      -- each CLI's stage, rules and manual page (docs/), the last lines of its --help
 """
 

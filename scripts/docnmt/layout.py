@@ -1,35 +1,76 @@
 """Where the workflow keeps each file of a task, relative to its working directory: the one definition that
-``rules/common.smk`` and the CLIs that find a task's files (``docnmt-translate --task``) share.
+the rules (every path of ``rules/*.smk``, through ``docnmt.workflow``) and the CLIs that find a task's files
+(``docnmt-translate --task``) share; ``tests/workflow/test_rule_paths.py`` checks every job's files against it.
 
 Data under ``data/{task}/``, models, decodes, scores and the task's own tables and plots under
 ``results/{task}/``; the tables and plots of the configured tasks together under ``results/tables/{name}/`` and
 ``results/plots/{name}/`` (the config's ``tables.name``). The paths of a task whose
-models come from elsewhere (``task_settings.TASK.models``) are the config's own: ``rules/common.smk`` decides
-which applies; these functions give the workflow's.
+models come from elsewhere (``task_settings.TASK.models``) are the config's own: ``docnmt.workflow.tasks``
+decides which applies; these functions give the workflow's.
 """
 
 from __future__ import annotations
 
 
 # ---- data ------------------------------------------------------------------------
+def download_file(source: str, filename: str) -> str:
+    """``downloads/{source}/{filename}``: a source's file as its URL names it (config ``sources``)."""
+    return f"downloads/{source}/{filename}"
+
+
+def extracted_dir(source: str) -> str:
+    """The members of a source's archive, unpacked."""
+    return f"downloads/{source}/extracted"
+
+
+def corpus_dir(task: str) -> str:
+    """``data/{task}/corpus``: a task's documents in the common format, where a corpus recipe writes them."""
+    return f"data/{task}/corpus"
+
+
 def corpus_file(task: str, split: str, ext: str) -> str:
     """``data/{task}/corpus/{split}.{ext}`` (ext: a language code or docids); ContraPro's evaluation set in
     ``data/{task}/contrapro/``."""
     if split == "contrapro":
-        return f"data/{task}/contrapro/contrapro.{ext}"
-    return f"data/{task}/corpus/{split}.{ext}"
+        return contrapro_file(task, ext)
+    return f"{corpus_dir(task)}/{split}.{ext}"
+
+
+def corpus_report(task: str) -> str:
+    """What a real corpus's recipe kept and dropped (docnmt.corpora.parsers --report)."""
+    return f"{corpus_dir(task)}/prepare.report.json"
+
+
+def demo_contrapro(task: str) -> str:
+    """The demo's contrastive examples in ContraPro's JSON format, made with its corpus."""
+    return f"{corpus_dir(task)}/contrapro.json"
+
+
+def contrapro_dir(task: str) -> str:
+    """``data/{task}/contrapro``: the ContraPro evaluation set (docnmt.corpora.contrapro --out)."""
+    return f"data/{task}/contrapro"
+
+
+def contrapro_file(task: str, ext: str) -> str:
+    """The ContraPro evaluation set as a small document corpus: ext a language code or docids."""
+    return f"{contrapro_dir(task)}/contrapro.{ext}"
 
 
 def corpus_stats(task: str, split: str) -> str:
-    return f"data/{task}/corpus/{split}.stats.json"
+    return f"{corpus_dir(task)}/{split}.stats.json"
 
 
 def contrapro_report(task: str) -> str:
-    return f"data/{task}/contrapro/contrapro.report.json"
+    return f"{contrapro_dir(task)}/contrapro.report.json"
 
 
 def contrapro_examples(task: str) -> str:
-    return f"data/{task}/contrapro/contrapro.examples.jsonl"
+    return f"{contrapro_dir(task)}/contrapro.examples.jsonl"
+
+
+def shard_file(task: str, split: str, lang: str, shard: str, stage: str) -> str:
+    """One shard of a split's preprocessing (shard ``1-of-4``; stage raw, tok or bpe): a temporary file."""
+    return f"data/{task}/shards/{split}.{lang}.{shard}.{stage}"
 
 
 def processed_file(task: str, stage: str, split: str, lang: str) -> str:
@@ -65,6 +106,21 @@ def checkpoint_dir(task: str, level: str) -> str:
 def model_file(task: str, level: str) -> str:
     """The published (best) checkpoint of a level's model."""
     return f"results/{task}/models/{level}/checkpoint_best.pt"
+
+
+def model_sidecar(task: str, level: str) -> str:
+    """What the published checkpoint is (epoch, validation perplexity, ...): docnmt.train.cli --sidecar."""
+    return f"results/{task}/models/{level}/checkpoint_best.json"
+
+
+def learning_curve(task: str, level: str) -> str:
+    """Training and validation perplexity per epoch, CSV."""
+    return f"results/{task}/models/{level}/learning_curve.csv"
+
+
+def training_history(task: str, level: str) -> str:
+    """fairseq's own log of every training run, kept with the checkpoints (docnmt.train.cli --history)."""
+    return f"{checkpoint_dir(task, level)}/fairseq.log"
 
 
 def model_check(task: str, level: str) -> str:
@@ -120,3 +176,20 @@ def combined_table(name: str, table: str, ext: str) -> str:
 def combined_plot(name: str, plot: str) -> str:
     """``results/plots/{name}/{plot}.png``: a plot of all the configured tasks together."""
     return f"results/plots/{name}/{plot}.png"
+
+
+def learning_curves_plot(task: str) -> str:
+    """Both models' learning curves: a plot of the task's, beside its others."""
+    return task_plot(task, "learning_curves")
+
+
+# ---- logs and benchmarks ---------------------------------------------------------
+def log_file(job: str) -> str:
+    """``logs/{job}.log``: a job's log; ``job`` names it as its benchmark does, ``{task}/{rule}[/{wildcards}]``
+    for a task's job."""
+    return f"logs/{job}.log"
+
+
+def benchmark_file(job: str) -> str:
+    """``benchmarks/{job}.tsv``: a job's time and memory (Snakemake's benchmark), named as its log."""
+    return f"benchmarks/{job}.tsv"

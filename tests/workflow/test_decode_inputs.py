@@ -1,0 +1,75 @@
+"""docnmt.workflow.decode: a task's models as inputs and options, and each strategy's decode inputs and options."""
+
+from docnmt import layout
+from docnmt.workflow import decode
+from wfconfigs import demo_config, external_config
+
+
+def test_a_fairseq_model_comes_with_its_data_a_transformers_model_with_its_language_codes():
+    config = external_config()
+    assert decode.model_inputs(config, "mine", "document") == {"model": "models/document/checkpoint.pt",
+                                                               "data": "models/document/data-bin"}
+    assert decode.model_inputs(config, "hf", "sentence", "sentence_model", "sentence_data") == {"sentence_model": "hf-model"}
+    assert decode.model_args(config, "mine", {"model": "m.pt", "data": "bin"}) == [
+        "--backend", "fairseq", "--model", "m.pt", "--data", "bin"]
+    assert decode.model_args(config, "hf", {"model": "hf-model"}) == [
+        "--backend", "transformers", "--model", "hf-model", "--src-lang", "en_XX", "--tgt-lang", "de_DE"]
+    assert decode.tgt_lang_args(config, "hf") == [] and decode.tgt_lang_args(config, "mine") == ["--tgt-lang", "de"]
+
+
+def test_a_model_from_elsewhere_is_checked_with_its_codes_and_sample_tokenizer():
+    config = external_config()
+    assert decode.check_codes_args(config, "mine") == ["--codes", "models/bpe.codes"]
+    assert decode.check_codes_args(config, "mine-doc") == []
+    assert decode.check_sample_args(config, "mine") == ["--sample-tokenize", "moses", "--sample-lang", "en"]
+    assert decode.check_sample_args(config, "hf") == []
+    assert decode.model_checks(config, "mine", ["document"]) == {"checks": [layout.model_check("mine", "document")]}
+    assert decode.model_checks(demo_config(), "demo", ["document"]) == {}
+
+
+def test_parallel_doc_trans_starts_from_the_first_pass_and_reuses_2_pass_as_round_one():
+    config = demo_config(doc_trans={"mode": "parallel", "max_rounds": 3})
+    inputs = decode.decode_inputs(config, "doc-trans", "demo", "test", "doc-trans")
+    assert inputs["first_pass"] == layout.decode_file("demo", "test", "sentence-level", "bpe")
+    assert inputs["round_one"] == layout.decode_file("demo", "test", "2-pass", "bpe")
+    assert inputs["src"] == layout.processed_file("demo", "bpe", "test", "en") and "ref" not in inputs
+    options = decode.decode_options(config, "doc-trans", "demo", "doc-trans", inputs)
+    assert options == ["--doc-trans-mode", "parallel", "--max-rounds", "3",
+                       "--first-pass", inputs["first_pass"], "--first-pass-sidecar", inputs["first_pass_sidecar"],
+                       "--round-one", inputs["round_one"], "--round-one-sidecar", inputs["round_one_sidecar"]]
+    # with MBR selection, round one is decoded again (its candidates are needed)
+    assert "round_one" not in decode.decode_inputs(config, "doc-trans", "demo", "test", "doc-trans+mbr")
+
+
+def test_sequential_doc_trans_needs_only_its_model():
+    config = demo_config(doc_trans={"mode": "sequential"})
+    inputs = decode.decode_inputs(config, "doc-trans", "demo", "contrapro", "doc-trans")
+    assert set(inputs) == {"model", "data", "src", "docids"}
+    assert inputs["docids"] == layout.corpus_file("demo", "contrapro", "docids")
+    assert decode.decode_options(config, "doc-trans", "demo", "doc-trans", inputs) == ["--doc-trans-mode", "sequential"]
+
+
+def test_cheating_reads_the_reference_and_an_external_decode_waits_for_its_model_checks():
+    config = external_config()
+    inputs = decode.decode_inputs(config, "cheating", "mine", "test", "cheating")
+    assert inputs["ref"] == layout.processed_file("mine", "bpe", "test", "de")
+    assert inputs["checks"] == [layout.model_check("mine", "document")]
+    assert decode.decode_options(config, "cheating", "mine", "cheating", inputs) == ["--ref", inputs["ref"]]
+    assert decode.decode_inputs(config, "sentence-level", "mine", "test", "sentence-level")["model"] == \
+        "models/sentence/checkpoint.pt"
+
+
+def test_mbr_options_follow_the_system_name_and_the_mbr_settings():
+    config = demo_config(mbr={"candidates": "sampling", "count": 8, "epsilon": 0.05, "seed": 3})
+    assert decode.mbr_options(config, "doc-trans") == []
+    args = decode.mbr_options(config, "doc-trans+mbr-4")
+    assert args[:5] == ["--mbr", "--mbr-candidates", "sampling", "--mbr-count", "4"]
+    assert args[-4:] == ["--mbr-epsilon", "0.05", "--mbr-seed", "3"]
+    assert decode.mbr_options(config, "doc-trans+mbr")[4] == "8"
+
+
+def test_every_decode_shares_the_search_options_and_writes_layouts_files():
+    config = external_config(beam=5, h=3, decode={"dtype": "bfloat16"})
+    assert decode.search_args(config, "mine") == ["--beam", 5, "--k", 4, "--h", 3, "--dtype", "bfloat16",
+                                                  "--separator", "<brk>"]
+    assert decode.decode_outputs()["sidecar"] == layout.decode_file("{task}", "{evalset}", "{system}", "json")
