@@ -182,7 +182,7 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
                        codes=codes if codes == "none" else str(Path(workdir) / codes))
         if "language_codes" in models:  # a transformers model with language tokens
             options.update(src_lang=models["language_codes"]["src"], tgt_lang=models["language_codes"]["tgt"])
-    else:  # the workflow's own models, where it keeps them (docnmt.layout, as rules/common.smk)
+    else:  # the workflow's own models, where it keeps them (docnmt.layout, as the rules)
         for level in ("sentence", "document"):
             options[f"{level}_model"] = Path(workdir) / layout.model_file(task, level)
             options[f"{level}_data"] = Path(workdir) / layout.binarized(task, level)

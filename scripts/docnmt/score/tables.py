@@ -33,7 +33,7 @@ float32 (config ``decode.dtype``), the notes under the tables say so.
 
 Rows are the strategy names used everywhere in the workflow; columns follow
 the paper (one group per task and evaluation set). The inputs are named in a
-JSON manifest that the workflow builds (``rules/common.smk``)::
+JSON manifest that the workflow builds (``docnmt.workflow.tables.score_manifest``)::
 
     {"strategies": [...], "tasks": {TASK: {"description": ..., "tgt": "de",
       "bleu_ter": {EVALSET: PATH}, "pronouns": {EVALSET: PATH},
