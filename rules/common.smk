@@ -82,5 +82,5 @@ def model_params(w, input):
     return wf.decode.model_args(config, w.task, input)
 
 
-#: The name of a strategy's decode rule (rules/decode.smk), from the strategy registry.
+#: The name of a strategy's decode rule (rules/decode.smk, where tests/test_docs.py finds it), from the registry.
 strategy_rule_name = wf.systems.strategy_rule_name
