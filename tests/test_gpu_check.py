@@ -23,15 +23,20 @@ def test_missing_data_without_snakemake_is_a_clear_error(tmp_path):
     assert not (tmp_path / "out").exists(), "nothing written"
 
 
+#: The smoke test's longest hypothesis, in tokens (the decode CLI's --max-len-b).
+MAX_LEN = 24
+
+
 @pytest.mark.workflow
 def test_gpu_check_runs_on_cpu(small_demo_data, tmp_path):
     """Train 10 updates, decode every strategy in bfloat16 and in float32 on CPU, compare, summarize (on the
-    test-size demo's data stage)."""
+    test-size demo's data stage). The barely trained models never end a sentence: hypotheses of at most 24 tokens
+    (--max-len-b) instead of the default 200 keep the 36 decodes short."""
     out = tmp_path / "check"
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--data", str(small_demo_data / "data/demo"), "--out", str(out),
          "--device", "cpu", "--dtype", "bfloat16", "--updates", "10", "--docs", "2", "--beam", "2", "--h", "2",
-         "--min-agreement", "0", "--no-bench"],
+         "--max-len-b", str(MAX_LEN), "--min-agreement", "0", "--no-bench"],
         capture_output=True, text=True, env=dict(tool_env(), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1")),
         timeout=1500,
     )
@@ -47,3 +52,6 @@ def test_gpu_check_runs_on_cpu(small_demo_data, tmp_path):
             sidecar = json.loads(path.read_text())
             assert (sidecar["device"], sidecar["dtype"]) == ("cpu", dtype)
             assert sidecar["sentences"] == sidecar["hypotheses"] == len((out / "subset/test.src").read_text().splitlines())
+            assert sidecar["max_len_b"] == MAX_LEN
+            hypotheses = path.with_suffix(".bpe").read_text(encoding="utf-8").splitlines()
+            assert max(len(h.split()) for h in hypotheses) <= MAX_LEN, f"{path.stem}: at most --max-len-b tokens"

@@ -51,15 +51,17 @@ def load_model(backend: str, model: os.PathLike | str, data: os.PathLike | str |
     raise ValueError(f"unknown backend {backend!r}, expected one of {', '.join(BACKENDS)}")
 
 
-def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64):
-    """The searcher of ``model``'s backend: fairseq's beam semantics, or transformers' (``generate``'s)."""
+def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64, max_len: int = 200):
+    """The searcher of ``model``'s backend: fairseq's beam semantics, or transformers' (``generate``'s); ``max_len``:
+    the most tokens a hypothesis may have (fairseq's ``max_len_b`` with ``max_len_a`` 0, transformers'
+    ``max_new_tokens``)."""
     if backend_of(model) == "transformers":
         from .hf import HFSearcher
 
-        return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size)
+        return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len)
     from .search import Searcher
 
-    return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size)
+    return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len_b=max_len)
 
 
 def check(backend: str, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str = SEP,

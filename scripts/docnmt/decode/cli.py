@@ -187,7 +187,8 @@ def main(argv=None) -> int:
     round_one = None if args.round_one is None else _round_one(args, model, len(src), first_pass_sha256)
     if round_one is not None:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
-    searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size)
+    searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
+                             max_len=args.max_len_b)
     selector = None if mbr is None else Selector(mbr)
     if mbr is not None and mbr.candidates == "sampling":
         from .sampling import Sampler
@@ -220,6 +221,7 @@ def main(argv=None) -> int:
         "separator": args.separator,
         "beam": args.beam,
         "lenpen": args.lenpen,
+        "max_len_b": args.max_len_b,
         "k": args.k,
         "h": args.h if args.strategy == "doc-trans-beam" else None,
         "documents": len(docs),

@@ -194,13 +194,16 @@ def add_separator_argument(parser) -> None:
 
 
 def add_search_arguments(parser) -> None:
-    """The search settings every decoding CLI shares: beam, length penalty, k, h, batch size, device,
-    dtype and separator."""
+    """The search settings every decoding CLI shares: beam, length penalty, k, h, batch size, hypothesis length,
+    device, dtype and separator."""
     parser.add_argument("--beam", type=int, default=12, help="token-level beam size (the paper: 12)")
     parser.add_argument("--lenpen", type=float, default=1.0, help="length penalty (1: length normalization)")
     parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
     parser.add_argument("--h", type=int, default=12, help="document contexts kept by doc-trans-beam")
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--max-len-b", type=int, default=200,
+                        help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
+                             "--max-len-a 0; transformers' max_new_tokens); default 200, as both")
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
     add_dtype_argument(parser)
     add_separator_argument(parser)

@@ -193,7 +193,8 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
 # ---- translation -------------------------------------------------------------------
 def translate(documents, pipeline: TextPipeline, strategy: str, document_model=None, sentence_model=None,
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
-              doc_trans_mode: str = "sequential", input_name: str = "input", stream=None) -> list[list[str]]:
+              doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
+              max_len: int = 200) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
     from .backends import make_searcher
 
@@ -212,9 +213,10 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         bpe_docs.append(Document(name, list(range(line, line + len(src))), src))
         line += len(src)
     total = line
-    sent_searcher = ProgressSearcher(make_searcher(sentence_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
+    search = {"beam": beam, "lenpen": lenpen, "batch_size": batch_size, "max_len": max_len}
+    sent_searcher = ProgressSearcher(make_searcher(sentence_model, **search),
                                      "sentence-level model", total, stream) if sentence_model is not None else None
-    doc_searcher = ProgressSearcher(make_searcher(document_model, beam=beam, lenpen=lenpen, batch_size=batch_size),
+    doc_searcher = ProgressSearcher(make_searcher(document_model, **search),
                                     "document-level model", total, stream) if document_model is not None else None
     if models_needed(strategy, doc_trans_mode) >= {"sentence", "document"}:  # 2-pass and parallel doc-trans
         first = REGISTRY["sentence-level"](Decoder(sent_searcher, k=k, h=h), bpe_docs)
@@ -297,7 +299,7 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     translations = translate(documents, pipeline, args.strategy, models.get("document"), models.get("sentence"),
                              k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
-                             doc_trans_mode=args.doc_trans_mode, input_name=str(args.input))
+                             doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b)
     seconds = time.perf_counter() - started
     write_documents(args.output, layout, documents, translations)
     empty = sum(not t for doc in translations for t in doc)
