@@ -66,7 +66,7 @@ def repo() -> Path:
 
 
 def _demo(workdir: Path) -> Path:
-    """The whole demo as `make demo` runs it; a no-op check where `make test` has already made it."""
+    """The whole demo as `make demo` runs it."""
     run_snakemake(workdir, *DEMO_COMMAND, timeout=3000)
     return workdir
 
@@ -75,14 +75,21 @@ def _demo(workdir: Path) -> Path:
 def trained_demo(tmp_path_factory) -> Path:
     """The workflow directory of the finished demo: both models, every decode, score, table and plot.
 
-    `make test` makes it before pytest in DOCNMT_DEMO_WORKDIR (the `test-demo` target), so no worker waits for it;
-    without that variable, the first worker that needs it makes it (about 6 minutes on 2 cores). Snakemake checks
-    it once per session either way. `DOCNMT_DEMO_WORKDIR=$PWD pytest tests/score` reuses a `make demo` of the
-    checkout."""
+    `make test` makes it before pytest in DOCNMT_DEMO_WORKDIR (the `test-demo` target), so no worker waits for it,
+    and the tests read it as it is; `DOCNMT_DEMO_WORKDIR=$PWD pytest tests/score` reads a `make demo` of the
+    checkout. Without that variable, the first worker that needs it makes it (about 6 minutes on 2 cores)."""
     reuse = os.environ.get("DOCNMT_DEMO_WORKDIR")
-    if reuse:
-        return made_once(tmp_path_factory, "demo", lambda _folder: _demo(Path(reuse)))
-    return made_once(tmp_path_factory, "demo", _demo)
+    if not reuse:
+        return made_once(tmp_path_factory, "demo", _demo)
+    from docnmt import layout
+
+    finished = [layout.model_file("demo", level) for level in ("sentence", "document")] + \
+        [layout.combined_table("demo", table, "md") for table in ("bleu_ter", "pronoun_f1", "contrapro_accuracy")]
+    missing = [path for path in finished if not (Path(reuse) / path).is_file()]
+    if missing:
+        pytest.fail(f"DOCNMT_DEMO_WORKDIR={reuse} holds no finished demo (no {', '.join(missing)}): run "
+                    "`make test-demo`, or `make demo` there", pytrace=False)
+    return Path(reuse)
 
 
 @pytest.fixture(scope="session")
