@@ -67,16 +67,16 @@ models: setup ## install spaCy's de_core_news_sm and en_core_web_sm, the paper's
 	$(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
 
 # The suite on every core with pytest-xdist, a module's tests on one worker (--dist loadscope: a module fixture is
-# made once). The demo the tests read is trained first, alone, in TEST_DEMO (about 5 minutes on 2 cores), so that
-# no worker waits for it; its tests then find it up to date. docs/development.md, "Tests", has the tiers.
+# made once). The demo the tests read is trained first, alone, in TEST_DEMO (about 6.5 minutes on 2 cores), so that
+# no worker waits for it; its tests read it as it is. docs/development.md, "Tests", has the tiers.
 TEST_WORKERS ?= auto
 TEST_DEMO ?= $(CURDIR)/.test-demo
 PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist loadscope
 
-test: setup test-demo ## run the test suite (what .ci/run runs; about 13 minutes on 2 cores)
+test: setup test-demo ## run the test suite (what .ci/run runs; about 15 minutes on 2 cores)
 	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" $(PYTEST) --durations=25
 
-test-fast: setup ## run the tests that train nothing (the tier `fast`; about 3 minutes on 2 cores)
+test-fast: setup ## run the tests that train nothing (the tier `fast`; about 2 minutes on 2 cores)
 	$(PYTEST) -m fast --durations=10
 
 test-demo: setup ## train the demo the tests read, from scratch, in TEST_DEMO (.test-demo)
