@@ -183,7 +183,7 @@ def test_epsilon_samples_are_reproducible_under_their_seed_whatever_the_batch(ma
     for base, requests in cases:
         first = sampled(Sampler(base, count=6, epsilon=0.02, seed=1), requests)
         # torch's global generator plays no part: reseeded, or seeded and drawn from by another thread meanwhile
-        # (as when a background setup of this session trains a model), the samples stay the same
+        # (as when a library or a caller's thread draws from it), the samples stay the same
         torch.manual_seed(12345)
         assert first == sampled(Sampler(base, count=6, epsilon=0.02, seed=1), requests)
         assert first == while_another_thread_draws(lambda: sampled(Sampler(base, count=6, epsilon=0.02, seed=1),
