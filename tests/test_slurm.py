@@ -40,13 +40,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import REPO, copy_workdir, run_snakemake, tool_env
+from helpers import REPO, TEST_CONFIG, copy_workdir, run_snakemake, tool_env
 
 pytestmark = [pytest.mark.workflow, pytest.mark.trains]
 
 CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
 PROFILE = REPO / "profiles" / "slurm"
-TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
 # What the node of cluster.sh has fewer of than the profile asks: CPUs.
 TEST_CLUSTER_OVERRIDES = {"train": {"cpus_per_task": 1}}
 TEST_CLUSTER_THREADS = ("--set-threads", "train=1")

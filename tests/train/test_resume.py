@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO, copy_workdir, run_snakemake, tool_env
+from helpers import REPO, TEST_CONFIG, copy_workdir, run_snakemake, tool_env
 
 pytestmark = pytest.mark.workflow
-
-TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
 
 
 def checkpoint_updates(path: Path) -> int:
