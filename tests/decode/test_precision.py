@@ -27,6 +27,16 @@ def test_every_scoring_cli_defaults_to_float32_and_accepts_half_precision():
         == "float16"
 
 
+def test_the_hypothesis_length_defaults_to_fairseqs_200_and_must_allow_a_token(capsys):
+    parser = argparse.ArgumentParser()
+    model.add_search_arguments(parser)
+    assert parser.parse_args([]).max_len_b == 200 and parser.parse_args(["--max-len-b", "24"]).max_len_b == 24
+    for bad in ("0", "-3", "ten"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--max-len-b", bad])
+        assert f"argument --max-len-b: expected a whole number of at least 1, got '{bad}'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("module", ["docnmt.decode.cli", "docnmt.score.perplexity", "docnmt.score.contrastive"])
 def test_the_clis_say_float32_in_their_help(module):
     import subprocess

@@ -55,7 +55,7 @@ from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
 from . import mbr as mbr_selection
 from .selection import Selector
-from .model import add_backend_argument, add_search_arguments
+from .model import add_backend_argument, add_search_arguments, positive_int
 from .documents import group
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
@@ -106,13 +106,6 @@ def _round_one(args, model, n: int, first_pass_sha256: str) -> dict | None:
     return {"hyps": _aligned(args.round_one, n, args.src), "mismatch": {line - 1 for line in lines}, "sidecar": two}
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive number of rounds, got {text}")
-    return value
-
-
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.decode.cli", __doc__.split("\n\n")[0])
@@ -129,7 +122,7 @@ def main(argv=None) -> int:
                         help="doc-trans: the fixed-point iteration (parallel, needs --first-pass) or position by "
                              "position (sequential, the reference); default: %(default)s (the workflow's default, "
                              "doc_trans.mode, is parallel)")
-    parser.add_argument("--max-rounds", type=_positive,
+    parser.add_argument("--max-rounds", type=positive_int,
                         help="parallel doc-trans: stop after this many rounds (default: until the fixed point)")
     parser.add_argument("--first-pass-sidecar", type=Path, help="the first pass's sidecar (2-pass cost accounting)")
     parser.add_argument("--round-one", type=Path,

@@ -193,6 +193,19 @@ def add_separator_argument(parser) -> None:
                              "(default <sep>; e.g. <brk> for a model trained elsewhere)")
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (argparse names the option in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def add_search_arguments(parser) -> None:
     """The search settings every decoding CLI shares: beam, length penalty, k, h, batch size, hypothesis length,
     device, dtype and separator."""
@@ -201,7 +214,7 @@ def add_search_arguments(parser) -> None:
     parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
     parser.add_argument("--h", type=int, default=12, help="document contexts kept by doc-trans-beam")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--max-len-b", type=int, default=200,
+    parser.add_argument("--max-len-b", type=positive_int, default=200,
                         help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
                              "--max-len-a 0; transformers' max_new_tokens); default 200, as both")
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
