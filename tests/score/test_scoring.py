@@ -136,6 +136,25 @@ def test_paired_bootstrap_against_each_baseline_present(tmp_path):
     assert cheating["score"] == pytest.approx(100.0)
 
 
+def test_the_shared_resamples_give_sacrebleus_paired_test_against_every_baseline():
+    """Each system's statistics and resampled scores are made once for every baseline (scoring.PairedBootstrap):
+    scores, means, confidence half-widths and p-values equal sacrebleu's PairedTest, run once per baseline."""
+    from sacrebleu.significance import PairedTest
+
+    systems = {"sentence-level": HYP_A, "last-sentence": HYP_B, "doc-trans": HYP_A[:3] + HYP_B[3:], "cheating": REF}
+    shared = scoring.PairedBootstrap(systems, REF, scoring._metrics(), 300)
+    for baseline in ("sentence-level", "last-sentence"):
+        ours = scoring.paired_bootstrap_against(shared, None, baseline)
+        named = [(baseline, systems[baseline])] + [(n, h) for n, h in systems.items() if n != baseline]
+        signatures, theirs = PairedTest(named, scoring._metrics(), references=[REF], test_type="bs", n_samples=300)()
+        for (key, signature), metric in zip(signatures.items(), scoring.METRICS):
+            assert ours["signatures"][metric] == str(signature)
+            for name, result in zip(theirs["System"], theirs[key]):
+                entry = ours["systems"][name][metric]
+                assert (entry["score"], entry["mean"], entry["ci"]) == (round(result.score, 4), result.mean, result.ci)
+                assert entry.get("p_value") == (None if name == baseline else result.p_value), (baseline, name, metric)
+
+
 def test_a_system_identical_to_its_baseline_is_never_significant(tmp_path):
     """sacrebleu's paired bootstrap gives identical systems p = 1/(n+1); the tables must not mark them."""
     args = files(tmp_path, **{"sentence-level": HYP_A, "last-sentence": HYP_B, "doc-trans": HYP_B})

@@ -41,7 +41,7 @@ from ..manual import argument_parser
 ALPHA = 0.05
 
 
-#: The sentence-level metrics, in the tables' order (d-BLEU, over documents, is :func:`document_bleu`).
+#: The sentence-level metrics, in the tables' order (d-BLEU, over documents: :func:`join_documents`).
 METRICS = ("BLEU", "chrF++", "TER")
 DOCUMENT_BLEU = "d-BLEU"
 
@@ -69,14 +69,10 @@ def join_documents(lines: list[str], docids: list[str]) -> list[str]:
     return [" ".join(sentences) for sentences in joined.values()]
 
 
-def document_bleu(hyps: list[str], refs: list[str], docids: list[str]) -> dict:
-    """d-BLEU of one system: corpus BLEU over its documents (:func:`join_documents`), signature marked d-BLEU."""
-    from sacrebleu.metrics import BLEU
-
-    metric = BLEU()
-    entry = _entry(metric, metric.corpus_score(join_documents(hyps, docids), [join_documents(refs, docids)]))
+def _document_entry(metric, score, documents: int) -> dict:
+    entry = _entry(metric, score)
     entry["signature"] = f"{DOCUMENT_BLEU}|{entry['signature']}"
-    entry["documents"] = len(set(docids))
+    entry["documents"] = documents
     return entry
 
 
@@ -88,40 +84,120 @@ def _float(value):
 def paired_bootstrap(systems: dict[str, list[str]], refs: list[str], baseline: str, n_samples: int = 1000,
                      docids: list[str] | None = None) -> dict:
     """sacrebleu's paired bootstrap test of every other system against ``baseline`` (BLEU, chrF++ and TER over
-    sentences; with ``docids``, d-BLEU over documents too)."""
-    result = _paired(systems, refs, baseline, n_samples, _metrics())
+    sentences; with ``docids``, d-BLEU over documents too). Against several baselines, pass one
+    :class:`PairedBootstrap` per metric set to :func:`paired_bootstrap_against` instead: each system is then
+    resampled once."""
+    sentences, documents = bootstraps(systems, refs, n_samples, docids)
+    return paired_bootstrap_against(sentences, documents, baseline)
+
+
+def bootstraps(systems: dict[str, list[str]], refs: list[str], n_samples: int, docids: list[str] | None = None):
+    """The resamplers of :func:`paired_bootstrap_against`: over sentences (BLEU, chrF++, TER) and, with ``docids``,
+    over documents (d-BLEU)."""
+    sentences = PairedBootstrap(systems, refs, _metrics(), n_samples)
+    documents = None
     if docids is not None:
         from sacrebleu.metrics import BLEU
 
         joined = {name: join_documents(hyps, docids) for name, hyps in systems.items()}
-        documents = _paired(joined, join_documents(refs, docids), baseline, n_samples, {"BLEU": BLEU()})
-        result["signatures"][DOCUMENT_BLEU] = f"{DOCUMENT_BLEU}|{documents['signatures']['BLEU']}"
-        for name, entries in documents["systems"].items():
+        documents = PairedBootstrap(joined, join_documents(refs, docids), {"BLEU": BLEU()}, n_samples)
+    return sentences, documents
+
+
+def paired_bootstrap_against(sentences: "PairedBootstrap", documents: "PairedBootstrap | None", baseline: str) -> dict:
+    """Every other system against ``baseline``: signatures, and per system and metric score, bootstrap mean and 95%
+    confidence half-width, and (not for the baseline) p-value and whether the difference is significant."""
+    result = _paired(sentences, baseline)
+    if documents is not None:
+        over_documents = _paired(documents, baseline)
+        result["signatures"][DOCUMENT_BLEU] = f"{DOCUMENT_BLEU}|{over_documents['signatures']['BLEU']}"
+        for name, entries in over_documents["systems"].items():
             result["systems"][name][DOCUMENT_BLEU] = entries["BLEU"]
     return result
 
 
-def _paired(systems: dict[str, list[str]], refs: list[str], baseline: str, n_samples: int, metrics: dict) -> dict:
-    from sacrebleu.significance import PairedTest
+class PairedBootstrap:
+    """sacrebleu's paired bootstrap resampling (``sacrebleu --paired-bs``; sacrebleu.significance's ``PairedTest``
+    with ``test_type="bs"``), with each system's sentence statistics and resampled scores made once.
 
-    named = [(baseline, systems[baseline])] + [(n, h) for n, h in systems.items() if n != baseline]
-    test = PairedTest(named, metrics, references=[refs], test_type="bs", n_samples=n_samples)
-    signatures, scores = test()
-    names = scores["System"]
-    # sacrebleu keys its results by the metric's own name (chrF2++ for chrF++), in the order of ``metrics``
-    ours = dict(zip(signatures, metrics, strict=True))
-    identical = {name: hyps == systems[baseline] for name, hyps in systems.items()}
-    result = {"baseline": baseline, "signatures": {ours[m]: str(s) for m, s in signatures.items()}, "systems": {}}
-    for key, metric in ours.items():
-        for name, r in zip(names, scores[key]):
-            entry = {"score": round(float(r.score), 4), "mean": _float(r.mean), "ci": _float(r.ci)}
+    sacrebleu draws the same resamples for every system (a fresh generator with the fixed seed,
+    ``SACREBLEU_SEED``, 12345 by default), but extracts a system's statistics and scores its 1000 resamples again
+    for each baseline, and the baseline's again for each system: 17 of the demo's 21 s of scoring. Here they are
+    made once per system and shared by every comparison, with sacrebleu's arithmetic: the same float32 sums, its
+    confidence interval (``estimate_ci``) and p-value (``_compute_p_value``), so the numbers are sacrebleu's (a test
+    compares them with ``PairedTest``'s). With ``SACREBLEU_SEED=none`` the resamples are drawn once from fresh
+    entropy and shared by every system alike."""
+
+    def __init__(self, systems: dict[str, list[str]], refs: list[str], metrics: dict, n_samples: int):
+        import os
+
+        seed = os.environ.get("SACREBLEU_SEED", "12345")
+        self.seed = None if seed.lower() == "none" else int(seed)
+        self.systems, self.metrics, self.n_samples, self.sentences = systems, metrics, n_samples, len(refs)
+        for metric in metrics.values():
+            # what sacrebleu's Metric(references=...) does: the references' statistics, kept for every system
+            metric._ref_cache = metric._cache_references([refs])
+        self._stats: dict[tuple[str, str], tuple] = {}
+        self._resampled: dict[tuple[str, str], object] = {}
+        self._indices = None
+
+    def signature(self, name: str) -> str:
+        signature = self.metrics[name].get_signature()
+        signature.update("seed", str(self.seed).lower())
+        signature.update("bs", self.n_samples)
+        return str(signature)
+
+    def score(self, metric_name: str, system: str):
+        """sacrebleu's corpus score of ``system`` under one metric (the same as ``corpus_score``)."""
+        return self._statistics(metric_name, system)[0]
+
+    def resampled(self, metric_name: str, system: str):
+        """The scores of ``system`` on the resamples, under one metric: made once."""
+        key = (metric_name, system)
+        if key not in self._resampled:
+            import numpy as np
+
+            if self._indices is None:
+                self._indices = np.random.default_rng(self.seed).choice(
+                    self.sentences, size=(self.n_samples, self.sentences), replace=True)
+            metric, stats = self.metrics[metric_name], self._statistics(metric_name, system)[1]
+            self._resampled[key] = np.array([metric._compute_score_from_stats(s.sum(0)).score
+                                             for s in stats[self._indices]])
+        return self._resampled[key]
+
+    def _statistics(self, metric_name: str, system: str):
+        key = (metric_name, system)
+        if key not in self._stats:
+            import numpy as np
+
+            metric = self.metrics[metric_name]
+            stats = metric._extract_corpus_statistics(self.systems[system], None)
+            self._stats[key] = (metric._aggregate_and_compute(stats), np.array(stats, dtype="float32"))
+        return self._stats[key]
+
+
+def _paired(test: PairedBootstrap, baseline: str) -> dict:
+    import numpy as np
+    from sacrebleu.significance import _compute_p_value, estimate_ci
+
+    identical = {name: hyps == test.systems[baseline] for name, hyps in test.systems.items()}
+    result = {"baseline": baseline, "signatures": {m: test.signature(m) for m in test.metrics}, "systems": {}}
+    names = [baseline] + [name for name in test.systems if name != baseline]
+    for metric in test.metrics:
+        base_score, base_resampled = test.score(metric, baseline), test.resampled(metric, baseline)
+        for name in names:
+            score, resampled = test.score(metric, name), test.resampled(metric, name)
+            mean, ci = estimate_ci(resampled)
+            entry = {"score": round(float(score.score), 4), "mean": _float(mean), "ci": _float(ci)}
             if name != baseline:
-                entry["p_value"] = _float(r.p_value)
+                differences = np.abs(resampled - base_resampled)
+                p_value = _compute_p_value(differences - differences.mean(), abs(base_score.score - score.score))
+                entry["p_value"] = _float(p_value)
                 # sacrebleu's p-value for a zero difference is 1/(n+1) ("a zero difference should not be
                 # attributed to chance"); a system with the baseline's score is never marked significant.
                 entry["identical_to_baseline"] = identical[name]
-                entry["significant"] = bool(r.p_value is not None and float(r.p_value) < ALPHA and not identical[name]
-                                            and round(r.score, 4) != round(scores[key][0].score, 4))
+                entry["significant"] = bool(p_value < ALPHA and not identical[name]
+                                            and round(score.score, 4) != round(base_score.score, 4))
             result["systems"].setdefault(name, {})[metric] = entry
     return result
 
@@ -147,18 +223,21 @@ def main(argv=None) -> int:
         "reference": str(args.reference),
         "sentences": len(data.reference),
         "selected_by": str(args.select) if args.select else None,
-        "systems": {name: corpus_scores(hyps, data.reference) for name, hyps in data.systems.items()},
+        "systems": {},
         "documents": None if docids is None else len(set(docids)),
         "paired_bootstrap": {},
         "alpha": ALPHA,
     }
+    # one set of sentence statistics per system and metric, for its scores and every paired test alike
+    sentences, documents = bootstraps(data.systems, data.reference, args.bootstrap_samples, docids)
+    for name in data.systems:
+        scores = result["systems"][name] = {m: _entry(sentences.metrics[m], sentences.score(m, name)) for m in METRICS}
+        if documents is not None:
+            scores[DOCUMENT_BLEU] = _document_entry(documents.metrics["BLEU"], documents.score("BLEU", name),
+                                                    documents.sentences)
     for baseline in args.baseline:
         if baseline in data.systems and len(data.systems) > 1:
-            result["paired_bootstrap"][baseline] = paired_bootstrap(
-                data.systems, data.reference, baseline, args.bootstrap_samples, docids)
-    if docids is not None:
-        for name, hyps in data.systems.items():
-            result["systems"][name][DOCUMENT_BLEU] = document_bleu(hyps, data.reference, docids)
+            result["paired_bootstrap"][baseline] = paired_bootstrap_against(sentences, documents, baseline)
     with atomic_write(args.output) as handle:
         json.dump(result, handle, indent=1)
         handle.write("\n")
