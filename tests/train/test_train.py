@@ -91,7 +91,7 @@ def test_resume_reads_the_update_count(tmp_path):
 def test_command_on_cpu_keeps_the_last_partial_batch(tmp_path, monkeypatch):
     data = make_bin(tmp_path)
     monkeypatch.setattr(train, "visible_gpus", lambda: 0)
-    parser_args = args_for(tmp_path, data, "--", "--arch", "transformer", "--lr", "0.001")
+    parser_args = args_for(tmp_path, data, "--workers", "4", "--", "--arch", "transformer", "--lr", "0.001")
 
     captured = {}
 
@@ -105,6 +105,7 @@ def test_command_on_cpu_keeps_the_last_partial_batch(tmp_path, monkeypatch):
     command = captured["command"]
     assert command[command.index("--required-batch-size-multiple") + 1] == "1", "fairseq issue 5036"
     assert "--cpu" in command and "--fp16" not in command
+    assert command[command.index("--num-workers") + 1] == "0", "on the CPU the training process loads its batches"
     assert command[command.index("--best-checkpoint-metric") + 1] == "nll_loss", "the paper: validation perplexity"
     assert command[command.index("--label-smoothing") + 1] == "0.2"
     assert command[command.index("--arch") + 1] == "transformer", "the preset from config comes through"
@@ -119,8 +120,9 @@ def test_command_on_gpu_uses_fp16_and_keeps_cuda_visible_devices(tmp_path, monke
     captured = {}
     monkeypatch.setattr(train, "run_logged", lambda command, env, history: captured.update(command=command, env=env) or 1)
     with pytest.raises(SystemExit):
-        train.main(args_for(tmp_path, data, "--gpus", "2"))
+        train.main(args_for(tmp_path, data, "--gpus", "2", "--workers", "4"))
     assert "--fp16" in captured["command"] and "--cpu" not in captured["command"]
+    assert captured["command"][captured["command"].index("--num-workers") + 1] == "4", "data loader processes"
     assert captured["env"]["CUDA_VISIBLE_DEVICES"] == "3,5", "a scheduler's CUDA_VISIBLE_DEVICES is never overwritten"
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "3,5"
 
