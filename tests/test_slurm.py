@@ -102,7 +102,7 @@ def run_profile(cluster: Path, workdir: Path, *targets: str, extra: tuple[str, .
     """``snakemake --profile profiles/slurm TARGETS --configfile .test/config_demo.yaml`` in ``workdir``."""
     return run_snakemake(
         workdir, "--profile", str(PROFILE), *targets, "--configfile", TEST_CONFIG,
-        "--slurm-init-seconds-before-status-checks", "5", *_set_resources(), *TEST_CLUSTER_THREADS, *extra,
+        "--slurm-init-seconds-before-status-checks", "1", *_set_resources(), *TEST_CLUSTER_THREADS, *extra,
         check=check, timeout=timeout, python=space_free_python(workdir), env=cluster_env(cluster),
     )
 
