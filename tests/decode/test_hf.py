@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 
-from docnmt.decode.search import Request
+from docnmt.interface import Request
 from docnmt.decode.strategies import REGISTRY, Decoder
 from docnmt.textio import InputError
 
@@ -448,8 +448,8 @@ def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(mar
 
 
 @pytest.mark.parametrize("backend, data, message", [
-    ("fairseq", None, "a fairseq checkpoint needs its data folder (--data), or use --backend transformers"),
-    ("transformers", "bin", "a data folder is for fairseq models; a transformers model folder holds its tokenizer"),
+    ("fairseq", None, "a fairseq model needs its data folder (--data), or use --backend transformers"),
+    ("transformers", "bin", "a data folder is for fairseq models; --backend transformers takes a Hugging Face seq2seq"),
 ])
 def test_a_model_without_the_data_folder_its_backend_needs_is_a_usage_error_naming_it(test_docs, tmp_path, capsys,
                                                                                     backend, data, message):

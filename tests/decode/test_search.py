@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from docnmt.decode.search import Hypothesis, Request, Searcher
+from docnmt.decode.search import Searcher
+from docnmt.interface import Hypothesis, Request
 from docnmt.textio import InputError
 
 from toymodel import MAX_POSITIONS, env, train

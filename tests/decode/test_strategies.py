@@ -461,7 +461,8 @@ def _window_of(doc, i, k=3):
 def _half_models(demo, dtype):
     """The demo models in ``dtype`` on CPU; skipped where torch's CPU kernels lack that dtype."""
     from docnmt.decode.model import Model
-    from docnmt.decode.search import Request, Searcher
+    from docnmt.decode.search import Searcher
+    from docnmt.interface import Request
 
     w = demo["workdir"]
     models = {

@@ -249,7 +249,8 @@ def test_the_demos_mbr_decode_is_the_brute_force_choice_among_the_sentence_model
     from sacrebleu.metrics import CHRF
 
     from docnmt.decode.model import Model
-    from docnmt.decode.search import Request, Searcher
+    from docnmt.decode.search import Searcher
+    from docnmt.interface import Request
     from docnmt.preprocess.bpe import remove_bpe
 
     ids = read_docids(scored_demo / "data/demo/corpus/test.docids")

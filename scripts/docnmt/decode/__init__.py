@@ -5,7 +5,9 @@ Modules:
   search       -- batched beam search after a forced target prefix (fairseq's SequenceGenerator)
   hf           -- the transformers backend: a Hugging Face seq2seq model and its tokenizer from a local
                   folder, and beam search after a forced target context with transformers' beam semantics
-  backends     -- the fairseq and transformers backends behind one interface: a model, its searcher, its checks
+  backends     -- a model, its searcher and its checks, through the backends' registry (docnmt.interface)
+  fairseq_backend -- the fairseq backend's entry points (load, check, searcher, check_cli)
+  hf_backend   -- the transformers backend's entry points (load, check, searcher, check_cli)
   prefix_cache -- the forced prefix's attention cache: prefill, shared-prefix (cascade) attention,
                   row positions, forced scoring
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer

@@ -1,11 +1,12 @@
-"""The two model backends of the search behind one interface: fairseq checkpoints (:mod:`docnmt.decode.model`,
+"""The model backends of the search behind one interface: fairseq checkpoints (:mod:`docnmt.decode.model`,
 :mod:`docnmt.decode.search`) and Hugging Face seq2seq models (:mod:`docnmt.decode.hf`).
 
 A backend's model encodes text to token ids and back (``encode``, ``decode``), knows its separator's id
 (``sep``) and its ``max_positions``, and scores forced targets (``score``). Its searcher searches requests
 (source ids and a forced target context, :class:`docnmt.decode.search.Request`) and counts decoder positions
-and forward calls. :func:`load_model`, :func:`make_searcher` and :func:`check` are the only places that name a
-backend; the strategies and ``translate`` work with what they return.
+and forward calls (:mod:`docnmt.interface`). :func:`load_model`, :func:`make_searcher` and :func:`check`
+dispatch through the backends' registry (:data:`docnmt.interface.REGISTRY`); the strategies and
+``translate`` work with what they return.
 
 What differs between the backends is the text they read. A fairseq model reads BPE-level text (the workflow's
 Moses tokenization and subword-nmt BPE, or ``--codes``); a transformers model reads plain text, which its own
@@ -19,60 +20,30 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import SEP
-from ..textio import InputError
-from .model import BACKENDS
+from ..interface import REGISTRY, backend, backend_of
 
 
-def _data_folder(model, data):
-    """``data``; an InputError naming ``model`` where a fairseq checkpoint comes without its data folder."""
-    if data is None:
-        raise InputError(model, "a fairseq checkpoint needs its data folder (dict.SRC.txt, dict.TGT.txt)")
-    return data
-
-
-def backend_of(model) -> str:
-    """The backend of a loaded model."""
-    return getattr(model, "backend", "fairseq")
-
-
-def load_model(backend: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,
+def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,
                device: str | None = None, dtype: str | None = None, separator: str = SEP,
                src_lang: str | None = None, tgt_lang: str | None = None):
-    """A model of ``backend``: a fairseq checkpoint with its ``data`` folder (dictionaries), or a transformers
-    model folder (``src_lang``/``tgt_lang``: the language codes of a model with language tokens)."""
-    if backend == "fairseq":
-        from .model import Model
-
-        return Model(model, _data_folder(model, data), device=device, dtype=dtype, separator=separator)
-    if backend == "transformers":
-        from .hf import HFModel
-
-        return HFModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang, tgt_lang=tgt_lang)
-    raise ValueError(f"unknown backend {backend!r}, expected one of {', '.join(BACKENDS)}")
+    """A model of the backend registered as ``name``: a fairseq checkpoint with its ``data`` folder (dictionaries),
+    or a transformers model folder (``src_lang``/``tgt_lang``: the language codes of a model with language tokens)."""
+    return backend(name).functions().load(model, data, device=device, dtype=dtype, separator=separator,
+                                          src_lang=src_lang, tgt_lang=tgt_lang)
 
 
 def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64, max_len: int = 200):
     """The searcher of ``model``'s backend: fairseq's beam semantics, or transformers' (``generate``'s); ``max_len``:
     the most tokens a hypothesis may have (fairseq's ``max_len_b`` with ``max_len_a`` 0, transformers'
     ``max_new_tokens``)."""
-    if backend_of(model) == "transformers":
-        from .hf import HFSearcher
-
-        return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len)
-    from .search import Searcher
-
-    return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len_b=max_len)
+    return backend_of(model).functions().searcher(model, beam, lenpen, batch_size, max_len)
 
 
-def check(backend: str, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str = SEP,
+def check(name: str, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str = SEP,
           k: int | None = None, src_lang: str | None = None, tgt_lang: str | None = None,
           sample: Sequence[os.PathLike | str] = ()) -> dict:
     """The checks of a model before any decode (:mod:`docnmt.decode.checks`); its report, or an InputError."""
-    from .checks import check_model, check_transformers_model
-
-    if backend == "transformers":
-        return check_transformers_model(model, level, separator, k, src_lang, tgt_lang, sample)
-    return check_model(model, _data_folder(model, data), level, separator, k)
+    return backend(name).functions().check(model, data, level, separator, k, src_lang, tgt_lang, sample)
 
 
 def model_from_args(parser, args, model: Path | None = None, data: Path | None = None, **languages):
@@ -82,9 +53,13 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
     transformers model with language tokens."""
     model = args.model if model is None else model
     data = args.data if data is None and model is args.model else data
-    if args.backend == "fairseq" and data is None:
-        parser.error(f"{model}: a fairseq checkpoint needs its data folder (--data), or use --backend transformers")
-    if args.backend == "transformers" and data is not None:
-        parser.error(f"{data}: a data folder is for fairseq models; a transformers model folder holds its tokenizer")
+    described = backend(args.backend)
+    if described.needs_data and data is None:
+        others = " or ".join(name for name, other in REGISTRY.items() if not other.needs_data)
+        parser.error(f"{model}: a {described.name} model needs its data folder (--data), or use --backend {others}")
+    if not described.needs_data and data is not None:
+        needing = " and ".join(name for name, other in REGISTRY.items() if other.needs_data)
+        parser.error(f"{data}: a data folder is for {needing} models; --backend {described.name} takes "
+                     f"{described.summary}")
     return load_model(args.backend, model, data, device=getattr(args, "device", None), dtype=args.dtype,
                       separator=args.separator, **languages)

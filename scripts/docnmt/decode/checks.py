@@ -382,19 +382,29 @@ def main(argv=None) -> int:
                         help="the largest share of BPE units missing from the dictionary (default 0.05)")
     parser.add_argument("--output", type=Path, help="write the report (JSON) here")
     args = parser.parse_args(argv)
-    if args.backend == "transformers":
-        if args.data is not None or args.codes is not None:
-            parser.error("--data and --codes are for fairseq models: a transformers model folder holds its "
-                         "tokenizer, which segments raw text")
-        report = check_transformers_model(args.model, args.level, args.separator, args.k, args.src_lang,
-                                          args.tgt_lang, args.sample)
-        _write_report(args.output, report)
-        print(f"{args.model}: {report['model_type']} (transformers)"
-              + (f", {report['src']}->{report['tgt']}" if report["language_token"] else "") + f", {args.level}-level"
-              + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")
-              + (f"; sample: {report['sample']['lines']} sentences, the longest {report['sample']['longest']} of "
-                 f"{report['max_positions']} positions" if report["sample"] else "") + ": OK")
-        return 0
+    from ..interface import backend
+
+    return backend(args.backend).functions().check_cli(parser, args)
+
+
+def transformers_cli(parser, args) -> int:
+    """docnmt-check-model on a transformers model folder (the transformers backend's ``check_cli``)."""
+    if args.data is not None or args.codes is not None:
+        parser.error("--data and --codes are for fairseq models: a transformers model folder holds its "
+                     "tokenizer, which segments raw text")
+    report = check_transformers_model(args.model, args.level, args.separator, args.k, args.src_lang,
+                                      args.tgt_lang, args.sample)
+    _write_report(args.output, report)
+    print(f"{args.model}: {report['model_type']} (transformers)"
+          + (f", {report['src']}->{report['tgt']}" if report["language_token"] else "") + f", {args.level}-level"
+          + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")
+          + (f"; sample: {report['sample']['lines']} sentences, the longest {report['sample']['longest']} of "
+             f"{report['max_positions']} positions" if report["sample"] else "") + ": OK")
+    return 0
+
+
+def fairseq_cli(parser, args) -> int:
+    """docnmt-check-model on a fairseq checkpoint and its data folder (the fairseq backend's ``check_cli``)."""
     if args.data is None:
         parser.error("--data (the fairseq model's data folder) is required, or --backend transformers")
     if args.codes is not None and not args.sample:

@@ -140,7 +140,9 @@ def main(argv=None) -> int:
     parser.add_argument("--sidecar", required=True, type=Path)
     mbr_selection.add_arguments(parser)
     args = parser.parse_args(argv)
-    hf = args.backend == "transformers"
+    from ..interface import backend
+
+    plain = backend(args.backend).plain_text
     mbr = mbr_selection.from_args(parser, args)
     if mbr is not None and args.round_one is not None:
         parser.error("--round-one is 2-pass's beam-best output: it is not round 1 of a decode with --mbr")
@@ -203,7 +205,7 @@ def main(argv=None) -> int:
             written += 1
     if written != len(src):
         raise RuntimeError(f"{args.strategy}: wrote {written} hypotheses for {len(src)} source lines")
-    detok = list(hyps) if hf else [detokenize(remove_bpe(h), args.tgt_lang) if h.strip() else "" for h in hyps]
+    detok = list(hyps) if plain else [detokenize(remove_bpe(h), args.tgt_lang) if h.strip() else "" for h in hyps]
 
     sidecar = {
         "strategy": args.strategy,

@@ -36,9 +36,9 @@ from typing import Sequence
 
 from .. import SEP
 from ..textio import InputError
-from .model import DEFAULT_DTYPE, Model, Scored, resolve_dtype
+from ..interface import DEFAULT_DTYPE, Counted, Hypothesis, Request, Scored, checked_ids, resolve_dtype
+from .model import Model
 from .prefix_cache import checked_target
-from .search import Counted, Hypothesis, Request, checked_ids
 
 #: What a user types for ``--backend``.
 BACKEND = "transformers"
@@ -339,6 +339,7 @@ class HFSearcher(Counted):
         for batch in self._batches(checked):
             for i, hyps in zip(batch, self._search_batch([checked[i] for i in batch])):
                 results[i] = hyps
+            self.batch_done(len(batch))
         return results  # type: ignore[return-value]
 
     def _generation_setup(self, sources, prompt_length: int, limit: int):

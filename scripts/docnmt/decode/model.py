@@ -20,40 +20,16 @@ earlier sentences are its target context).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from .. import SEP
+from ..interface import DEFAULT_DTYPE, DTYPES, Scored, resolve_dtype  # noqa: F401 - shared types
 from ..textio import InputError
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 
-@dataclass
-class Scored:
-    """Log-probability (natural log) of a scored part of a target and its token count (``</s>`` included)."""
-
-    logprob: float
-    tokens: int
-
-
-#: ``--dtype`` names and their torch dtypes.
-DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
-          "bfloat16": "bfloat16", "bf16": "bfloat16"}
-#: The search's and forced scoring's precision unless asked otherwise, on every device: fairseq's
-#: default (fairseq-generate runs in float32 without --fp16), as the paper searched. Half precision
-#: is an option (``--dtype``, config ``decode.dtype``); the tables' notes name it where it was used.
-DEFAULT_DTYPE = "float32"
-
-
-def resolve_dtype(dtype: str | None, device: str | None = None) -> str:
-    """The dtype name a model runs in: ``dtype`` (an alias of :data:`DTYPES`), float32 when None, on any device."""
-    if dtype is None:
-        return DEFAULT_DTYPE
-    if dtype not in DTYPES:
-        raise ValueError(f"unknown dtype {dtype!r}, expected one of {', '.join(DTYPES)}")
-    return DTYPES[dtype]
 
 
 class Model:
@@ -161,15 +137,13 @@ class Model:
         return results
 
 
-#: What ``--backend`` takes (:mod:`docnmt.decode.backends` loads each).
-BACKENDS = ("fairseq", "transformers")
-
-
 def add_backend_argument(parser) -> None:
-    """``--backend``: which backend the CLI's ``--model`` (and ``--*-model``) is, fairseq unless given."""
-    parser.add_argument("--backend", default="fairseq", choices=BACKENDS,
-                        help="fairseq (a checkpoint and its data folder, the default) or transformers (a Hugging Face "
-                             "save_pretrained folder; plain text in and out, its tokenizer segments it)")
+    """``--backend``: which registered backend (:data:`docnmt.interface.REGISTRY`) the CLI's ``--model`` (and
+    ``--*-model``) is, fairseq unless given."""
+    from ..interface import DEFAULT, REGISTRY
+
+    parser.add_argument("--backend", default=DEFAULT, choices=list(REGISTRY),
+                        help="; ".join(f"{name}: {b.summary}" for name, b in REGISTRY.items()))
 
 
 def add_language_code_arguments(parser) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..textio import InputError
-from .model import Scored
+from ..interface import Scored
 
 
 def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[int] | None) -> list[int]:

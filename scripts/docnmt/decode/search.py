@@ -102,49 +102,12 @@ log-probabilities are computed in float32, as fairseq does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Sequence
 
-from .model import Model, Scored
+from ..interface import Counted, Hypothesis, Request, Scored, checked_ids  # noqa: F401 - shared types
+from .model import Model
 from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
 from ..textio import InputError
-
-
-@dataclass(frozen=True)
-class Request:
-    """One search: source ids (ending in ``</s>``) and a forced target prefix (no ``</s>``)."""
-
-    source: Sequence[int]
-    prefix: Sequence[int] = field(default_factory=tuple)
-
-
-@dataclass
-class Hypothesis:
-    """A continuation after the prefix: ``tokens`` without ``</s>``; ``score`` is fairseq's
-    length-normalized score, ``logprob`` the sum of the generated tokens' log-probs (``</s>`` included)."""
-
-    tokens: list[int]
-    score: float
-    logprob: float
-
-
-def checked_ids(searcher, where: str, request: Request) -> tuple[list[int], list[int]]:
-    """A request's source and prefix ids, checked for ``searcher`` (either backend): the source ends in ``</s>``
-    and fits the encoder; neither holds ``<pad>``, an inner ``</s>`` or an id outside the vocabulary. An
-    InputError names the request (``where``) and the first bad id."""
-    source, prefix = [int(t) for t in request.source], [int(t) for t in request.prefix]
-    if not source or source[-1] != searcher.eos:
-        raise InputError(where, "expected source ids ending in </s>, found "
-                         + (f"last id {source[-1]}" if source else "an empty source"))
-    if len(source) > searcher.max_source_positions:
-        raise InputError(where, f"source too long: {len(source)} tokens (</s> included), the model's max "
-                         f"source positions are {searcher.max_source_positions}")
-    for what, ids in (("source", source[:-1]), ("prefix", prefix)):
-        bad = [t for t in ids if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
-        if bad:
-            raise InputError(where, f"expected {what} ids of the {searcher.vocabulary} without <pad> or an inner "
-                             f"</s>, found {searcher._describe(bad[0])}")
-    return source, prefix
 
 
 class _Rows:
@@ -227,18 +190,6 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
                 shared.follow()
 
     return PrefixEnsemble()
-
-
-class Counted:
-    """The cost counters every backend's searcher keeps (module docstring, "Cost counters")."""
-
-    track_cache = False  # measure cache_bytes_peak (bench/decode)
-
-    def reset_counters(self) -> None:
-        self.forward_calls = 0
-        self.decoder_positions = 0
-        self.encoder_positions = 0
-        self.cache_bytes_peak = 0
 
 
 class Searcher(Counted):
@@ -343,6 +294,7 @@ class Searcher(Counted):
             hyps = self._search_batch([checked[i] for i in batch], naive)
             for i, h in zip(batch, hyps):
                 results[i] = h
+            self.batch_done(len(batch))
         return results  # type: ignore[return-value]
 
     def _search_batch(self, batch, naive: bool) -> list[list[Hypothesis]]:

@@ -137,18 +137,14 @@ class ProgressSearcher:
         self._stream = sys.stderr if stream is None else stream
         self.searched = self.batches = 0
         self.started = time.perf_counter()
-        inner = searcher._search_batch
+        searcher.on_batch = self.batch_searched  # the searcher's progress hook (docnmt.interface.Counted)
 
-        def search_batch(batch, *more):
-            result = inner(batch, *more)
-            self.batches += 1
-            self.searched += len(batch)
-            seconds = time.perf_counter() - self.started
-            print(f"{self._name}: batch {self.batches}, {self.searched} requests searched for {self._sentences} "
-                  f"sentences, {self.searched / max(seconds, 1e-9):.1f} sentences/s", file=self._stream, flush=True)
-            return result
-
-        searcher._search_batch = search_batch
+    def batch_searched(self, requests: int) -> None:
+        self.batches += 1
+        self.searched += requests
+        seconds = time.perf_counter() - self.started
+        print(f"{self._name}: batch {self.batches}, {self.searched} requests searched for {self._sentences} "
+              f"sentences, {self.searched / max(seconds, 1e-9):.1f} sentences/s", file=self._stream, flush=True)
 
     def __getattr__(self, name):
         return getattr(self._searcher, name)
@@ -264,16 +260,20 @@ def main(argv=None) -> int:
         for key, value in task_models(args.task, args.configfile, args.workdir).items():
             if key not in given:
                 setattr(args, key, value)
-    hf = args.backend == "transformers"
-    if hf:
-        given_text = [f"--{o}" for o in ("tokenize", "codes") if getattr(args, o) not in (None, "none")]
-        given_data = [f"--{level}-data" for level in ("sentence", "document") if getattr(args, f"{level}_data")]
-        if given_text or given_data:
-            parser.error(f"{', '.join(given_text + given_data)}: not for --backend transformers, whose model "
-                         "folder holds its tokenizer (it segments plain text)")
+    from ..interface import backend
+
+    described = backend(args.backend)
+    plain = described.plain_text  # plain text in and out: no Moses, no BPE
+    given_text = [f"--{o}" for o in ("tokenize", "codes") if getattr(args, o) not in (None, "none")] if plain else []
+    given_data = [] if described.needs_data else \
+        [f"--{level}-data" for level in ("sentence", "document") if getattr(args, f"{level}_data")]
+    if given_text or given_data:
+        parser.error(f"{', '.join(given_text + given_data)}: not for --backend {described.name}, "
+                     f"{described.summary}")
+    if plain:
         args.tokenize, args.codes = "none", "none"
     args.tokenize = args.tokenize or "moses"
-    if not hf:
+    if not plain:
         for option in ("src_lang", "tgt_lang"):
             if getattr(args, option) is None:
                 parser.error(f"--{option.replace('_', '-')} is required (or --task)")
@@ -285,9 +285,9 @@ def main(argv=None) -> int:
     models = {}
     for level in ("sentence", "document"):
         checkpoint, data = getattr(args, f"{level}_model"), getattr(args, f"{level}_data")
-        if level in needed and (checkpoint is None or (data is None and not hf)):
+        if level in needed and (checkpoint is None or (data is None and described.needs_data)):
             parser.error(f"--strategy {args.strategy} needs --{level}-model"
-                         + ("" if hf else f" and --{level}-data"))
+                         + (f" and --{level}-data" if described.needs_data else ""))
         if level in needed:
             check(args.backend, checkpoint, data, level, args.separator, args.k if level == "document" else None,
                   args.src_lang, args.tgt_lang)

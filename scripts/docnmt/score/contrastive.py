@@ -97,7 +97,9 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
-    hf = args.backend == "transformers"
+    from ..interface import backend
+
+    hf = backend(args.backend).plain_text  # the targets as plain text, which the model's tokenizer segments
     if hf and args.codes is not None:
         parser.error("--codes is for fairseq models: a transformers model's tokenizer segments the plain targets")
     if not hf and args.codes is None:

@@ -323,7 +323,9 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path, help="JSON summary")
     parser.add_argument("--sentences", required=True, type=Path, help="per-sentence P-CXMI, tab-separated")
     args = parser.parse_args(argv)
-    if args.backend == "fairseq" and (args.sentence_model is None) != (args.sentence_data is None):
+    from ..interface import backend
+
+    if backend(args.backend).needs_data and (args.sentence_model is None) != (args.sentence_data is None):
         parser.error("--sentence-model and --sentence-data go together")
 
     src, docids = read_documents(args.src, args.docids)

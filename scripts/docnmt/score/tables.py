@@ -96,16 +96,18 @@ def dtype_notes(records: dict[str, dict], what: str) -> list[str]:
 
 
 def backend_notes(records: dict[str, dict], what: str) -> list[str]:
-    """A note naming the tasks whose ``what`` ran on Hugging Face models (``records``: label ``task ...`` -> JSON
-    with "backend"; a record without it is fairseq's, as every record before the transformers backend)."""
+    """A note naming the tasks whose ``what`` ran on a backend whose description has a note (Hugging Face models)
+    (``records``: label ``task ...`` -> JSON with "backend"; a record without it is the default backend's, fairseq,
+    as every record before the transformers backend)."""
+    from ..interface import DEFAULT, backend as described
+
     tasks: dict[str, dict[str, None]] = {}  # backend -> its tasks, in order, each once
     for label, record in records.items():
-        backend = record.get("backend") or "fairseq"
-        if backend != "fairseq":
-            tasks.setdefault(backend, {})[label.split()[0]] = None
-    return [f"{what[0].upper()}{what[1:]} on {backend} (Hugging Face) models for {', '.join(names)} "
-            f"(task_settings.TASK.models.backend): their tokenizer's tokens and transformers' beam semantics "
-            "(docs/decoding.md, 'Hugging Face models (the transformers backend)')."
+        name = record.get("backend") or DEFAULT
+        if described(name).note is not None:
+            tasks.setdefault(name, {})[label.split()[0]] = None
+    return [f"{what[0].upper()}{what[1:]} on {backend} ({described(backend).note}) models for {', '.join(names)} "
+            f"(task_settings.TASK.models.backend): {described(backend).note_detail}."
             for backend, names in sorted(tasks.items())]
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from docnmt import layout
 from docnmt.decode import mbr
+from docnmt.interface import backend
 from docnmt.decode.strategies import STRATEGIES
 
 from .systems import doc_trans_mode, first_pass_strategies, round_one_reused, strategy_levels
@@ -21,7 +22,7 @@ from .tasks import (
 def model_inputs(config: dict, task: str, level: str, model_key: str = "model", data_key: str = "data") -> dict:
     """{model_key: the model, data_key: its data folder}; a transformers model has no data folder."""
     files = {model_key: model_file(config, task, level)}
-    if model_backend(config, task) == "fairseq":
+    if backend(model_backend(config, task)).needs_data:
         files[data_key] = binarized(config, task, level)
     return files
 
@@ -47,7 +48,7 @@ def check_codes_args(config: dict, task: str) -> list[str]:
 
 def check_sample_args(config: dict, task: str) -> list[str]:
     """How the check's sample sentence is tokenized: a fairseq model's tokenizer and source language."""
-    if model_backend(config, task) == "transformers":
+    if backend(model_backend(config, task)).plain_text:
         return []
     return ["--sample-tokenize", config["task_settings"][task]["models"]["tokenize"], "--sample-lang", src(config, task)]
 

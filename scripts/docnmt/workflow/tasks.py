@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from docnmt import SEP, layout
+from docnmt.interface import DEFAULT as DEFAULT_BACKEND
 
 #: The splits of every corpus.
 SPLITS = ["train", "valid", "test"]
@@ -106,7 +107,7 @@ def task_separator(config: dict, task: str) -> str:
 
 def model_backend(config: dict, task: str) -> str:
     """fairseq, or transformers for a task whose models: are Hugging Face model folders (docnmt.decode.backends)."""
-    return config["task_settings"][task]["models"]["backend"] if is_external(config, task) else "fairseq"
+    return config["task_settings"][task]["models"]["backend"] if is_external(config, task) else DEFAULT_BACKEND
 
 
 def language_codes(config: dict, task: str) -> list[str]:

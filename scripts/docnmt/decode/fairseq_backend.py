@@ -1,0 +1,44 @@
+"""The fairseq backend's entry points (registered in :mod:`docnmt.interface`): a checkpoint with its data
+folder (:class:`docnmt.decode.model.Model`), its checks (:func:`docnmt.decode.checks.check_model`) and its beam
+search (:class:`docnmt.decode.search.Searcher`, fairseq's semantics)."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from ..textio import InputError
+
+
+def _data_folder(model, data):
+    """``data``; an InputError naming ``model`` where a fairseq checkpoint comes without its data folder."""
+    if data is None:
+        raise InputError(model, "a fairseq checkpoint needs its data folder (dict.SRC.txt, dict.TGT.txt)")
+    return data
+
+
+def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
+         src_lang=None, tgt_lang=None):
+    from .model import Model
+
+    return Model(model, _data_folder(model, data), device=device, dtype=dtype, separator=separator)
+
+
+def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str, k: int | None,
+          src_lang=None, tgt_lang=None, sample: Sequence[os.PathLike | str] = ()) -> dict:
+    from .checks import check_model
+
+    return check_model(model, _data_folder(model, data), level, separator, k)
+
+
+def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int):
+    from .search import Searcher
+
+    return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len_b=max_len)
+
+
+def check_cli(parser, args) -> int:
+    """docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)."""
+    from .checks import fairseq_cli
+
+    return fairseq_cli(parser, args)

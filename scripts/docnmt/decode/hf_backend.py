@@ -1,0 +1,35 @@
+"""The transformers backend's entry points (registered in :mod:`docnmt.interface`): a Hugging Face seq2seq
+model folder (:class:`docnmt.decode.hf.HFModel`), its checks (:func:`docnmt.decode.checks.check_transformers_model`)
+and its beam search (:class:`docnmt.decode.hf.HFSearcher`, ``generate``'s semantics)."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+
+def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
+         src_lang=None, tgt_lang=None):
+    from .hf import HFModel
+
+    return HFModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang, tgt_lang=tgt_lang)
+
+
+def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str, k: int | None,
+          src_lang=None, tgt_lang=None, sample: Sequence[os.PathLike | str] = ()) -> dict:
+    from .checks import check_transformers_model
+
+    return check_transformers_model(model, level, separator, k, src_lang, tgt_lang, sample)
+
+
+def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int):
+    from .hf import HFSearcher
+
+    return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len)
+
+
+def check_cli(parser, args) -> int:
+    """docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)."""
+    from .checks import transformers_cli
+
+    return transformers_cli(parser, args)

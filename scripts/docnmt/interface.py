@@ -1,0 +1,208 @@
+"""What the strategies, the CLIs, the config and the workflow know of a model backend: the interface of its model
+and searcher (:class:`ModelLike`, :class:`SearcherLike`), and its description (:class:`Backend`), registered under
+its name in :data:`REGISTRY`.
+
+Nothing outside this module compares a backend's name: code that must act differently by backend asks the
+description (does the model read the workflow's BPE text, does it need a data folder, does it take language
+codes, ...), and :mod:`docnmt.decode.backends` loads, checks and searches through the callables it names. A new
+backend is a module with ``load``, ``check``, ``searcher`` and ``check_cli`` functions and one :class:`Backend` entry here
+(``docs/development.md``, "Adding a backend").
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+from .textio import InputError
+
+
+# ---- the types every backend shares ----------------------------------------------------------------------------
+@dataclass
+class Scored:
+    """Log-probability (natural log) of a scored part of a target and its token count (``</s>`` included)."""
+
+    logprob: float
+    tokens: int
+
+
+#: ``--dtype`` names and their torch dtypes.
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+          "bfloat16": "bfloat16", "bf16": "bfloat16"}
+#: The search's and forced scoring's precision unless asked otherwise, on every device: fairseq's
+#: default (fairseq-generate runs in float32 without --fp16), as the paper searched. Half precision
+#: is an option (``--dtype``, config ``decode.dtype``); the tables' notes name it where it was used.
+DEFAULT_DTYPE = "float32"
+
+
+def resolve_dtype(dtype: str | None, device: str | None = None) -> str:
+    """The dtype name a model runs in: ``dtype`` (an alias of :data:`DTYPES`), float32 when None, on any device."""
+    if dtype is None:
+        return DEFAULT_DTYPE
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}, expected one of {', '.join(DTYPES)}")
+    return DTYPES[dtype]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One search: source ids (ending in ``</s>``) and a forced target prefix (no ``</s>``)."""
+
+    source: Sequence[int]
+    prefix: Sequence[int] = field(default_factory=tuple)
+
+
+@dataclass
+class Hypothesis:
+    """A continuation after the prefix: ``tokens`` without ``</s>``; ``score`` is fairseq's
+    length-normalized score, ``logprob`` the sum of the generated tokens' log-probs (``</s>`` included)."""
+
+    tokens: list[int]
+    score: float
+    logprob: float
+
+
+def checked_ids(searcher, where: str, request: Request) -> tuple[list[int], list[int]]:
+    """A request's source and prefix ids, checked for ``searcher`` (either backend): the source ends in ``</s>``
+    and fits the encoder; neither holds ``<pad>``, an inner ``</s>`` or an id outside the vocabulary. An
+    InputError names the request (``where``) and the first bad id."""
+    source, prefix = [int(t) for t in request.source], [int(t) for t in request.prefix]
+    if not source or source[-1] != searcher.eos:
+        raise InputError(where, "expected source ids ending in </s>, found "
+                         + (f"last id {source[-1]}" if source else "an empty source"))
+    if len(source) > searcher.max_source_positions:
+        raise InputError(where, f"source too long: {len(source)} tokens (</s> included), the model's max "
+                         f"source positions are {searcher.max_source_positions}")
+    for what, ids in (("source", source[:-1]), ("prefix", prefix)):
+        bad = [t for t in ids if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
+        if bad:
+            raise InputError(where, f"expected {what} ids of the {searcher.vocabulary} without <pad> or an inner "
+                             f"</s>, found {searcher._describe(bad[0])}")
+    return source, prefix
+
+
+class Counted:
+    """The cost counters every backend's searcher keeps (docnmt.decode.search's docstring, "Cost counters"), and
+    its progress hook: ``on_batch``, where set, is called with the number of requests of each batch once that
+    batch is searched (``docnmt-translate`` prints its progress lines from it)."""
+
+    track_cache = False  # measure cache_bytes_peak (bench/decode)
+    on_batch = None  # Callable[[int], None] | None
+
+    def batch_done(self, requests: int) -> None:
+        """What a searcher calls after each batch it searched: the progress hook, if any."""
+        if self.on_batch is not None:
+            self.on_batch(requests)
+
+    def reset_counters(self) -> None:
+        self.forward_calls = 0
+        self.decoder_positions = 0
+        self.encoder_positions = 0
+        self.cache_bytes_peak = 0
+
+
+# ---- the interface of a backend's model and searcher --------------------------------------------------------------
+@runtime_checkable
+class ModelLike(Protocol):
+    """A loaded model, as the strategies and the scorers use it."""
+
+    backend: str  #: the name it is registered under
+    sep: int | None  #: the separator's token id (None where the vocabulary has none)
+
+    def encode(self, text: str, source: bool = True) -> list[int]: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+    def max_positions(self) -> tuple[int, int]: ...
+
+    def score(self, requests): ...
+
+
+@runtime_checkable
+class SearcherLike(Protocol):
+    """A model's beam search over requests (:class:`Request`), with its cost counters and progress hook
+    (:class:`Counted`, which every backend's searcher extends)."""
+
+    model: ModelLike
+    beam: int
+    decoder_positions: int
+    forward_calls: int
+    on_batch: object  # Callable[[int], None] | None: called after each searched batch with its request count
+
+    def search(self, requests): ...
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A backend's description: what text its models read and how the workflow and the CLIs treat them."""
+
+    name: str
+    #: one line for ``--backend``'s help and the docs
+    summary: str
+    #: "bpe": the workflow's Moses-tokenized, BPE-split text (and a ``--codes`` file for raw input); "plain": plain
+    #: text, which the model's own tokenizer segments
+    text: str
+    #: whether a model comes with a data folder (dictionaries; the binarized training data)
+    needs_data: bool
+    #: whether the model may need ``--src-lang``/``--tgt-lang`` language codes (models with language tokens)
+    language_codes: bool
+    #: whether the workflow's ContraPro evaluation (forced scoring of BPE-level contrastive targets) runs with it
+    contrapro_in_workflow: bool
+    #: the module with ``load(model, data, **options)``, ``check(model, data, level, ...)``,
+    #: ``searcher(model, beam, lenpen, batch_size, max_len)`` and ``check_cli(parser, args)`` (docnmt-check-model)
+    module: str
+    #: how the tables' notes name the backend's models (None: the default backend, no note), and what they say of
+    #: what differs from the paper's search
+    note: str | None = None
+    note_detail: str = ""
+    #: bench/decode's runner for this backend, ``module:function`` of a module in bench/ (None: bench/decode's own,
+    #: which times fairseq checkpoints of a workflow directory)
+    bench: str | None = None
+
+    @property
+    def plain_text(self) -> bool:
+        return self.text == "plain"
+
+    @property
+    def default_tokenize(self) -> str:
+        """The tokenizer applied before the model's own segmentation: Moses for BPE text, none for plain text."""
+        return "none" if self.plain_text else "moses"
+
+    def functions(self):
+        """The backend's module (``load``, ``check``, ``searcher``), imported on first use."""
+        return importlib.import_module(self.module)
+
+
+REGISTRY: dict[str, Backend] = {
+    "fairseq": Backend(
+        name="fairseq",
+        summary="a fairseq checkpoint and its data folder (BPE-level text in and out; the default)",
+        text="bpe", needs_data=True, language_codes=False, contrapro_in_workflow=True,
+        module="docnmt.decode.fairseq_backend",
+    ),
+    "transformers": Backend(
+        name="transformers",
+        summary="a Hugging Face seq2seq save_pretrained folder (plain text in and out; its tokenizer segments it)",
+        text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False,
+        module="docnmt.decode.hf_backend", note="Hugging Face",
+        note_detail="their tokenizer's tokens and transformers' beam semantics (docs/decoding.md, 'Hugging Face "
+                    "models (the transformers backend)')", bench="decode_transformers:transformers_benchmark",
+    ),
+}
+
+#: The backend of a model that says none, and of the workflow's own models.
+DEFAULT = "fairseq"
+
+
+def backend(name: str) -> Backend:
+    """The description registered under ``name``; a ValueError listing the names where none is."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}, expected one of {', '.join(REGISTRY)}") from None
+
+
+def backend_of(model) -> Backend:
+    """The description of a loaded model's backend."""
+    return backend(getattr(model, "backend", DEFAULT))

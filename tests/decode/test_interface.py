@@ -1,0 +1,127 @@
+"""The backends' registry (docnmt.interface): each entry's module has the entry points, no code outside the
+registry compares a backend's name, and a backend added with one entry goes through the loaders, the checks, the
+CLIs' --backend and the config's validation."""
+
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO
+from docnmt import interface
+from docnmt.decode import backends
+from docnmt.interface import REGISTRY, Backend
+
+ENTRY_POINTS = ("load", "check", "searcher", "check_cli")
+#: A comparison of a string with a backend's name: ``x == "fairseq"``, ``"transformers" != x``, ``x in ("fairseq", ...``.
+NAMES = "|".join(map(re.escape, REGISTRY))
+COMPARISON = re.compile(rf"""(==|!=)\s*["']({NAMES})["']|["']({NAMES})["']\s*(==|!=)|\bin\s*[(\[{{]\s*["']({NAMES})["']""")
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_every_registered_backend_has_its_entry_points_and_a_description(name):
+    described = REGISTRY[name]
+    assert described.name == name and described.text in ("bpe", "plain") and described.summary
+    module = described.functions()
+    for entry in ENTRY_POINTS:
+        assert callable(getattr(module, entry, None)), f"{described.module} has no {entry}()"
+
+
+def test_no_backend_name_is_compared_outside_the_registry():
+    sources = [*(REPO / "scripts" / "docnmt").rglob("*.py"), *(REPO / "rules").glob("*.smk"), REPO / "Snakefile",
+               *(path for path in (REPO / "bench").iterdir() if path.is_file() and path.suffix in ("", ".py"))]
+    found = []
+    for path in sources:
+        if path == Path(interface.__file__):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if COMPARISON.search(line.split("#")[0]):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert not found, "ask the backend's description (docnmt.interface) instead:\n" + "\n".join(found)
+
+
+def test_the_schemas_backends_are_the_registrys():
+    """The config schema lists the backends for its documentation; validation takes the registry's."""
+    import yaml
+
+    schema = yaml.safe_load((REPO / "schemas/config.schema.yaml").read_text(encoding="utf-8"))
+    assert schema["$defs"]["models"]["properties"]["backend"]["enum"] == list(REGISTRY)
+
+
+def test_an_unknown_backend_is_an_error_listing_the_registered_ones():
+    with pytest.raises(ValueError, match="unknown backend 'onnx', expected one of fairseq, transformers"):
+        interface.backend("onnx")
+
+
+@pytest.fixture
+def echo_backend(monkeypatch):
+    """A backend added the documented way: a module with the entry points and one registry entry. Its model
+    'translates' by echoing the source ids; it reads plain text and needs no data folder."""
+    module = types.ModuleType("echo_backend")
+    calls = []
+
+    class EchoModel:
+        backend, sep = "echo", None
+
+        def __init__(self, folder):
+            self.folder = folder
+
+    class EchoSearcher(interface.Counted):
+        def __init__(self, model, beam):
+            self.model, self.beam = model, beam
+            self.reset_counters()
+
+        def search(self, requests):
+            self.batch_done(len(requests))
+            return [[list(r)] for r in requests]
+
+    module.load = lambda model, data, **options: calls.append(("load", model, data, options)) or EchoModel(model)
+    module.check = lambda model, data, level, *rest: calls.append(("check", model, level)) or {"backend": "echo"}
+    module.searcher = lambda model, beam, lenpen, batch_size, max_len: EchoSearcher(model, beam)
+    module.check_cli = lambda parser, args: calls.append(("check_cli", args.model)) or 0
+    monkeypatch.setitem(sys.modules, "echo_backend", module)
+    monkeypatch.setitem(REGISTRY, "echo", Backend(
+        name="echo", summary="a folder whose model repeats its source", text="plain", needs_data=False,
+        language_codes=False, contrapro_in_workflow=False, module="echo_backend", note="echo"))
+    return calls
+
+
+def test_a_backend_added_with_one_registry_entry_loads_checks_and_searches(echo_backend, tmp_path):
+    model = backends.load_model("echo", tmp_path / "model", separator="<brk>")
+    assert backends.check("echo", tmp_path / "model", None, "document") == {"backend": "echo"}
+    searcher = backends.make_searcher(model, beam=3)
+    assert model.backend == "echo" and model.folder == tmp_path / "model"
+    assert isinstance(searcher, interface.SearcherLike) and searcher.beam == 3
+    batches = []
+    searcher.on_batch = batches.append  # the progress hook docnmt-translate uses
+    assert searcher.search([[5, 6]]) == [[[5, 6]]] and batches == [1]
+    assert [call[0] for call in echo_backend] == ["load", "check"]
+    assert echo_backend[0][3]["separator"] == "<brk>"
+
+
+def test_a_backend_added_with_one_registry_entry_is_a_choice_of_the_clis_and_the_config(echo_backend, tmp_path,
+                                                                                        capsys):
+    from docnmt import config as config_module
+    from docnmt.decode import checks
+
+    assert checks.main(["--backend", "echo", "--model", str(tmp_path / "model"), "--level", "sentence"]) == 0
+    assert echo_backend[-1] == ("check_cli", tmp_path / "model")
+    task = {"src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": str(tmp_path)},
+            "models": {"backend": "echo", "k": 3, "separator": "<brk>", "document": {"checkpoint": "m"}}}
+    config_module._check_models("mine", task)
+    assert task["models"]["tokenize"] == "none", "plain text: no Moses before the model's own tokenizer"
+    import yaml
+
+    from docnmt.config import validate
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    config["tasks"] = ["mine"]
+    config["task_settings"]["mine"] = {**task, "models": dict(task["models"])}
+    config["task_settings"]["mine"]["models"].pop("tokenize")
+    assert validate(config)["task_settings"]["mine"]["models"]["backend"] == "echo", "the schema takes it"
+    task["models"]["document"]["data"] = "bin"
+    with pytest.raises(config_module.ConfigError, match="a data folder is for fairseq models; a echo model is a "
+                                                        "folder whose model repeats its source"):
+        config_module._check_models("mine", task)
