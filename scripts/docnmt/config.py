@@ -100,11 +100,10 @@ def _check_models(name: str, task: dict) -> None:
     """What the schema cannot say clearly about a task's models: a fairseq model has a data folder, a transformers
     model none (its folder holds the tokenizer, which segments plain text, so neither Moses nor BPE applies, and
     the workflow's ContraPro evaluation needs fairseq so far); the default of ``tokenize`` by backend."""
-    from .interface import REGISTRY, backend as described
+    from .interface import backend as described, names
 
     models, key = task["models"], f"task_settings.{name}.models"
     backend = described(models["backend"])
-    with_data = " and ".join(n for n, b in REGISTRY.items() if b.needs_data)
     for level in ("sentence", "document"):
         if level not in models:
             continue
@@ -112,22 +111,21 @@ def _check_models(name: str, task: dict) -> None:
             raise ConfigError(f"config key '{key}.{level}.data' is missing (required for a {backend.name} model: its "
                               "data folder with dict.SRC.txt and dict.TGT.txt)")
         if not backend.needs_data and "data" in models[level]:
-            raise ConfigError(f"config key '{key}.{level}.data': a data folder is for {with_data} models; a "
-                              f"{backend.name} model is {backend.summary}")
+            raise ConfigError(f"config key '{key}.{level}.data': a data folder is for "
+                              f"{names(lambda b: b.needs_data)} models; a {backend.name} model is {backend.summary}")
     if backend.plain_text:
         for setting in ("bpe_codes", "tokenize"):
             if models.get(setting, "none") != "none":
-                bpe_text = " and ".join(n for n, b in REGISTRY.items() if not b.plain_text)
-                raise ConfigError(f"config key '{key}.{setting}': {models[setting]!r} is for {bpe_text} models; a "
-                                  f"{backend.name} model's tokenizer segments plain text (none)")
+                raise ConfigError(f"config key '{key}.{setting}': {models[setting]!r} is for "
+                                  f"{names(lambda b: not b.plain_text)} models; a {backend.name} model's tokenizer "
+                                  "segments plain text (none)")
     if task.get("contrapro") and not backend.contrapro_in_workflow:
         raise ConfigError(f"config key 'task_settings.{name}.contrapro': the workflow's ContraPro evaluation "
-                          f"needs {' or '.join(n for n, b in REGISTRY.items() if b.contrapro_in_workflow)} models so "
-                          f"far; score a {backend.name} model with docnmt.score.contrastive --backend {backend.name}")
+                          f"needs {names(lambda b: b.contrapro_in_workflow, ' or ')} models so far; score a "
+                          f"{backend.name} model with docnmt.score.contrastive --backend {backend.name}")
     if "language_codes" in models and not backend.language_codes:
-        raise ConfigError(f"config key '{key}.language_codes': for "
-                          f"{' and '.join(n for n, b in REGISTRY.items() if b.language_codes)} models with language "
-                          f"tokens; {backend.name} models name their languages in their dictionaries")
+        raise ConfigError(f"config key '{key}.language_codes': for {names(lambda b: b.language_codes)} models "
+                          f"with language tokens; {backend.name} models name their languages in their dictionaries")
     models.setdefault("tokenize", backend.default_tokenize)
 
 

@@ -170,7 +170,7 @@ class Backend:
         return "none" if self.plain_text else "moses"
 
     def functions(self):
-        """The backend's module (``load``, ``check``, ``searcher``), imported on first use."""
+        """The backend's module (``load``, ``check``, ``searcher``, ``check_cli``), imported on first use."""
         return importlib.import_module(self.module)
 
 
@@ -206,3 +206,8 @@ def backend(name: str) -> Backend:
 def backend_of(model) -> Backend:
     """The description of a loaded model's backend."""
     return backend(getattr(model, "backend", DEFAULT))
+
+
+def names(where, joiner: str = " and ") -> str:
+    """The registered backends whose description ``where`` accepts, named for a message ("fairseq and ...")."""
+    return joiner.join(name for name, described in REGISTRY.items() if where(described))

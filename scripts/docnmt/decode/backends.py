@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import SEP
-from ..interface import REGISTRY, backend, backend_of
+from ..interface import backend, backend_of, names
 
 
 def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,
@@ -55,11 +55,10 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
     data = args.data if data is None and model is args.model else data
     described = backend(args.backend)
     if described.needs_data and data is None:
-        others = " or ".join(name for name, other in REGISTRY.items() if not other.needs_data)
-        parser.error(f"{model}: a {described.name} model needs its data folder (--data), or use --backend {others}")
+        parser.error(f"{model}: a {described.name} model needs its data folder (--data), or use --backend "
+                     f"{names(lambda other: not other.needs_data, ' or ')}")
     if not described.needs_data and data is not None:
-        needing = " and ".join(name for name, other in REGISTRY.items() if other.needs_data)
-        parser.error(f"{data}: a data folder is for {needing} models; --backend {described.name} takes "
-                     f"{described.summary}")
+        parser.error(f"{data}: a data folder is for {names(lambda other: other.needs_data)} models; --backend "
+                     f"{described.name} takes {described.summary}")
     return load_model(args.backend, model, data, device=getattr(args, "device", None), dtype=args.dtype,
                       separator=args.separator, **languages)
