@@ -128,26 +128,23 @@ def write_documents(output: Path, layout: str, documents, translations: list[lis
                 handle.write("".join(t + "\n" for t in doc))
 
 
-class ProgressSearcher:
-    """A searcher whose every search batch prints a progress line (requests searched, sentences/s) to stderr."""
+class Progress:
+    """A searcher's progress hook (its ``on_batch``, :class:`docnmt.interface.Counted`): a line to stderr per
+    searched batch (requests searched, sentences/s)."""
 
-    def __init__(self, searcher, name: str, sentences: int, stream=None):
+    def __init__(self, name: str, sentences: int, stream=None):
         # the stream of the call (sys.stderr then, not when this module was imported)
-        self._searcher, self._name, self._sentences = searcher, name, sentences
+        self._name, self._sentences = name, sentences
         self._stream = sys.stderr if stream is None else stream
         self.searched = self.batches = 0
         self.started = time.perf_counter()
-        searcher.on_batch = self.batch_searched  # the searcher's progress hook (docnmt.interface.Counted)
 
-    def batch_searched(self, requests: int) -> None:
+    def __call__(self, requests: int) -> None:
         self.batches += 1
         self.searched += requests
         seconds = time.perf_counter() - self.started
         print(f"{self._name}: batch {self.batches}, {self.searched} requests searched for {self._sentences} "
               f"sentences, {self.searched / max(seconds, 1e-9):.1f} sentences/s", file=self._stream, flush=True)
-
-    def __getattr__(self, name):
-        return getattr(self._searcher, name)
 
 
 # ---- a task's models ---------------------------------------------------------------
@@ -209,11 +206,16 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         bpe_docs.append(Document(name, list(range(line, line + len(src))), src))
         line += len(src)
     total = line
-    search = {"beam": beam, "lenpen": lenpen, "batch_size": batch_size, "max_len": max_len}
-    sent_searcher = ProgressSearcher(make_searcher(sentence_model, **search),
-                                     "sentence-level model", total, stream) if sentence_model is not None else None
-    doc_searcher = ProgressSearcher(make_searcher(document_model, **search),
-                                    "document-level model", total, stream) if document_model is not None else None
+
+    def searcher(model, name: str):
+        if model is None:
+            return None
+        made = make_searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len)
+        made.on_batch = Progress(name, total, stream)
+        return made
+
+    sent_searcher = searcher(sentence_model, "sentence-level model")
+    doc_searcher = searcher(document_model, "document-level model")
     if models_needed(strategy, doc_trans_mode) >= {"sentence", "document"}:  # 2-pass and parallel doc-trans
         first = REGISTRY["sentence-level"](Decoder(sent_searcher, k=k, h=h), bpe_docs)
         for doc, hyps in zip(bpe_docs, first):
