@@ -30,8 +30,6 @@ from ..textio import InputError
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 
-
-
 class Model:
     """A checkpoint on ``device`` (default: CUDA if available) in ``dtype`` (default: float32 on every
     device); search and forced scoring run in that dtype, log-probabilities in float32."""
