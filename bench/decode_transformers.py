@@ -83,7 +83,7 @@ def same_nbest(ours, theirs, tolerance: float = 1e-4) -> bool:
 def transformers_benchmark(args) -> None:
     import torch
 
-    from docnmt.decode.hf import HFModel, HFSearcher
+    from docnmt.decode.backends.transformers.model import HFModel, HFSearcher
 
     folder = tiny_model(args.tiny) if args.tiny else args.model
     if folder is None:

@@ -135,7 +135,7 @@ def toy(toy_data, tmp_path_factory):
     fairseq's transformer), once per session for the search and the CXMI tests."""
     from toymodel import train
 
-    from docnmt.decode.model import Model
+    from docnmt.decode.backends.fairseq.model import Model
 
     checkpoint = made_once(tmp_path_factory, "search-toy-model",
                            lambda _folder: train(toy_data, "model", "--max-epoch", "12"))

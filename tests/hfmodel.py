@@ -1,7 +1,7 @@
 """Tiny Hugging Face seq2seq models built here, with no download: a tokenizer trained on the demo corpus with the
 ``tokenizers`` library (one vocabulary for both languages, the separator ``<brk>`` a single token) and a 2-layer
 Marian model trained briefly on the demo's sentences and k=3 windows, saved in the ``save_pretrained`` layout
-that :class:`docnmt.decode.hf.HFModel` loads."""
+that :class:`docnmt.decode.backends.transformers.model.HFModel` loads."""
 
 from __future__ import annotations
 

@@ -221,7 +221,7 @@ def test_import_fairseq_imports_as_usual_beside_another_thread_and_the_model_loa
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env())
     assert result.stdout.split() == ["True", "True"], result.stderr[-3000:]
     (tmp_path / "dict.en.txt").write_text("hello 3\nworld 2\n", encoding="utf-8")
-    program = (f"import sys\nfrom docnmt.decode.checks import load_dictionary\n"
+    program = (f"import sys\nfrom docnmt.decode.backends.fairseq.checks import load_dictionary\n"
                f"d = load_dictionary(__import__('pathlib').Path({str(tmp_path / 'dict.en.txt')!r}))\n"
                "print(len(d), 'fairseq' in sys.modules, 'sklearn' in sys.modules, 'scipy.stats' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env())

@@ -265,7 +265,7 @@ def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_mari
     """Checked, decoded with every strategy, scored and tabled, with no tokenization, BPE or binarization of its own;
     the tables' notes name the backend; its doc-trans (parallel) is the Python API's sequential doc-trans."""
     from docnmt.decode.documents import group
-    from docnmt.decode.hf import HFModel, HFSearcher
+    from docnmt.decode.backends.transformers.model import HFModel, HFSearcher
     from docnmt.decode.strategies import REGISTRY, Decoder
 
     workdir = two_tasks

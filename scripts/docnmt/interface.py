@@ -82,8 +82,30 @@ def checked_ids(searcher, where: str, request: Request) -> tuple[list[int], list
     return source, prefix
 
 
+def check_length(model, ids: Sequence[int], what: str) -> None:
+    """An InputError naming ``what`` where ``ids`` exceed the model's ``max_positions`` (a model's method)."""
+    if len(ids) > model.max_positions:
+        raise InputError(
+            what, f"expected at most {model.max_positions} tokens (the model's max positions), found {len(ids)}"
+        )
+
+
+def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[int] | None) -> list[int]:
+    """A forced-scoring target's ids (no ``<pad>`` or ``</s>``; InputError naming request ``number`` otherwise)
+    with its end token appended: ``</s>``, or ``ends[number - 1]`` (``</s>`` or the separator)."""
+    target = [int(t) for t in target]
+    bad = [t for t in target if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
+    if bad:
+        raise InputError(f"request {number}", f"expected target ids of the {searcher.vocabulary} without <pad> or "
+                         f"</s>, found {searcher._describe(bad[0])}")
+    end = searcher.eos if ends is None else int(ends[number - 1])
+    if end not in (searcher.eos, searcher.model.sep):
+        raise ValueError(f"request {number}: the end token must be </s> or the separator, got {end}")
+    return target + [end]
+
+
 class Counted:
-    """The cost counters every backend's searcher keeps (docnmt.decode.search's docstring, "Cost counters"), and
+    """The cost counters every backend's searcher keeps (docnmt.decode.backends.fairseq.search's docstring, "Cost counters"), and
     its progress hook: ``on_batch``, where set, is called with the number of requests of each batch once that
     batch is searched (``docnmt-translate`` prints its progress lines from it)."""
 
@@ -179,13 +201,13 @@ REGISTRY: dict[str, Backend] = {
         name="fairseq",
         summary="a fairseq checkpoint and its data folder (BPE-level text in and out; the default)",
         text="bpe", needs_data=True, language_codes=False, contrapro_in_workflow=True,
-        module="docnmt.decode.fairseq_backend",
+        module="docnmt.decode.backends.fairseq",
     ),
     "transformers": Backend(
         name="transformers",
         summary="a Hugging Face seq2seq save_pretrained folder (plain text in and out; its tokenizer segments it)",
         text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False,
-        module="docnmt.decode.hf_backend", note="Hugging Face",
+        module="docnmt.decode.backends.transformers", note="Hugging Face",
         note_detail="their tokenizer's tokens and transformers' beam semantics (docs/decoding.md, 'Hugging Face "
                     "models (the transformers backend)')", bench="decode_transformers:transformers_benchmark",
     ),

@@ -11,6 +11,7 @@ import pytest
 
 from helpers import REPO, tool_env
 from docnmt.decode import checks
+from docnmt.decode.backends.fairseq.checks import check_model
 from docnmt.textio import InputError
 
 K = 3
@@ -64,7 +65,7 @@ def external(tmp_path_factory) -> Path:
 
 
 def test_a_plain_fairseq_model_passes_with_its_own_separator_and_k(external):
-    report = checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K)
+    report = check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K)
     assert (report["arch"], report["src"], report["tgt"], report["separator"], report["k"]) == \
         ("transformer", "en", "de", SEPARATOR, K)
     assert 1.0 < report["separators_per_training_example"] <= K - 1
@@ -73,20 +74,20 @@ def test_a_plain_fairseq_model_passes_with_its_own_separator_and_k(external):
 def test_a_dictionary_without_the_separator_is_named(external):
     with pytest.raises(InputError, match=r"dict.en.txt: expected the separator token '<sep>' of the document-level "
                                          r"model, found none"):
-        checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", "<sep>", K)
+        check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", "<sep>", K)
 
 
 def test_k_missing_or_smaller_than_the_training_windows_is_an_error(external):
     with pytest.raises(InputError, match="expected the window size k"):
-        checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, None)
+        check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, None)
     with pytest.raises(InputError, match=r"dict.de.txt: the training data has 1\.\d\d separators per example, more "
                                          r"than a 2-sentence window holds"):
-        checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, 2)
+        check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, 2)
 
 
 def test_a_k_larger_than_the_training_windows_is_one_line_naming_the_model(external, capsys):
     """The training windows hold at most K sentences: K+1 is more context than the model ever saw."""
-    report = checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K)
+    report = check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K)
     assert report["training_windows"] == {"split": str(external / "data-bin/train.en-de"), "largest": K}
     with pytest.raises(SystemExit):
         checks.main(["--model", str(external / "ck/checkpoint_best.pt"), "--data", str(external / "data-bin"),
@@ -114,8 +115,8 @@ def test_without_a_train_split_the_k_check_reads_the_data_the_checkpoint_records
         torch.save(state, tmp_path / name)
     with pytest.raises(InputError, match=r"recorded.pt: k=5 is larger than the model was trained with: its training "
                                          r"data \(.*data-bin/train.en-de.\*\) has windows of at most 3 sentences"):
-        checks.check_model(tmp_path / "recorded.pt", dicts, "document", SEPARATOR, K + 2)
-    report = checks.check_model(tmp_path / "moved.pt", dicts, "document", SEPARATOR, K + 2)
+        check_model(tmp_path / "recorded.pt", dicts, "document", SEPARATOR, K + 2)
+    report = check_model(tmp_path / "moved.pt", dicts, "document", SEPARATOR, K + 2)
     assert report["training_windows"] is None and report["separators_per_training_example"] is None
 
 
@@ -125,7 +126,7 @@ def test_a_dictionary_of_another_size_than_the_embeddings_is_named(external, tmp
     with open(data / "dict.en.txt", "a") as handle:
         handle.write("extra1 1\nextra2 1\n")
     with pytest.raises(InputError, match=r"dict.en.txt: has \d+ entries .* but the checkpoint's encoder embeddings"):
-        checks.check_model(external / "ck/checkpoint_best.pt", data, "document", SEPARATOR, K)
+        check_model(external / "ck/checkpoint_best.pt", data, "document", SEPARATOR, K)
 
 
 def test_a_corrupt_checkpoint_and_another_architecture_are_named(external, tmp_path):
@@ -133,7 +134,7 @@ def test_a_corrupt_checkpoint_and_another_architecture_are_named(external, tmp_p
 
     (tmp_path / "broken.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(InputError, match="broken.pt: expected a fairseq checkpoint, could not load it"):
-        checks.check_model(tmp_path / "broken.pt", external / "data-bin", "document", SEPARATOR, K)
+        check_model(tmp_path / "broken.pt", external / "data-bin", "document", SEPARATOR, K)
     state = torch.load(external / "ck/checkpoint_best.pt", map_location="cpu", weights_only=False)
     model_cfg = state["cfg"]["model"]
     if isinstance(model_cfg, dict):
@@ -144,7 +145,7 @@ def test_a_corrupt_checkpoint_and_another_architecture_are_named(external, tmp_p
     torch.save(state, tmp_path / "lstm.pt")
     with pytest.raises(InputError, match=r"lstm.pt: architecture 'lstm' \(lstm\) is not supported: the search runs "
                                          r"fairseq encoder-decoder transformers, --arch one of transformer, "):
-        checks.check_model(tmp_path / "lstm.pt", external / "data-bin", "document", SEPARATOR, K)
+        check_model(tmp_path / "lstm.pt", external / "data-bin", "document", SEPARATOR, K)
 
 
 def test_bpe_codes_that_do_not_fit_the_dictionary_report_the_share(external, tmp_path):
@@ -152,19 +153,19 @@ def test_bpe_codes_that_do_not_fit_the_dictionary_report_the_share(external, tmp
 
     (tmp_path / "own.txt").write_text("".join(f"w{i} t{i}\n" for i in range(25)) * 4)
     bpe.learn([tmp_path / "own.txt"], tmp_path / "fits.codes", merges=60, min_frequency=1)
-    report = checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K,
+    report = check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K,
                                 tmp_path / "fits.codes", [external / "text.en"])
     assert report["bpe"]["unknown"] == 0 and report["bpe"]["units"] > 100
     (tmp_path / "other.txt").write_text("zebra quartz\n" * 10)
     bpe.learn([tmp_path / "other.txt"], tmp_path / "other.codes", merges=5, min_frequency=1)
     with pytest.raises(InputError, match=r"other.codes: 100.0% of the BPE units of the sample .* are not in .*dict.de.txt"):
-        checks.check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K,
+        check_model(external / "ck/checkpoint_best.pt", external / "data-bin", "document", SEPARATOR, K,
                            tmp_path / "other.codes", [external / "text.en"])
 
 
 def test_the_model_reads_and_writes_sep_for_its_own_separator(external):
     from docnmt import SEP
-    from docnmt.decode.model import Model
+    from docnmt.decode.backends.fairseq.model import Model
 
     model = Model(external / "ck/checkpoint_best.pt", external / "data-bin", device="cpu", separator=SEPARATOR)
     ids = model.encode(f"t1 t2 {SEP} t3")

@@ -1,4 +1,4 @@
-"""The transformers backend (docnmt.decode.hf) on a tiny Marian model built here (tests/hfmodel.py): its search
+"""The transformers backend (docnmt.decode.backends.transformers.model) on a tiny Marian model built here (tests/hfmodel.py): its search
 equals transformers' own generate(), with and without a forced target context; the strategies' equalities hold
 on it; its checks fail with one clear line."""
 
@@ -23,7 +23,7 @@ TRAINING_FIXTURES = {"m2m100", "marian"}
 @pytest.fixture(scope="module")
 def marian(hf_marian):
     """The tiny Marian model (conftest ``hf_marian``), loaded."""
-    from docnmt.decode.hf import HFModel
+    from docnmt.decode.backends.transformers.model import HFModel
 
     return HFModel(hf_marian, separator="<brk>", device="cpu")
 
@@ -79,7 +79,7 @@ def same(a, b, tolerance=1e-4) -> bool:
 @pytest.mark.parametrize("beam,lenpen,early_stopping", [(4, 1.0, True), (4, 1.0, False), (3, 0.6, "never")])
 def test_empty_context_search_equals_generate_on_every_demo_test_sentence(marian, test_docs, beam, lenpen,
                                                                          early_stopping):
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     sentences = [s for doc in test_docs for s in doc.src]
     assert len(sentences) >= 30
@@ -92,7 +92,7 @@ def test_empty_context_search_equals_generate_on_every_demo_test_sentence(marian
 
 
 def test_forced_context_search_equals_generate_with_decoder_input_ids(marian, test_docs):
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     searcher = HFSearcher(marian, beam=4, lenpen=1.0, early_stopping=True, max_new_tokens=MAX_NEW)
     checked = 0
@@ -109,7 +109,7 @@ def test_forced_context_search_equals_generate_with_decoder_input_ids(marian, te
 
 
 def test_forced_scoring_gives_the_searchs_own_log_probability(marian, test_docs):
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     searcher = HFSearcher(marian, beam=4, early_stopping=True, max_new_tokens=MAX_NEW)
     doc = test_docs[0]
@@ -124,7 +124,7 @@ def test_forced_scoring_gives_the_searchs_own_log_probability(marian, test_docs)
 
 
 def decode(model, strategy, docs, h=12, mode="sequential"):
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     searcher = HFSearcher(model, beam=3, early_stopping=True, max_new_tokens=MAX_NEW)
     decoder = Decoder(searcher, k=3, h=h, doc_trans_mode=mode)
@@ -181,7 +181,7 @@ def test_every_strategy_translates_text_in_and_text_out(marian, test_docs):
 
 
 def test_a_sentence_longer_than_the_positions_is_an_error_naming_the_request(marian):
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     long = marian.encode(" ".join(["Hallo"] * (marian.max_positions + 5)), source=True)
     with pytest.raises(InputError, match=r"request 1: source too long: .* max source positions are 128"):
@@ -189,7 +189,7 @@ def test_a_sentence_longer_than_the_positions_is_an_error_naming_the_request(mar
 
 
 def test_a_context_longer_than_the_positions_is_an_error_naming_the_request(marian):
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     source = marian.encode("Hallo.", source=True)
     context = marian.encode(" ".join(["Hallo"] * marian.max_positions))[:-1]
@@ -199,7 +199,7 @@ def test_a_context_longer_than_the_positions_is_an_error_naming_the_request(mari
 
 
 def test_no_separator_token_is_an_error_that_says_how_to_add_one(hf_marian):
-    from docnmt.decode.hf import HFModel
+    from docnmt.decode.backends.transformers.model import HFModel
 
     model = HFModel(hf_marian, separator="<sep>", device="cpu")
     with pytest.raises(InputError) as error:
@@ -212,7 +212,7 @@ def test_no_separator_token_is_an_error_that_says_how_to_add_one(hf_marian):
 def test_a_decoder_only_model_is_refused_naming_the_folder(tmp_path):
     from transformers import GPT2Config
 
-    from docnmt.decode.hf import HFModel
+    from docnmt.decode.backends.transformers.model import HFModel
 
     GPT2Config(n_layer=1, n_embd=8, n_head=1, vocab_size=10).save_pretrained(tmp_path)
     with pytest.raises(InputError, match="expected an encoder-decoder model, found 'gpt2'") as error:
@@ -221,7 +221,7 @@ def test_a_decoder_only_model_is_refused_naming_the_folder(tmp_path):
 
 
 def test_a_folder_without_config_is_refused(tmp_path):
-    from docnmt.decode.hf import HFModel
+    from docnmt.decode.backends.transformers.model import HFModel
 
     with pytest.raises(InputError, match="expected a transformers model folder"):
         HFModel(tmp_path)
@@ -232,7 +232,7 @@ def m2m100(tmp_path_factory):
     """A tiny M2M100 model (tests/hfmodel.py, 150 updates)."""
     import hfmodel
 
-    from docnmt.decode.hf import HFModel
+    from docnmt.decode.backends.transformers.model import HFModel
 
     folder = hfmodel.build_m2m100(tmp_path_factory.mktemp("hf-m2m100") / "model", steps=150)
     return HFModel(folder, separator="<brk>", src_lang="en", tgt_lang="de", device="cpu")
@@ -248,7 +248,7 @@ def test_a_language_token_model_starts_the_decoder_with_its_target_language(m2m1
 
 def test_a_language_token_model_searches_as_generate_after_its_prompt(m2m100, test_docs):
     """With and without a target context: generate(decoder_input_ids=[</s>, __de__, context...])."""
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     searcher = HFSearcher(m2m100, beam=3, lenpen=1.0, early_stopping=True, max_new_tokens=MAX_NEW)
     doc = test_docs[1]
@@ -265,7 +265,7 @@ def test_a_language_token_model_searches_as_generate_after_its_prompt(m2m100, te
 
 
 def test_missing_or_unknown_language_codes_are_errors_naming_the_folder(m2m100):
-    from docnmt.decode.hf import HFModel
+    from docnmt.decode.backends.transformers.model import HFModel
 
     with pytest.raises(InputError, match="expected the target language code: M2M100Tokenizer marks languages"):
         HFModel(m2m100.folder, separator="<brk>", src_lang="en")
@@ -293,7 +293,7 @@ def test_the_manuals_decoding_example_runs_on_the_tiny_model(hf_marian, test_doc
 
 # ---- the CLIs: checks and translate with --backend transformers ---------------------------------------------------
 def test_the_checks_of_a_transformers_folder_report_what_they_found(hf_marian, test_docs, tmp_path):
-    from docnmt.decode.checks import check_transformers_model
+    from docnmt.decode.backends.transformers.checks import check_transformers_model
 
     sample = tmp_path / "sample.en"
     sample.write_text("".join(s + "\n" for d in test_docs for s in d.src), encoding="utf-8")
@@ -371,7 +371,7 @@ def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_py
 
     from helpers import REPO, shell_commands
 
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     venv = Path(sys.prefix)
     if sys.prefix == sys.base_prefix or not (venv / "bin/activate").exists():
@@ -402,7 +402,7 @@ def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_py
 def test_translate_2_pass_on_a_language_token_model(m2m100, test_docs, tmp_path, capsys):
     """M2M100 as both models (first pass and 2-pass), its language codes as --src-lang/--tgt-lang; the Moses and
     BPE options are refused for a transformers model."""
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
     from docnmt.decode.translate import main
 
     docs = short_documents(test_docs, 1, 4)
@@ -430,7 +430,7 @@ def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(mar
     import json
 
     from docnmt.decode.cli import main
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     files = write_test_set(short_documents(test_docs, 2, 4), tmp_path)
     out = {ext: tmp_path / f"cheating.{ext}" for ext in ("bpe", "txt", "json")}

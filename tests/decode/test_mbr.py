@@ -50,7 +50,7 @@ def test_selection_is_the_argmax_of_the_mean_sacrebleu_score_on_small_lists(util
 
 @pytest.fixture(scope="module")
 def marian(hf_marian):
-    from docnmt.decode.hf import HFModel
+    from docnmt.decode.backends.transformers.model import HFModel
 
     return HFModel(hf_marian, separator="<brk>", device="cpu")
 
@@ -67,7 +67,7 @@ def docs():
 
 
 def searcher(model, beam):
-    from docnmt.decode.hf import HFSearcher
+    from docnmt.decode.backends.transformers.model import HFSearcher
 
     return HFSearcher(model, beam=beam, early_stopping=True, max_new_tokens=60)
 
@@ -173,7 +173,7 @@ def test_epsilon_samples_are_reproducible_under_their_seed_whatever_the_batch(ma
     import torch
 
     from docnmt.decode.sampling import Sampler
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
 
     _, _, toy_model = toy
     cases = [(searcher(marian, 1), [Request(marian.encode(s, source=True)) for s in docs()[0].src[:3]]),

@@ -4,23 +4,24 @@ import argparse
 
 import pytest
 
-from docnmt.decode import model
+from docnmt import interface
+from docnmt.decode import arguments
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda", "cuda:1"])
 def test_the_default_dtype_is_float32_on_every_device(device):
-    assert model.resolve_dtype(None, device) == "float32"
-    assert model.resolve_dtype("fp16", device) == "float16" and model.resolve_dtype("bf16", device) == "bfloat16"
+    assert interface.resolve_dtype(None, device) == "float32"
+    assert interface.resolve_dtype("fp16", device) == "float16" and interface.resolve_dtype("bf16", device) == "bfloat16"
 
 
 def test_an_unknown_dtype_is_an_error():
     with pytest.raises(ValueError, match="unknown dtype 'auto'"):
-        model.resolve_dtype("auto", "cuda")
+        interface.resolve_dtype("auto", "cuda")
 
 
 def test_every_scoring_cli_defaults_to_float32_and_accepts_half_precision():
     parser = argparse.ArgumentParser()
-    model.add_scoring_model_arguments(parser)
+    arguments.add_scoring_model_arguments(parser)
     args = parser.parse_args(["--model", "m.pt", "--data", "bin", "--level", "document"])
     assert args.dtype == "float32"
     assert parser.parse_args(["--model", "m.pt", "--data", "bin", "--level", "document", "--dtype", "float16"]).dtype \
@@ -29,7 +30,7 @@ def test_every_scoring_cli_defaults_to_float32_and_accepts_half_precision():
 
 def test_the_hypothesis_length_defaults_to_fairseqs_200_and_must_allow_a_token(capsys):
     parser = argparse.ArgumentParser()
-    model.add_search_arguments(parser)
+    arguments.add_search_arguments(parser)
     assert parser.parse_args([]).max_len_b == 200 and parser.parse_args(["--max-len-b", "24"]).max_len_b == 24
     for bad in ("0", "-3", "ten"):
         with pytest.raises(SystemExit):

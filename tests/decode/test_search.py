@@ -1,4 +1,4 @@
-"""docnmt.decode.search on a tiny model trained here: fairseq-generate equivalence, the prefilled prefix
+"""docnmt.decode.backends.fairseq.search on a tiny model trained here: fairseq-generate equivalence, the prefilled prefix
 cache against fairseq's token-by-token prefix forcing, forced scoring, batching, cost counters,
 length limits."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from docnmt.decode.search import Searcher
+from docnmt.decode.backends.fairseq.search import Searcher
 from docnmt.interface import Hypothesis, Request
 from docnmt.textio import InputError
 
@@ -21,7 +21,7 @@ from toymodel import MAX_POSITIONS, env, train
 @pytest.fixture(scope="module")
 def learned_model(toy_data):
     """A second, briefly trained model: learned positions, pre-norm, layernorm on the embeddings."""
-    from docnmt.decode.model import Model
+    from docnmt.decode.backends.fairseq.model import Model
 
     checkpoint = train(toy_data, "learned", "--max-epoch", "3", "--decoder-learned-pos", "--encoder-learned-pos",
                        "--decoder-normalize-before", "--layernorm-embedding")
@@ -181,7 +181,7 @@ def assert_same_search(got, expected, what: str, tolerance: float = 1e-5) -> Non
 
 @pytest.mark.parametrize("batch_size", [24, 5])
 def test_shared_prefix_equals_the_repeated_cache_with_ragged_contexts(toy, batch_size, monkeypatch):
-    import docnmt.decode.prefix_cache as prefix_cache
+    import docnmt.decode.backends.fairseq.prefix_cache as prefix_cache
 
     root, _, model = toy
     requests = ragged_requests(root, model)

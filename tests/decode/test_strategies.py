@@ -21,7 +21,7 @@ BEAM = 4
 
 @pytest.fixture(scope="module")
 def demo(demo_models):
-    from docnmt.decode.model import Model
+    from docnmt.decode.backends.fairseq.model import Model
 
     w = demo_models
     return {
@@ -40,7 +40,7 @@ def documents(demo, n_docs=12, ref=True, first_pass=None):
 
 
 def decode(demo, strategy, docs, k=3, h=12, beam=BEAM, mode="sequential", max_rounds=None, switch_share=None):
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
 
     model = demo["sent"] if strategy == "sentence-level" else demo["doc"]
     searcher = Searcher(model, beam=beam)
@@ -163,7 +163,7 @@ def test_context_that_does_not_fit_is_truncated_and_counted(demo):
 
 
 def test_first_sentence_truncation_drops_right_context_not_the_sentence(demo):
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
 
     dec = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
     limit = demo["doc"].max_positions
@@ -290,7 +290,7 @@ def test_finishing_sequentially_reaches_the_same_fixed_point_in_at_most_the_sequ
 def test_round_one_taken_over_from_two_pass_gives_the_same_iteration(demo):
     """2-pass's hypotheses and <sep> mismatches as round 1: the same fixed point, rounds, redecodes and
     accounting, without searching round 1 again (also where the iteration finishes sequentially)."""
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
 
     docs = long_documents(with_first_pass(demo, documents(demo, n_docs=0)), 40)
     two = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
@@ -311,7 +311,7 @@ def test_round_one_taken_over_from_two_pass_gives_the_same_iteration(demo):
 
 
 def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
 
     with pytest.raises(ValueError, match="first pass"):
         decode(demo, "doc-trans", documents(demo, n_docs=2), mode="parallel")
@@ -325,7 +325,7 @@ def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
 def test_two_pass_and_cheating_in_one_pass_give_the_position_by_position_output(demo, strategy):
     from docnmt.decode import strategies
     from docnmt.decode.documents import previous
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
 
     docs = with_first_pass(demo, documents(demo, n_docs=0))
     one_pass, dec, _ = decode(demo, strategy, docs)
@@ -418,7 +418,7 @@ def test_batch_composition_moves_scores_in_the_last_bits_and_can_flip_a_near_tie
     hypotheses of different lengths, turns that into a different best hypothesis."""
     import math
 
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
 
     docs = documents(demo, n_docs=0)
     build = Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12)
@@ -460,8 +460,8 @@ def _window_of(doc, i, k=3):
 # ---- half precision ---------------------------------------------------------------------------------
 def _half_models(demo, dtype):
     """The demo models in ``dtype`` on CPU; skipped where torch's CPU kernels lack that dtype."""
-    from docnmt.decode.model import Model
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.model import Model
+    from docnmt.decode.backends.fairseq.search import Searcher
     from docnmt.interface import Request
 
     w = demo["workdir"]
@@ -483,7 +483,7 @@ def test_half_precision_decodes_every_strategy_like_fp32(demo, dtype):
     top hypotheses equal to the fp32 ones."""
     import math
 
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
 
     class Recording(Searcher):
         scores: list[float] = []
@@ -546,7 +546,7 @@ def test_parallel_doc_trans_equals_sequential_on_real_ted_talks(demo, tmp_path):
     text badly, so their outputs keep changing with their context (as on bench/ted-real): the iteration finishes
     sequentially, with and without 2-pass's round 1, and gives sequential doc-trans's output on every sentence."""
     from docnmt.corpora.mteval import iwslt_xml
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
     from docnmt.decode.documents import Document
     from docnmt.preprocess import bpe
     from docnmt.preprocess.tokenize import tokenize
@@ -579,7 +579,7 @@ def test_parallel_doc_trans_equals_sequential_on_real_ted_talks(demo, tmp_path):
 def test_last_sentence_records_the_target_context_each_kept_translation_followed(demo):
     """The segments each last-sentence window generated before the kept one (docnmt.score.cxmi conditions on
     them), recorded per line: the window searched again gives those segments, then the kept translation."""
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
     from docnmt.decode.documents import window
     from docnmt.preprocess.windows import split
 

@@ -37,7 +37,7 @@ def tiny(toy, tmp_path_factory):
 
 @functools.lru_cache(maxsize=None)
 def load(root):
-    from docnmt.decode.model import Model
+    from docnmt.decode.backends.fairseq.model import Model
 
     return Model(root / "model.pt", root / "bin")
 

@@ -43,9 +43,9 @@ def fairseq_reference_scores(workdir, level):
 
 
 def our_scores(workdir, level):
-    from docnmt.decode.model import Model
+    from docnmt.decode.backends.fairseq.model import Model
     from docnmt.score.perplexity import requests_and_targets
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.search import Searcher
     from docnmt.decode.strategies import Decoder
 
     model = Model(workdir / f"results/demo/models/{level}/checkpoint_best.pt", workdir / f"data/demo/bin/{level}")
@@ -248,8 +248,8 @@ def test_the_demos_mbr_decode_is_the_brute_force_choice_among_the_sentence_model
     12-best with the highest mean sacrebleu sentence chrF against all 12 (subword joins removed)."""
     from sacrebleu.metrics import CHRF
 
-    from docnmt.decode.model import Model
-    from docnmt.decode.search import Searcher
+    from docnmt.decode.backends.fairseq.model import Model
+    from docnmt.decode.backends.fairseq.search import Searcher
     from docnmt.interface import Request
     from docnmt.preprocess.bpe import remove_bpe
 

@@ -1,15 +1,14 @@
 """Stage 4, ``rules/decode.smk``: one decoding per search strategy.
 
 Modules:
-  model        -- a trained fairseq model, loaded once, for forced scoring and decoding (device, dtype)
-  search       -- batched beam search after a forced target prefix (fairseq's SequenceGenerator)
-  hf           -- the transformers backend: a Hugging Face seq2seq model and its tokenizer from a local
-                  folder, and beam search after a forced target context with transformers' beam semantics
-  backends     -- a model, its searcher and its checks, through the backends' registry (docnmt.interface)
-  fairseq_backend -- the fairseq backend's entry points (load, check, searcher, check_cli)
-  hf_backend   -- the transformers backend's entry points (load, check, searcher, check_cli)
-  prefix_cache -- the forced prefix's attention cache: prefill, shared-prefix (cascade) attention,
-                  row positions, forced scoring
+  backends     -- a model, its searcher and its checks, through the backends' registry (docnmt.interface); a
+                  subpackage per backend, each with its entry points (load, check, searcher, check_cli):
+                  backends.fairseq (model: a trained fairseq model, loaded once, for forced scoring and decoding;
+                  search: batched beam search after a forced target prefix, fairseq's SequenceGenerator;
+                  prefix_cache: the forced prefix's attention cache; checks) and backends.transformers (model: a
+                  Hugging Face seq2seq model and its tokenizer from a local folder, and beam search after a forced
+                  target context with transformers' beam semantics; checks)
+  arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers
   registry     -- the strategy registry: each strategy's function, the models it needs, its cost and inputs
@@ -19,7 +18,7 @@ Modules:
   selection    -- MBR's utilities (fastchrf's chrF, sacrebleu's chrF++) and the selector the strategies call
   sampling     -- epsilon sampling of MBR's candidates, per request under a seed, on either backend
   cli          -- the decoding CLI: a test set decoded with one strategy, hypotheses and a JSON sidecar
-  checks       -- checks of a model trained elsewhere (checkpoint, architecture, dictionaries, separator, k, BPE)
+  checks       -- docnmt-check-model: a model trained elsewhere checked by its backend's checks; k
   translate    -- raw documents translated with any strategy (tokenizer, BPE, search, detokenizer)
 
 CLI: ``python -m docnmt.decode.cli --strategy NAME ...``, ``python -m docnmt.decode.checks``,

@@ -44,7 +44,6 @@ the settings, the selections and the utility evaluations under ``mbr``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import time
@@ -55,7 +54,7 @@ from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
 from . import mbr as mbr_selection
 from .selection import Selector
-from .model import add_backend_argument, add_search_arguments, positive_int
+from .arguments import add_backend_argument, add_search_arguments, positive_int
 from .documents import group
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines

@@ -24,7 +24,7 @@ decoded with. When no request changes, every sentence has been decoded with
 the context the sequential run gives it: sentence 1 is final after round 1,
 sentence i after round i at the latest, so at most max(M) rounds are needed.
 The result equals sequential doc-trans as far as one search gives the same
-hypothesis for the same request in another batch (see :mod:`docnmt.decode.search`,
+hypothesis for the same request in another batch (see :mod:`docnmt.decode.backends.fairseq.search`,
 "Batches").
 
 A weak model's outputs keep changing with their contexts (on real TED talks
@@ -58,7 +58,7 @@ the iterations for parallel doc-trans (less the reused round 1).
 
 Target context is *forced*: it is the decoder prefix ``E_{i-k+1} <sep> ...
 E_{i-1} <sep>``, computed once per sentence in one teacher-forced pass and
-expanded to the beams (:mod:`docnmt.decode.search`); it never appears in the output.
+expanded to the beams (:mod:`docnmt.decode.backends.fairseq.search`); it never appears in the output.
 
 ``<sep>`` mismatches. A window's hypothesis should have one segment per
 source sentence. Where it has another number:

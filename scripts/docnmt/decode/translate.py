@@ -67,7 +67,7 @@ from pathlib import Path
 from .. import SEP, layout
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
-from .model import add_backend_argument, add_search_arguments
+from .arguments import add_backend_argument, add_search_arguments
 from .documents import Document
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed
 from ..manual import argument_parser

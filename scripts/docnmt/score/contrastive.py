@@ -82,7 +82,7 @@ def build_inputs(examples, src_lines: list[str], tgt_lines: list[str], candidate
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..decode.model import add_scoring_model_arguments
+    from ..decode.arguments import add_scoring_model_arguments
 
     parser = argument_parser("docnmt.score.contrastive", __doc__.split("\n\n")[0])
     add_scoring_model_arguments(parser)

@@ -293,7 +293,7 @@ def main(argv=None) -> int:
     from ..decode.documents import group
     from ..decode.backends import make_searcher, model_from_args
     from ..environment import freeze_heap
-    from ..decode.model import (add_backend_argument, add_dtype_argument, add_language_code_arguments,
+    from ..decode.arguments import (add_backend_argument, add_dtype_argument, add_language_code_arguments,
                                 add_separator_argument)
     from ..decode.strategies import Decoder
     from .evalset import parse_systems, read_documents, read_subsets, read_system, selected_lines

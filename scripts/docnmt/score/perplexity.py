@@ -20,7 +20,7 @@ Per-token normalization: the tokens of sentence i are its BPE tokens plus
 set (natural log; the same value as fairseq's ``2 ** (-Σ log2 p / N)``). An
 empty hypothesis line is scored as ``</s>`` alone. The scores come from one
 teacher-forced pass per batch after the prefilled context
-(:meth:`docnmt.decode.search.Searcher.score_forced`); for a sentence without context
+(:meth:`docnmt.decode.backends.fairseq.search.Searcher.score_forced`); for a sentence without context
 this equals fairseq-generate's ``--score-reference``.
 
 A Hugging Face model (``--backend transformers``, a model folder, no
@@ -82,7 +82,7 @@ def perplexity(searcher, decoder, src, docids, text, level: str, k: int) -> dict
 def main(argv=None) -> int:
     from ..decode.backends import make_searcher, model_from_args
     from ..environment import freeze_heap
-    from ..decode.model import add_language_code_arguments, add_scoring_model_arguments
+    from ..decode.arguments import add_language_code_arguments, add_scoring_model_arguments
     from ..decode.strategies import Decoder
 
     parser = argument_parser("docnmt.score.perplexity", __doc__.split("\n\n")[0])

@@ -26,10 +26,10 @@ sees its generated part ``[</s>, g1, ...]``. Per batch:
    NaN into the padded rows, and 0 * NaN into the real ones).
 2. The cache is moved to *left* padding (real entries last), its padding
    zeroed and marked in a padding mask. *Shared prefix* (the default,
-   :class:`~docnmt.decode.prefix_cache.SharedPrefix`, cascade attention): the context's keys and values
+   :class:`~docnmt.decode.backends.fairseq.prefix_cache.SharedPrefix`, cascade attention): the context's keys and values
    stay once per request, never repeated to the beams and never reordered
    with them. During the search each decoder layer's self-attention runs
-   :func:`~docnmt.decode.prefix_cache.cascade_attention` (an instance attribute, removed afterwards): the
+   :func:`~docnmt.decode.backends.fairseq.prefix_cache.cascade_attention` (an instance attribute, removed afterwards): the
    ``beam`` queries of a request attend to its context in one batched product
    per layer, and to the row's own generated tokens as fairseq does (their
    keys and values in the generator's incremental state, reordered with the
@@ -63,7 +63,7 @@ fairseq internals relied on (fairseq 0.12): ``SequenceGenerator`` accepting an
 buffer layout of ``MultiheadAttention`` (``_get_input_buffer``/
 ``_set_input_buffer``, ``prev_key``/``prev_value``/``prev_key_padding_mask``);
 ``TransformerDecoderBase``'s attributes (``embed_tokens``, ``embed_scale``,
-``embed_positions``, ``layers``, ...), mirrored in :func:`~docnmt.decode.prefix_cache.decode_after_cache`
+``embed_positions``, ``layers``, ...), mirrored in :func:`~docnmt.decode.backends.fairseq.prefix_cache.decode_after_cache`
 for the multi-token cached passes; the incremental position rule above.
 
 The prefix, forced (:meth:`Searcher.search_naive_prefix`)
@@ -95,7 +95,7 @@ generator step; the naive path counts ``beam`` per forced prefix step) and
 :meth:`Searcher.reset_counters`; with ``track_cache`` set, ``cache_bytes_peak``
 (the most bytes the search's attention caches held at one generator step).
 
-Precision: the search runs in the model's dtype (:class:`~docnmt.decode.model.Model`'s
+Precision: the search runs in the model's dtype (:class:`~docnmt.decode.backends.fairseq.model.Model`'s
 ``dtype``); attention softmaxes (over context and own tokens together) and
 log-probabilities are computed in float32, as fairseq does.
 """
@@ -104,10 +104,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..interface import Counted, Hypothesis, Request, Scored, checked_ids  # noqa: F401 - shared types
+from ....interface import Counted, Hypothesis, Request, Scored, checked_ids  # noqa: F401 - shared types
 from .model import Model
 from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
-from ..textio import InputError
+from ....textio import InputError
 
 
 class _Rows:
@@ -274,7 +274,7 @@ class Searcher(Counted):
     def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
         """``count`` epsilon samples after the request's prefix (:mod:`docnmt.decode.sampling`), drawn with
         ``generator`` (a torch generator on the model's device); scores as the search's."""
-        from .sampling import fairseq_epsilon_sampling
+        from ...sampling import fairseq_epsilon_sampling
 
         saved = self.beam, self.sampling
         self.beam, self.sampling = count, fairseq_epsilon_sampling(self.model.dict, epsilon, generator)
@@ -386,5 +386,5 @@ class Searcher(Counted):
                      ends: Sequence[int] | None = None) -> list[Scored]:
         """Log-prob of each continuation (ids without ``</s>``; ``</s>``, or the token ``ends`` gives
         for it, is appended and scored) after its request's prefix: the prefilled cache plus one
-        teacher-forced pass (:func:`docnmt.decode.prefix_cache.score_forced`)."""
+        teacher-forced pass (:func:`docnmt.decode.backends.fairseq.prefix_cache.score_forced`)."""
         return score_forced(self, requests, targets, ends)

@@ -1,9 +1,9 @@
-"""The model backends of the search behind one interface: fairseq checkpoints (:mod:`docnmt.decode.model`,
-:mod:`docnmt.decode.search`) and Hugging Face seq2seq models (:mod:`docnmt.decode.hf`).
+"""The model backends of the search behind one interface: fairseq checkpoints (:mod:`docnmt.decode.backends.fairseq.model`,
+:mod:`docnmt.decode.backends.fairseq.search`) and Hugging Face seq2seq models (:mod:`docnmt.decode.backends.transformers.model`).
 
 A backend's model encodes text to token ids and back (``encode``, ``decode``), knows its separator's id
 (``sep``) and its ``max_positions``, and scores forced targets (``score``). Its searcher searches requests
-(source ids and a forced target context, :class:`docnmt.decode.search.Request`) and counts decoder positions
+(source ids and a forced target context, :class:`docnmt.interface.Request`) and counts decoder positions
 and forward calls (:mod:`docnmt.interface`). :func:`load_model`, :func:`make_searcher` and :func:`check`
 dispatch through the backends' registry (:data:`docnmt.interface.REGISTRY`); the strategies and
 ``translate`` work with what they return.
@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from .. import SEP
-from ..interface import backend, backend_of, names
+from ... import SEP
+from ...interface import backend, backend_of, names
 
 
 def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,

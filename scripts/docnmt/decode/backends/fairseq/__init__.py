@@ -1,13 +1,13 @@
 """The fairseq backend's entry points (registered in :mod:`docnmt.interface`): a checkpoint with its data
-folder (:class:`docnmt.decode.model.Model`), its checks (:func:`docnmt.decode.checks.check_model`) and its beam
-search (:class:`docnmt.decode.search.Searcher`, fairseq's semantics)."""
+folder (:class:`docnmt.decode.backends.fairseq.model.Model`), its checks (:func:`docnmt.decode.backends.fairseq.checks.check_model`) and its beam
+search (:class:`docnmt.decode.backends.fairseq.search.Searcher`, fairseq's semantics)."""
 
 from __future__ import annotations
 
 import os
 from typing import Sequence
 
-from ..textio import InputError
+from ....textio import InputError
 
 
 def _data_folder(model, data):

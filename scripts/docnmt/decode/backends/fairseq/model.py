@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from .. import SEP
-from ..interface import DEFAULT_DTYPE, DTYPES, Scored, resolve_dtype  # noqa: F401 - shared types
-from ..textio import InputError
+from .... import SEP
+from ....interface import Scored, check_length, resolve_dtype
+from ....textio import InputError
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
@@ -40,7 +40,7 @@ class Model:
                  dtype: str | None = None, separator: str = SEP):
         import torch
 
-        from ..environment import import_fairseq
+        from ....environment import import_fairseq
 
         import_fairseq()
         from fairseq import checkpoint_utils
@@ -96,11 +96,7 @@ class Model:
                 out[i, : len(s)] = torch.tensor(s)
         return out.to(self.device)
 
-    def check_length(self, ids: Sequence[int], what: str) -> None:
-        if len(ids) > self.max_positions:
-            raise InputError(
-                what, f"expected at most {self.max_positions} tokens (the model's max positions), found {len(ids)}"
-            )
+    check_length = check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
 
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
               batch_size: int = 64) -> list[Scored]:
@@ -133,74 +129,3 @@ class Model:
                 values = token_lp[i, first:len(t)]
                 results.append(Scored(float(values.sum()), len(t) - first))
         return results
-
-
-def add_backend_argument(parser) -> None:
-    """``--backend``: which registered backend (:data:`docnmt.interface.REGISTRY`) the CLI's ``--model`` (and
-    ``--*-model``) is, fairseq unless given."""
-    from ..interface import DEFAULT, REGISTRY
-
-    parser.add_argument("--backend", default=DEFAULT, choices=list(REGISTRY),
-                        help="; ".join(f"{name}: {b.summary}" for name, b in REGISTRY.items()))
-
-
-def add_language_code_arguments(parser) -> None:
-    """``--src-lang``/``--tgt-lang`` where they only name a transformers model's language codes."""
-    parser.add_argument("--src-lang", help="transformers: the source language code of a model with language tokens "
-                                           "(e.g. eng_Latn for NLLB, en for M2M100, en_XX for mBART-50)")
-    parser.add_argument("--tgt-lang", help="transformers: the target language code of such a model")
-
-
-def add_dtype_argument(parser) -> None:
-    """``--dtype``: the precision of the search and of forced scoring (float32 by default, on every device)."""
-    parser.add_argument("--dtype", default=DEFAULT_DTYPE, choices=list(DTYPES),
-                        help="the model's dtype in the search and forced scoring (default float32 on every device, "
-                             "as fairseq and the paper; float16/bfloat16 are faster on a GPU and may change outputs)")
-
-
-def add_separator_argument(parser) -> None:
-    """``--separator``: the token the document-level model was trained with between sentences."""
-    parser.add_argument("--separator", default=SEP,
-                        help="the separator token the model was trained with between a window's sentences "
-                             "(default <sep>; e.g. <brk> for a model trained elsewhere)")
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (argparse names the option in its error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
-
-
-def add_search_arguments(parser) -> None:
-    """The search settings every decoding CLI shares: beam, length penalty, k, h, batch size, hypothesis length,
-    device, dtype and separator."""
-    parser.add_argument("--beam", type=int, default=12, help="token-level beam size (the paper: 12)")
-    parser.add_argument("--lenpen", type=float, default=1.0, help="length penalty (1: length normalization)")
-    parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
-    parser.add_argument("--h", type=int, default=12, help="document contexts kept by doc-trans-beam")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--max-len-b", type=positive_int, default=200,
-                        help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
-                             "--max-len-a 0; transformers' max_new_tokens); default 200, as both")
-    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
-    add_dtype_argument(parser)
-    add_separator_argument(parser)
-
-
-def add_scoring_model_arguments(parser) -> None:
-    """CLI arguments of a forced-scoring tool: the backend, the model (and its dictionary), its level and k, the
-    dtype (:func:`docnmt.decode.backends.model_from_args` loads it)."""
-    add_backend_argument(parser)
-    parser.add_argument("--model", required=True, type=Path, help="the checkpoint, or the transformers model folder")
-    parser.add_argument("--data", type=Path, help="fairseq: the model's binarized data folder (dictionary)")
-    parser.add_argument("--level", required=True, choices=["sentence", "document"])
-    parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")
-    add_dtype_argument(parser)
-    add_separator_argument(parser)

@@ -1,4 +1,4 @@
-"""The forced prefix's attention cache, apart from the beam search (:mod:`docnmt.decode.search`).
+"""The forced prefix's attention cache, apart from the beam search (:mod:`docnmt.decode.backends.fairseq.search`).
 
 The prefix (a document's target context) is run through the decoder once per
 request, teacher-forced (:func:`prefill`); its self-attention keys and values
@@ -8,32 +8,18 @@ to the beams by the search. During the search each row's positions continue
 after its prefix (:func:`row_positions_module`). :func:`score_forced` scores
 given continuations after the cached prefix in one teacher-forced pass.
 
-The functions take the :class:`~docnmt.decode.search.Searcher` whose model,
+The functions take the :class:`~docnmt.decode.backends.fairseq.search.Searcher` whose model,
 limits and counters they use (``searcher.net``, ``searcher.model``,
 ``forward_calls``, ``decoder_positions``); the module docstring of
-:mod:`docnmt.decode.search` describes the whole method.
+:mod:`docnmt.decode.backends.fairseq.search` describes the whole method.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from ..textio import InputError
-from ..interface import Scored
-
-
-def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[int] | None) -> list[int]:
-    """A forced-scoring target's ids (no ``<pad>`` or ``</s>``; InputError naming request ``number`` otherwise)
-    with its end token appended: ``</s>``, or ``ends[number - 1]`` (``</s>`` or the separator)."""
-    target = [int(t) for t in target]
-    bad = [t for t in target if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
-    if bad:
-        raise InputError(f"request {number}", f"expected target ids of the {searcher.vocabulary} without <pad> or "
-                         f"</s>, found {searcher._describe(bad[0])}")
-    end = searcher.eos if ends is None else int(ends[number - 1])
-    if end not in (searcher.eos, searcher.model.sep):
-        raise ValueError(f"request {number}: the end token must be </s> or the separator, got {end}")
-    return target + [end]
+from ....textio import InputError
+from ....interface import Scored, checked_target  # noqa: F401 - shared check
 
 
 def embed_positions(module, positions):

@@ -1,6 +1,6 @@
 """The transformers backend: a Hugging Face seq2seq model (Marian/OPUS-MT, NLLB, M2M100, mBART-50) for the
-strategies, behind the same interface as the fairseq :class:`~docnmt.decode.model.Model` and
-:class:`~docnmt.decode.search.Searcher`.
+strategies, behind the same interface as the fairseq :class:`~docnmt.decode.backends.fairseq.model.Model` and
+:class:`~docnmt.decode.backends.fairseq.search.Searcher`.
 
 :class:`HFModel` loads ``AutoModelForSeq2SeqLM`` and its tokenizer from a local folder (the ``save_pretrained``
 layout; nothing is fetched from a hub). The tokenizer does the segmentation: text in and out is plain text, the
@@ -34,11 +34,10 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from .. import SEP
-from ..textio import InputError
-from ..interface import DEFAULT_DTYPE, Counted, Hypothesis, Request, Scored, checked_ids, resolve_dtype
-from .model import Model
-from .prefix_cache import checked_target
+from .... import SEP
+from ....textio import InputError
+from ....interface import (DEFAULT_DTYPE, Counted, Hypothesis, Request, Scored, check_length, checked_ids,
+                           checked_target, resolve_dtype)
 
 #: What a user types for ``--backend``.
 BACKEND = "transformers"
@@ -223,7 +222,7 @@ class HFModel:
                  for s in segments]
         return f" {SEP} ".join(texts)
 
-    check_length = Model.check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
+    check_length = check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
 
     # ---- forced scoring -----------------------------------------------------
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
@@ -410,7 +409,7 @@ class HFSearcher(Counted):
         import torch
         from transformers import LogitsProcessorList
 
-        from .sampling import EpsilonDraw
+        from ...sampling import EpsilonDraw
 
         ((source, prompt, limit),) = self._check([request])
         src, mask = self.model._pad([source] * count)

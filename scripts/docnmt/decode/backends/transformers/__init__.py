@@ -1,6 +1,6 @@
 """The transformers backend's entry points (registered in :mod:`docnmt.interface`): a Hugging Face seq2seq
-model folder (:class:`docnmt.decode.hf.HFModel`), its checks (:func:`docnmt.decode.checks.check_transformers_model`)
-and its beam search (:class:`docnmt.decode.hf.HFSearcher`, ``generate``'s semantics)."""
+model folder (:class:`docnmt.decode.backends.transformers.model.HFModel`), its checks (:func:`docnmt.decode.backends.transformers.checks.check_transformers_model`)
+and its beam search (:class:`docnmt.decode.backends.transformers.model.HFSearcher`, ``generate``'s semantics)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Sequence
 
 def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
          src_lang=None, tgt_lang=None):
-    from .hf import HFModel
+    from .model import HFModel
 
     return HFModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang, tgt_lang=tgt_lang)
 
@@ -23,7 +23,7 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
 
 
 def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int):
-    from .hf import HFSearcher
+    from .model import HFSearcher
 
     return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len)
 
