@@ -200,7 +200,7 @@ def test_models_of_each_backend_get_their_tokenize_default(config):
     ("transformers", {"tokenize": "moses"}, r"'task_settings.mine.models.tokenize': 'moses' is for fairseq models"),
     ("transformers", {"bpe_codes": "codes"}, r"'task_settings.mine.models.bpe_codes': 'codes' is for fairseq"),
     ("fairseq", {"language_codes": {"src": "en", "tgt": "de"}},
-     r"'task_settings.mine.models.language_codes': for transformers models with language tokens"),
+     r"'task_settings.mine.models.language_codes': for transformers and causal-lm models \(language tokens"),
 ])
 def test_models_settings_that_do_not_fit_the_backend_name_the_key(config, backend, change, message):
     with pytest.raises(ConfigError, match=message):
@@ -221,9 +221,10 @@ def test_the_models_blocks_of_the_manual_are_valid_configs(tmp_path):
     from docnmt.config import load_workflow
 
     blocks = re.findall(r"^```yaml\n(.*?)^```", (REPO / "docs/own-models.md").read_text(encoding="utf-8"), re.S | re.M)
+    blocks = [block for block in blocks if "tasks:" in block]  # not the prompt template it shows
     assert len(blocks) >= 2
     for number, block in enumerate(blocks):
-        variants = [block] + ([re.sub(r"^(\s*)# (language_codes: )", r"\1\2", block, flags=re.M)]
+        variants = [block] + ([re.sub(r"^(\s*)# (language_codes: |template: )", r"\1\2", block, flags=re.M)]
                               if "# language_codes:" in block else [])
         for variant in variants:
             path = tmp_path / f"block{number}.yaml"

@@ -125,7 +125,11 @@ def _check_models(name: str, task: dict) -> None:
                           f"{backend.name} model with docnmt.score.contrastive --backend {backend.name}")
     if "language_codes" in models and not backend.language_codes:
         raise ConfigError(f"config key '{key}.language_codes': for {names(lambda b: b.language_codes)} models "
-                          f"with language tokens; {backend.name} models name their languages in their dictionaries")
+                          f"(language tokens, or the languages a prompt names); {backend.name} models name their "
+                          "languages in their dictionaries")
+    if "template" in models and not backend.prompt_template:
+        raise ConfigError(f"config key '{key}.template': a prompt template is for "
+                          f"{names(lambda b: b.prompt_template, ' or ')} models, not {backend.name} models")
     models.setdefault("tokenize", backend.default_tokenize)
 
 

@@ -178,6 +178,8 @@ class Backend:
     #: what differs from the paper's search
     note: str | None = None
     note_detail: str = ""
+    #: whether its prompt comes from a template (``--template``, config ``models.template``: a causal LM's)
+    prompt_template: bool = False
     #: bench/decode's runner for this backend, ``module:function`` of a module in bench/ (None: bench/decode's own,
     #: which times fairseq checkpoints of a workflow directory)
     bench: str | None = None
@@ -210,6 +212,15 @@ REGISTRY: dict[str, Backend] = {
         module="docnmt.decode.backends.transformers", note="Hugging Face",
         note_detail="their tokenizer's tokens and transformers' beam semantics (docs/decoding.md, 'Hugging Face "
                     "models (the transformers backend)')", bench="decode_transformers:transformers_benchmark",
+    ),
+    "causal-lm": Backend(
+        name="causal-lm",
+        summary="a decoder-only LLM's save_pretrained folder (plain text in and out; each sentence a turn of a "
+                "conversation, its context earlier turns)",
+        text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
+        module="docnmt.decode.backends.causal_lm", note="causal LM",
+        note_detail="a prompt of turns from a template, each context sentence an earlier turn, and generate's search "
+                    "(docs/own-models.md, 'LLMs')",
     ),
 }
 

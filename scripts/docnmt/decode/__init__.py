@@ -7,7 +7,9 @@ Modules:
                   search: batched beam search after a forced target prefix, fairseq's SequenceGenerator;
                   prefix_cache: the forced prefix's attention cache; checks) and backends.transformers (model: a
                   Hugging Face seq2seq model and its tokenizer from a local folder, and beam search after a forced
-                  target context with transformers' beam semantics; checks)
+                  target context with transformers' beam semantics; checks) and backends.causal_lm (model: a
+                  decoder-only LLM prompted with a conversation of turns, its search after the longest cached
+                  prefix; prompt: the templates and the conversation; checks)
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers

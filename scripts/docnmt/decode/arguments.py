@@ -19,10 +19,16 @@ def add_backend_argument(parser) -> None:
 
 
 def add_language_code_arguments(parser) -> None:
-    """``--src-lang``/``--tgt-lang`` where they only name a transformers model's language codes."""
+    """``--src-lang``/``--tgt-lang`` where they only name a plain-text model's languages (a transformers model's
+    language codes, a causal LM's prompt languages), and ``--template``, a causal LM's prompt."""
     parser.add_argument("--src-lang", help="transformers: the source language code of a model with language tokens "
-                                           "(e.g. eng_Latn for NLLB, en for M2M100, en_XX for mBART-50)")
-    parser.add_argument("--tgt-lang", help="transformers: the target language code of such a model")
+                                           "(e.g. eng_Latn for NLLB, en for M2M100, en_XX for mBART-50); causal-lm: "
+                                           "the source language its prompt names (a code such as en, or a name)")
+    parser.add_argument("--tgt-lang", help="transformers: the target language code of such a model; causal-lm: the "
+                                           "target language its prompt names")
+    parser.add_argument("--template", help="causal-lm: the prompt's template, a name of the repository's "
+                                           "(translate, translate-no-system) or a YAML file (default: translate, "
+                                           "through the tokenizer's chat template)")
 
 
 def add_dtype_argument(parser) -> None:

@@ -69,8 +69,10 @@ def main(argv=None) -> int:
                         help="the largest share of BPE units missing from the dictionary (default 0.05)")
     parser.add_argument("--output", type=Path, help="write the report (JSON) here")
     args = parser.parse_args(argv)
-    from ..interface import backend
+    from ..interface import backend, names
 
+    if args.template is not None and not backend(args.backend).prompt_template:
+        parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
     return backend(args.backend).functions().check_cli(parser, args)
 
 

@@ -175,6 +175,8 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
                        codes=codes if codes == "none" else str(Path(workdir) / codes))
         if "language_codes" in models:  # a transformers model with language tokens
             options.update(src_lang=models["language_codes"]["src"], tgt_lang=models["language_codes"]["tgt"])
+        if "template" in models:  # a causal LM's prompt
+            options["template"] = models["template"]
     else:  # the workflow's own models, where it keeps them (docnmt.layout, as the rules)
         for level in ("sentence", "document"):
             options[f"{level}_model"] = Path(workdir) / layout.model_file(task, level)
@@ -240,6 +242,8 @@ def main(argv=None) -> int:
     parser.add_argument("--src-lang", help="the source language (Moses rules); transformers: the model's source "
                                            "language code, where it has language tokens")
     parser.add_argument("--tgt-lang", help="the target language; transformers: the model's target language code")
+    parser.add_argument("--template", help="causal-lm: the prompt's template, a name of the repository's "
+                                           "(translate, translate-no-system) or a YAML file (default: translate)")
     parser.add_argument("--strategy", default="doc-trans",
                         choices=[name for name, info in STRATEGIES.items() if not info.reference])
     parser.add_argument("--doc-trans-mode", default="sequential", choices=DOC_TRANS_MODES,
@@ -266,6 +270,10 @@ def main(argv=None) -> int:
 
     described = backend(args.backend)
     plain = described.plain_text  # plain text in and out: no Moses, no BPE
+    if args.template is not None and not described.prompt_template:
+        from ..interface import names
+
+        parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
     given_text = [f"--{o}" for o in ("tokenize", "codes") if getattr(args, o) not in (None, "none")] if plain else []
     given_data = [] if described.needs_data else \
         [f"--{level}-data" for level in ("sentence", "document") if getattr(args, f"{level}_data")]
@@ -292,9 +300,10 @@ def main(argv=None) -> int:
                          + (f" and --{level}-data" if described.needs_data else ""))
         if level in needed:
             check(args.backend, checkpoint, data, level, args.separator, args.k if level == "document" else None,
-                  args.src_lang, args.tgt_lang)
+                  args.src_lang, args.tgt_lang, template=args.template)
             models[level] = load_model(args.backend, checkpoint, data, device=args.device, dtype=args.dtype,
-                                       separator=args.separator, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+                                       separator=args.separator, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
+                                       template=args.template)
     freeze_heap(argv)
     documents, layout = read_documents(args.input)
     pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)

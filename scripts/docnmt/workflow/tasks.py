@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from docnmt import SEP, layout
-from docnmt.interface import DEFAULT as DEFAULT_BACKEND
+from docnmt.interface import DEFAULT as DEFAULT_BACKEND, backend
 
 #: The splits of every corpus.
 SPLITS = ["train", "valid", "test"]
@@ -111,8 +111,15 @@ def model_backend(config: dict, task: str) -> str:
 
 
 def language_codes(config: dict, task: str) -> list[str]:
-    """--src-lang/--tgt-lang with a transformers task's language codes (models.language_codes), else []."""
-    codes = config["task_settings"][task]["models"].get("language_codes") if is_external(config, task) else None
+    """--src-lang/--tgt-lang with a transformers task's language codes (models.language_codes), else []; for a
+    backend whose prompt names the languages (a causal LM's), always (the codes, else the task's src and tgt),
+    with its --template where models.template names one."""
+    models = config["task_settings"][task]["models"] if is_external(config, task) else {}
+    codes = models.get("language_codes")
+    if models and backend(models["backend"]).prompt_template:
+        codes = codes or {"src": src(config, task), "tgt": tgt(config, task)}
+        return ["--src-lang", codes["src"], "--tgt-lang", codes["tgt"]] + \
+            (["--template", models["template"]] if models.get("template") else [])
     return ["--src-lang", codes["src"], "--tgt-lang", codes["tgt"]] if codes else []
 
 

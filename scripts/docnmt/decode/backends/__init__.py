@@ -25,11 +25,23 @@ from ...interface import backend, backend_of, names
 
 def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,
                device: str | None = None, dtype: str | None = None, separator: str = SEP,
-               src_lang: str | None = None, tgt_lang: str | None = None):
+               src_lang: str | None = None, tgt_lang: str | None = None, template: str | None = None):
     """A model of the backend registered as ``name``: a fairseq checkpoint with its ``data`` folder (dictionaries),
-    or a transformers model folder (``src_lang``/``tgt_lang``: the language codes of a model with language tokens)."""
+    a transformers model folder (``src_lang``/``tgt_lang``: the language codes of a model with language tokens), or
+    a causal LM's folder (``src_lang``/``tgt_lang``: the languages its prompt names; ``template``: the prompt's)."""
+    options = _template(name, template)
     return backend(name).functions().load(model, data, device=device, dtype=dtype, separator=separator,
-                                          src_lang=src_lang, tgt_lang=tgt_lang)
+                                          src_lang=src_lang, tgt_lang=tgt_lang, **options)
+
+
+def _template(name: str, template: str | None) -> dict:
+    """``template`` as a keyword for a backend whose prompt comes from one; a ValueError for another backend."""
+    if backend(name).prompt_template:
+        return {"template": template}
+    if template is not None:
+        raise ValueError(f"a prompt template is for {names(lambda b: b.prompt_template, ' or ')} models, not "
+                         f"{name}")
+    return {}
 
 
 def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64, max_len: int = 200):
@@ -41,9 +53,10 @@ def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 
 
 def check(name: str, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str = SEP,
           k: int | None = None, src_lang: str | None = None, tgt_lang: str | None = None,
-          sample: Sequence[os.PathLike | str] = ()) -> dict:
+          sample: Sequence[os.PathLike | str] = (), template: str | None = None) -> dict:
     """The checks of a model before any decode (:mod:`docnmt.decode.checks`); its report, or an InputError."""
-    return backend(name).functions().check(model, data, level, separator, k, src_lang, tgt_lang, sample)
+    return backend(name).functions().check(model, data, level, separator, k, src_lang, tgt_lang, sample,
+                                           **_template(name, template))
 
 
 def model_from_args(parser, args, model: Path | None = None, data: Path | None = None, **languages):
@@ -60,5 +73,8 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
     if not described.needs_data and data is not None:
         parser.error(f"{data}: a data folder is for {names(lambda other: other.needs_data)} models; --backend "
                      f"{described.name} takes {described.summary}")
+    template = getattr(args, "template", None)
+    if template is not None and not described.prompt_template:
+        parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
     return load_model(args.backend, model, data, device=getattr(args, "device", None), dtype=args.dtype,
-                      separator=args.separator, **languages)
+                      separator=args.separator, template=template, **languages)

@@ -1,0 +1,36 @@
+"""The causal-LM backend's entry points (registered in :mod:`docnmt.interface`): a decoder-only LLM's folder
+(:class:`.model.CausalLMModel`), its checks (:func:`.checks.check_causal_lm_model`) and its search
+(:class:`.model.CausalLMSearcher`: ``generate`` after the longest cached prefix of each prompt)."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+
+def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
+         src_lang=None, tgt_lang=None, template=None):
+    from .model import CausalLMModel
+
+    return CausalLMModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang,
+                         tgt_lang=tgt_lang, template=template)
+
+
+def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str, k: int | None,
+          src_lang=None, tgt_lang=None, sample: Sequence[os.PathLike | str] = (), template=None) -> dict:
+    from .checks import check_causal_lm_model
+
+    return check_causal_lm_model(model, level, k, src_lang, tgt_lang, sample, template)
+
+
+def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int):
+    from .model import CausalLMSearcher
+
+    return CausalLMSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len)
+
+
+def check_cli(parser, args) -> int:
+    """docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)."""
+    from .checks import causal_lm_cli
+
+    return causal_lm_cli(parser, args)

@@ -1,0 +1,94 @@
+"""The causal-LM backend's checks of a model folder, before any decode and without loading its weights: each failure
+is one line naming the folder, the template or the sample's file and line:
+
+- the folder has the config of a causal LM (not an encoder-decoder model; a model type transformers has a causal
+  LM for) and a tokenizer;
+- the tokenizer has no more tokens than the model has embeddings;
+- the prompt can be made: the tokenizer has a chat template, or a template is given; the template has its keys
+  and the placeholder ``{source}``; the languages are given;
+- a document-level use gives k of at least 2;
+- no document of the sample (``--sample``, raw text, documents separated by blank lines) makes a prompt longer
+  than the model's context window: for each sentence, the conversation of its document so far (every earlier
+  sentence a turn, with itself as its translation's stand-in) and its own user message. The first sentence that
+  does not fit is named with its document.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from ....textio import InputError, read_lines
+from ...checks import check_k, write_report
+
+
+def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None = None, src_lang: str | None = None,
+                          tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
+                          template: str | None = None, max_lines: int = 2000) -> dict:
+    """The checks above, in order; the report of what was found (an :class:`InputError` at the first failure)."""
+    from .model import check_causal, load_config, load_tokenizer
+    from .prompt import Prompter, load_template
+
+    folder = Path(folder)
+    if level not in ("sentence", "document"):
+        raise ValueError(f"level must be sentence or document, got {level!r}")
+    config = load_config(folder)
+    check_causal(folder, config)
+    tokenizer = load_tokenizer(folder)
+    rows = config.vocab_size
+    if len(tokenizer) > rows:
+        raise InputError(folder, f"the tokenizer has {len(tokenizer)} tokens, the model's embeddings {rows} rows: "
+                                 "a token was added to the tokenizer without model.resize_token_embeddings("
+                                 "len(tokenizer)) (save both again with save_pretrained)")
+    chat = bool(getattr(tokenizer, "chat_template", None))
+    if not chat and template is None:
+        raise InputError(folder, "the tokenizer has no chat template and no template was given: give one "
+                                 "(--template translate, or a file of your own; docs/own-models.md, 'LLMs')")
+    try:
+        prompter = Prompter(tokenizer, load_template(template), src_lang, tgt_lang)
+    except ValueError as err:
+        raise InputError(folder, str(err)) from None
+    check_k(folder, folder, level, k, None)
+    limit = int(getattr(config, "max_position_embeddings", 0) or 2048)
+    documents = sentences = longest = 0
+    for path in map(Path, sample):
+        done: list[tuple[str, str]] = []
+        document = 1
+        for number, line in enumerate(read_lines(path)[:max_lines], start=1):
+            if not line.strip():
+                if done:
+                    document, done = document + 1, []
+                continue
+            tokens = len(prompter.ids(done, line.strip()))
+            if tokens >= limit:
+                raise InputError(path, f"document {document}: the prompt of this sentence, with its document so far "
+                                       f"as context, has {tokens} tokens, the model's context window {limit}: "
+                                       "use a context of k-1 sentences, or shorter documents", number)
+            done.append((line.strip(), line.strip()))
+            sentences, longest = sentences + 1, max(longest, tokens)
+        documents += document if done else document - 1
+    return {
+        "checkpoint": str(folder), "backend": "causal-lm", "level": level, "model_type": config.model_type,
+        "tokenizer": type(tokenizer).__name__, "vocabulary": len(tokenizer), "embeddings": rows,
+        "src": src_lang, "tgt": tgt_lang, "template": str(prompter.template.path),
+        "chat_template": chat, "k": k if level == "document" else 1, "max_positions": limit,
+        "sample": {"documents": documents, "sentences": sentences, "longest_prompt": longest} if sample else None,
+    }
+
+
+def causal_lm_cli(parser, args) -> int:
+    """docnmt-check-model on a causal LM's folder (the causal-LM backend's ``check_cli``)."""
+    if args.data is not None or args.codes is not None:
+        parser.error("--data and --codes are for fairseq models: a causal LM's folder holds its tokenizer, which "
+                     "segments raw text")
+    report = check_causal_lm_model(args.model, args.level, args.k, args.src_lang, args.tgt_lang, args.sample,
+                                   getattr(args, "template", None))
+    write_report(args.output, report)
+    print(f"{args.model}: {report['model_type']} (causal LM), {report['src']}->{report['tgt']}, "
+          + ("chat template" if report["chat_template"] else "plain prompt")
+          + f" with {Path(report['template']).name}, {args.level}-level"
+          + (f", k={report['k']}" if args.level == "document" else "")
+          + (f"; sample: {report['sample']['documents']} documents, the longest prompt {report['sample']['longest_prompt']}"
+             f" of {report['max_positions']} positions" if report["sample"] else "") + ": OK")
+    return 0

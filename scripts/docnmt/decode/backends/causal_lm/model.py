@@ -1,0 +1,368 @@
+"""The causal-LM backend: a decoder-only LLM (Llama, Qwen2, Gemma, Tower, ...) for the strategies, behind the same
+interface as the other backends.
+
+:class:`CausalLMModel` loads ``AutoModelForCausalLM`` and its tokenizer from a local folder (the ``save_pretrained``
+layout; nothing is fetched). Text in and out is plain text, a window's sentences joined by ``<sep>`` as everywhere
+in the package; the model's ids keep the sentences apart with an id no token has (``sep``, one past the
+vocabulary), so that the searcher can rebuild the sentences of a request.
+
+The strategies' requests become conversations (:mod:`.prompt`): the forced target context's sentences are earlier
+turns (each source sentence with that translation), the rest of the window is the last user message, one sentence
+a line, and the answer is searched. So sentence-level and no-context ask for one sentence alone; last-sentence,
+first-sentence and full-segment ask for the window's lines and keep the last, the first or all of them; 2-pass,
+doc-trans, doc-trans-beam and cheating give the first pass's, the model's own or the reference translations as
+earlier turns. The answer's lines are its sentences (:meth:`CausalLMSearcher._hypothesis`).
+
+:class:`CausalLMSearcher` searches with ``generate`` (greedy or beam, transformers' semantics) on the prompt, after
+the longest prefix of it whose keys and values it already holds (:class:`PrefixCache`): a conversation's earlier
+turns, or the instruction every request shares, are computed once and copied from the cache (``cache=`` of
+``generate``, cropped to the shared prefix and repeated for the beams). With ``reuse_cache=False`` it runs
+``generate`` on the whole prompt, as the papers' scripts do; the outputs are the same (tests/decode/test_causal_lm.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Sequence
+
+from .... import SEP
+from ....interface import DEFAULT_DTYPE, Counted, Hypothesis, Request, Scored, resolve_dtype
+from ....textio import InputError
+from .prompt import Prompter, load_template, turns
+
+BACKEND = "causal-lm"
+
+
+def load_config(folder: Path):
+    from transformers import AutoConfig
+
+    if not (folder / "config.json").is_file():
+        raise InputError(folder, "expected a causal LM's save_pretrained folder (config.json, the weights, the "
+                                 "tokenizer), found no config.json")
+    try:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(folder / "config.json", f"could not read the config ({type(err).__name__}: {err})") from None
+    if getattr(config, "is_encoder_decoder", False):
+        raise InputError(folder, f"not a causal LM: a {config.model_type} encoder-decoder model (use --backend "
+                                 "transformers)")
+    return config
+
+
+def check_causal(folder: Path, config) -> None:
+    """An InputError unless transformers maps the config to a causal LM class."""
+    from transformers import AutoModelForCausalLM
+
+    mapping = AutoModelForCausalLM._model_mapping
+    if type(config) not in mapping:
+        raise InputError(folder, f"not a causal LM: transformers has no causal LM for model type "
+                                 f"{config.model_type!r}")
+
+
+def load_tokenizer(folder: Path):
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(folder, f"could not load the tokenizer ({type(err).__name__}: {err})") from None
+
+
+def end_ids(tokenizer, net) -> list[int]:
+    """The tokens that end an answer: the generation config's ``eos_token_id`` (a chat model's end of turn), and the
+    tokenizer's end token."""
+    found = net.generation_config.eos_token_id
+    ids = [found] if isinstance(found, int) else list(found or [])
+    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
+        ids.append(tokenizer.eos_token_id)
+    if not ids:
+        raise InputError(net.name_or_path, "expected an end token (eos_token_id) in the tokenizer or the "
+                                           "generation config")
+    return [int(i) for i in ids]
+
+
+class CausalLMModel:
+    """A causal LM and its tokenizer from a local folder, on ``device`` in ``dtype``, prompting with ``template`` (a
+    name of :data:`.prompt.TEMPLATES` or a file; None: the repository's ``translate``, which needs the tokenizer's
+    chat template or its own plain form) between ``src_lang`` and ``tgt_lang`` (codes or names)."""
+
+    backend = BACKEND
+
+    def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
+                 separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None,
+                 template: str | None = None):
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        folder = Path(folder)
+        config = load_config(folder)
+        check_causal(folder, config)
+        tokenizer = load_tokenizer(folder)
+        if not getattr(tokenizer, "chat_template", None) and template is None:
+            raise InputError(folder, "the tokenizer has no chat template and no template was given: give one "
+                                     "(--template translate, or a file of your own; docs/own-models.md, 'LLMs')")
+        try:
+            prompter = Prompter(tokenizer, load_template(template), src_lang, tgt_lang)
+        except ValueError as err:
+            raise InputError(folder, str(err)) from None
+        try:
+            net = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
+        except Exception as err:  # noqa: BLE001
+            raise InputError(folder, f"could not load the model ({type(err).__name__}: {err})") from None
+        self.folder = folder
+        self.checkpoint = str(folder)
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.dtype = resolve_dtype(dtype or DEFAULT_DTYPE, self.device)
+        self.net = net.to(device=self.device, dtype=getattr(torch, self.dtype)).eval()
+        self.model = self.net
+        self.config = config
+        self.tokenizer = tokenizer
+        self.prompter = prompter
+        self.template = prompter.template
+        self.ends = end_ids(tokenizer, net)
+        self.eos = self.ends[0]
+        self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos)
+        self.vocab = int(net.get_output_embeddings().weight.size(0))
+        #: the id that keeps a window's sentences apart in this model's ids (no token has it)
+        self.sep = self.vocab
+        self.sep_token = separator
+        self.src_lang, self.tgt_lang = src_lang, tgt_lang
+        #: the context window: prompt and answer together
+        self.max_positions = int(getattr(config, "max_position_embeddings", 0) or 2048)
+
+    # ---- tokens -------------------------------------------------------------
+    def encode(self, text: str, source: bool = False) -> list[int]:
+        """Each sentence's token ids (``<sep>`` between sentences becomes :attr:`sep`); a target ends in ``eos``."""
+        ids: list[int] = []
+        for i, part in enumerate(text.split(SEP)):
+            if i:
+                ids.append(self.sep)
+            ids += self.tokenizer(part.strip(), add_special_tokens=False)["input_ids"]
+        return ids if source else ids + [self.eos]
+
+    def sentences(self, ids: Sequence[int]) -> list[str]:
+        """The sentences of ids split at :attr:`sep` (end tokens dropped)."""
+        segments, current = [], []
+        for i in ids:
+            if i == self.sep:
+                segments.append(current)
+                current = []
+            elif i not in self.ends:
+                current.append(int(i))
+        segments.append(current)
+        return [self.tokenizer.decode(s, skip_special_tokens=True, clean_up_tokenization_spaces=False).strip()
+                for s in segments]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return f" {SEP} ".join(self.sentences(ids))
+
+    def answer(self, text: str) -> list[int]:
+        """An answer's ids as the prompt continues with it: its lines, then the end of the turn."""
+        return self.prompter.answer(text, self.eos)
+
+    def conversation(self, source: Sequence[int], prefix: Sequence[int]) -> list[int]:
+        """The prompt ids of a request: source sentence ids and forced context ids (each sentence followed by
+        :attr:`sep`), as a conversation (:func:`.prompt.turns`)."""
+        sources = self.sentences(source)
+        context = self.sentences(prefix[:-1]) if prefix else []
+        done, current = turns(sources, context)
+        return self.prompter.ids(done, current)
+
+    # ---- forced scoring -------------------------------------------------------
+    def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
+              batch_size: int = 64) -> list[Scored]:
+        """Log-prob of each target's answer given its source: with ``after_last_sep`` the target's earlier sentences
+        are earlier turns and only the last sentence's answer (and the end of the turn) counts; otherwise the
+        window's sentences are one user message and the whole answer counts."""
+        import torch
+
+        results = []
+        for number, (source, target) in enumerate(zip(sources, targets), start=1):
+            src = [s.strip() for s in source.split(SEP)]
+            tgt = [t.strip() for t in target.split(SEP)]
+            if after_last_sep and len(tgt) > 1:
+                done, current = turns(src, tgt[:-1])
+                answer = tgt[-1]
+            else:
+                done, current, answer = [], "\n".join(src), "\n".join(tgt)
+            prompt = self.prompter.ids(done, current)
+            output = self.answer(answer)
+            if len(prompt) + len(output) > self.max_positions:
+                raise InputError(f"target {number}", f"expected at most {self.max_positions} tokens (the model's "
+                                 f"context window), found {len(prompt) + len(output)} with the prompt")
+            ids = torch.tensor([prompt + output[:-1]], device=self.device)
+            with torch.no_grad():
+                logits = self.net(input_ids=ids).logits[0].float()
+                lprobs = torch.log_softmax(logits[len(prompt) - 1:], dim=-1)
+            picked = lprobs[torch.arange(len(output), device=lprobs.device), torch.tensor(output, device=lprobs.device)]
+            results.append(Scored(float(picked.sum()), len(output)))
+        return results
+
+
+class PrefixCache:
+    """The keys and values of recent prompts, by their token ids: a new prompt continues from the longest prefix
+    any of them shares with it (a copy, cropped to that prefix). At most ``entries`` are kept, the least recently
+    used dropped first."""
+
+    def __init__(self, entries: int = 64):
+        self.entries = entries
+        self.held: list[tuple[list[int], object]] = []
+
+    def longest(self, ids: Sequence[int]) -> tuple[int, object | None]:
+        best, found = 0, None
+        for n, (key, cache) in enumerate(self.held):
+            shared = 0
+            for a, b in zip(key, ids):
+                if a != b:
+                    break
+                shared += 1
+            if shared > best:
+                best, found = shared, n
+        if found is None:
+            return 0, None
+        entry = self.held.pop(found)
+        self.held.append(entry)
+        cache = copy.deepcopy(entry[1])
+        surplus = cache.get_seq_length() - best
+        if surplus > 0:
+            cache.crop(-surplus)  # transformers 5: a negative count of tokens to remove
+        return best, cache
+
+    def keep(self, ids: Sequence[int], cache) -> None:
+        self.held = [(key, c) for key, c in self.held if key != list(ids)]
+        self.held.append((list(ids), copy.deepcopy(cache)))
+        del self.held[:-self.entries]
+
+
+class CausalLMSearcher(Counted):
+    """``generate``'s greedy or beam search (``beam``) on each request's prompt, after the longest prefix the
+    :class:`PrefixCache` holds (``reuse_cache``); ``max_new_tokens`` limits an answer (its end token included).
+
+    Cost counters beyond the shared ones: ``tokens_prefilled`` (prompt tokens run through the model),
+    ``tokens_cached`` (prompt tokens read from the cache), ``tokens_generated`` (positions generated, every beam's).
+    """
+
+    vocabulary = "vocabulary"
+
+    def __init__(self, model: CausalLMModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
+                 max_new_tokens: int = 200, reuse_cache: bool = True, cache_entries: int = 64):
+        if beam < 1 or batch_size < 1 or max_new_tokens < 1:
+            raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
+                             f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
+        self.model = model
+        self.net = model.net
+        self.beam = beam
+        self.lenpen = lenpen
+        self.batch_size = batch_size
+        self.max_new_tokens = max_new_tokens
+        self.reuse_cache = reuse_cache
+        self.cache = PrefixCache(cache_entries)
+        self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
+        self.max_source_positions = self.max_target_positions = model.max_positions
+        self.reset_counters()
+        self.net.register_forward_pre_hook(self._count, with_kwargs=True)
+
+    def reset_counters(self) -> None:
+        super().reset_counters()
+        self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
+
+    def _count(self, module, args, kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        if ids is not None:
+            self.forward_calls += 1
+            self.decoder_positions += int(ids.numel())
+
+    def _prompt(self, number: int, request: Request) -> tuple[list[int], int]:
+        """The request's prompt ids and its answer's token limit; an InputError naming the request where the
+        prompt leaves no room in the context window."""
+        source, prefix = list(request.source), list(request.prefix)
+        if not source:
+            raise InputError(f"request {number}", "expected source ids, found an empty source")
+        bad = [t for t in source + prefix if not 0 <= t <= self.model.sep]
+        if bad:
+            raise InputError(f"request {number}", f"expected ids of the {self.vocabulary} or the sentence separator "
+                                                  f"{self.model.sep}, found id {bad[0]}")
+        prompt = self.model.conversation(source, prefix)
+        room = self.max_target_positions - len(prompt)
+        if room < 1:
+            raise InputError(f"request {number}", f"the prompt has {len(prompt)} tokens, no room for an answer in "
+                                                  f"the model's context window of {self.max_target_positions}")
+        return prompt, min(self.max_new_tokens, room)
+
+    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
+        results = []
+        for number, request in enumerate(requests, start=1):
+            prompt, limit = self._prompt(number, request)
+            results.append(self.generate(prompt, limit))
+            self.batch_done(1)
+        return results
+
+    def _prefilled(self, prompt: list[int]):
+        """A cache holding ``prompt[:-1]``: the longest cached prefix, the rest run through the model (and kept)."""
+        import torch
+        from transformers.cache_utils import DynamicCache
+
+        reused, cache = self.cache.longest(prompt[:-1])
+        if cache is None:
+            cache = DynamicCache(config=self.net.config)
+        if reused < len(prompt) - 1:
+            ids = torch.tensor([prompt[reused:-1]], device=self.model.device)
+            with torch.no_grad():
+                self.net(input_ids=ids, cache=cache, use_cache=True)
+            self.cache.keep(prompt[:-1], cache)
+        self.tokens_cached += reused
+        self.tokens_prefilled += len(prompt) - reused
+        return cache
+
+    def generate(self, prompt: list[int], limit: int, **options) -> list[Hypothesis]:
+        """``generate`` on ``prompt`` (after the cached prefix, with ``reuse_cache``): ``beam`` answers."""
+        import torch
+
+        kwargs = dict(max_new_tokens=limit, do_sample=False, num_beams=self.beam, num_return_sequences=self.beam,
+                      length_penalty=self.lenpen, return_dict_in_generate=True, output_logits=True,
+                      output_scores=True, eos_token_id=self.model.ends, pad_token_id=self.pad)
+        if self.model.prompter.answer_end is not None:
+            kwargs.update(stop_strings=[self.model.prompter.answer_end], tokenizer=self.model.tokenizer)
+        kwargs.update(options)
+        ids = torch.tensor([prompt], device=self.model.device)
+        if self.reuse_cache and len(prompt) > 1:
+            cache = self._prefilled(prompt)
+            if kwargs["num_beams"] > 1:
+                cache.batch_repeat_interleave(kwargs["num_beams"])
+            kwargs["cache"] = cache
+        else:
+            self.tokens_prefilled += len(prompt)
+        calls = self.forward_calls
+        with torch.no_grad():
+            out = self.net.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs)
+        answers = out.sequences[:, len(prompt):].tolist()
+        if kwargs["num_beams"] > 1:
+            scores = [float(s) for s in out.sequences_scores]
+            steps = self.net.compute_transition_scores(out.sequences, out.scores, out.beam_indices,
+                                                       normalize_logits=False)
+        else:
+            steps = self.net.compute_transition_scores(out.sequences, out.logits, normalize_logits=True)
+            scores = None
+        # each of generate's forward calls gives every beam one token
+        self.tokens_generated += (self.forward_calls - calls) * kwargs["num_beams"]
+        hyps = []
+        for row, (answer, step) in enumerate(zip(answers, steps.float())):
+            length = next((n + 1 for n, t in enumerate(answer) if t in self.model.ends), len(answer))
+            logprob = float(step[:length].sum())
+            score = scores[row] if scores is not None else logprob / length ** self.lenpen
+            hyps.append(self._hypothesis(answer[:length], score, logprob))
+        return hyps
+
+    def _hypothesis(self, answer: list[int], score: float, logprob: float) -> Hypothesis:
+        """An answer as a hypothesis: its lines (non-empty, stripped) are its sentences, joined by :attr:`sep`; a
+        plain template's answer ends where its end text begins."""
+        text = self.model.tokenizer.decode([t for t in answer if t not in self.model.ends], skip_special_tokens=True,
+                                           clean_up_tokenization_spaces=False)
+        end = self.model.prompter.answer_end
+        if end is not None and end in text:
+            text = text[:text.index(end)]
+        lines = [line.strip() for line in text.split("\n") if line.strip()] or [""]
+        return Hypothesis(self.model.encode(f" {SEP} ".join(lines), source=True), score, logprob)

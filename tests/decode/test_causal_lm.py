@@ -1,0 +1,238 @@
+"""The causal-LM backend (docnmt.decode.backends.causal_lm) on tiny Llama and Qwen2 models built here
+(tests/llmmodel.py): the search with the reused cache gives generate's outputs on the whole prompt; the strategies'
+requests become the conversations the docs describe; the checks fail with one clear line."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docnmt.decode.documents import group
+from docnmt.decode.strategies import REGISTRY, Decoder
+from docnmt.textio import InputError
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+#: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
+TRAINING_FIXTURES = {"llama", "qwen2", "llama_model"}
+
+
+def _build(architecture: str, steps: int, chat: bool = True):
+    import llmmodel
+
+    def build(folder: Path) -> Path:
+        return llmmodel.build(folder / "model", architecture=architecture, steps=steps, chat=chat)
+
+    return build
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory) -> Path:
+    """A tiny Llama with a ChatML chat template, 300 updates on the demo's conversations: its folder."""
+    from helpers import made_once
+
+    return made_once(tmp_path_factory, "llm-llama", _build("llama", 300))
+
+
+@pytest.fixture(scope="module")
+def qwen2(tmp_path_factory) -> Path:
+    """A tiny Qwen2 whose tokenizer has no chat template (a base model's), 60 updates in the plain form: its folder."""
+    from helpers import made_once
+
+    return made_once(tmp_path_factory, "llm-qwen2-plain", _build("qwen2", 60, chat=False))
+
+
+@pytest.fixture(scope="module")
+def llama_model(llama):
+    from docnmt.decode.backends import load_model
+
+    return load_model("causal-lm", llama, src_lang="en", tgt_lang="de", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def test_docs():
+    import llmmodel
+
+    _, docs = llmmodel.demo_documents()
+    docs = docs[:2]
+    return group([s for d in docs for s in d.src][:14], [d.docid for d in docs for _ in d.src][:14],
+                 ref=[t for d in docs for t in d.tgt][:14])
+
+
+class Recording:
+    """A searcher's search, each request with its hypotheses kept."""
+
+    def __init__(self, searcher):
+        self.searcher, self.seen = searcher, []
+        original = searcher.search
+
+        def search(requests):
+            found = original(requests)
+            self.seen += list(zip(requests, found))
+            return found
+
+        searcher.search = search
+
+
+def _run(model, strategy, docs, beam, reuse_cache):
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=40, reuse_cache=reuse_cache)
+    recording = Recording(searcher)
+    out = REGISTRY[strategy](Decoder(searcher, k=3, h=2, sentence_searcher=searcher,
+                                     doc_trans_mode="sequential"), docs)
+    return out, recording.seen, searcher
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+@pytest.mark.parametrize("strategy", ["doc-trans", "cheating", "last-sentence"])
+def test_the_reused_cache_gives_generates_outputs_on_the_whole_prompt(llama_model, test_docs, strategy, beam):
+    cached, with_cache, searcher = _run(llama_model, strategy, test_docs, beam, reuse_cache=True)
+    plain, without, baseline = _run(llama_model, strategy, test_docs, beam, reuse_cache=False)
+    assert cached == plain
+    assert len(with_cache) == len(without) == sum(len(d) for d in test_docs)
+    for (request, hyps), (same, expected) in zip(with_cache, without):
+        assert request == same
+        assert [h.tokens for h in hyps] == [h.tokens for h in expected]
+        for h, e in zip(hyps, expected):
+            assert h.score == pytest.approx(e.score, abs=1e-4) and h.logprob == pytest.approx(e.logprob, abs=1e-4)
+    # the cache saved prefill: the shared instruction and, for the context strategies, the earlier turns
+    assert searcher.tokens_cached > 0 and baseline.tokens_cached == 0
+    assert searcher.tokens_prefilled + searcher.tokens_cached == baseline.tokens_prefilled
+    assert searcher.tokens_prefilled < baseline.tokens_prefilled / 2
+    assert searcher.tokens_generated == baseline.tokens_generated
+
+
+def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_template(qwen2, test_docs):
+    from docnmt.decode.backends import load_model
+
+    with pytest.raises(InputError, match="the tokenizer has no chat template and no template was given"):
+        load_model("causal-lm", qwen2, src_lang="en", tgt_lang="de", device="cpu")
+    model = load_model("causal-lm", qwen2, src_lang="en", tgt_lang="de", device="cpu", template="translate")
+    assert not model.prompter.chat
+    for beam in (1, 2):
+        outs = [_run(model, "doc-trans", test_docs[:1], beam, reuse)[1] for reuse in (True, False)]
+        for (_, hyps), (_, expected) in zip(*outs):
+            assert [h.tokens for h in hyps] == [h.tokens for h in expected]
+            assert [h.score for h in hyps] == pytest.approx([h.score for h in expected], abs=1e-4)
+    text = model.prompter.text([("It is late.", "Er ist spät.")], "Where is the train?")
+    assert text.startswith(model.prompter._fill(model.template.system))
+    assert "English:\nIt is late.\nGerman:\nEr ist spät.\n\nEnglish:\nWhere is the train?\nGerman:\n" in text
+
+
+def test_context_sentences_are_earlier_turns_holding_the_strategys_translations(llama_model, test_docs):
+    """cheating's earlier turns hold the reference; doc-trans's the model's own output; last-sentence asks for the
+    window's lines in one message."""
+    _, seen, _ = _run(llama_model, "cheating", test_docs[:1], 1, True)
+    doc = test_docs[0]
+    request = seen[2][0]  # the third sentence: two context turns
+    sources = llama_model.sentences(request.source)
+    context = llama_model.sentences(request.prefix[:-1])
+    assert sources == doc.src[:3] and context == doc.ref[:2]
+    messages = llama_model.prompter.messages(list(zip(sources, context)), sources[2])
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert [m["content"] for m in messages[1:]] == [doc.src[0], doc.ref[0], doc.src[1], doc.ref[1], doc.src[2]]
+    own, seen, _ = _run(llama_model, "doc-trans", test_docs[:1], 1, True)
+    assert llama_model.sentences(seen[2][0].prefix[:-1]) == own[0][:2]
+    _, seen, _ = _run(llama_model, "last-sentence", test_docs[:1], 1, True)
+    assert llama_model.sentences(seen[2][0].source) == doc.src[:3] and not seen[2][0].prefix
+
+
+def test_an_answer_is_split_into_its_lines(llama_model):
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    searcher = CausalLMSearcher(llama_model, beam=1)
+    ids = llama_model.tokenizer("Er ist spät.\n\nWo ist der Zug?\n", add_special_tokens=False)["input_ids"]
+    hyp = searcher._hypothesis(ids + [llama_model.eos], 0.0, 0.0)
+    assert llama_model.decode(hyp.tokens) == "Er ist spät. <sep> Wo ist der Zug?"
+
+
+def _config_only(folder: Path, config) -> Path:
+    folder.mkdir(parents=True)
+    config.save_pretrained(folder)
+    return folder
+
+
+def test_every_check_fails_with_one_line(llama, tmp_path):
+    from transformers import MarianConfig
+
+    from docnmt.decode.backends import check
+
+    ok = check("causal-lm", llama, None, "document", k=3, src_lang="en", tgt_lang="de")
+    assert ok["chat_template"] and ok["model_type"] == "llama" and ok["max_positions"] == 512
+    with pytest.raises(InputError, match="not a causal LM: a marian encoder-decoder model"):
+        check("causal-lm", _config_only(tmp_path / "marian", MarianConfig()), None, "sentence")
+    with pytest.raises(InputError, match="no config.json"):
+        check("causal-lm", tmp_path, None, "sentence")
+    # a template without the placeholder {source}
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("system: Translate.\nuser: Translate this.\nplain: {start: '', user: '{source}', "
+                      "assistant: 'A:', end: '\\n'}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"broken.yaml: the template's user lacks the placeholder \{source\}"):
+        check("causal-lm", llama, None, "sentence", src_lang="en", tgt_lang="de", template=str(broken))
+    with pytest.raises(InputError, match="no such template"):
+        check("causal-lm", llama, None, "sentence", src_lang="en", tgt_lang="de", template="nonesuch")
+    with pytest.raises(InputError, match="give --src-lang and --tgt-lang"):
+        check("causal-lm", llama, None, "sentence")
+    with pytest.raises(InputError, match="k \\(>= 2\\)"):
+        check("causal-lm", llama, None, "document", k=1, src_lang="en", tgt_lang="de")
+    # a document whose conversation outgrows the context window: the document and the sentence are named
+    long = tmp_path / "long.txt"
+    long.write_text("Short one.\n\n" + "".join(f"Sentence number {i} of a very long talk indeed.\n" for i in range(60)),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"long.txt:\d+: document 2: the prompt of this sentence, with its document "
+                                         r"so far as context, has \d+ tokens, the model's context window 512"):
+        check("causal-lm", llama, None, "document", k=3, src_lang="en", tgt_lang="de", sample=[long])
+    with pytest.raises(ValueError, match="a prompt template is for causal-lm models, not transformers"):
+        check("transformers", llama, None, "sentence", template="translate")
+
+
+def test_check_model_and_translate_run_from_the_command_line(llama, tmp_path, capsys):
+    from docnmt.decode import checks, translate
+
+    talks = tmp_path / "talks.txt"
+    talks.write_text("It is late.\nWhere is the train?\n\nExcuse me.\nI am looking for a sweater.\n", encoding="utf-8")
+    assert checks.main(["--backend", "causal-lm", "--model", str(llama), "--level", "document", "--k", "3",
+                        "--src-lang", "en", "--tgt-lang", "de", "--sample", str(talks),
+                        "--output", str(tmp_path / "check.json")]) == 0
+    assert "llama (causal LM), en->de, chat template with translate.yaml" in capsys.readouterr().out
+    assert json.loads((tmp_path / "check.json").read_text())["sample"]["documents"] == 2
+    for strategy in ("doc-trans", "full-segment"):
+        out = tmp_path / f"{strategy}.txt"
+        assert translate.main(["--backend", "causal-lm", "--document-model", str(llama), "--src-lang", "en",
+                               "--tgt-lang", "de", "--strategy", strategy, "--input", str(talks), "--output",
+                               str(out), "--beam", "2", "--max-len-b", "40"]) == 0
+        lines = out.read_text(encoding="utf-8").split("\n")
+        assert lines[2] == "" and len(lines) == 6, lines
+    with pytest.raises(SystemExit):
+        translate.main(["--backend", "transformers", "--document-model", str(llama), "--template", "translate",
+                        "--input", str(talks), "--output", str(tmp_path / "x.txt")])
+    assert "--template is for causal-lm models" in capsys.readouterr().err
+
+
+def test_forced_scoring_counts_the_answer_after_its_context_turns(llama_model):
+    sources = ["It is late. <sep> Where is the train?"]
+    targets = ["Es ist spät. <sep> Wo ist der Zug?"]
+    window = llama_model.score(sources, targets, after_last_sep=True)[0]
+    alone = llama_model.score(["Where is the train?"], ["Wo ist der Zug?"])[0]
+    answer = llama_model.answer("Wo ist der Zug?")
+    assert window.tokens == alone.tokens == len(answer)
+    assert window.logprob < 0 and alone.logprob < 0 and window.logprob != alone.logprob
+    whole = llama_model.score(sources, targets, after_last_sep=False)[0]
+    assert whole.tokens == len(llama_model.answer("Es ist spät.\nWo ist der Zug?"))
+
+
+def test_the_manual_shows_the_default_template_as_it_is():
+    """docs/own-models.md's template block is translate.yaml without its comments."""
+    import re
+
+    from helpers import REPO
+
+    from docnmt.decode.backends.causal_lm.prompt import TEMPLATES
+
+    manual = (REPO / "docs/own-models.md").read_text(encoding="utf-8")
+    shown = [b for b in re.findall(r"^```yaml\n(.*?)^```", manual, re.S | re.M) if b.startswith("system:")]
+    lines = (TEMPLATES / "translate.yaml").read_text(encoding="utf-8").splitlines()
+    assert shown == ["".join(line.split(" #")[0].rstrip() + "\n" for line in lines
+                             if line.strip() and not line.lstrip().startswith("#"))]
