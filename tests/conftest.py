@@ -30,7 +30,7 @@ for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 #: The fixtures that train a model (directly or through another fixture): a test using one is of the tier
 #: ``trains``. A test module names its own such fixtures in a module-level ``TRAINING_FIXTURES`` set; a test that
 #: trains otherwise (or asks for a fixture with ``request.getfixturevalue``) is marked ``@pytest.mark.trains``.
-TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "small_demo_data"}
+TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "small_demo_data"}
 #: The fixtures of the trained demo: a test using one is of the tier ``demo``.
 DEMO_FIXTURES = {"trained_demo", "demo_models"}
 
@@ -149,6 +149,15 @@ def hf_marian(tmp_path_factory) -> Path:
     import hfmodel
 
     return made_once(tmp_path_factory, "hf-marian", lambda folder: hfmodel.build(folder / "model", steps=300))
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory) -> Path:
+    """The tiny Llama of tests/llmmodel.py (a byte-level tokenizer trained on the demo corpus with a ChatML chat
+    template, 300 updates on its pairs as chat turns), saved with save_pretrained: its folder."""
+    import llmmodel
+
+    return made_once(tmp_path_factory, "llm-llama", lambda folder: llmmodel.build(folder / "model", steps=300))
 
 
 def _bare_python(root: Path) -> Path:

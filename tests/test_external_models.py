@@ -124,15 +124,28 @@ def hf_task(workdir: Path, folder: Path) -> dict:
             "corpus": {"type": "prepared", "dir": str(corpus)}, "models": models}
 
 
+def llm_task(workdir: Path, folder: Path) -> dict:
+    """A task on a causal LM (``models: backend: causal-lm``): the tiny Llama (tests/llmmodel.py) as both levels,
+    on the same sentences as :func:`hf_task`."""
+    task = hf_task(workdir, folder)
+    task["description"] = "a causal LM"
+    task["models"] = {"backend": "causal-lm", "k": K, "sentence": {"checkpoint": str(folder)},
+                      "document": {"checkpoint": str(folder)}}
+    return task
+
+
 @pytest.fixture(scope="module")
-def two_tasks(own, hf_marian, tmp_path_factory) -> Path:
-    """One workflow run, three tasks on models trained elsewhere: ``mine`` with both of the researcher's fairseq
-    models, ``mine-doc`` with the document-level one alone, and ``hf`` on a Hugging Face model (:func:`hf_task`)."""
+def two_tasks(own, hf_marian, tiny_llama, tmp_path_factory) -> Path:
+    """One workflow run, four tasks on models trained elsewhere: ``mine`` with both of the researcher's fairseq
+    models, ``mine-doc`` with the document-level one alone, ``hf`` on a Hugging Face model (:func:`hf_task`) and
+    ``llm`` on a causal LM (:func:`llm_task`)."""
     workdir = tmp_path_factory.mktemp("own-models-workflow")
     config = external_config(own, workdir, (("mine", ("sentence", "document")), ("mine-doc", ("document",))))
     data = yaml.safe_load(config.read_text())
-    data["tasks"].append("hf")
+    data["tasks"] += ["hf", "llm"]
     data["task_settings"]["hf"] = hf_task(workdir, hf_marian)
+    (workdir / "llm").mkdir()
+    data["task_settings"]["llm"] = llm_task(workdir / "llm", tiny_llama)
     config.write_text(yaml.safe_dump(data))
     run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
                   str(config))
@@ -161,7 +174,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
     assert not list((workdir / "data/mine").glob("bin*")) and not (workdir / "data/mine/bpe/codes").exists()
     check = json.loads((workdir / "results/mine/models/document/check.json").read_text())
     assert (check["separator"], check["k"], check["bpe"]["unknown"]) == (SEPARATOR, K, 0)
-    bleu = (workdir / "results/tables/mine+mine-doc+hf/bleu_ter.md").read_text()
+    bleu = (workdir / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text()
     for strategy in ("sentence-level", "2-pass", "doc-trans", "doc-trans-beam", "cheating"):
         assert row(bleu, strategy, "mine")[0] != "-", strategy
     # the workflow's decodes are docnmt.decode.cli's for the same checkpoints
@@ -172,7 +185,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
 
 
 def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_why(two_tasks):
-    bleu = (two_tasks / "results/tables/mine+mine-doc+hf/bleu_ter.md").read_text()
+    bleu = (two_tasks / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text()
     assert row(bleu, "sentence-level", "mine-doc") == ["-"] * 4 and row(bleu, "2-pass", "mine-doc") == ["-"] * 4
     assert row(bleu, "doc-trans", "mine-doc")[0] != "-", "doc-trans runs sequentially without the first pass"
     assert "mine-doc: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine-doc.models); " \
@@ -273,12 +286,12 @@ def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_mari
     sentences = len(read_lines(workdir / "hf-corpus/test.en"))
     assert (check["backend"], check["separator"], check["sample"]["lines"]) == ("transformers", "<brk>", sentences)
     assert not (workdir / "data/hf/bin").exists() and not (workdir / "data/hf/bpe/codes").exists()
-    bleu = (workdir / "results/tables/mine+mine-doc+hf/bleu_ter.md").read_text(encoding="utf-8")
+    bleu = (workdir / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text(encoding="utf-8")
     for strategy in REGISTRY:
         cells = row(bleu, strategy, "hf")
         assert cells and "-" not in cells, (strategy, bleu)
     assert "The search on transformers (Hugging Face) models for hf" in bleu
-    perplexity = (workdir / "results/tables/mine+mine-doc+hf/perplexity.md").read_text(encoding="utf-8")
+    perplexity = (workdir / "results/tables/mine+mine-doc+hf+llm/perplexity.md").read_text(encoding="utf-8")
     assert "The forced scoring on transformers (Hugging Face) models for hf" in perplexity
     sidecar = json.loads((workdir / "results/hf/decode/test/doc-trans.json").read_text(encoding="utf-8"))
     assert sidecar["backend"] == "transformers" and sidecar["doc_trans_mode"] == "parallel" and sidecar["converged"]
@@ -288,3 +301,34 @@ def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_mari
     marian = HFModel(hf_marian, separator=SEPARATOR, device="cpu")
     expected = REGISTRY["doc-trans"](Decoder(HFSearcher(marian, beam=2), k=K, h=2), docs)
     assert read_lines(workdir / "results/hf/decode/test/doc-trans.txt") == [s for d in expected for s in d]
+
+
+def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama):
+    """Checked, decoded with every strategy, scored and tabled; Table 1 counts the prompt tokens read from the cache;
+    the notes name the backend and the template; its doc-trans is the Python API's sequential doc-trans."""
+    from docnmt.decode.backends import load_model, make_searcher
+    from docnmt.decode.documents import group
+    from docnmt.decode.strategies import REGISTRY, Decoder
+
+    workdir = two_tasks
+    check = json.loads((workdir / "results/llm/models/document/check.json").read_text(encoding="utf-8"))
+    assert (check["backend"], check["model_type"], check["chat_template"]) == ("causal-lm", "llama", True)
+    tables = workdir / "results/tables/mine+mine-doc+hf+llm"
+    bleu = (tables / "bleu_ter.md").read_text(encoding="utf-8")
+    for strategy in REGISTRY:
+        cells = row(bleu, strategy, "llm")
+        assert cells and "-" not in cells, (strategy, bleu)
+    assert "The search on causal-lm (causal LM) models for llm (template translate.yaml)" in bleu
+    cost = (tables / "decoding_cost.md").read_text(encoding="utf-8")
+    prefilled, _, cached, _, generated, _ = row(cost, "doc-trans", "llm")[8:]
+    assert int(cached) > 0 and int(generated) > 0 and int(prefilled) > 0, cost
+    assert "tokens from cache" in cost and "mine tokens prefilled" not in cost
+    sidecar = json.loads((workdir / "results/llm/decode/test/doc-trans.json").read_text(encoding="utf-8"))
+    assert sidecar["template"] == "translate.yaml" and sidecar["tokens_cached"] == int(cached)
+    perplexity = (tables / "perplexity.md").read_text(encoding="utf-8")
+    assert "causal LM" in perplexity
+    src = read_lines(workdir / "llm/hf-corpus/test.en")
+    docs = group(src, read_lines(workdir / "llm/hf-corpus/test.docids"))
+    model = load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu")
+    expected = REGISTRY["doc-trans"](Decoder(make_searcher(model, beam=2), k=K, h=2), docs)
+    assert read_lines(workdir / "results/llm/decode/test/doc-trans.txt") == [s for d in expected for s in d]

@@ -117,6 +117,11 @@ class Counted:
         if self.on_batch is not None:
             self.on_batch(requests)
 
+    def prompt_counters(self) -> dict:
+        """The counters of a searcher that prompts a model with a cache (a causal LM's): tokens prefilled, read from
+        the cache and generated; none for the others (Table 1 shows them where a decode recorded them)."""
+        return {}
+
     def reset_counters(self) -> None:
         self.forward_calls = 0
         self.decoder_positions = 0
@@ -131,6 +136,7 @@ class ModelLike(Protocol):
 
     backend: str  #: the name it is registered under
     sep: int | None  #: the separator's token id (None where the vocabulary has none)
+    template: object  #: the prompt's template (a causal LM's :class:`~docnmt.decode.backends.causal_lm.prompt.Template`), or None
 
     def encode(self, text: str, source: bool = True) -> list[int]: ...
 

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 #: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
-TRAINING_FIXTURES = {"llama", "qwen2", "llama_model"}
+TRAINING_FIXTURES = {"qwen2", "llama_model"}
 
 
 def _build(architecture: str, steps: int, chat: bool = True):
@@ -28,14 +28,6 @@ def _build(architecture: str, steps: int, chat: bool = True):
 
 
 @pytest.fixture(scope="module")
-def llama(tmp_path_factory) -> Path:
-    """A tiny Llama with a ChatML chat template, 300 updates on the demo's conversations: its folder."""
-    from helpers import made_once
-
-    return made_once(tmp_path_factory, "llm-llama", _build("llama", 300))
-
-
-@pytest.fixture(scope="module")
 def qwen2(tmp_path_factory) -> Path:
     """A tiny Qwen2 whose tokenizer has no chat template (a base model's), 60 updates in the plain form: its folder."""
     from helpers import made_once
@@ -44,10 +36,10 @@ def qwen2(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def llama_model(llama):
+def llama_model(tiny_llama):
     from docnmt.decode.backends import load_model
 
-    return load_model("causal-lm", llama, src_lang="en", tgt_lang="de", device="cpu")
+    return load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu")
 
 
 @pytest.fixture(scope="module")
@@ -154,12 +146,12 @@ def _config_only(folder: Path, config) -> Path:
     return folder
 
 
-def test_every_check_fails_with_one_line(llama, tmp_path):
+def test_every_check_fails_with_one_line(tiny_llama, tmp_path):
     from transformers import MarianConfig
 
     from docnmt.decode.backends import check
 
-    ok = check("causal-lm", llama, None, "document", k=3, src_lang="en", tgt_lang="de")
+    ok = check("causal-lm", tiny_llama, None, "document", k=3, src_lang="en", tgt_lang="de")
     assert ok["chat_template"] and ok["model_type"] == "llama" and ok["max_positions"] == 512
     with pytest.raises(InputError, match="not a causal LM: a marian encoder-decoder model"):
         check("causal-lm", _config_only(tmp_path / "marian", MarianConfig()), None, "sentence")
@@ -170,43 +162,43 @@ def test_every_check_fails_with_one_line(llama, tmp_path):
     broken.write_text("system: Translate.\nuser: Translate this.\nplain: {start: '', user: '{source}', "
                       "assistant: 'A:', end: '\\n'}\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"broken.yaml: the template's user lacks the placeholder \{source\}"):
-        check("causal-lm", llama, None, "sentence", src_lang="en", tgt_lang="de", template=str(broken))
+        check("causal-lm", tiny_llama, None, "sentence", src_lang="en", tgt_lang="de", template=str(broken))
     with pytest.raises(InputError, match="no such template"):
-        check("causal-lm", llama, None, "sentence", src_lang="en", tgt_lang="de", template="nonesuch")
+        check("causal-lm", tiny_llama, None, "sentence", src_lang="en", tgt_lang="de", template="nonesuch")
     with pytest.raises(InputError, match="give --src-lang and --tgt-lang"):
-        check("causal-lm", llama, None, "sentence")
+        check("causal-lm", tiny_llama, None, "sentence")
     with pytest.raises(InputError, match="k \\(>= 2\\)"):
-        check("causal-lm", llama, None, "document", k=1, src_lang="en", tgt_lang="de")
+        check("causal-lm", tiny_llama, None, "document", k=1, src_lang="en", tgt_lang="de")
     # a document whose conversation outgrows the context window: the document and the sentence are named
     long = tmp_path / "long.txt"
     long.write_text("Short one.\n\n" + "".join(f"Sentence number {i} of a very long talk indeed.\n" for i in range(60)),
                     encoding="utf-8")
     with pytest.raises(InputError, match=r"long.txt:\d+: document 2: the prompt of this sentence, with its document "
                                          r"so far as context, has \d+ tokens, the model's context window 512"):
-        check("causal-lm", llama, None, "document", k=3, src_lang="en", tgt_lang="de", sample=[long])
+        check("causal-lm", tiny_llama, None, "document", k=3, src_lang="en", tgt_lang="de", sample=[long])
     with pytest.raises(ValueError, match="a prompt template is for causal-lm models, not transformers"):
-        check("transformers", llama, None, "sentence", template="translate")
+        check("transformers", tiny_llama, None, "sentence", template="translate")
 
 
-def test_check_model_and_translate_run_from_the_command_line(llama, tmp_path, capsys):
+def test_check_model_and_translate_run_from_the_command_line(tiny_llama, tmp_path, capsys):
     from docnmt.decode import checks, translate
 
     talks = tmp_path / "talks.txt"
     talks.write_text("It is late.\nWhere is the train?\n\nExcuse me.\nI am looking for a sweater.\n", encoding="utf-8")
-    assert checks.main(["--backend", "causal-lm", "--model", str(llama), "--level", "document", "--k", "3",
+    assert checks.main(["--backend", "causal-lm", "--model", str(tiny_llama), "--level", "document", "--k", "3",
                         "--src-lang", "en", "--tgt-lang", "de", "--sample", str(talks),
                         "--output", str(tmp_path / "check.json")]) == 0
     assert "llama (causal LM), en->de, chat template with translate.yaml" in capsys.readouterr().out
     assert json.loads((tmp_path / "check.json").read_text())["sample"]["documents"] == 2
     for strategy in ("doc-trans", "full-segment"):
         out = tmp_path / f"{strategy}.txt"
-        assert translate.main(["--backend", "causal-lm", "--document-model", str(llama), "--src-lang", "en",
+        assert translate.main(["--backend", "causal-lm", "--document-model", str(tiny_llama), "--src-lang", "en",
                                "--tgt-lang", "de", "--strategy", strategy, "--input", str(talks), "--output",
                                str(out), "--beam", "2", "--max-len-b", "40"]) == 0
         lines = out.read_text(encoding="utf-8").split("\n")
         assert lines[2] == "" and len(lines) == 6, lines
     with pytest.raises(SystemExit):
-        translate.main(["--backend", "transformers", "--document-model", str(llama), "--template", "translate",
+        translate.main(["--backend", "transformers", "--document-model", str(tiny_llama), "--template", "translate",
                         "--input", str(talks), "--output", str(tmp_path / "x.txt")])
     assert "--template is for causal-lm models" in capsys.readouterr().err
 
@@ -236,3 +228,34 @@ def test_the_manual_shows_the_default_template_as_it_is():
     lines = (TEMPLATES / "translate.yaml").read_text(encoding="utf-8").splitlines()
     assert shown == ["".join(line.split(" #")[0].rstrip() + "\n" for line in lines
                              if line.strip() and not line.lstrip().startswith("#"))]
+
+
+def test_forced_scoring_with_the_cache_equals_it_without(llama_model, test_docs):
+    """The searcher's score_forced (perplexity, CXMI): the same log-probs with the reused cache as without, and a
+    model's own score of the window's last sentence."""
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+    from docnmt.interface import Request
+
+    doc = test_docs[0]
+    model = llama_model
+    requests = [Request(model.encode(" <sep> ".join(doc.src[max(0, i - 2):i + 1]), source=True),
+                        model.encode(" <sep> ".join(doc.ref[max(0, i - 2):i]) + " <sep>")[:-1] if i else [])
+                for i in range(4)]
+    targets = [model.encode(doc.ref[i])[:-1] for i in range(4)]
+    cached = CausalLMSearcher(model, reuse_cache=True).score_forced(requests, targets)
+    plain = CausalLMSearcher(model, reuse_cache=False).score_forced(requests, targets)
+    assert [s.logprob for s in cached] == pytest.approx([s.logprob for s in plain], abs=1e-4)
+    assert [s.tokens for s in cached] == [s.tokens for s in plain]
+    window = model.score([" <sep> ".join(doc.src[:3])], [" <sep> ".join(doc.ref[:3])])[0]
+    assert window.logprob == pytest.approx(cached[2].logprob, abs=1e-4)
+
+
+def test_epsilon_samples_are_reproducible_under_a_seed(llama_model, test_docs):
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+    from docnmt.decode.sampling import Sampler
+
+    searcher = CausalLMSearcher(llama_model, beam=1, max_new_tokens=30)
+    docs = test_docs[:1]
+    first = REGISTRY["sentence-level"](Decoder(Sampler(searcher, 3, 0.02, 7), k=3, h=2), docs)
+    again = REGISTRY["sentence-level"](Decoder(Sampler(searcher, 3, 0.02, 7), k=3, h=2), docs)
+    assert first == again and len(first[0]) == len(docs[0])

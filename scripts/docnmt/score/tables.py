@@ -101,11 +101,12 @@ def backend_notes(records: dict[str, dict], what: str) -> list[str]:
     as every record before the transformers backend)."""
     from ..interface import DEFAULT, backend as described
 
-    tasks: dict[str, dict[str, None]] = {}  # backend -> its tasks, in order, each once
+    tasks: dict[str, dict[str, None]] = {}  # backend -> its tasks, in order, each once (with its prompt's template)
     for label, record in records.items():
         name = record.get("backend") or DEFAULT
         if described(name).note is not None:
-            tasks.setdefault(name, {})[label.split()[0]] = None
+            template = f" (template {record['template']})" if record.get("template") else ""
+            tasks.setdefault(name, {})[label.split()[0] + template] = None
     return [f"{what[0].upper()}{what[1:]} on {backend} ({described(backend).note}) models for {', '.join(names)} "
             f"(task_settings.TASK.models.backend): {described(backend).note_detail}."
             for backend, names in sorted(tasks.items())]
@@ -442,21 +443,35 @@ def context_sentences_table(manifest: dict) -> Table:
 
 
 # ---- Table 1 ----------------------------------------------------------------------
+#: A prompting searcher's counters (a causal LM's) in Table 1, and their columns' names.
+PROMPT_COUNTERS = ("tokens_prefilled", "tokens_cached", "tokens_generated")
+PROMPT_LABELS = {"tokens_prefilled": "tokens prefilled", "tokens_cached": "tokens from cache",
+                 "tokens_generated": "tokens generated"}
+PROMPT_NOTE = ("Causal LMs: tokens prefilled are the prompt tokens run through the model; tokens from cache those "
+               "read from the keys and values of an earlier prompt that shares them (the instruction, a "
+               "conversation's earlier turns); tokens generated count every beam's positions. Forward calls include "
+               "the prefill's.")
+
+
 def cost_table(manifest: dict) -> Table:
-    header, per_task = ["strategy", "paper cost"], []
+    header, per_task, prompted = ["strategy", "paper cost"], [], []
     for t, spec in manifest["tasks"].items():
         sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
         per_task.append(sidecars)
         header += [f"{t} decoder positions", f"{t} ×SL", f"{t} forward calls", f"{t} wall s", f"{t} ×SL wall",
                    f"{t} <sep> mismatches", f"{t} rounds", f"{t} utility evaluations"]
+        # a task whose searcher prompts with a cache (a causal LM): its tokens prefilled, from the cache, generated
+        prompted.append(any(PROMPT_COUNTERS[0] in sc for sc in sidecars.values()))
+        if prompted[-1]:
+            header += [f"{t} {label}" for counter in PROMPT_COUNTERS for label in (PROMPT_LABELS[counter], "×SL")]
     rows = []
     for strategy in manifest["strategies"]:
         paper = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
         cells = [label_of(strategy), paper]
-        for sidecars in per_task:
+        for sidecars, with_prompts in zip(per_task, prompted):
             entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
             if entry is None:
-                cells += [DASH] * 8
+                cells += [DASH] * (8 + 2 * len(PROMPT_COUNTERS) * with_prompts)
                 continue
             positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
             seconds = entry.get("seconds_with_first_pass", entry["seconds"])
@@ -465,6 +480,11 @@ def cost_table(manifest: dict) -> Table:
                       _fmt(seconds / base["seconds"], 2) if base and base["seconds"] else DASH,
                       str(entry["sep_mismatch"]), _rounds(entry),
                       str(entry["mbr"]["utility_evaluations"]) if entry.get("mbr") else DASH]
+            if with_prompts:
+                for counter in PROMPT_COUNTERS:
+                    value, ref = entry.get(counter), (base or {}).get(counter)
+                    cells += [DASH if value is None else str(value),
+                              _fmt(value / ref, 2) if value is not None and ref else DASH]
         rows.append(cells)
     devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
     dtypes = sorted({sc[s].get("dtype") or "unrecorded" for sc in per_task for s in sc})
@@ -481,7 +501,8 @@ def cost_table(manifest: dict) -> Table:
                   "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
                   f"limit stopped it. Device: {', '.join(devices)}; dtype: {', '.join(dtypes)}; wall times from the "
                   "decode rules. Utility evaluations: MBR selection's pairwise utility scores (n^2 per selection of "
-                  "n candidates; its search is a beam of n, or n samples)."] + mbr_notes(manifest) + model_notes({f"{manifest_task} {s}": sc[s] for manifest_task, sc
+                  "n candidates; its search is a beam of n, or n samples)."]
+                 + ([PROMPT_NOTE] if any(prompted) else []) + mbr_notes(manifest) + model_notes({f"{manifest_task} {s}": sc[s] for manifest_task, sc
                                                   in zip(manifest["tasks"], per_task) for s in sc}, "the search"))
 
 

@@ -268,6 +268,10 @@ class CausalLMSearcher(Counted):
         super().reset_counters()
         self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
 
+    def prompt_counters(self) -> dict:
+        return {"tokens_prefilled": self.tokens_prefilled, "tokens_cached": self.tokens_cached,
+                "tokens_generated": self.tokens_generated}
+
     def _count(self, module, args, kwargs):
         ids = kwargs.get("input_ids", args[0] if args else None)
         if ids is not None:
@@ -317,8 +321,9 @@ class CausalLMSearcher(Counted):
         self.tokens_prefilled += len(prompt) - reused
         return cache
 
-    def generate(self, prompt: list[int], limit: int, **options) -> list[Hypothesis]:
-        """``generate`` on ``prompt`` (after the cached prefix, with ``reuse_cache``): ``beam`` answers."""
+    def generate(self, prompt: list[int], limit: int, copies: int = 1, **options) -> list[Hypothesis]:
+        """``generate`` on ``prompt`` (after the cached prefix, with ``reuse_cache``): ``beam`` answers; ``copies``:
+        the prompt that many times (samples), ``options`` passed on to ``generate``."""
         import torch
 
         kwargs = dict(max_new_tokens=limit, do_sample=False, num_beams=self.beam, num_return_sequences=self.beam,
@@ -327,11 +332,11 @@ class CausalLMSearcher(Counted):
         if self.model.prompter.answer_end is not None:
             kwargs.update(stop_strings=[self.model.prompter.answer_end], tokenizer=self.model.tokenizer)
         kwargs.update(options)
-        ids = torch.tensor([prompt], device=self.model.device)
+        ids = torch.tensor([prompt] * copies, device=self.model.device)
         if self.reuse_cache and len(prompt) > 1:
             cache = self._prefilled(prompt)
-            if kwargs["num_beams"] > 1:
-                cache.batch_repeat_interleave(kwargs["num_beams"])
+            if kwargs["num_beams"] * copies > 1:
+                cache.batch_repeat_interleave(kwargs["num_beams"] * copies)
             kwargs["cache"] = cache
         else:
             self.tokens_prefilled += len(prompt)
@@ -355,6 +360,52 @@ class CausalLMSearcher(Counted):
             score = scores[row] if scores is not None else logprob / length ** self.lenpen
             hyps.append(self._hypothesis(answer[:length], score, logprob))
         return hyps
+
+    def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
+        """``count`` epsilon samples of the answer to the request's prompt (:mod:`docnmt.decode.sampling`): greedy
+        ``generate`` on ``count`` copies, whose last logits processor draws each token with ``generator``; each
+        sample's log-prob from the model's unprocessed logits."""
+        from transformers import LogitsProcessorList
+
+        from ...sampling import EpsilonDraw
+
+        prompt, limit = self._prompt(1, request)
+        return self.generate(prompt, limit, copies=count, num_beams=1, num_return_sequences=1,
+                             logits_processor=LogitsProcessorList([EpsilonDraw(epsilon, generator)]))
+
+    def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],
+                     ends: Sequence[int] | None = None) -> list[Scored]:
+        """Log-prob of each target (a sentence's ids) as the answer to its request's prompt: the sentence, then the
+        end of the turn, or a line break where ``ends`` gives :attr:`CausalLMModel.sep` (more lines follow). The
+        prompt continues from the cache as a search's does; only the answer's tokens count."""
+        import torch
+
+        if len(targets) != len(requests) or (ends is not None and len(ends) != len(requests)):
+            raise ValueError(f"expected one target (and end) per request ({len(requests)}), got {len(targets)}")
+        results = []
+        for number, (request, target) in enumerate(zip(requests, targets), start=1):
+            prompt, _ = self._prompt(number, request)
+            text = " ".join(self.model.sentences(list(target)))
+            if ends is not None and int(ends[number - 1]) == self.model.sep:
+                output = list(self.model.tokenizer(text + "\n", add_special_tokens=False)["input_ids"])
+            else:
+                output = self.model.answer(text)
+            if len(prompt) + len(output) > self.max_target_positions:
+                raise InputError(f"request {number}", f"prompt and target too long: {len(prompt) + len(output)} "
+                                 f"tokens, the model's context window is {self.max_target_positions}")
+            if self.reuse_cache and len(prompt) > 1:
+                cache, ids = self._prefilled(prompt), prompt[-1:] + output[:-1]
+            else:
+                cache, ids = None, prompt + output[:-1]
+                self.tokens_prefilled += len(prompt)
+            with torch.no_grad():
+                logits = self.net(input_ids=torch.tensor([ids], device=self.model.device), cache=cache,
+                                  use_cache=cache is not None).logits[0, -len(output):].float()
+            lprobs = torch.log_softmax(logits, dim=-1)
+            picked = lprobs[torch.arange(len(output), device=lprobs.device),
+                            torch.tensor(output, device=lprobs.device)]
+            results.append(Scored(float(picked.sum()), len(output)))
+        return results
 
     def _hypothesis(self, answer: list[int], score: float, logprob: float) -> Hypothesis:
         """An answer as a hypothesis: its lines (non-empty, stripped) are its sentences, joined by :attr:`sep`; a

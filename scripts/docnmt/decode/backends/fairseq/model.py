@@ -34,6 +34,8 @@ class Model:
     """A checkpoint on ``device`` (default: CUDA if available) in ``dtype`` (default: float32 on every
     device); search and forced scoring run in that dtype, log-probabilities in float32."""
 
+    template = None  # no prompt template (a causal LM's)
+
     backend = "fairseq"
 
     def __init__(self, checkpoint: os.PathLike | str, data: os.PathLike | str, device: str | None = None,

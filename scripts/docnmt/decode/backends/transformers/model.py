@@ -144,6 +144,8 @@ class HFModel:
     language tokens (required there; ignored by models without).
     """
 
+    template = None  # no prompt template (a causal LM's)
+
     backend = BACKEND
 
     def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
