@@ -224,7 +224,7 @@ def test_the_models_blocks_of_the_manual_are_valid_configs(tmp_path):
     blocks = [block for block in blocks if "tasks:" in block]  # not the prompt template it shows
     assert len(blocks) >= 2
     for number, block in enumerate(blocks):
-        variants = [block] + ([re.sub(r"^(\s*)# (language_codes: |template: )", r"\1\2", block, flags=re.M)]
+        variants = [block] + ([re.sub(r"^(\s*)# (language_codes: |template: |context: )", r"\1\2", block, flags=re.M)]
                               if "# language_codes:" in block else [])
         for variant in variants:
             path = tmp_path / f"block{number}.yaml"

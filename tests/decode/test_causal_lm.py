@@ -67,12 +67,13 @@ class Recording:
         searcher.search = search
 
 
-def _run(model, strategy, docs, beam, reuse_cache):
+def _run(model, strategy, docs, beam, reuse_cache, context="window"):
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+    from docnmt.decode.documents import context_k
 
     searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=40, reuse_cache=reuse_cache)
     recording = Recording(searcher)
-    out = REGISTRY[strategy](Decoder(searcher, k=3, h=2, sentence_searcher=searcher,
+    out = REGISTRY[strategy](Decoder(searcher, k=context_k(context, 3, docs), h=2, sentence_searcher=searcher,
                                      doc_trans_mode="sequential"), docs)
     return out, recording.seen, searcher
 
@@ -94,6 +95,30 @@ def test_the_reused_cache_gives_generates_outputs_on_the_whole_prompt(llama_mode
     assert searcher.tokens_prefilled + searcher.tokens_cached == baseline.tokens_prefilled
     assert searcher.tokens_prefilled < baseline.tokens_prefilled / 2
     assert searcher.tokens_generated == baseline.tokens_generated
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_with_the_document_as_context_each_turn_prefills_only_its_new_tokens(llama_model, test_docs, beam):
+    """doc-trans with ``--context document``: each sentence's conversation is the document so far, whose earlier
+    turns come from the cache; the outputs are generate's on the whole prompt."""
+    cached, with_cache, searcher = _run(llama_model, "doc-trans", test_docs, beam, True, context="document")
+    plain, without, baseline = _run(llama_model, "doc-trans", test_docs, beam, False, context="document")
+    assert cached == plain
+    for (request, hyps), (_, expected) in zip(with_cache, without):
+        assert [h.tokens for h in hyps] == [h.tokens for h in expected]
+        assert [h.score for h in hyps] == pytest.approx([h.score for h in expected], abs=1e-4)
+    doc = test_docs[0]  # its last sentence's request: the whole document, the model's own earlier translations
+    (last,) = [request for request, _ in with_cache if llama_model.sentences(request.source) == doc.src]
+    assert llama_model.sentences(last.prefix[:-1]) == cached[0][:-1]
+    # the document so far is read from the cache: most of the prompt tokens
+    assert searcher.tokens_cached > 2 * searcher.tokens_prefilled
+    assert searcher.tokens_prefilled + searcher.tokens_cached == baseline.tokens_prefilled
+
+
+def test_full_segment_with_the_document_as_context_is_the_whole_document_in_one_turn(llama_model, test_docs):
+    _, seen, _ = _run(llama_model, "full-segment", test_docs, 1, True, context="document")
+    assert [llama_model.sentences(request.source) for request, _ in seen] == [d.src for d in test_docs]
+    assert all(not request.prefix for request, _ in seen)
 
 
 def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_template(qwen2, test_docs):

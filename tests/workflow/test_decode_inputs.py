@@ -73,3 +73,15 @@ def test_every_decode_shares_the_search_options_and_writes_layouts_files():
     assert decode.search_args(config, "mine") == ["--beam", 5, "--k", 4, "--h", 3, "--dtype", "bfloat16",
                                                   "--separator", "<brk>"]
     assert decode.decode_outputs()["sidecar"] == layout.decode_file("{task}", "{evalset}", "{system}", "json")
+
+
+def test_a_causal_lm_task_names_its_languages_template_and_context():
+    """The languages its prompt names (the task's codes), its template, its decodes' document context, and no data
+    folder or BPE."""
+    config = external_config()
+    assert decode.model_args(config, "llm", {"model": "llm"}) == [
+        "--backend", "causal-lm", "--model", "llm", "--src-lang", "en", "--tgt-lang", "de",
+        "--template", "my-template.yaml"]
+    assert decode.search_args(config, "llm")[-2:] == ["--context", "document"]
+    assert "--context" not in decode.search_args(config, "mine")
+    assert set(decode.model_inputs(config, "llm", "document")) == {"model"}

@@ -31,13 +31,17 @@ def fairseq_models(levels=("sentence", "document"), codes="models/bpe.codes") ->
 
 
 def external_config(**overrides) -> dict:
-    """Three tasks on models from elsewhere: ``mine`` (fairseq, both levels), ``mine-doc`` (fairseq, the
-    document-level model alone, no BPE) and ``hf`` (a Hugging Face model with language codes)."""
+    """Four tasks on models from elsewhere: ``mine`` (fairseq, both levels), ``mine-doc`` (fairseq, the
+    document-level model alone, no BPE), ``hf`` (a Hugging Face model with language codes) and ``llm`` (a causal
+    LM with the document as context and a template of its own)."""
     hf = {"backend": "transformers", "k": 2, "separator": "</s>", "language_codes": {"src": "en_XX", "tgt": "de_DE"},
           "sentence": {"checkpoint": "hf-model"}, "document": {"checkpoint": "hf-model"}}
     task = {"src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": "corpus"}}
-    return workflow_config(tasks=["mine", "mine-doc", "hf"], task_settings={
+    llm = {"backend": "causal-lm", "context": "document", "template": "my-template.yaml",
+           "sentence": {"checkpoint": "llm"}, "document": {"checkpoint": "llm"}}
+    return workflow_config(tasks=["mine", "mine-doc", "hf", "llm"], task_settings={
         "mine": {**task, "models": fairseq_models()},
         "mine-doc": {**task, "models": fairseq_models(("document",), codes="none")},
         "hf": {**task, "models": hf},
+        "llm": {**task, "models": llm},
     }, **overrides)

@@ -65,6 +65,10 @@ def add_search_arguments(parser) -> None:
     parser.add_argument("--lenpen", type=float, default=1.0, help="length penalty (1: length normalization)")
     parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
     parser.add_argument("--h", type=int, default=12, help="document contexts kept by doc-trans-beam")
+    parser.add_argument("--context", default="window", choices=["window", "document"],
+                        help="window: the k-1 previous sentences (the paper's); document: every earlier sentence of "
+                             "the document (full-segment: the whole document at once), for models with a long "
+                             "context such as LLMs")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-len-b", type=positive_int, default=200,
                         help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "

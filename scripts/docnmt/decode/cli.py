@@ -55,7 +55,7 @@ from ..corpora.corpus import read_docids
 from . import mbr as mbr_selection
 from .selection import Selector
 from .arguments import add_backend_argument, add_search_arguments, positive_int
-from .documents import group
+from .documents import context_k, group
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 from ..manual import argument_parser
@@ -188,7 +188,8 @@ def main(argv=None) -> int:
         from .sampling import Sampler
 
         searcher = Sampler(searcher, count=mbr.count, epsilon=mbr.epsilon, seed=mbr.seed)
-    decoder = Decoder(searcher, k=args.k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
+    k = context_k(args.context, args.k, docs)
+    decoder = Decoder(searcher, k=k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
                       max_rounds=args.max_rounds, mbr=selector)
     start = time.perf_counter()
     out = REGISTRY[args.strategy](decoder, docs)
@@ -218,6 +219,8 @@ def main(argv=None) -> int:
         "lenpen": args.lenpen,
         "max_len_b": args.max_len_b,
         "k": args.k,
+        "context": args.context,
+        "context_k": k,
         "h": args.h if args.strategy == "doc-trans-beam" else None,
         "documents": len(docs),
         "sentences": len(src),
@@ -232,7 +235,8 @@ def main(argv=None) -> int:
         "rounds": decoder.stats.rounds,
         "cost": info.cost,
         "signature": f"docnmt-decode|strategy:{args.strategy}|backend:{args.backend}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
-                     f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}"
+                     + ("|context:document" if args.context == "document" else "")
+                     + f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}"
                      + ("" if mbr is None else f"|mbr:{mbr.candidates}-{mbr.count}-{mbr.utility}"
                         + (f"-eps{mbr.epsilon}-seed{mbr.seed}" if mbr.candidates == "sampling" else ""))
                      + f"|version:{__version__}",

@@ -56,3 +56,19 @@ def window(doc: Document, start: int, stop: int) -> list[str]:
 def previous(sentences: Sequence[str], i: int, k: int) -> list[str]:
     """The (at most) k-1 sentences before sentence ``i`` of ``sentences``: sentence i's context in a k-window."""
     return list(sentences[max(0, i - k + 1):i])
+
+
+#: A strategy's context: the k-1 previous sentences (``window``), or every earlier sentence of the document
+#: (``document``: k is then the longest document's length, so a window reaches the document's start).
+CONTEXTS = ("window", "document")
+
+
+def context_k(context: str, k: int, docs: Sequence[Document]) -> int:
+    """The k the strategies use: ``k`` for a window context; for a document context, the longest document's length
+    (at least ``k``), so that every window and every context holds the document so far (full-segment: the whole
+    document in one segment)."""
+    if context not in CONTEXTS:
+        raise ValueError(f"unknown context {context!r}, expected one of {', '.join(CONTEXTS)}")
+    if context == "window":
+        return k
+    return max([k] + [len(d) for d in docs])

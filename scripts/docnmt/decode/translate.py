@@ -68,7 +68,7 @@ from .. import SEP, layout
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
 from .arguments import add_backend_argument, add_search_arguments
-from .documents import Document
+from .documents import Document, context_k
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed
 from ..manual import argument_parser
 
@@ -177,6 +177,7 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
             options.update(src_lang=models["language_codes"]["src"], tgt_lang=models["language_codes"]["tgt"])
         if "template" in models:  # a causal LM's prompt
             options["template"] = models["template"]
+        options["context"] = models.get("context", "window")
     else:  # the workflow's own models, where it keeps them (docnmt.layout, as the rules)
         for level in ("sentence", "document"):
             options[f"{level}_model"] = Path(workdir) / layout.model_file(task, level)
@@ -189,7 +190,7 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
 def translate(documents, pipeline: TextPipeline, strategy: str, document_model=None, sentence_model=None,
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
-              max_len: int = 200) -> list[list[str]]:
+              max_len: int = 200, context: str = "window") -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
     from .backends import make_searcher
 
@@ -216,6 +217,7 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         made.on_batch = Progress(name, total, stream)
         return made
 
+    k = context_k(context, k, bpe_docs)
     sent_searcher = searcher(sentence_model, "sentence-level model")
     doc_searcher = searcher(document_model, "document-level model")
     if models_needed(strategy, doc_trans_mode) >= {"sentence", "document"}:  # 2-pass and parallel doc-trans
@@ -310,7 +312,8 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     translations = translate(documents, pipeline, args.strategy, models.get("document"), models.get("sentence"),
                              k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
-                             doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b)
+                             doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b,
+                             context=args.context)
     seconds = time.perf_counter() - started
     write_documents(args.output, layout, documents, translations)
     empty = sum(not t for doc in translations for t in doc)

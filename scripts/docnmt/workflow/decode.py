@@ -113,9 +113,15 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
 
 
 def search_args(config: dict, task: str) -> list:
-    """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator."""
+    """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator, context."""
     return ["--beam", config["beam"], "--k", task_k(config, task), "--h", config["h"], "--dtype",
-            config["decode"]["dtype"], "--separator", task_separator(config, task)]
+            config["decode"]["dtype"], "--separator", task_separator(config, task)] + context_args(config, task)
+
+
+def context_args(config: dict, task: str) -> list[str]:
+    """--context document for a task whose models: say so (the decodes; the scoring keeps the k-1 window)."""
+    models = config["task_settings"][task].get("models") or {}
+    return ["--context", models["context"]] if models.get("context", "window") != "window" else []
 
 
 def tgt_lang_args(config: dict, task: str) -> list[str]:
