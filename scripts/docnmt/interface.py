@@ -227,6 +227,7 @@ REGISTRY: dict[str, Backend] = {
         module="docnmt.decode.backends.causal_lm", note="causal LM",
         note_detail="a prompt of turns from a template, each context sentence an earlier turn, and generate's search "
                     "(docs/own-models.md, 'LLMs')",
+        bench="decode_causal_lm:causal_lm_benchmark",
     ),
 }
 

@@ -156,13 +156,16 @@ def test_context_sentences_are_earlier_turns_holding_the_strategys_translations(
     assert llama_model.sentences(seen[2][0].source) == doc.src[:3] and not seen[2][0].prefix
 
 
-def test_an_answer_is_split_into_its_lines(llama_model):
+def test_an_answer_to_a_window_is_split_into_its_lines(llama_model):
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
 
     searcher = CausalLMSearcher(llama_model, beam=1)
     ids = llama_model.tokenizer("Er ist spät.\n\nWo ist der Zug?\n", add_special_tokens=False)["input_ids"]
-    hyp = searcher._hypothesis(ids + [llama_model.eos], 0.0, 0.0)
-    assert llama_model.decode(hyp.tokens) == "Er ist spät. <sep> Wo ist der Zug?"
+    window = searcher._hypothesis(ids + [llama_model.eos], 0.0, 0.0, lines=2)
+    assert llama_model.decode(window.tokens) == "Er ist spät. <sep> Wo ist der Zug?"
+    # the answer to one sentence is its translation, whatever its lines
+    sentence = searcher._hypothesis(ids + [llama_model.eos], 0.0, 0.0, lines=1)
+    assert llama_model.decode(sentence.tokens) == "Er ist spät. Wo ist der Zug?"
 
 
 def _config_only(folder: Path, config) -> Path:

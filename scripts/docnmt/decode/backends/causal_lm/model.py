@@ -300,7 +300,7 @@ class CausalLMSearcher(Counted):
         results = []
         for number, request in enumerate(requests, start=1):
             prompt, limit = self._prompt(number, request)
-            results.append(self.generate(prompt, limit))
+            results.append(self.generate(prompt, limit, lines=self.lines(request)))
             self.batch_done(1)
         return results
 
@@ -321,9 +321,16 @@ class CausalLMSearcher(Counted):
         self.tokens_prefilled += len(prompt) - reused
         return cache
 
-    def generate(self, prompt: list[int], limit: int, copies: int = 1, **options) -> list[Hypothesis]:
-        """``generate`` on ``prompt`` (after the cached prefix, with ``reuse_cache``): ``beam`` answers; ``copies``:
-        the prompt that many times (samples), ``options`` passed on to ``generate``."""
+    def lines(self, request: Request) -> int:
+        """The lines the request's answer should have: its last message's sentences."""
+        sources = 1 + sum(1 for t in request.source if t == self.model.sep)
+        return sources - sum(1 for t in request.prefix if t == self.model.sep)
+
+    def generate(self, prompt: list[int], limit: int, copies: int = 1, lines: int = 1,
+                 **options) -> list[Hypothesis]:
+        """``generate`` on ``prompt`` (after the cached prefix, with ``reuse_cache``): ``beam`` answers of ``lines``
+        lines (:meth:`_hypothesis`); ``copies``: the prompt that many times (samples), ``options`` passed on to
+        ``generate``."""
         import torch
 
         kwargs = dict(max_new_tokens=limit, do_sample=False, num_beams=self.beam, num_return_sequences=self.beam,
@@ -358,7 +365,7 @@ class CausalLMSearcher(Counted):
             length = next((n + 1 for n, t in enumerate(answer) if t in self.model.ends), len(answer))
             logprob = float(step[:length].sum())
             score = scores[row] if scores is not None else logprob / length ** self.lenpen
-            hyps.append(self._hypothesis(answer[:length], score, logprob))
+            hyps.append(self._hypothesis(answer[:length], score, logprob, lines))
         return hyps
 
     def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
@@ -370,7 +377,7 @@ class CausalLMSearcher(Counted):
         from ...sampling import EpsilonDraw
 
         prompt, limit = self._prompt(1, request)
-        return self.generate(prompt, limit, copies=count, num_beams=1, num_return_sequences=1,
+        return self.generate(prompt, limit, copies=count, lines=self.lines(request), num_beams=1, num_return_sequences=1,
                              logits_processor=LogitsProcessorList([EpsilonDraw(epsilon, generator)]))
 
     def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],
@@ -407,13 +414,17 @@ class CausalLMSearcher(Counted):
             results.append(Scored(float(picked.sum()), len(output)))
         return results
 
-    def _hypothesis(self, answer: list[int], score: float, logprob: float) -> Hypothesis:
-        """An answer as a hypothesis: its lines (non-empty, stripped) are its sentences, joined by :attr:`sep`; a
+    def _hypothesis(self, answer: list[int], score: float, logprob: float, lines: int = 1) -> Hypothesis:
+        """An answer as a hypothesis: the answer to one sentence is that sentence's translation (its lines joined
+        by spaces); an answer to several is a window's, its lines (non-empty, stripped) its sentences, joined by
+        :attr:`CausalLMModel.sep` (another count of lines is a separator mismatch, which the strategies count). A
         plain template's answer ends where its end text begins."""
         text = self.model.tokenizer.decode([t for t in answer if t not in self.model.ends], skip_special_tokens=True,
                                            clean_up_tokenization_spaces=False)
         end = self.model.prompter.answer_end
         if end is not None and end in text:
             text = text[:text.index(end)]
-        lines = [line.strip() for line in text.split("\n") if line.strip()] or [""]
-        return Hypothesis(self.model.encode(f" {SEP} ".join(lines), source=True), score, logprob)
+        found = [line.strip() for line in text.split("\n") if line.strip()] or [""]
+        if lines == 1:
+            found = [" ".join(found)]
+        return Hypothesis(self.model.encode(f" {SEP} ".join(found), source=True), score, logprob)

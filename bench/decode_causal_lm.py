@@ -1,0 +1,156 @@
+"""``bench/decode --backend causal-lm``: the strategies on a causal LM, and the reused cache against ``generate``.
+
+On the demo's raw test text (``data/{task}/corpus/test.*``; the model's tokenizer segments it), regrouped into
+documents of at least ``--min-sentences`` sentences (consecutive documents joined), with one model folder
+(``--model``) as both levels:
+
+1. every strategy against sentence-level, each run next to a sentence-level run (interleaved, ``--repeats``
+   times): median wall ratio; tokens prefilled, read from the cache and generated; forward calls; and their
+   ratios to sentence-level;
+2. doc-trans (sequential, the context of ``--context``) with the reused cache against ``generate`` on the whole
+   prompt of each sentence (the way the papers' scripts run it), interleaved: the median wall ratio, and whether
+   the outputs are the same.
+
+``--tiny FOLDER`` first builds and trains the tests' tiny Llama there (tests/llmmodel.py; about 30 s on one core)
+where FOLDER has none. ``--random-size hidden,layers`` benchmarks instead a randomly initialized Llama of that
+size with the tiny model's tokenizer (no download; its answers run to ``--max-len-b``), for the cost on a model
+whose forward passes dominate.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from docnmt.corpora.corpus import read_docids
+from docnmt.decode.documents import context_k, group
+from docnmt.decode.strategies import REGISTRY, Decoder
+from docnmt.textio import read_lines
+
+ROWS = ["sentence-level", "full-segment", "last-sentence", "first-sentence", "2-pass", "doc-trans",
+        "doc-trans-beam", "cheating"]
+COUNTERS = ("tokens_prefilled", "tokens_cached", "tokens_generated", "forward_calls")
+
+
+def tiny_model(folder: Path) -> Path:
+    """The tests' tiny Llama in ``folder`` (built and trained there unless it is already)."""
+    model = folder / "model"
+    if not (model / "config.json").exists():
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        import llmmodel
+
+        llmmodel.build(model, steps=300)
+    return model
+
+
+def random_model(tokenizer_folder: Path, size: str, out: Path) -> Path:
+    """A randomly initialized Llama (``hidden,layers``) with the tokenizer of ``tokenizer_folder``, saved in ``out``."""
+    import shutil
+
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    hidden, layers = (int(x) for x in size.split(","))
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder, local_files_only=True)
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    torch.manual_seed(1)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=4 * hidden,
+                         num_hidden_layers=layers, num_attention_heads=max(1, hidden // 64),
+                         num_key_value_heads=max(1, hidden // 256), max_position_embeddings=8192, bos_token_id=None,
+                         eos_token_id=[end, tokenizer.eos_token_id], pad_token_id=tokenizer.pad_token_id)
+    model = LlamaForCausalLM(config)
+    model.generation_config.eos_token_id = [end, tokenizer.eos_token_id]
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja"):
+        if (tokenizer_folder / name).exists():
+            shutil.copy(tokenizer_folder / name, out / name)
+    return out
+
+
+def regrouped(src, ref, ids, min_sentences: int):
+    """Consecutive documents joined until each has at least ``min_sentences`` sentences."""
+    docids, current, count, last = [], 0, 0, None
+    for docid in ids:
+        if docid != last:
+            if count >= min_sentences:
+                current, count = current + 1, 0
+            last = docid
+        docids.append(f"joined-{current}")
+        count += 1
+    return group(src, docids, ref)
+
+
+def causal_lm_benchmark(args) -> None:
+    import torch
+
+    from docnmt.decode.backends.causal_lm.model import CausalLMModel, CausalLMSearcher
+
+    folder = tiny_model(args.tiny) if args.tiny else args.model
+    if folder is None:
+        raise SystemExit("--backend causal-lm needs --model FOLDER (a save_pretrained folder) or --tiny FOLDER")
+    if args.random_size:
+        folder = random_model(folder, args.random_size, Path(args.workdir) / "bench-random-llm")
+    model = CausalLMModel(folder, device=args.device, dtype=args.dtype, src_lang=args.src_lang or "en",
+                          tgt_lang=args.tgt_lang or "de", template=args.template)
+    w, t = args.workdir, args.task
+    src = read_lines(w / f"data/{t}/corpus/test.en")
+    ref = read_lines(w / f"data/{t}/corpus/test.de")
+    ids = read_docids(w / f"data/{t}/corpus/test.docids")
+    docs = regrouped(src, ref, ids, args.min_sentences)[: args.docs or None]
+    k = context_k(args.context, args.k, docs)
+    max_len = args.max_len_b
+
+    def run(strategy, reuse_cache=True, beam=args.beam):
+        searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=max_len, reuse_cache=reuse_cache)
+        decoder = Decoder(searcher, k=k, h=args.h, sentence_searcher=searcher, doc_trans_mode="sequential")
+        start = time.perf_counter()
+        if strategy == "2-pass":  # with its first pass, in the time and the counters
+            first = REGISTRY["sentence-level"](decoder, docs)
+            for doc, hyps in zip(docs, first):
+                doc.first_pass = hyps
+        out = REGISTRY[strategy](decoder, docs)
+        seconds = time.perf_counter() - start
+        return {"seconds": seconds, "out": out, **{c: getattr(searcher, c) for c in COUNTERS}}
+
+    n_sent = sum(len(d) for d in docs)
+    run("sentence-level")  # warm-up
+    rows = args.rows.split(",") if args.rows else ROWS
+    unknown = [name for name in rows if name not in ROWS]
+    if unknown or rows[0] != "sentence-level":
+        raise SystemExit(f"--rows: sentence-level first, then any of {', '.join(ROWS[1:])}")
+    runs = {name: [] for name in rows}
+    for _ in range(args.repeats):
+        for name in rows:
+            base = run("sentence-level")
+            runs[name].append((base if name == "sentence-level" else run(name), base))
+    print(f"decode benchmark, causal-lm backend: {folder} ({model.config.model_type}, "
+          f"{sum(p.numel() for p in model.net.parameters()) / 1e6:.1f}M parameters), {len(docs)} documents of "
+          f"{min(len(d) for d in docs)}-{max(len(d) for d in docs)} sentences ({n_sent} sentences), beam {args.beam}, "
+          f"context {args.context} (k {k}), h {args.h}, device {model.device}, dtype {model.dtype}, torch threads "
+          f"{torch.get_num_threads()}, {args.repeats} interleaved repeats, medians")
+    print("| strategy | wall s | wall ratio | tokens prefilled | ratio | tokens from cache | tokens generated | ratio "
+          "| forward calls | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    first = runs["sentence-level"][0][0]
+    for name, pairs in runs.items():
+        r = pairs[0][0]
+        ratio = statistics.median(x["seconds"] / b["seconds"] for x, b in pairs)
+        print(f"| {name} | {statistics.median(x['seconds'] for x, _ in pairs):.2f} | {ratio:.2f} | "
+              f"{r['tokens_prefilled']} | {r['tokens_prefilled'] / first['tokens_prefilled']:.2f} | "
+              f"{r['tokens_cached']} | {r['tokens_generated']} | {r['tokens_generated'] / first['tokens_generated']:.2f} "
+              f"| {r['forward_calls']} | {r['forward_calls'] / first['forward_calls']:.2f} |")
+
+    # doc-trans with the reused cache against generate on each sentence's whole prompt
+    pairs, same = [], True
+    for _ in range(args.repeats):
+        cached, plain = run("doc-trans", True), run("doc-trans", False)
+        pairs.append((cached["seconds"], plain["seconds"]))
+        same = same and cached["out"] == plain["out"]
+    mine, its = statistics.median(a for a, _ in pairs), statistics.median(b for _, b in pairs)
+    print(f"\ndoc-trans (sequential, context {args.context}) with the reused cache vs generate on the whole prompt: "
+          f"ours {mine:.2f} s, generate {its:.2f} s, ratio {mine / its:.2f} (median of {args.repeats}; each: "
+          + " ".join(f"{a / b:.2f}" for a, b in pairs) + f"); the same translations: {'yes' if same else 'NO'}; "
+          f"tokens prefilled {cached['tokens_prefilled']} against {plain['tokens_prefilled']}")
