@@ -287,3 +287,23 @@ def test_epsilon_samples_are_reproducible_under_a_seed(llama_model, test_docs):
     first = REGISTRY["sentence-level"](Decoder(Sampler(searcher, 3, 0.02, 7), k=3, h=2), docs)
     again = REGISTRY["sentence-level"](Decoder(Sampler(searcher, 3, 0.02, 7), k=3, h=2), docs)
     assert first == again and len(first[0]) == len(docs[0])
+
+
+def test_the_oldest_context_turns_are_dropped_where_the_conversation_outgrows_the_context_window(tiny_llama,
+                                                                                               test_docs):
+    """With the document as context, a conversation longer than the model's window loses its oldest turns (counted
+    as truncated), as a concatenation model's window its oldest sentences."""
+    from docnmt.decode.backends import load_model
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    model = load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu")
+    model.max_positions = 220
+    searcher = CausalLMSearcher(model, beam=1, max_new_tokens=20)
+    recording = Recording(searcher)
+    decoder = Decoder(searcher, k=len(test_docs[0]), h=2)
+    REGISTRY["cheating"](decoder, test_docs[:1])
+    assert decoder.stats.context_truncated > 0
+    for request, _ in recording.seen:
+        assert model.fits(request.source, request.prefix)
+    longest = max(len(model.sentences(r.source)) for r, _ in recording.seen)
+    assert 1 < longest < len(test_docs[0])

@@ -190,11 +190,14 @@ class Decoder:
         # the decoder's positions: its prompt (fairseq: </s>; transformers: the start and language tokens), the
         # prefix, and the continuation (the last of its tokens is an input only where </s> follows it)
         prompt = len(getattr(self.searcher.model, "prompt", (None,)))
+        # a model whose prompt holds source and context together (a causal LM's conversation) says itself
+        fits = getattr(self.searcher.model, "fits", None)
         truncated = False
         while True:
             src_ids = self._ids(join(source_sents), source=True)
             prefix_ids = self._ids(join(prefix_sents) + f" {SEP}", source=False)[:-1] if prefix_sents else []
-            if len(src_ids) <= limit and prompt + len(prefix_ids) + continuation <= limit:
+            if fits(src_ids, prefix_ids, continuation) if fits is not None else \
+                    len(src_ids) <= limit and prompt + len(prefix_ids) + continuation <= limit:
                 break
             if len(source_sents) <= 1 and not prefix_sents:
                 found = (f"{len(src_ids)} in the sentence alone" if len(src_ids) > limit else

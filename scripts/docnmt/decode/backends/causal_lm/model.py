@@ -170,6 +170,11 @@ class CausalLMModel:
         done, current = turns(sources, context)
         return self.prompter.ids(done, current)
 
+    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1) -> bool:
+        """Whether a request's conversation and ``continuation`` answer tokens (and the end of the turn) fit the
+        context window (the strategies drop the oldest context sentences until it does)."""
+        return len(self.conversation(source, prefix)) + continuation + 1 <= self.max_positions
+
     # ---- forced scoring -------------------------------------------------------
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
               batch_size: int = 64) -> list[Scored]:
@@ -263,6 +268,12 @@ class CausalLMSearcher(Counted):
         self.max_source_positions = self.max_target_positions = model.max_positions
         self.reset_counters()
         self.net.register_forward_pre_hook(self._count, with_kwargs=True)
+        #: the forward's (and generate's) keyword for a cache: ``cache`` (transformers 5.24, which the project pins),
+        #: ``past_key_values`` before it
+        import inspect
+
+        self.cache_keyword = "cache" if "cache" in inspect.signature(self.net.forward).parameters \
+            else "past_key_values"
 
     def reset_counters(self) -> None:
         super().reset_counters()
@@ -315,7 +326,7 @@ class CausalLMSearcher(Counted):
         if reused < len(prompt) - 1:
             ids = torch.tensor([prompt[reused:-1]], device=self.model.device)
             with torch.no_grad():
-                self.net(input_ids=ids, cache=cache, use_cache=True)
+                self.net(input_ids=ids, use_cache=True, **{self.cache_keyword: cache})
             self.cache.keep(prompt[:-1], cache)
         self.tokens_cached += reused
         self.tokens_prefilled += len(prompt) - reused
@@ -344,7 +355,7 @@ class CausalLMSearcher(Counted):
             cache = self._prefilled(prompt)
             if kwargs["num_beams"] * copies > 1:
                 cache.batch_repeat_interleave(kwargs["num_beams"] * copies)
-            kwargs["cache"] = cache
+            kwargs[self.cache_keyword] = cache
         else:
             self.tokens_prefilled += len(prompt)
         calls = self.forward_calls
@@ -406,8 +417,9 @@ class CausalLMSearcher(Counted):
                 cache, ids = None, prompt + output[:-1]
                 self.tokens_prefilled += len(prompt)
             with torch.no_grad():
-                logits = self.net(input_ids=torch.tensor([ids], device=self.model.device), cache=cache,
-                                  use_cache=cache is not None).logits[0, -len(output):].float()
+                logits = self.net(input_ids=torch.tensor([ids], device=self.model.device),
+                                  use_cache=cache is not None, **{self.cache_keyword: cache}
+                                  ).logits[0, -len(output):].float()
             lprobs = torch.log_softmax(logits, dim=-1)
             picked = lprobs[torch.arange(len(output), device=lprobs.device),
                             torch.tensor(output, device=lprobs.device)]
