@@ -56,6 +56,7 @@ CLIS = {
                                        "decode_doc_trans", "decode_doc_trans_beam", "decode_cheating"]),
     "docnmt.decode.checks": ("own models", ["check_model"]),
     "docnmt.decode.translate": ("own models", []),
+    "docnmt.decode.backends.causal_lm.tiny": ("own models", []),
     "docnmt.score.scoring": ("scoring", ["bleu_ter"]),
     "docnmt.score.pronouns": ("scoring", ["pronoun_f1"]),
     "docnmt.score.perplexity": ("scoring", ["perplexity"]),
@@ -89,6 +90,7 @@ BY_HAND = {
     "docnmt.preprocess.fairseq_preprocess": "run by docnmt.preprocess.binarize (rule binarize): fairseq-preprocess",
     "docnmt.train.fairseq_train": "run by docnmt.train.cli (rule train): fairseq-train with atomic checkpoint copies",
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
+    "docnmt.decode.backends.causal_lm.tiny": "no rule: make demo-llm trains the demo's tiny causal LM with it",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
 }
 

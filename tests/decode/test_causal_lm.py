@@ -197,12 +197,12 @@ def test_every_check_fails_with_one_line(tiny_llama, tmp_path):
         check("causal-lm", tiny_llama, None, "sentence")
     with pytest.raises(InputError, match="k \\(>= 2\\)"):
         check("causal-lm", tiny_llama, None, "document", k=1, src_lang="en", tgt_lang="de")
-    # a document whose conversation outgrows the context window: the document and the sentence are named
+    # a sentence whose conversation outgrows the context window: the document and the sentence are named
     long = tmp_path / "long.txt"
-    long.write_text("Short one.\n\n" + "".join(f"Sentence number {i} of a very long talk indeed.\n" for i in range(60)),
+    long.write_text("Short one.\n\nIt is late.\n" + " ".join(["A very long sentence indeed."] * 40) + "\n",
                     encoding="utf-8")
-    with pytest.raises(InputError, match=r"long.txt:\d+: document 2: the prompt of this sentence, with its document "
-                                         r"so far as context, has \d+ tokens, the model's context window 512"):
+    with pytest.raises(InputError, match=r"long.txt:4: document 2: the prompt of this sentence, with its 1 previous "
+                                         r"sentences as turns, has \d+ tokens, the model's context window 512"):
         check("causal-lm", tiny_llama, None, "document", k=3, src_lang="en", tgt_lang="de", sample=[long])
     with pytest.raises(ValueError, match="a prompt template is for causal-lm models, not transformers"):
         check("transformers", tiny_llama, None, "sentence", template="translate")

@@ -7,10 +7,11 @@ is one line naming the folder, the template or the sample's file and line:
 - the prompt can be made: the tokenizer has a chat template, or a template is given; the template has its keys
   and the placeholder ``{source}``; the languages are given;
 - a document-level use gives k of at least 2;
-- no document of the sample (``--sample``, raw text, documents separated by blank lines) makes a prompt longer
-  than the model's context window: for each sentence, the conversation of its document so far (every earlier
-  sentence a turn, with itself as its translation's stand-in) and its own user message. The first sentence that
-  does not fit is named with its document.
+- no sentence of the sample (``--sample``, raw text, documents separated by blank lines) makes a prompt longer
+  than the model's context window: the conversation of its k-1 previous sentences of the document (each a turn,
+  with itself as its translation's stand-in; none for a sentence-level use) and its own user message. The first
+  sentence that does not fit is named with its document. (With ``--context document`` the strategies drop the
+  oldest turns of a conversation that outgrows the window, and count them.)
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
     check_k(folder, folder, level, k, None)
     limit = int(getattr(config, "max_position_embeddings", 0) or 2048)
     documents = sentences = longest = 0
+    context = (k or 1) - 1 if level == "document" else 0
     for path in map(Path, sample):
         done: list[tuple[str, str]] = []
         document = 1
@@ -60,11 +62,12 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
                 if done:
                     document, done = document + 1, []
                 continue
-            tokens = len(prompter.ids(done, line.strip()))
+            turns = done[len(done) - context:] if context else []
+            tokens = len(prompter.ids(turns, line.strip()))
             if tokens >= limit:
-                raise InputError(path, f"document {document}: the prompt of this sentence, with its document so far "
-                                       f"as context, has {tokens} tokens, the model's context window {limit}: "
-                                       "use a context of k-1 sentences, or shorter documents", number)
+                raise InputError(path, f"document {document}: the prompt of this sentence, with its {len(turns)} "
+                                       f"previous sentences as turns, has {tokens} tokens, the model's context "
+                                       f"window {limit}: split the sentence or use a smaller k", number)
             done.append((line.strip(), line.strip()))
             sentences, longest = sentences + 1, max(longest, tokens)
         documents += document if done else document - 1
