@@ -307,3 +307,13 @@ def test_the_oldest_context_turns_are_dropped_where_the_conversation_outgrows_th
         assert model.fits(request.source, request.prefix)
     longest = max(len(model.sentences(r.source)) for r, _ in recording.seen)
     assert 1 < longest < len(test_docs[0])
+
+
+def test_a_context_longer_than_its_earlier_sources_is_joined_into_the_first_turn():
+    from docnmt.decode.backends.causal_lm.prompt import turns
+
+    assert turns(["a", "b", "c"], ["A", "B"]) == ([("a", "A"), ("b", "B")], "c")
+    assert turns(["a", "b", "c"], []) == ([], "a\nb\nc")
+    assert turns(["a", "b"], ["A1", "A2", "B"]) == ([("a", "A1 A2 B")], "b")
+    assert turns(["a", "b", "c"], ["X", "A", "B"]) == ([("a", "X A"), ("b", "B")], "c")
+    assert turns(["a"], ["A"]) == ([], "a")

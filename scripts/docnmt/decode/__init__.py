@@ -9,7 +9,8 @@ Modules:
                   Hugging Face seq2seq model and its tokenizer from a local folder, and beam search after a forced
                   target context with transformers' beam semantics; checks) and backends.causal_lm (model: a
                   decoder-only LLM prompted with a conversation of turns, its search after the longest cached
-                  prefix; prompt: the templates and the conversation; checks)
+                  prefix; prompt: the templates and the conversation; checks; tiny: a tiny causal LM trained
+                  on a corpus, make demo-llm's)
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers
@@ -24,5 +25,5 @@ Modules:
   translate    -- raw documents translated with any strategy (tokenizer, BPE, search, detokenizer)
 
 CLI: ``python -m docnmt.decode.cli --strategy NAME ...``, ``python -m docnmt.decode.checks``,
-``python -m docnmt.decode.translate``.
+``python -m docnmt.decode.translate``, ``python -m docnmt.decode.backends.causal_lm.tiny``.
 """

@@ -103,10 +103,18 @@ def load_template(name: os.PathLike | str | None = None) -> Template:
 
 def turns(sources: Sequence[str], context: Sequence[str]) -> tuple[list[tuple[str, str]], str]:
     """A request's conversation: the first ``len(context)`` source sentences, each with its context translation, as
-    earlier turns; the rest of ``sources`` (one per line) as the last user message."""
-    if len(context) >= len(sources):
-        raise ValueError(f"a request needs a source sentence after its {len(context)} context sentences, "
-                         f"got {len(sources)} source sentences")
+    earlier turns; the rest of ``sources`` (one per line) as the last user message.
+
+    A context of more sentences than there are earlier source sentences (a window's answer that had more lines than
+    the window, kept as the context of its last line) has its surplus first sentences joined into the first turn's
+    answer; with no earlier source sentence there is no turn to hold it, and it is left out."""
+    if not sources:
+        raise ValueError("a request needs a source sentence, got none")
+    context = list(context)
+    earlier = len(sources) - 1
+    if len(context) > earlier:
+        context = [] if earlier == 0 else [" ".join(context[:len(context) - earlier + 1])] + context[len(context)
+                                                                                                        - earlier + 1:]
     done = [(source, target) for source, target in zip(sources, context)]
     return done, "\n".join(sources[len(context):])
 
