@@ -108,6 +108,8 @@ dag: setup ## the rule graph and job DAG of the demo and of the paper, as SVG in
 	$(VENV)/bin/python -m snakemake --dag --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/dag-paper.svg
 	@ls -l dag
 
-clean-demo: ## remove the demo's data, results, logs and report
+clean-demo: ## remove the demo's data, results, logs and report (and demo-llm's)
+	rm -rf data/demo-llm logs/demo-llm benchmarks/demo-llm results/demo-llm results/tables/demo+demo-llm \
+	  results/plots/demo+demo-llm
 	rm -rf data/demo logs/demo benchmarks/demo results/demo results/tables/demo results/plots/demo report.html \
 	  logs/tables/demo.log logs/plots/demo benchmarks/tables/demo.tsv benchmarks/plots/demo
