@@ -59,11 +59,11 @@ demo: setup ## run the offline demo workflow on the CPU and print its tables (ab
 	@echo; echo "report: report.html"
 
 # The demo's test set with a tiny causal LM (docs/own-models.md, "LLMs"): trained on the demo's training split
-# (LLM_STEPS updates, about 3 minutes on one core), then every strategy decoded, scored and tabled beside the demo's
+# (LLM_STEPS updates, about 2.5 minutes on one core), then every strategy decoded, scored and tabled beside the demo's
 # concatenation models (results/tables/demo+demo-llm/).
 LLM_STEPS ?= 1500
 LLM_TABLES := decoding_cost bleu_ter pronoun_f1 perplexity context_usage
-demo-llm: demo ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 8 minutes)
+demo-llm: demo ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 12 minutes)
 	test -f results/demo-llm/model/config.json || $(VENV)/bin/python -m docnmt.decode.backends.causal_lm.tiny \
 	  --train data/demo/corpus/train --src en --tgt de --output results/demo-llm/model --steps $(LLM_STEPS)
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo,demo-llm]'
