@@ -78,3 +78,22 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
     return load_model(args.backend, model, data, device=getattr(args, "device", None), dtype=args.dtype,
                       separator=args.separator, template=template, **languages)
+
+
+def pretrained(auto_class: str, folder: Path, device: str | None, dtype: str | None):
+    """A Hugging Face model of ``folder`` (``transformers.<auto_class>``, local files only) on ``device`` (default:
+    CUDA if available) in ``dtype`` (default float32), in eval mode: (model, device, dtype name); an InputError naming
+    the folder where it does not load. The transformers and causal-LM backends load with it."""
+    import torch
+    import transformers
+
+    from ...interface import DEFAULT_DTYPE, resolve_dtype
+    from ...textio import InputError
+
+    try:
+        net = getattr(transformers, auto_class).from_pretrained(folder, local_files_only=True)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(folder, f"could not load the model ({type(err).__name__}: {err})") from None
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    dtype = resolve_dtype(dtype or DEFAULT_DTYPE, device)
+    return net.to(device=device, dtype=getattr(torch, dtype)).eval(), device, dtype

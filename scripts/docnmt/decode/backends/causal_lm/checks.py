@@ -28,8 +28,7 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
                           tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
                           template: str | None = None, max_lines: int = 2000) -> dict:
     """The checks above, in order; the report of what was found (an :class:`InputError` at the first failure)."""
-    from .model import check_causal, load_config, load_tokenizer
-    from .prompt import Prompter, load_template
+    from .model import check_causal, load_config, load_tokenizer, prompter_for
 
     folder = Path(folder)
     if level not in ("sentence", "document"):
@@ -42,14 +41,8 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
         raise InputError(folder, f"the tokenizer has {len(tokenizer)} tokens, the model's embeddings {rows} rows: "
                                  "a token was added to the tokenizer without model.resize_token_embeddings("
                                  "len(tokenizer)) (save both again with save_pretrained)")
-    chat = bool(getattr(tokenizer, "chat_template", None))
-    if not chat and template is None:
-        raise InputError(folder, "the tokenizer has no chat template and no template was given: give one "
-                                 "(--template translate, or a file of your own; docs/own-models.md, 'LLMs')")
-    try:
-        prompter = Prompter(tokenizer, load_template(template), src_lang, tgt_lang)
-    except ValueError as err:
-        raise InputError(folder, str(err)) from None
+    prompter = prompter_for(folder, tokenizer, template, src_lang, tgt_lang)
+    chat = prompter.chat
     check_k(folder, folder, level, k, None)
     limit = int(getattr(config, "max_position_embeddings", 0) or 2048)
     documents = sentences = longest = 0

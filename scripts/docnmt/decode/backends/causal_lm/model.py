@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .... import SEP
-from ....interface import DEFAULT_DTYPE, Counted, Hypothesis, Request, Scored, resolve_dtype
+from ....interface import Counted, Hypothesis, Request, Scored
 from ....textio import InputError
 from .prompt import Prompter, load_template, turns
 
@@ -70,6 +70,18 @@ def load_tokenizer(folder: Path):
         raise InputError(folder, f"could not load the tokenizer ({type(err).__name__}: {err})") from None
 
 
+def prompter_for(folder: Path, tokenizer, template: str | None, src_lang: str | None, tgt_lang: str | None):
+    """The :class:`.prompt.Prompter` of a model folder's tokenizer; an InputError naming the folder where the tokenizer
+    has no chat template and no template is given, or the languages are missing."""
+    if not getattr(tokenizer, "chat_template", None) and template is None:
+        raise InputError(folder, "the tokenizer has no chat template and no template was given: give one "
+                                 "(--template translate, or a file of your own; docs/own-models.md, 'LLMs')")
+    try:
+        return Prompter(tokenizer, load_template(template), src_lang, tgt_lang)
+    except ValueError as err:
+        raise InputError(folder, str(err)) from None
+
+
 def end_ids(tokenizer, net) -> list[int]:
     """The tokens that end an answer: the generation config's ``eos_token_id`` (a chat model's end of turn), and the
     tokenizer's end token."""
@@ -93,30 +105,17 @@ class CausalLMModel:
     def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
                  separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None,
                  template: str | None = None):
-        import torch
-        from transformers import AutoModelForCausalLM
+        from .. import pretrained
 
         folder = Path(folder)
         config = load_config(folder)
         check_causal(folder, config)
         tokenizer = load_tokenizer(folder)
-        if not getattr(tokenizer, "chat_template", None) and template is None:
-            raise InputError(folder, "the tokenizer has no chat template and no template was given: give one "
-                                     "(--template translate, or a file of your own; docs/own-models.md, 'LLMs')")
-        try:
-            prompter = Prompter(tokenizer, load_template(template), src_lang, tgt_lang)
-        except ValueError as err:
-            raise InputError(folder, str(err)) from None
-        try:
-            net = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
-        except Exception as err:  # noqa: BLE001
-            raise InputError(folder, f"could not load the model ({type(err).__name__}: {err})") from None
+        prompter = prompter_for(folder, tokenizer, template, src_lang, tgt_lang)
+        net, self.device, self.dtype = pretrained("AutoModelForCausalLM", folder, device, dtype)
         self.folder = folder
         self.checkpoint = str(folder)
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.dtype = resolve_dtype(dtype or DEFAULT_DTYPE, self.device)
-        self.net = net.to(device=self.device, dtype=getattr(torch, self.dtype)).eval()
-        self.model = self.net
+        self.net = self.model = net
         self.config = config
         self.tokenizer = tokenizer
         self.prompter = prompter

@@ -36,8 +36,7 @@ from typing import Sequence
 
 from .... import SEP
 from ....textio import InputError
-from ....interface import (DEFAULT_DTYPE, Counted, Hypothesis, Request, Scored, check_length, checked_ids,
-                           checked_target, resolve_dtype)
+from ....interface import Counted, Hypothesis, Request, Scored, check_length, checked_ids, checked_target
 
 #: What a user types for ``--backend``.
 BACKEND = "transformers"
@@ -150,22 +149,15 @@ class HFModel:
 
     def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
                  separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None):
-        import torch
-        from transformers import AutoModelForSeq2SeqLM
+        from .. import pretrained
 
         folder = Path(folder)
         config = load_config(folder)
         tokenizer = load_tokenizer(folder)
-        try:
-            net = AutoModelForSeq2SeqLM.from_pretrained(folder, local_files_only=True)
-        except Exception as err:  # noqa: BLE001
-            raise InputError(folder, f"could not load the model ({type(err).__name__}: {err})") from None
+        net, self.device, self.dtype = pretrained("AutoModelForSeq2SeqLM", folder, device, dtype)
         self.folder = folder
         self.checkpoint = str(folder)
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.dtype = resolve_dtype(dtype or DEFAULT_DTYPE, self.device)
-        self.net = net.to(device=self.device, dtype=getattr(torch, self.dtype)).eval()
-        self.model = self.net
+        self.net = self.model = net
         self.tokenizer = tokenizer
         self.config = config
         self.eos = int(tokenizer.eos_token_id if tokenizer.eos_token_id is not None else config.eos_token_id)
