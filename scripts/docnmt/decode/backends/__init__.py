@@ -80,6 +80,34 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
                       separator=args.separator, template=template, **languages)
 
 
+def read_config(folder: Path, expected: str):
+    """The transformers config of a ``save_pretrained`` folder; an InputError naming the folder (``expected``: what
+    it should hold) where it has no config.json, or naming the file where it cannot be read."""
+    from transformers import AutoConfig
+
+    from ...textio import InputError
+
+    if not (folder / "config.json").is_file():
+        raise InputError(folder, f"expected {expected}, found no config.json")
+    try:
+        return AutoConfig.from_pretrained(folder, local_files_only=True)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(folder / "config.json", f"could not read the model's config ({type(err).__name__}: {err})"
+                         ) from None
+
+
+def load_tokenizer(folder: Path):
+    """The tokenizer saved in ``folder``; an InputError naming it where it cannot be loaded."""
+    from transformers import AutoTokenizer
+
+    from ...textio import InputError
+
+    try:
+        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(folder, f"could not load the tokenizer ({type(err).__name__}: {err})") from None
+
+
 def pretrained(auto_class: str, folder: Path, device: str | None, dtype: str | None):
     """A Hugging Face model of ``folder`` (``transformers.<auto_class>``, local files only) on ``device`` (default:
     CUDA if available) in ``dtype`` (default float32), in eval mode: (model, device, dtype name); an InputError naming

@@ -28,7 +28,8 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
                           tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
                           template: str | None = None, max_lines: int = 2000) -> dict:
     """The checks above, in order; the report of what was found (an :class:`InputError` at the first failure)."""
-    from .model import check_causal, load_config, load_tokenizer, prompter_for
+    from .. import load_tokenizer
+    from .model import check_causal, load_config, prompter_for
 
     folder = Path(folder)
     if level not in ("sentence", "document"):

@@ -23,6 +23,7 @@ turns, or the instruction every request shares, are computed once and copied fro
 from __future__ import annotations
 
 import copy
+import inspect
 import os
 from pathlib import Path
 from typing import Sequence
@@ -30,21 +31,17 @@ from typing import Sequence
 from .... import SEP
 from ....interface import Counted, Hypothesis, Request, Scored
 from ....textio import InputError
+from .. import load_tokenizer
 from .prompt import Prompter, load_template, turns
 
 BACKEND = "causal-lm"
 
 
 def load_config(folder: Path):
-    from transformers import AutoConfig
+    """The model's config from ``folder``; an InputError naming it where it is an encoder-decoder's."""
+    from .. import read_config
 
-    if not (folder / "config.json").is_file():
-        raise InputError(folder, "expected a causal LM's save_pretrained folder (config.json, the weights, the "
-                                 "tokenizer), found no config.json")
-    try:
-        config = AutoConfig.from_pretrained(folder, local_files_only=True)
-    except Exception as err:  # noqa: BLE001
-        raise InputError(folder / "config.json", f"could not read the config ({type(err).__name__}: {err})") from None
+    config = read_config(folder, "a causal LM's save_pretrained folder (config.json, the weights, the tokenizer)")
     if getattr(config, "is_encoder_decoder", False):
         raise InputError(folder, f"not a causal LM: a {config.model_type} encoder-decoder model (use --backend "
                                  "transformers)")
@@ -59,15 +56,6 @@ def check_causal(folder: Path, config) -> None:
     if type(config) not in mapping:
         raise InputError(folder, f"not a causal LM: transformers has no causal LM for model type "
                                  f"{config.model_type!r}")
-
-
-def load_tokenizer(folder: Path):
-    from transformers import AutoTokenizer
-
-    try:
-        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    except Exception as err:  # noqa: BLE001
-        raise InputError(folder, f"could not load the tokenizer ({type(err).__name__}: {err})") from None
 
 
 def prompter_for(folder: Path, tokenizer, template: str | None, src_lang: str | None, tgt_lang: str | None):
@@ -130,6 +118,9 @@ class CausalLMModel:
         self.src_lang, self.tgt_lang = src_lang, tgt_lang
         #: the context window: prompt and answer together
         self.max_positions = int(getattr(config, "max_position_embeddings", 0) or 2048)
+        #: the forward's (and generate's) keyword for a cache: ``cache`` (transformers 5.24, which the project pins),
+        #: ``past_key_values`` before it
+        self.cache_keyword = "cache" if "cache" in inspect.signature(net.forward).parameters else "past_key_values"
 
     # ---- tokens -------------------------------------------------------------
     def encode(self, text: str, source: bool = False) -> list[int]:
@@ -180,8 +171,6 @@ class CausalLMModel:
         """Log-prob of each target's answer given its source: with ``after_last_sep`` the target's earlier sentences
         are earlier turns and only the last sentence's answer (and the end of the turn) counts; otherwise the
         window's sentences are one user message and the whole answer counts."""
-        import torch
-
         results = []
         for number, (source, target) in enumerate(zip(sources, targets), start=1):
             src = [s.strip() for s in source.split(SEP)]
@@ -196,13 +185,21 @@ class CausalLMModel:
             if len(prompt) + len(output) > self.max_positions:
                 raise InputError(f"target {number}", f"expected at most {self.max_positions} tokens (the model's "
                                  f"context window), found {len(prompt) + len(output)} with the prompt")
-            ids = torch.tensor([prompt + output[:-1]], device=self.device)
-            with torch.no_grad():
-                logits = self.net(input_ids=ids).logits[0].float()
-                lprobs = torch.log_softmax(logits[len(prompt) - 1:], dim=-1)
-            picked = lprobs[torch.arange(len(output), device=lprobs.device), torch.tensor(output, device=lprobs.device)]
-            results.append(Scored(float(picked.sum()), len(output)))
+            results.append(self.scored(prompt + output[:-1], output))
         return results
+
+    def scored(self, ids: Sequence[int], output: Sequence[int], cache=None) -> Scored:
+        """The log-prob of ``output``, which the last ``len(output)`` positions of ``ids`` predict (``ids`` ends with
+        the output's tokens but its last), in one forward pass after ``cache`` (the keys and values of the tokens
+        before ``ids``; None: ``ids`` is the whole sequence)."""
+        import torch
+
+        with torch.no_grad():
+            logits = self.net(input_ids=torch.tensor([list(ids)], device=self.device), use_cache=cache is not None,
+                              **{self.cache_keyword: cache}).logits[0, -len(output):].float()
+        lprobs = torch.log_softmax(logits, dim=-1)
+        picked = lprobs[torch.arange(len(output), device=lprobs.device), torch.tensor(list(output), device=lprobs.device)]
+        return Scored(float(picked.sum()), len(output))
 
 
 class PrefixCache:
@@ -266,13 +263,6 @@ class CausalLMSearcher(Counted):
         self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
         self.max_source_positions = self.max_target_positions = model.max_positions
         self.reset_counters()
-        self.net.register_forward_pre_hook(self._count, with_kwargs=True)
-        #: the forward's (and generate's) keyword for a cache: ``cache`` (transformers 5.24, which the project pins),
-        #: ``past_key_values`` before it
-        import inspect
-
-        self.cache_keyword = "cache" if "cache" in inspect.signature(self.net.forward).parameters \
-            else "past_key_values"
 
     def reset_counters(self) -> None:
         super().reset_counters()
@@ -283,6 +273,7 @@ class CausalLMSearcher(Counted):
                 "tokens_generated": self.tokens_generated}
 
     def _count(self, module, args, kwargs):
+        """A forward pre-hook on the model while ``generate`` runs: each forward call and its positions."""
         ids = kwargs.get("input_ids", args[0] if args else None)
         if ids is not None:
             self.forward_calls += 1
@@ -324,8 +315,10 @@ class CausalLMSearcher(Counted):
             cache = DynamicCache(config=self.net.config)
         if reused < len(prompt) - 1:
             ids = torch.tensor([prompt[reused:-1]], device=self.model.device)
+            self.forward_calls += 1
+            self.decoder_positions += ids.numel()
             with torch.no_grad():
-                self.net(input_ids=ids, use_cache=True, **{self.cache_keyword: cache})
+                self.net(input_ids=ids, use_cache=True, **{self.model.cache_keyword: cache})
             self.cache.keep(prompt[:-1], cache)
         self.tokens_cached += reused
         self.tokens_prefilled += len(prompt) - reused
@@ -354,12 +347,16 @@ class CausalLMSearcher(Counted):
             cache = self._prefilled(prompt)
             if kwargs["num_beams"] * copies > 1:
                 cache.batch_repeat_interleave(kwargs["num_beams"] * copies)
-            kwargs[self.cache_keyword] = cache
+            kwargs[self.model.cache_keyword] = cache
         else:
             self.tokens_prefilled += len(prompt)
         calls = self.forward_calls
-        with torch.no_grad():
-            out = self.net.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs)
+        counting = self.net.register_forward_pre_hook(self._count, with_kwargs=True)
+        try:
+            with torch.no_grad():
+                out = self.net.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs)
+        finally:
+            counting.remove()
         answers = out.sequences[:, len(prompt):].tolist()
         if kwargs["num_beams"] > 1:
             scores = [float(s) for s in out.sequences_scores]
@@ -395,8 +392,6 @@ class CausalLMSearcher(Counted):
         """Log-prob of each target (a sentence's ids) as the answer to its request's prompt: the sentence, then the
         end of the turn, or a line break where ``ends`` gives :attr:`CausalLMModel.sep` (more lines follow). The
         prompt continues from the cache as a search's does; only the answer's tokens count."""
-        import torch
-
         if len(targets) != len(requests) or (ends is not None and len(ends) != len(requests)):
             raise ValueError(f"expected one target (and end) per request ({len(requests)}), got {len(targets)}")
         results = []
@@ -415,14 +410,9 @@ class CausalLMSearcher(Counted):
             else:
                 cache, ids = None, prompt + output[:-1]
                 self.tokens_prefilled += len(prompt)
-            with torch.no_grad():
-                logits = self.net(input_ids=torch.tensor([ids], device=self.model.device),
-                                  use_cache=cache is not None, **{self.cache_keyword: cache}
-                                  ).logits[0, -len(output):].float()
-            lprobs = torch.log_softmax(logits, dim=-1)
-            picked = lprobs[torch.arange(len(output), device=lprobs.device),
-                            torch.tensor(output, device=lprobs.device)]
-            results.append(Scored(float(picked.sum()), len(output)))
+            self.forward_calls += 1
+            self.decoder_positions += len(ids)
+            results.append(self.model.scored(ids, output, cache))
         return results
 
     def _hypothesis(self, answer: list[int], score: float, logprob: float, lines: int = 1) -> Hypothesis:

@@ -29,7 +29,8 @@ def check_transformers_model(folder: os.PathLike | str, level: str, separator: s
                              sample: Sequence[os.PathLike | str] = (), max_lines: int = 2000) -> dict:
     """The checks of a transformers model folder (module docstring), in order, without loading its weights; the
     report of what was found (an :class:`InputError` at the first failure)."""
-    from .model import check_separator, language_prompt, load_config, load_tokenizer, max_positions
+    from .. import load_tokenizer
+    from .model import check_separator, language_prompt, load_config, max_positions
 
     folder = Path(folder)
     if level not in ("sentence", "document"):

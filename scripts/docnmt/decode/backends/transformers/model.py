@@ -37,6 +37,7 @@ from typing import Sequence
 from .... import SEP
 from ....textio import InputError
 from ....interface import Counted, Hypothesis, Request, Scored, check_length, checked_ids, checked_target
+from .. import load_tokenizer
 
 #: What a user types for ``--backend``.
 BACKEND = "transformers"
@@ -61,29 +62,14 @@ def uses_language_codes(tokenizer) -> bool:
 
 def load_config(folder: Path):
     """The model's config from ``folder``; an InputError naming it unless it is an encoder-decoder's."""
-    from transformers import AutoConfig
+    from .. import read_config
 
-    if not (folder / "config.json").exists():
-        raise InputError(folder, "expected a transformers model folder (save_pretrained: config.json, the "
-                                 "weights and the tokenizer's files), found no config.json")
-    try:
-        config = AutoConfig.from_pretrained(folder, local_files_only=True)
-    except Exception as err:  # noqa: BLE001
-        raise InputError(folder / "config.json", f"could not read the model's config ({type(err).__name__}: {err})") from None
+    config = read_config(folder, "a transformers model folder (save_pretrained: config.json, the weights and the "
+                                 "tokenizer's files)")
     if not getattr(config, "is_encoder_decoder", False):
         raise InputError(folder, f"expected an encoder-decoder model, found {config.model_type!r} "
                                  "(is_encoder_decoder is false): the strategies need a source encoder")
     return config
-
-
-def load_tokenizer(folder: Path):
-    """The tokenizer saved in ``folder``; an InputError naming it where it cannot be loaded."""
-    from transformers import AutoTokenizer
-
-    try:
-        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    except Exception as err:  # noqa: BLE001
-        raise InputError(folder, f"could not load the tokenizer ({type(err).__name__}: {err})") from None
 
 
 def separator_id(tokenizer, separator: str | None) -> int | None:
