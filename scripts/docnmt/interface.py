@@ -90,6 +90,12 @@ def check_length(model, ids: Sequence[int], what: str) -> None:
         )
 
 
+def window_fits(model, source: Sequence[int], prefix: Sequence[int], continuation: int = 1, prompt: int = 1) -> bool:
+    """An encoder-decoder model's ``fits``: the source fits the encoder's positions, and the decoder's ``prompt``
+    tokens, the forced ``prefix`` and ``continuation`` target tokens the decoder's (``model.max_positions`` each)."""
+    return len(source) <= model.max_positions and prompt + len(prefix) + continuation <= model.max_positions
+
+
 def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[int] | None) -> list[int]:
     """A forced-scoring target's ids (no ``<pad>`` or ``</s>``; InputError naming request ``number`` otherwise)
     with its end token appended: ``</s>``, or ``ends[number - 1]`` (``</s>`` or the separator)."""
@@ -141,6 +147,10 @@ class ModelLike(Protocol):
     def encode(self, text: str, source: bool = True) -> list[int]: ...
 
     def decode(self, ids: Sequence[int]) -> str: ...
+
+    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1) -> bool:
+        """Whether a request (source ids, forced prefix ids) and ``continuation`` target tokens fit the model's
+        positions (the strategies drop the oldest context sentences until it does)."""
 
     def max_positions(self) -> tuple[int, int]: ...
 

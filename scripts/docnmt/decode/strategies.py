@@ -187,19 +187,17 @@ class Decoder:
 
         source_sents, prefix_sents = list(source_sents), list(prefix_sents)
         limit = self.searcher.model.max_positions
-        # the decoder's positions: its prompt (fairseq: </s>; transformers: the start and language tokens), the
-        # prefix, and the continuation (the last of its tokens is an input only where </s> follows it)
-        prompt = len(getattr(self.searcher.model, "prompt", (None,)))
-        # a model whose prompt holds source and context together (a causal LM's conversation) says itself
-        fits = getattr(self.searcher.model, "fits", None)
         truncated = False
         while True:
             src_ids = self._ids(join(source_sents), source=True)
             prefix_ids = self._ids(join(prefix_sents) + f" {SEP}", source=False)[:-1] if prefix_sents else []
-            if fits(src_ids, prefix_ids, continuation) if fits is not None else \
-                    len(src_ids) <= limit and prompt + len(prefix_ids) + continuation <= limit:
+            # the model says what fits (ModelLike.fits): an encoder-decoder's source and decoder positions (its
+            # prompt, the prefix, the continuation), a causal LM's whole conversation
+            if self.searcher.model.fits(src_ids, prefix_ids, continuation):
                 break
             if len(source_sents) <= 1 and not prefix_sents:
+                # the decoder's prompt: fairseq's </s>; transformers' start and language tokens
+                prompt = len(getattr(self.searcher.model, "prompt", (None,)))
                 found = (f"{len(src_ids)} in the sentence alone" if len(src_ids) > limit else
                          f"{prompt + continuation} decoder positions for the target alone")
                 raise InputError(

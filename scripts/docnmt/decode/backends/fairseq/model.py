@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .... import SEP
-from ....interface import Scored, check_length, resolve_dtype
+from ....interface import Scored, check_length, resolve_dtype, window_fits
 from ....textio import InputError
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
@@ -99,6 +99,10 @@ class Model:
         return out.to(self.device)
 
     check_length = check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
+
+    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1) -> bool:
+        """The request's source fits the encoder; ``</s>``, the prefix and ``continuation`` tokens the decoder."""
+        return window_fits(self, source, prefix, continuation, prompt=1)
 
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
               batch_size: int = 64) -> list[Scored]:

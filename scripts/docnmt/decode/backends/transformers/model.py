@@ -36,7 +36,8 @@ from typing import Sequence
 
 from .... import SEP
 from ....textio import InputError
-from ....interface import Counted, Hypothesis, Request, Scored, check_length, checked_ids, checked_target
+from ....interface import (Counted, Hypothesis, Request, Scored, check_length, checked_ids, checked_target,
+                           window_fits)
 from .. import load_tokenizer
 
 #: What a user types for ``--backend``.
@@ -203,6 +204,11 @@ class HFModel:
         return f" {SEP} ".join(texts)
 
     check_length = check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
+
+    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1) -> bool:
+        """The request's source fits the encoder; the decoder's prompt, the prefix and ``continuation`` tokens
+        the decoder."""
+        return window_fits(self, source, prefix, continuation, prompt=len(self.prompt))
 
     # ---- forced scoring -----------------------------------------------------
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
