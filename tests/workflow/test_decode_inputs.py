@@ -85,3 +85,16 @@ def test_a_causal_lm_task_names_its_languages_template_and_context():
     assert decode.search_args(config, "llm")[-2:] == ["--context", "document"]
     assert "--context" not in decode.search_args(config, "mine")
     assert set(decode.model_inputs(config, "llm", "document")) == {"model"}
+
+
+def test_full_segment_takes_the_sentence_level_hypotheses_as_its_guide_only_where_they_are_decoded():
+    config = demo_config()
+    inputs = decode.decode_inputs(config, "full-segment", "demo", "test", "full-segment")
+    assert inputs["first_pass"] == layout.decode_file("demo", "test", "sentence-level", "bpe")
+    assert "first_pass_sidecar" not in inputs  # a guide, not part of its cost
+    assert decode.decode_options(config, "full-segment", "demo", "full-segment", inputs) == [
+        "--first-pass", inputs["first_pass"]]
+    without = demo_config(strategies=["full-segment", "doc-trans"])
+    inputs = decode.decode_inputs(without, "full-segment", "demo", "test", "full-segment")
+    assert "first_pass" not in inputs and decode.decode_options(without, "full-segment", "demo", "full-segment",
+                                                                  inputs) == []

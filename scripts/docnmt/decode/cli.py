@@ -20,7 +20,10 @@ Inputs are BPE-level files of the common format (one sentence per line, a
   round 1), ``round_one_reused`` and ``round_one`` (its path and cost), and
   the ``*_with_first_pass`` totals include that cost. Decodes from a first
   pass record its ``first_pass_sha256``; 2-pass and cheating record their
-  ``sep_mismatch_lines`` (1-based).
+  ``sep_mismatch_lines`` (1-based). full-segment records ``realigned_documents``
+  (documents with a window whose output was mapped back to its sentences,
+  :mod:`docnmt.decode.realign`) and ``realigned_guide`` (``first pass`` where
+  ``--first-pass`` was given, which it then aligns against, else ``lengths``).
 
 With ``--backend transformers`` the model is a Hugging Face model folder
 (:mod:`docnmt.decode.backends`), with no ``--data``; the inputs and the
@@ -252,6 +255,9 @@ def main(argv=None) -> int:
                        max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
     if "generated_context" in info.sidecar:  # the target context of each kept translation (docnmt.score.cxmi)
         sidecar["generated_context"] = [decoder.stats.generated_context.get(line, []) for line in range(len(src))]
+    if "realigned_documents" in info.sidecar:  # windows mapped back to their sentences (docnmt.decode.realign)
+        sidecar["realigned_documents"] = len(decoder.stats.realigned_documents)
+        sidecar["realigned_guide"] = "first pass" if first_pass is not None else "lengths"
     if "sep_mismatch_lines" in info.sidecar:
         sidecar["sep_mismatch_lines"] = sorted(line + 1 for line in decoder.stats.sep_mismatch_lines)
     if first_pass_sha256 is not None:

@@ -25,7 +25,8 @@ class StrategyInfo:
     with; ``reference``: it needs the reference (cheating); ``first_pass``: it needs the sentence-level hypotheses
     (2-pass), or does so in doc-trans's parallel mode (``parallel_first_pass``); ``contrapro``: it applies to
     ContraPro, whose sentences are not adjacent (not full-segment, the paper's "-"); ``sidecar``: the keys its
-    decode's sidecar records beyond every strategy's (:mod:`docnmt.decode.cli`).
+    decode's sidecar records beyond every strategy's (:mod:`docnmt.decode.cli`); ``guided``: it takes the
+    sentence-level hypotheses where given (not needing them); ``prompted``: only a prompting backend has it.
     """
 
     name: str
@@ -37,6 +38,11 @@ class StrategyInfo:
     parallel_first_pass: bool = False
     contrapro: bool = True
     sidecar: tuple[str, ...] = ()
+    #: it uses the sentence-level hypotheses where it is given them, without needing them (full-segment: the guide
+    #: of :mod:`docnmt.decode.realign`); the workflow gives them where the task decodes sentence-level
+    guided: bool = False
+    #: it exists only for backends whose prompt is a conversation (:attr:`docnmt.interface.Backend.prompt_template`)
+    prompted: bool = False
 
     @property
     def rule(self) -> str:

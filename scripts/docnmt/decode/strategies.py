@@ -63,8 +63,10 @@ expanded to the beams (:mod:`docnmt.decode.backends.fairseq.search`); it never a
 ``<sep>`` mismatches. A window's hypothesis should have one segment per
 source sentence. Where it has another number:
 
-- full-segment: missing trailing segments become empty hypotheses; surplus
-  segments are appended to the window's last sentence;
+- full-segment: the window's output is mapped back to its sentences
+  (:mod:`docnmt.decode.realign`: split into sentences, aligned monotonically
+  by length and, where the documents have a first pass, chrF against it);
+  the documents so mapped are counted (``realigned_documents``);
 - last-sentence / first-sentence: the last / first segment is kept whatever
   the count;
 - forced-prefix strategies (2-pass, doc-trans, doc-trans-beam, cheating): the
@@ -91,6 +93,7 @@ from .. import SEP
 from ..preprocess.bpe import remove_bpe
 from ..preprocess.windows import join, split
 from .documents import Document, previous, window
+from .realign import realign
 from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, strategy  # noqa: F401 (the registry)
 
 
@@ -116,6 +119,9 @@ class Stats:
     #: last-sentence: per (0-based) line, the segments its window generated before the kept one (the target
     #: context that the kept translation was conditioned on; no output file holds it otherwise)
     generated_context: dict[int, list[str]] = field(default_factory=dict)
+    #: full-segment: the documents (their indices) with a window whose output had another count of segments than
+    #: the window's sentences, mapped back to them (:mod:`docnmt.decode.realign`)
+    realigned_documents: set[int] = field(default_factory=set)
 
 
 #: doc-trans's decoding modes: the fixed-point iteration, and the position-by-position reference.
@@ -416,12 +422,17 @@ def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return out
 
 
-@strategy("full-segment", "O(NL)", contrapro=False)
+@strategy("full-segment", "O(NL)", contrapro=False, guided=True, sidecar=("realigned_documents",))
 def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Non-overlapping windows F_1^k, F_{k+1}^{2k}, ..., each translated whole and split on <sep>.
 
     E_{i-k+1}^i = argmax p(E_{i-k+1}^i | F_{i-k+1}^i) (Eq. 1); the last window
-    of a document may be shorter than k.  Cost O(NL).
+    of a document may be shorter than k.  Cost O(NL). With a document context
+    (k: the longest document) each document is one window: the whole document
+    in one turn; chunks of n sentences are k = n. A window whose output has
+    another count of segments is mapped back to its sentences
+    (:mod:`docnmt.decode.realign`), against the first pass where the
+    documents have one.
     """
     chunks = []
     for n, d in enumerate(docs):
@@ -436,13 +447,11 @@ def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     out = [[""] * len(d) for d in docs]
     for (n, a, b), nbest in zip(chunks, dec.search_round(requests)):
         segments = split(dec.text(dec.best(nbest)))
-        expected = b - a
-        if len(segments) != expected:
+        if len(segments) != b - a:  # mapped back to the window's sentences (docnmt.decode.realign)
             dec.stats.sep_mismatch += 1
-            if len(segments) > expected:
-                segments = segments[:expected - 1] + [" ".join(segments[expected - 1:])]
-            else:
-                segments = segments + [""] * (expected - len(segments))
+            dec.stats.realigned_documents.add(n)
+            guide = None if docs[n].first_pass is None else docs[n].first_pass[a:b]
+            segments = realign(docs[n].src[a:b], segments, guide)
         out[n][a:b] = segments
     return out
 

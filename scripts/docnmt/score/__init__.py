@@ -10,6 +10,7 @@ Modules:
   sentence_file -- the per-sentence P-CXMI file: writing it and reading it back (no torch)
   context_usage -- the highest-P-CXMI sentences, and BLEU/pronoun F1 on them against the rest
   tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
+  notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
 
 CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,

@@ -55,10 +55,11 @@ import json
 import os
 from pathlib import Path
 
-from ..decode.mbr import Settings, label as label_of, parse_system
+from ..decode.mbr import label as label_of, parse_system
 from ..tablefmt import Table
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from ..manual import argument_parser
+from .notes import mbr_notes, model_notes, realigned_notes, skipped_notes
 
 #: Marks for a BLEU/TER difference that paired bootstrap resampling finds significant.
 MARKS = {"sentence-level": "*", "last-sentence": "†"}
@@ -67,54 +68,6 @@ DASH = "-"
 
 def _fmt(value, digits: int = 1, scale: float = 1.0) -> str:
     return DASH if value is None else f"{value * scale:.{digits}f}"
-
-
-#: The precision of the paper's search and scoring (fairseq's default); any other is named in the notes.
-PAPER_DTYPE = "float32"
-
-
-def dtype_notes(records: dict[str, dict], what: str) -> list[str]:
-    """A note naming the dtype of ``what`` wherever it is not float32 (``records``: label -> JSON with "dtype").
-
-    A record without "dtype" comes from a version that did not write it (float16 was then the CUDA default):
-    the note says so, since its precision is unknown.
-    """
-    by_dtype: dict[str, list[str]] = {}
-    for label, record in records.items():
-        by_dtype.setdefault(record.get("dtype") or "unrecorded", []).append(label)
-    notes = []
-    for dtype, labels in sorted(by_dtype.items()):
-        if dtype == PAPER_DTYPE:
-            continue
-        where = ", ".join(labels)
-        if dtype == "unrecorded":
-            notes.append(f"Precision of {what} not recorded ({where}): score files from an older version, which "
-                         "used float16 on CUDA; rerun them to record it.")
-        else:
-            notes.append(f"{what[0].upper()}{what[1:]} in {dtype}, not float32 as the paper ({where}; decode.dtype).")
-    return notes
-
-
-def backend_notes(records: dict[str, dict], what: str) -> list[str]:
-    """A note naming the tasks whose ``what`` ran on a backend whose description has a note (Hugging Face models)
-    (``records``: label ``task ...`` -> JSON with "backend"; a record without it is the default backend's, fairseq,
-    as every record before the transformers backend)."""
-    from ..interface import DEFAULT, backend as described
-
-    tasks: dict[str, dict[str, None]] = {}  # backend -> its tasks, in order, each once (with its prompt's template)
-    for label, record in records.items():
-        name = record.get("backend") or DEFAULT
-        if described(name).note is not None:
-            template = f" (template {record['template']})" if record.get("template") else ""
-            tasks.setdefault(name, {})[label.split()[0] + template] = None
-    return [f"{what[0].upper()}{what[1:]} on {backend} ({described(backend).note}) models for {', '.join(names)} "
-            f"(task_settings.TASK.models.backend): {described(backend).note_detail}."
-            for backend, names in sorted(tasks.items())]
-
-
-def model_notes(records: dict[str, dict], what: str) -> list[str]:
-    """The notes on how ``what`` was computed where it differs from the paper: the dtype, the backend."""
-    return dtype_notes(records, what) + backend_notes(records, what)
 
 
 def _test_sidecars(manifest: dict) -> dict[str, dict]:
@@ -191,21 +144,10 @@ def bleu_ter_table(manifest: dict) -> Table:
                  f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
                  "full-segment does not apply there (-).")
     notes += mbr_notes(manifest) + model_notes(_test_sidecars(manifest), "the search")
+    notes += realigned_notes(_test_sidecars(manifest))
     return Table("bleu_ter", "Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent) for the different tasks and "
                  "decoding strategies",
                  header, rows, notes)
-
-
-def mbr_notes(manifest: dict) -> list[str]:
-    """What the MBR rows are (their settings and utility), where the tables have any."""
-    settings = manifest.get("mbr")
-    if not settings or not any(parse_system(s)[1] for s in manifest["strategies"]):
-        return []
-    described = Settings(**{k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")
-                            if k in settings}).describe()
-    return [f"\"STRATEGY, MBR\": the strategy with minimum Bayes risk selection (not in the paper): {described}; "
-            "each kept sentence is the candidate with the highest mean utility against all candidates (doc-trans's "
-            "is the next sentence's context; doc-trans-beam compares whole documents). Test set only."]
 
 
 # ---- Table 4 ---------------------------------------------------------------------
@@ -486,6 +428,7 @@ def cost_table(manifest: dict) -> Table:
                     cells += [DASH if value is None else str(value),
                               _fmt(value / ref, 2) if value is not None and ref else DASH]
         rows.append(cells)
+    labelled = {f"{manifest_task} {s}": sc[s] for manifest_task, sc in zip(manifest["tasks"], per_task) for s in sc}
     devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
     dtypes = sorted({sc[s].get("dtype") or "unrecorded" for sc in per_task for s in sc})
     return Table("decoding_cost", "Table 1: computational cost of decoding for each of the search strategies, "
@@ -502,8 +445,8 @@ def cost_table(manifest: dict) -> Table:
                   f"limit stopped it. Device: {', '.join(devices)}; dtype: {', '.join(dtypes)}; wall times from the "
                   "decode rules. Utility evaluations: MBR selection's pairwise utility scores (n^2 per selection of "
                   "n candidates; its search is a beam of n, or n samples)."]
-                 + ([PROMPT_NOTE] if any(prompted) else []) + mbr_notes(manifest) + model_notes({f"{manifest_task} {s}": sc[s] for manifest_task, sc
-                                                  in zip(manifest["tasks"], per_task) for s in sc}, "the search"))
+                 + ([PROMPT_NOTE] if any(prompted) else []) + mbr_notes(manifest) + model_notes(labelled, "the search")
+                 + realigned_notes(labelled))
 
 
 def _rounds(entry: dict) -> str:
@@ -521,12 +464,6 @@ def _rounds(entry: dict) -> str:
     if entry.get("converged") is False:
         cell += f", not converged: {entry.get('unconverged', '?')} sentences"
     return cell
-
-
-def skipped_notes(manifest: dict) -> list[str]:
-    """Per task, the strategies it did not decode and why (a task whose models come from elsewhere may lack one)."""
-    return [f"{task}: not decoded (\"-\"): " + "; ".join(f"{s} ({why})" for s, why in spec["skipped"].items()) + "."
-            for task, spec in manifest["tasks"].items() if spec.get("skipped")]
 
 
 def all_tables(manifest: dict) -> list[Table]:

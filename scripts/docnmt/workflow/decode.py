@@ -11,7 +11,7 @@ from docnmt.decode import mbr
 from docnmt.interface import backend
 from docnmt.decode.strategies import STRATEGIES
 
-from .systems import doc_trans_mode, first_pass_strategies, round_one_reused, strategy_levels
+from .systems import doc_trans_mode, first_pass_strategies, guided_strategies, round_one_reused, strategy_levels
 from .tasks import (
     binarized, bpe_codes, external_codes, is_external, language_codes, model_backend, model_file, src, task_k,
     task_separator, tgt,
@@ -88,6 +88,8 @@ def decode_inputs(config: dict, strategy: str, task: str, evalset: str, system: 
     if strategy in first_pass_strategies(config, task):
         files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
         files["first_pass_sidecar"] = layout.decode_file(task, evalset, "sentence-level", "json")
+    elif strategy in guided_strategies(config, task):  # the first pass as a guide only: not in the cost
+        files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
     if strategy == "doc-trans" and round_one_reused(config, task) and not with_mbr:
         files["round_one"] = layout.decode_file(task, evalset, "2-pass", "bpe")
         files["round_one_sidecar"] = layout.decode_file(task, evalset, "2-pass", "json")
@@ -109,6 +111,8 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
         args += ["--first-pass", input["first_pass"], "--first-pass-sidecar", input["first_pass_sidecar"]]
         if "round_one" in input.keys():
             args += ["--round-one", input["round_one"], "--round-one-sidecar", input["round_one_sidecar"]]
+    elif strategy in guided_strategies(config, task):
+        args += ["--first-pass", input["first_pass"]]
     return args
 
 

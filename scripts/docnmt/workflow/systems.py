@@ -45,6 +45,15 @@ def first_pass_strategies(config: dict, task: str) -> list[str]:
     return [name for name, info in STRATEGIES.items() if info.needs_first_pass(doc_trans_mode(config, task))]
 
 
+def guided_strategies(config: dict, task: str) -> list[str]:
+    """Strategies that take the sentence-level hypotheses where given, without needing them (full-segment aligns a
+    window's output back to its sentences against them, docnmt.decode.realign): given where the task decodes
+    sentence-level."""
+    if "sentence-level" not in task_strategies(config, task, "test"):
+        return []
+    return [name for name, info in STRATEGIES.items() if info.guided and name not in first_pass_strategies(config, task)]
+
+
 def round_one_reused(config: dict, task: str) -> bool:
     """Parallel doc-trans takes 2-pass's output over as its round 1 where 2-pass is decoded anyway."""
     return doc_trans_mode(config, task) == "parallel" and "2-pass" in config["strategies"]
