@@ -89,8 +89,11 @@ def external_config(own: Path, workdir: Path, tasks=(("mine", ("sentence", "docu
         settings[name] = {"description": "my own models", "src": "en", "tgt": "de", "pronoun_min_examples": 1,
                           "corpus": {"type": "prepared", "dir": str(own / "corpus")}, "models": models}
     # beam 2 and h 2 keep the barely trained models' nine decodes short; MBR selection's workflow runs in the demo
+    # every strategy of the registry: source-primed (beyond the paper's nine) runs on the llm task, the others skip it
+    from docnmt.decode.strategies import STRATEGIES
+
     config = {"tasks": [name for name, _ in tasks], "beam": 2, "h": 2, "mbr": {"strategies": []},
-              "task_settings": settings}
+              "strategies": list(STRATEGIES), "task_settings": settings}
     path = workdir / "mine.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -319,6 +322,8 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama
         cells = row(bleu, strategy, "llm")
         assert cells and "-" not in cells, (strategy, bleu)
     assert "The search on causal-lm (causal LM) models for llm (template translate.yaml)" in bleu
+    assert "mine: not decoded (\"-\"): source-primed (source-primed is for causal-lm models" in bleu
+    assert row(bleu, "source-primed", "mine") == ["-"] * len(row(bleu, "source-primed", "mine"))
     cost = (tables / "decoding_cost.md").read_text(encoding="utf-8")
     prefilled, _, cached, _, generated, _ = row(cost, "doc-trans", "llm")[8:]
     assert int(cached) > 0 and int(generated) > 0 and int(prefilled) > 0, cost

@@ -51,6 +51,9 @@ class Request:
 
     source: Sequence[int]
     prefix: Sequence[int] = field(default_factory=tuple)
+    #: a prompting backend's whole source document, given before the conversation (source-primed; its sentences
+    #: apart by the model's ``sep``); empty for every other strategy and backend
+    document: Sequence[int] = field(default_factory=tuple)
 
 
 @dataclass
@@ -90,9 +93,13 @@ def check_length(model, ids: Sequence[int], what: str) -> None:
         )
 
 
-def window_fits(model, source: Sequence[int], prefix: Sequence[int], continuation: int = 1, prompt: int = 1) -> bool:
+def window_fits(model, source: Sequence[int], prefix: Sequence[int], continuation: int = 1, prompt: int = 1,
+                document: Sequence[int] = ()) -> bool:
     """An encoder-decoder model's ``fits``: the source fits the encoder's positions, and the decoder's ``prompt``
-    tokens, the forced ``prefix`` and ``continuation`` target tokens the decoder's (``model.max_positions`` each)."""
+    tokens, the forced ``prefix`` and ``continuation`` target tokens the decoder's (``model.max_positions`` each).
+    It has no prompt to give a source ``document`` in (source-primed is a prompting backend's strategy)."""
+    if document:
+        raise ValueError(f"a {model.backend} model has no prompt to give the source document in (source-primed)")
     return len(source) <= model.max_positions and prompt + len(prefix) + continuation <= model.max_positions
 
 
@@ -148,9 +155,11 @@ class ModelLike(Protocol):
 
     def decode(self, ids: Sequence[int]) -> str: ...
 
-    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1) -> bool:
-        """Whether a request (source ids, forced prefix ids) and ``continuation`` target tokens fit the model's
-        positions (the strategies drop the oldest context sentences until it does)."""
+    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1,
+             document: Sequence[int] = ()) -> bool:
+        """Whether a request (source ids, forced prefix ids, a prompting model's source ``document``) and
+        ``continuation`` target tokens fit the model's positions (the strategies drop the oldest context sentences
+        until it does)."""
 
     def max_positions(self) -> tuple[int, int]: ...
 

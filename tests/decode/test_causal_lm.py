@@ -121,6 +121,44 @@ def test_full_segment_with_the_document_as_context_is_the_whole_document_in_one_
     assert all(not request.prefix for request, _ in seen)
 
 
+def test_source_primed_gives_the_whole_source_document_first_and_computes_it_once(llama_model, test_docs):
+    """source-primed: doc-trans's conversation after the whole source document, which opens the first user
+    message; the document's tokens come from the cache after the first sentence; generate's outputs."""
+    cached, with_cache, searcher = _run(llama_model, "source-primed", test_docs, 1, True)
+    plain, without, baseline = _run(llama_model, "source-primed", test_docs, 1, False)
+    assert cached == plain
+    doc = test_docs[0]
+    (third,) = [r for r, _ in with_cache if llama_model.sentences(r.source) == doc.src[:3]]
+    assert llama_model.sentences(third.document) == doc.src
+    assert llama_model.sentences(third.prefix[:-1]) == cached[0][:2]  # doc-trans's: its own translations
+    done, current = [(doc.src[0], cached[0][0]), (doc.src[1], cached[0][1])], doc.src[2]
+    messages = llama_model.prompter.messages(done, current, doc.src)
+    assert messages[1]["content"] == "The whole English document, for context:\n" + "\n".join(doc.src) + \
+        "\n\n" + doc.src[0]
+    assert [m["content"] for m in messages[2:]] == [cached[0][0], doc.src[1], cached[0][1], doc.src[2]]
+    assert llama_model.conversation(third.source, third.prefix, third.document) == \
+        llama_model.prompter.ids(done, current, doc.src)
+    assert searcher.tokens_prefilled + searcher.tokens_cached == baseline.tokens_prefilled
+    assert searcher.tokens_prefilled < baseline.tokens_prefilled / 2  # the document once per document
+
+
+def test_source_primed_is_refused_for_models_without_a_conversation(tmp_path, capsys):
+    from docnmt.decode import cli
+    from docnmt.decode.registry import not_for_backend
+
+    assert not_for_backend("source-primed", "causal-lm") is None and not_for_backend("doc-trans", "fairseq") is None
+    (tmp_path / "src").write_text("a\n", encoding="utf-8")
+    (tmp_path / "ids").write_text("d\n", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        cli.main(["--strategy", "source-primed", "--model", str(tmp_path / "m.pt"), "--data", str(tmp_path),
+                  "--src", str(tmp_path / "src"), "--docids", str(tmp_path / "ids"), "--tgt-lang", "de",
+                  "--output-bpe", str(tmp_path / "o.bpe"), "--output", str(tmp_path / "o"),
+                  "--sidecar", str(tmp_path / "o.json")])
+    assert "source-primed is for causal-lm models, whose prompt is a conversation; fairseq models have none" in \
+        capsys.readouterr().err
+    assert not list(tmp_path.glob("o*"))
+
+
 def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_template(qwen2, test_docs):
     from docnmt.decode.backends import load_model
 

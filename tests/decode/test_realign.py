@@ -91,7 +91,7 @@ class ScriptedModel:
         names = {i: w for w, i in self.words.items()}
         return " ".join(names[i] for i in ids)
 
-    def fits(self, source, prefix, continuation=1):
+    def fits(self, source, prefix, continuation=1, document=()):
         return True
 
 

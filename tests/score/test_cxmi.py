@@ -12,6 +12,7 @@ import pytest
 from helpers import tool_env
 
 from docnmt.score.context_usage import ranked, top_lines
+from docnmt.decode.strategies import STRATEGIES
 from docnmt.score.cxmi import CONTEXTS, summary
 from docnmt.score.sentence_file import read_sentences
 from docnmt.textio import InputError
@@ -100,7 +101,8 @@ def test_strategy_contexts_by_hand(tiny, tmp_path):
     (tmp_path / "first.bpe").write_text("".join(h + "\n" for h in first_pass), encoding="utf-8")
     generated = [[], ["t9 t9"], []]
     (tmp_path / "last.json").write_text(json.dumps({"generated_context": generated}), encoding="utf-8")
-    systems = [arg for s in CONTEXTS for arg in ("--system", f"{s}={tmp_path / 'hyp.bpe'}")]
+    systems = [arg for s in CONTEXTS if not STRATEGIES[s].prompted  # source-primed: tests/decode/test_causal_lm.py
+               for arg in ("--system", f"{s}={tmp_path / 'hyp.bpe'}")]
     result, rows = cxmi_cli(tiny, tmp_path, *systems, "--first-pass", str(tmp_path / "first.bpe"),
                             "--last-sentence-sidecar", str(tmp_path / "last.json"))
     free = [by_hand(tiny, s, h) for s, h in zip(SRC, hyps)]

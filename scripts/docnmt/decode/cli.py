@@ -164,6 +164,10 @@ def main(argv=None) -> int:
     ref = _aligned(args.ref, len(src), args.src)
     first_pass = _aligned(args.first_pass, len(src), args.src)
     info = STRATEGIES[args.strategy]
+    from .registry import not_for_backend
+
+    if not_for_backend(args.strategy, args.backend):
+        parser.error(not_for_backend(args.strategy, args.backend))
     if info.reference and ref is None:
         parser.error(f"{args.strategy} needs --ref")
     if info.first_pass and first_pass is None:

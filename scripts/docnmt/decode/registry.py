@@ -72,6 +72,17 @@ def models_needed(strategy: str, doc_trans_mode: str = "sequential") -> set[str]
     return STRATEGIES[strategy].models_needed(doc_trans_mode)
 
 
+def not_for_backend(strategy: str, backend_name: str) -> str | None:
+    """Why a strategy does not apply to a backend's models, in words (None: it does): a ``prompted`` strategy needs a
+    backend whose prompt is a conversation (:attr:`docnmt.interface.Backend.prompt_template`)."""
+    from ..interface import backend, names
+
+    if STRATEGIES[strategy].prompted and not backend(backend_name).prompt_template:
+        return (f"{strategy} is for {names(lambda b: b.prompt_template, ' or ')} models, whose prompt is a "
+                f"conversation; {backend_name} models have none")
+    return None
+
+
 def strategy(name: str, cost: str, **needs):
     """Registers a strategy's function with its :class:`StrategyInfo` (``needs``: its fields beyond the cost)."""
 

@@ -94,7 +94,7 @@ from ..preprocess.bpe import remove_bpe
 from ..preprocess.windows import join, split
 from .documents import Document, previous, window
 from .realign import realign
-from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, strategy  # noqa: F401 (the registry)
+from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, not_for_backend, strategy  # noqa: F401 (the registry)
 
 
 @dataclass
@@ -170,7 +170,7 @@ class Decoder:
         return len(self._ids(join(source_sents), source=True)) <= self.searcher.model.max_positions
 
     def request(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
-                drop_newest: bool = False, continuation: int = 1) -> object:
+                drop_newest: bool = False, continuation: int = 1, document: Sequence[str] = ()) -> object:
         """A search request for the window ``source_sents`` with forced target context ``prefix_sents``.
 
         Drops the oldest context sentences (source and target alike) while the
@@ -178,15 +178,17 @@ class Decoder:
         window of right context, first-sentence) the last ones instead.
         Counted in the stats (requests, truncations). ``continuation``: the target tokens (``</s>`` not
         counted) that must fit after the prefix: 1 for a search, the target's length for forced scoring.
+        ``document``: the whole source document, which a prompting model gives before the conversation
+        (source-primed); it is never truncated.
         """
-        request, truncated = self.build(source_sents, prefix_sents, line, drop_newest, continuation)
+        request, truncated = self.build(source_sents, prefix_sents, line, drop_newest, continuation, document)
         if truncated:
             self.stats.context_truncated += 1
         self.stats.requests += 1
         return request
 
     def build(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
-              drop_newest: bool = False, continuation: int = 1) -> tuple[object, bool]:
+              drop_newest: bool = False, continuation: int = 1, document: Sequence[str] = ()) -> tuple[object, bool]:
         """:meth:`request` without accounting: the request and whether its context was truncated."""
         from ..interface import Request
         from ..textio import InputError
@@ -194,17 +196,19 @@ class Decoder:
         source_sents, prefix_sents = list(source_sents), list(prefix_sents)
         limit = self.searcher.model.max_positions
         truncated = False
+        document_ids = self._ids(join(document), source=True) if document else []
         while True:
             src_ids = self._ids(join(source_sents), source=True)
             prefix_ids = self._ids(join(prefix_sents) + f" {SEP}", source=False)[:-1] if prefix_sents else []
             # the model says what fits (ModelLike.fits): an encoder-decoder's source and decoder positions (its
             # prompt, the prefix, the continuation), a causal LM's whole conversation
-            if self.searcher.model.fits(src_ids, prefix_ids, continuation):
+            if self.searcher.model.fits(src_ids, prefix_ids, continuation, document=document_ids):
                 break
             if len(source_sents) <= 1 and not prefix_sents:
                 # the decoder's prompt: fairseq's </s>; transformers' start and language tokens
                 prompt = len(getattr(self.searcher.model, "prompt", (None,)))
-                found = (f"{len(src_ids)} in the sentence alone" if len(src_ids) > limit else
+                found = (f"{len(document_ids)} in the whole source document before the sentence (source-primed)"
+                         if document_ids else f"{len(src_ids)} in the sentence alone" if len(src_ids) > limit else
                          f"{prompt + continuation} decoder positions for the target alone")
                 raise InputError(
                     self.source_name,
@@ -217,7 +221,7 @@ class Decoder:
             prefix_sents = prefix_sents[1:] if prefix_sents else prefix_sents
             if len(prefix_sents) >= len(source_sents):
                 prefix_sents = prefix_sents[len(prefix_sents) - len(source_sents) + 1:]
-        return Request(src_ids, prefix_ids), truncated
+        return Request(src_ids, prefix_ids, document_ids), truncated
 
     def text(self, hyp) -> str:
         return self.searcher.model.decode(hyp.tokens)
@@ -263,13 +267,15 @@ def _by_position(docs: list[Document]):
         yield i, [d for d in docs if i < len(d)]
 
 
-def _context_search(dec: Decoder, docs: list[Document], context_of) -> list[list[str]]:
-    """Sentence i of every document in one batch, target context from ``context_of(doc, i)``."""
+def _context_search(dec: Decoder, docs: list[Document], context_of, primed: bool = False) -> list[list[str]]:
+    """Sentence i of every document in one batch, target context from ``context_of(doc, i)``; ``primed``: each
+    request gives the whole source document first (source-primed)."""
     out = [[""] * len(d) for d in docs]
     index = {id(d): n for n, d in enumerate(docs)}
     for i, active in _by_position(docs):
         requests = [
-            dec.request(window(d, i - dec.k + 1, i + 1), context_of(d, i, out[index[id(d)]]), d.lines[i])
+            dec.request(window(d, i - dec.k + 1, i + 1), context_of(d, i, out[index[id(d)]]), d.lines[i],
+                        document=d.src if primed else ())
             for d in active
         ]
         for d, nbest in zip(active, dec.search_round(requests)):
@@ -581,3 +587,14 @@ def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
             beams[n] = [cands[chosen]] + cands[:chosen] + cands[chosen + 1:]
     dec.stats.sep_mismatch += sum(beams[n][0].mismatches for n, d in enumerate(docs) if len(d))
     return [beams[n][0].sentences if len(d) else [] for n, d in enumerate(docs)]
+
+
+@strategy("source-primed", "O(NL)", prompted=True)
+def source_primed(dec: Decoder, docs: list[Document]) -> list[list[str]]:
+    """doc-trans after the whole source document (a prompting model's strategy; Hu, Vamvas & Sennrich 2025):
+
+    E_i = argmax_E p(E | F_1^M, F_{i-k+1}^i, Ê_{i-k+1}^{i-1}): the prompt gives the source document first, then
+    the conversation of doc-trans. Position by position.  Cost O(NL), each prompt longer by the document (which
+    the reused cache computes once per document).
+    """
+    return _context_search(dec, docs, lambda d, i, own: previous(own, i, dec.k), primed=True)

@@ -69,7 +69,7 @@ from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
 from .arguments import add_backend_argument, add_search_arguments
 from .documents import Document, context_k
-from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed
+from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed, not_for_backend
 from ..manual import argument_parser
 
 # ---- input and output ---------------------------------------------------------
@@ -276,6 +276,8 @@ def main(argv=None) -> int:
         from ..interface import names
 
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
+    if not_for_backend(args.strategy, described.name):
+        parser.error(not_for_backend(args.strategy, described.name))
     given_text = [f"--{o}" for o in ("tokenize", "codes") if getattr(args, o) not in (None, "none")] if plain else []
     given_data = [] if described.needs_data else \
         [f"--{level}-data" for level in ("sentence", "document") if getattr(args, f"{level}_data")]

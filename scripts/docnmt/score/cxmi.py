@@ -62,6 +62,8 @@ first-sentence        source window F_i^{i+k-1}, no target context (ŷ_i ends in
 doc-trans             F_{i-k+1}^i and its own previous outputs                        yes
 doc-trans-beam        F_{i-k+1}^i and its own previous outputs (the kept candidate)   yes
 cheating              F_{i-k+1}^i and the reference's previous sentences              yes
+source-primed         the whole source document F_1^M, then as doc-trans              yes
+                      (prompting models only)
 ====================  ============================================================  =====
 
 \\* A last-sentence decode whose sidecar lacks ``generated_context`` (an older
@@ -106,6 +108,8 @@ class Context:
     prefix: tuple[str, ...] = ()
     follows: bool = False
     drop_newest: bool = False
+    #: the whole source document before the conversation (source-primed, a prompting model's)
+    document: tuple[str, ...] = ()
 
 
 @dataclass
@@ -151,6 +155,10 @@ def _own_output(doc, i, k, texts, fits):
     return Context(_left(doc, i, k), tuple(previous(texts.own, i, k)))
 
 
+def _primed_own_output(doc, i, k, texts, fits):
+    return Context(_left(doc, i, k), tuple(previous(texts.own, i, k)), document=tuple(doc.src))
+
+
 def _reference(doc, i, k, texts, fits):
     return Context(_left(doc, i, k), tuple(previous(doc.ref, i, k)))
 
@@ -166,6 +174,7 @@ CONTEXTS: dict[str, Callable] = {
     "doc-trans": _own_output,
     "doc-trans-beam": _own_output,
     "cheating": _reference,
+    "source-primed": _primed_own_output,
 }
 
 
@@ -188,11 +197,11 @@ class PairScorer:
             context = Context((sentence,))
         ids = tuple(self.model.encode(target, source=False)[:-1])
         request, truncated = self.decoder.build(context.source, context.prefix, line, context.drop_newest,
-                                                continuation=len(ids))
+                                                continuation=len(ids), document=context.document)
         self.truncated += int(truncated)
         follows = context.follows and (not context.drop_newest or self.model.sep in request.source[:-1])
         end = self.model.sep if follows else self.model.eos
-        key = (tuple(request.source), tuple(request.prefix), ids, end)
+        key = (tuple(request.source), tuple(request.prefix), tuple(request.document), ids, end)
         if key not in self.index:
             self.index[key] = len(self.pairs)
             self.pairs.append((request, list(ids), end))

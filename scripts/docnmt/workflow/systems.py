@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 from docnmt.decode import mbr
-from docnmt.decode.strategies import STRATEGIES, models_needed
+from docnmt.decode.strategies import STRATEGIES, models_needed, not_for_backend
 
-from .tasks import EVALSETS, task_levels
+from .tasks import EVALSETS, model_backend, task_levels
 
 
 def strategy_rule_name(strategy: str) -> str:
@@ -71,8 +71,11 @@ def skipped_strategies(config: dict, task: str) -> dict[str, str]:
     """{strategy: why} for the strategies whose model the task lacks (the tables say so)."""
     levels = set(task_levels(config, task))
     missing = {s: sorted(strategy_levels(config, s) - levels) for s in config["strategies"]}
-    return {s: f"no {'-level or '.join(lacking)}-level model in task_settings.{task}.models"
-            for s, lacking in missing.items() if lacking}
+    skipped = {s: f"no {'-level or '.join(lacking)}-level model in task_settings.{task}.models"
+               for s, lacking in missing.items() if lacking}
+    backend_name = model_backend(config, task)
+    return {s: skipped.get(s) or not_for_backend(s, backend_name) for s in config["strategies"]
+            if s in skipped or not_for_backend(s, backend_name)}
 
 
 def task_strategies(config: dict, task: str, evalset: str) -> list[str]:

@@ -11,7 +11,7 @@ turns (each source sentence with that translation), the rest of the window is th
 a line, and the answer is searched. So sentence-level and no-context ask for one sentence alone; last-sentence,
 first-sentence and full-segment ask for the window's lines and keep the last, the first or all of them; 2-pass,
 doc-trans, doc-trans-beam and cheating give the first pass's, the model's own or the reference translations as
-earlier turns. The answer's lines are its sentences (:meth:`CausalLMSearcher._hypothesis`).
+earlier turns; source-primed is doc-trans after the whole source document, which opens the first user message. The answer's lines are its sentences (:meth:`CausalLMSearcher._hypothesis`).
 
 :class:`CausalLMSearcher` searches with ``generate`` (greedy or beam, transformers' semantics) on the prompt, after
 the longest prefix of it whose keys and values it already holds (:class:`PrefixCache`): a conversation's earlier
@@ -152,18 +152,20 @@ class CausalLMModel:
         """An answer's ids as the prompt continues with it: its lines, then the end of the turn."""
         return self.prompter.answer(text, self.eos)
 
-    def conversation(self, source: Sequence[int], prefix: Sequence[int]) -> list[int]:
+    def conversation(self, source: Sequence[int], prefix: Sequence[int], document: Sequence[int] = ()) -> list[int]:
         """The prompt ids of a request: source sentence ids and forced context ids (each sentence followed by
-        :attr:`sep`), as a conversation (:func:`.prompt.turns`)."""
+        :attr:`sep`), as a conversation (:func:`.prompt.turns`), after the source ``document`` where one is given
+        (source-primed)."""
         sources = self.sentences(source)
         context = self.sentences(prefix[:-1]) if prefix else []
         done, current = turns(sources, context)
-        return self.prompter.ids(done, current)
+        return self.prompter.ids(done, current, self.sentences(document) if document else ())
 
-    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1) -> bool:
+    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1,
+             document: Sequence[int] = ()) -> bool:
         """Whether a request's conversation and ``continuation`` answer tokens (and the end of the turn) fit the
         context window (the strategies drop the oldest context sentences until it does)."""
-        return len(self.conversation(source, prefix)) + continuation + 1 <= self.max_positions
+        return len(self.conversation(source, prefix, document)) + continuation + 1 <= self.max_positions
 
     # ---- forced scoring -------------------------------------------------------
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
@@ -282,14 +284,14 @@ class CausalLMSearcher(Counted):
     def _prompt(self, number: int, request: Request) -> tuple[list[int], int]:
         """The request's prompt ids and its answer's token limit; an InputError naming the request where the
         prompt leaves no room in the context window."""
-        source, prefix = list(request.source), list(request.prefix)
+        source, prefix, document = list(request.source), list(request.prefix), list(request.document)
         if not source:
             raise InputError(f"request {number}", "expected source ids, found an empty source")
-        bad = [t for t in source + prefix if not 0 <= t <= self.model.sep]
+        bad = [t for t in source + prefix + document if not 0 <= t <= self.model.sep]
         if bad:
             raise InputError(f"request {number}", f"expected ids of the {self.vocabulary} or the sentence separator "
                                                   f"{self.model.sep}, found id {bad[0]}")
-        prompt = self.model.conversation(source, prefix)
+        prompt = self.model.conversation(source, prefix, document)
         room = self.max_target_positions - len(prompt)
         if room < 1:
             raise InputError(f"request {number}", f"the prompt has {len(prompt)} tokens, no room for an answer in "

@@ -9,6 +9,8 @@ The template (a YAML file, :data:`TEMPLATES` holds the repository's) says what t
 names as placeholders (``{source_language}``, ``{target_language}``) and the turn's text (``{source}``):
 
 - ``system``: the instruction, as the system message (null: none);
+- ``document`` (optional): what opens the first user message of source-primed, ``{document}`` the whole source
+  document, one sentence a line (default :data:`DEFAULT_DOCUMENT`);
 - ``user``: each user message; ``first_user`` (optional): the first one (an instruction where the chat template
   has no system role);
 - ``plain``: for a tokenizer without a chat template, the conversation written out: ``start`` once (``{system}``:
@@ -31,8 +33,11 @@ from ....textio import InputError
 #: The templates in the repository, by name (``--template NAME`` or a path to a file of one's own).
 TEMPLATES = Path(__file__).with_name("templates")
 DEFAULT_TEMPLATE = "translate"
-#: Every template's placeholders; ``{source}`` must be in ``user`` (and ``first_user``).
-PLACEHOLDERS = ("source_language", "target_language", "source")
+#: Every template's placeholders; ``{source}`` must be in ``user`` (and ``first_user``), ``{document}`` in
+#: ``document``.
+PLACEHOLDERS = ("source_language", "target_language", "source", "document")
+#: What opens the first user message of source-primed where a template has no ``document``.
+DEFAULT_DOCUMENT = "The whole {source_language} document, for context:\n{document}\n\n"
 #: The names of the languages the tasks use, by code (a name given instead of a code is taken as it is).
 LANGUAGES = {"en": "English", "de": "German", "it": "Italian", "fr": "French", "es": "Spanish", "pt": "Portuguese",
              "nl": "Dutch", "ro": "Romanian", "ru": "Russian", "cs": "Czech", "pl": "Polish", "zh": "Chinese",
@@ -53,12 +58,14 @@ class Template:
     user: str
     first_user: str | None
     plain: dict
+    document: str = DEFAULT_DOCUMENT
 
-    def fill(self, text: str | None, source_language: str, target_language: str, source: str = "") -> str | None:
+    def fill(self, text: str | None, source_language: str, target_language: str, source: str = "",
+             document: str = "") -> str | None:
         if text is None:
             return None
         return text.replace("{source_language}", source_language).replace("{target_language}", target_language) \
-            .replace("{source}", source)
+            .replace("{document}", document).replace("{source}", source)
 
 
 def template_path(name: os.PathLike | str | None) -> Path:
@@ -83,9 +90,10 @@ def load_template(name: os.PathLike | str | None = None) -> Template:
         raise InputError(path, f"not YAML: {err}") from None
     if not isinstance(data, dict):
         raise InputError(path, "expected a mapping with the keys system, user and plain")
-    unknown = set(data) - {"system", "user", "first_user", "plain"}
+    unknown = set(data) - {"system", "user", "first_user", "document", "plain"}
     if unknown:
-        raise InputError(path, f"unknown key {sorted(unknown)[0]!r}: expected system, user, first_user and plain")
+        raise InputError(path, f"unknown key {sorted(unknown)[0]!r}: expected system, user, first_user, document "
+                               "and plain")
     for key in ("user", "plain"):
         if key not in data:
             raise InputError(path, f"expected the key {key!r}")
@@ -95,10 +103,12 @@ def load_template(name: os.PathLike | str | None = None) -> Template:
     for key, text in (("user", data["user"]), ("first_user", data.get("first_user")), ("plain.user", plain["user"])):
         if text is not None and "{source}" not in str(text):
             raise InputError(path, f"the template's {key} lacks the placeholder {{source}} (the turn's sentences)")
+    if "document" in data and "{document}" not in str(data["document"]):
+        raise InputError(path, "the template's document lacks the placeholder {document} (the source document)")
     if not str(plain["end"]):
         raise InputError(path, "expected plain.end to be a non-empty string (it ends each answer)")
     return Template(path, data.get("system"), str(data["user"]), data.get("first_user"),
-                    {key: str(value) for key, value in plain.items()})
+                    {key: str(value) for key, value in plain.items()}, str(data.get("document", DEFAULT_DOCUMENT)))
 
 
 def turns(sources: Sequence[str], context: Sequence[str]) -> tuple[list[tuple[str, str]], str]:
@@ -131,9 +141,18 @@ class Prompter:
     def _fill(self, text: str | None, source: str = "") -> str | None:
         return self.template.fill(text, self.names["source_language"], self.names["target_language"], source)
 
-    def messages(self, done: Sequence[tuple[str, str]], current: str | None) -> list[dict]:
+    def _primer(self, document: Sequence[str]) -> str:
+        """What opens the first user message: the template's ``document`` with the source document (source-primed),
+        or nothing."""
+        if not document:
+            return ""
+        return self.template.fill(self.template.document, self.names["source_language"],
+                                  self.names["target_language"], document="\n".join(document))
+
+    def messages(self, done: Sequence[tuple[str, str]], current: str | None,
+                 document: Sequence[str] = ()) -> list[dict]:
         """The chat messages: the system message, then each earlier turn's user message and answer, then (unless
-        None) the current user message."""
+        None) the current user message; ``document``: the source document, opening the first user message."""
         template = self.template
         messages = []
         system = self._fill(template.system)
@@ -142,25 +161,28 @@ class Prompter:
         sources = [source for source, _ in done] + ([current] if current is not None else [])
         for i, source in enumerate(sources):
             user = template.first_user if i == 0 and template.first_user else template.user
-            messages.append({"role": "user", "content": self._fill(user, source)})
+            messages.append({"role": "user", "content": (self._primer(document) if i == 0 else "")
+                             + self._fill(user, source)})
             if i < len(done):
                 messages.append({"role": "assistant", "content": done[i][1]})
         return messages
 
-    def text(self, done: Sequence[tuple[str, str]], current: str) -> str:
-        """The prompt's text: the conversation up to the current user message, ready for the answer."""
+    def text(self, done: Sequence[tuple[str, str]], current: str, document: Sequence[str] = ()) -> str:
+        """The prompt's text: the conversation up to the current user message, ready for the answer (``document``:
+        the source document, opening the first user message)."""
         if self.chat:
-            return self.tokenizer.apply_chat_template(self.messages(done, current), tokenize=False,
+            return self.tokenizer.apply_chat_template(self.messages(done, current, document), tokenize=False,
                                                       add_generation_prompt=True)
         plain = self.template.plain
-        parts = [self._fill(plain["start"]).replace("{system}", self._fill(self.template.system) or "")]
+        parts = [self._fill(plain["start"]).replace("{system}", self._fill(self.template.system) or ""),
+                 self._primer(document)]
         for source, target in done:
             parts += [self._fill(plain["user"], source), self._fill(plain["assistant"]), target, plain["end"]]
         parts += [self._fill(plain["user"], current), self._fill(plain["assistant"])]
         return "".join(parts)
 
-    def ids(self, done: Sequence[tuple[str, str]], current: str) -> list[int]:
-        return list(self.tokenizer(self.text(done, current), add_special_tokens=False)["input_ids"])
+    def ids(self, done: Sequence[tuple[str, str]], current: str, document: Sequence[str] = ()) -> list[int]:
+        return list(self.tokenizer(self.text(done, current, document), add_special_tokens=False)["input_ids"])
 
     def answer(self, text: str, end: int) -> list[int]:
         """An answer's ids as the prompt continues with it: its lines, then the end of the turn (the token ``end``

@@ -100,9 +100,10 @@ class Model:
 
     check_length = check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
 
-    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1) -> bool:
+    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1,
+             document: Sequence[int] = ()) -> bool:
         """The request's source fits the encoder; ``</s>``, the prefix and ``continuation`` tokens the decoder."""
-        return window_fits(self, source, prefix, continuation, prompt=1)
+        return window_fits(self, source, prefix, continuation, prompt=1, document=document)
 
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
               batch_size: int = 64) -> list[Scored]:

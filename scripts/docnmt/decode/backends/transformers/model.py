@@ -205,10 +205,11 @@ class HFModel:
 
     check_length = check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
 
-    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1) -> bool:
+    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1,
+             document: Sequence[int] = ()) -> bool:
         """The request's source fits the encoder; the decoder's prompt, the prefix and ``continuation`` tokens
         the decoder."""
-        return window_fits(self, source, prefix, continuation, prompt=len(self.prompt))
+        return window_fits(self, source, prefix, continuation, prompt=len(self.prompt), document=document)
 
     # ---- forced scoring -----------------------------------------------------
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
