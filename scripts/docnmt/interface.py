@@ -117,6 +117,31 @@ def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[
     return target + [end]
 
 
+#: The most positions one batch of a search may hold (:func:`token_batches`): beam x (source + prefix + the
+#: hypothesis' token limit) per request, times its requests. With the default limit of 200 tokens a hypothesis, the
+#: paper's sentence windows fill the 64 requests of a batch; long windows (a whole document) give smaller batches.
+MAX_TOKENS = 400_000
+
+
+def token_batches(order: Sequence[int], size, max_tokens: int | None = MAX_TOKENS, max_requests: int = 64,
+                  together=None):
+    """Consecutive runs of ``order`` as batches: each at most ``max_requests`` requests and, padded to its largest,
+    at most ``max_tokens`` positions (``size(i)``: request i's positions; a request larger than the limit alone is a
+    batch of its own); ``together(i, j)``: whether request j may join a batch that begins with request i."""
+    batch: list[int] = []
+    largest = 0
+    for i in order:
+        grown = max(largest, size(i))
+        if batch and (len(batch) == max_requests or (max_tokens is not None and grown * (len(batch) + 1) > max_tokens)
+                      or (together is not None and not together(batch[0], i))):
+            yield batch
+            batch, grown = [], size(i)
+        batch.append(i)
+        largest = grown
+    if batch:
+        yield batch
+
+
 class Counted:
     """The cost counters every backend's searcher keeps (docnmt.decode.backends.fairseq.search's docstring, "Cost counters"), and
     its progress hook: ``on_batch``, where set, is called with the number of requests of each batch once that
@@ -197,7 +222,7 @@ class Backend:
     #: whether the workflow's ContraPro evaluation (forced scoring of BPE-level contrastive targets) runs with it
     contrapro_in_workflow: bool
     #: the module with ``load(model, data, **options)``, ``check(model, data, level, ...)``,
-    #: ``searcher(model, beam, lenpen, batch_size, max_len)`` and ``check_cli(parser, args)`` (docnmt-check-model)
+    #: ``searcher(model, beam, lenpen, batch_size, max_len, max_tokens)`` and ``check_cli(parser, args)`` (docnmt-check-model)
     module: str
     #: how the tables' notes name the backend's models (None: the default backend, no note), and what they say of
     #: what differs from the paper's search

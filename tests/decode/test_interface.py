@@ -79,7 +79,7 @@ def echo_backend(monkeypatch):
 
     module.load = lambda model, data, **options: calls.append(("load", model, data, options)) or EchoModel(model)
     module.check = lambda model, data, level, *rest: calls.append(("check", model, level)) or {"backend": "echo"}
-    module.searcher = lambda model, beam, lenpen, batch_size, max_len: EchoSearcher(model, beam)
+    module.searcher = lambda model, beam, lenpen, batch_size, max_len, max_tokens: EchoSearcher(model, beam)
     module.check_cli = lambda parser, args: calls.append(("check_cli", args.model)) or 0
     monkeypatch.setitem(sys.modules, "echo_backend", module)
     monkeypatch.setitem(REGISTRY, "echo", Backend(
@@ -125,3 +125,25 @@ def test_a_backend_added_with_one_registry_entry_is_a_choice_of_the_clis_and_the
     with pytest.raises(config_module.ConfigError, match="a data folder is for fairseq models; a echo model is a "
                                                         "folder whose model repeats its source"):
         config_module._check_models("mine", task)
+
+
+def test_batches_are_limited_in_positions_as_well_as_in_requests():
+    sizes = [100, 100, 100, 400, 50, 50, 900, 10]
+    batches = list(interface.token_batches(range(len(sizes)), sizes.__getitem__, max_tokens=400, max_requests=3))
+    # padded to its largest request: 3 x 100 fits; 400 alone; 50+50 fit, 900 is alone although over the limit
+    assert batches == [[0, 1, 2], [3], [4, 5], [6], [7]]
+    assert list(interface.token_batches(range(8), sizes.__getitem__, max_tokens=None, max_requests=3)) == \
+        [[0, 1, 2], [3, 4, 5], [6, 7]]
+    assert list(interface.token_batches(range(4), lambda i: 1, max_requests=64,
+                                        together=lambda first, i: first // 2 == i // 2)) == [[0, 1], [2, 3]]
+
+
+def test_the_default_position_limit_binds_on_whole_documents_not_on_sentence_windows():
+    """A request's positions are beam x (source + prefix + the token limit): the paper's k=3 windows of news
+    sentences (about 30 tokens each) fill the 64 requests of a batch at beam 12; windows of 40 such sentences
+    give batches of a few requests."""
+    def batch_sizes(tokens: int) -> list[int]:
+        return [len(b) for b in interface.token_batches(range(128), lambda i: 12 * (tokens + 200), max_requests=64)]
+
+    assert batch_sizes(3 * 30 + 2 * 30) == [64, 64]
+    assert set(batch_sizes(40 * 30 + 39 * 30)[:-1]) == {12}

@@ -98,3 +98,9 @@ def test_full_segment_takes_the_sentence_level_hypotheses_as_its_guide_only_wher
     inputs = decode.decode_inputs(without, "full-segment", "demo", "test", "full-segment")
     assert "first_pass" not in inputs and decode.decode_options(without, "full-segment", "demo", "full-segment",
                                                                   inputs) == []
+
+
+def test_decode_max_tokens_reaches_the_search_only_where_it_is_set():
+    assert "--max-tokens" not in decode.search_args(demo_config(), "demo")
+    args = decode.search_args(demo_config(decode={"dtype": "float32", "max_tokens": 50000}), "demo")
+    assert args[args.index("--max-tokens") + 1] == 50000

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import SEP
-from ..interface import DEFAULT_DTYPE, DTYPES
+from ..interface import DEFAULT_DTYPE, DTYPES, MAX_TOKENS
 
 
 def add_backend_argument(parser) -> None:
@@ -59,8 +59,8 @@ def positive_int(text: str) -> int:
 
 
 def add_search_arguments(parser) -> None:
-    """The search settings every decoding CLI shares: beam, length penalty, k, h, batch size, hypothesis length,
-    device, dtype and separator."""
+    """The search settings every decoding CLI shares: beam, length penalty, k, h, batch size in requests and in
+    positions, hypothesis length, device, dtype and separator."""
     parser.add_argument("--beam", type=int, default=12, help="token-level beam size (the paper: 12)")
     parser.add_argument("--lenpen", type=float, default=1.0, help="length penalty (1: length normalization)")
     parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
@@ -69,7 +69,11 @@ def add_search_arguments(parser) -> None:
                         help="window: the k-1 previous sentences (the paper's); document: every earlier sentence of "
                              "the document (full-segment: the whole document at once), for models with a long "
                              "context such as LLMs")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="at most this many requests a batch")
+    parser.add_argument("--max-tokens", type=positive_int, default=MAX_TOKENS,
+                        help="at most this many positions a batch: beam x (source + forced prefix + --max-len-b) a "
+                             f"request, times its requests (default {MAX_TOKENS}; a causal LM searches one request at "
+                             "a time)")
     parser.add_argument("--max-len-b", type=positive_int, default=200,
                         help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
                              "--max-len-a 0; transformers' max_new_tokens); default 200, as both")

@@ -189,7 +189,7 @@ def main(argv=None) -> int:
     if round_one is not None:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
     searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
-                             max_len=args.max_len_b)
+                             max_len=args.max_len_b, max_tokens=args.max_tokens)
     selector = None if mbr is None else Selector(mbr)
     if mbr is not None and mbr.candidates == "sampling":
         from .sampling import Sampler

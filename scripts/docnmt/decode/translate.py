@@ -65,6 +65,7 @@ import time
 from pathlib import Path
 
 from .. import SEP, layout
+from ..interface import MAX_TOKENS
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
 from .arguments import add_backend_argument, add_search_arguments
@@ -190,7 +191,7 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
 def translate(documents, pipeline: TextPipeline, strategy: str, document_model=None, sentence_model=None,
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
-              max_len: int = 200, context: str = "window") -> list[list[str]]:
+              max_len: int = 200, context: str = "window", max_tokens: int | None = MAX_TOKENS) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
     from .backends import make_searcher
 
@@ -213,7 +214,8 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
     def searcher(model, name: str):
         if model is None:
             return None
-        made = make_searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len)
+        made = make_searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len,
+                             max_tokens=max_tokens)
         made.on_batch = Progress(name, total, stream)
         return made
 
@@ -315,7 +317,7 @@ def main(argv=None) -> int:
     translations = translate(documents, pipeline, args.strategy, models.get("document"), models.get("sentence"),
                              k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
                              doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b,
-                             context=args.context)
+                             context=args.context, max_tokens=args.max_tokens)
     seconds = time.perf_counter() - started
     write_documents(args.output, layout, documents, translations)
     empty = sum(not t for doc in translations for t in doc)

@@ -117,9 +117,12 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
 
 
 def search_args(config: dict, task: str) -> list:
-    """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator, context."""
+    """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator, context, and
+    decode.max_tokens where it is set."""
+    max_tokens = config["decode"].get("max_tokens")
     return ["--beam", config["beam"], "--k", task_k(config, task), "--h", config["h"], "--dtype",
-            config["decode"]["dtype"], "--separator", task_separator(config, task)] + context_args(config, task)
+            config["decode"]["dtype"], "--separator", task_separator(config, task)] + context_args(config, task) \
+        + ([] if max_tokens is None else ["--max-tokens", int(max_tokens)])
 
 
 def context_args(config: dict, task: str) -> list[str]:

@@ -31,10 +31,11 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
     return check_model(model, _data_folder(model, data), level, separator, k)
 
 
-def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int):
+def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int, max_tokens: int | None):
     from .search import Searcher
 
-    return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len_b=max_len)
+    return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len_b=max_len,
+                    max_tokens=max_tokens)
 
 
 def check_cli(parser, args) -> int:

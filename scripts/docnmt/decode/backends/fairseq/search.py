@@ -104,7 +104,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ....interface import Counted, Hypothesis, Request, Scored, checked_ids  # noqa: F401 - shared types
+from ....interface import MAX_TOKENS, Counted, Hypothesis, Request, Scored, checked_ids, token_batches  # noqa: F401 - shared types
 from .model import Model
 from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
 from ....textio import InputError
@@ -198,7 +198,8 @@ class Searcher(Counted):
     vocabulary = "dictionary"  # what error messages call the table of token ids
 
     def __init__(self, model: Model, beam: int = 12, lenpen: float = 1.0, max_len_a: float = 0.0,
-                 max_len_b: int = 200, batch_size: int = 64, shared_prefix: bool = True):
+                 max_len_b: int = 200, batch_size: int = 64, shared_prefix: bool = True,
+                 max_tokens: int | None = MAX_TOKENS):
         from fairseq.models.transformer import TransformerDecoderBase
         from fairseq.modules import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
 
@@ -220,6 +221,7 @@ class Searcher(Counted):
         self.max_len_a = max_len_a
         self.max_len_b = max_len_b
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
         self.shared_prefix = shared_prefix
         self.eos, self.pad = model.eos, model.pad
         self.vocab = len(model.dict)
@@ -250,9 +252,11 @@ class Searcher(Counted):
 
     # ---- batching ---------------------------------------------------------
     def _batches(self, checked):
+        """Longest sources first, at most ``batch_size`` requests and ``max_tokens`` positions a batch
+        (:func:`docnmt.interface.token_batches`: beam x (source + prefix + token limit) a request)."""
         order = sorted(range(len(checked)), key=lambda i: (-len(checked[i][0]), -len(checked[i][1]), i))
-        for start in range(0, len(order), self.batch_size):
-            yield order[start:start + self.batch_size]
+        yield from token_batches(order, lambda i: self.beam * (len(checked[i][0]) + len(checked[i][1]) + checked[i][2]),
+                                 self.max_tokens, self.batch_size)
 
     def _encode(self, sources: list[list[int]]):
         import torch

@@ -22,10 +22,11 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
     return check_transformers_model(model, level, separator, k, src_lang, tgt_lang, sample)
 
 
-def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int):
+def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int, max_tokens: int | None):
     from .model import HFSearcher
 
-    return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len)
+    return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,
+                    max_tokens=max_tokens)
 
 
 def check_cli(parser, args) -> int:

@@ -36,8 +36,8 @@ from typing import Sequence
 
 from .... import SEP
 from ....textio import InputError
-from ....interface import (Counted, Hypothesis, Request, Scored, check_length, checked_ids, checked_target,
-                           window_fits)
+from ....interface import (MAX_TOKENS, Counted, Hypothesis, Request, Scored, check_length, checked_ids,
+                           checked_target, token_batches, window_fits)
 from .. import load_tokenizer
 
 #: What a user types for ``--backend``.
@@ -265,7 +265,8 @@ class HFSearcher(Counted):
     vocabulary = "vocabulary"  # what error messages call the table of token ids
 
     def __init__(self, model: HFModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
-                 early_stopping: bool | str | None = None, max_new_tokens: int = 200):
+                 early_stopping: bool | str | None = None, max_new_tokens: int = 200,
+                 max_tokens: int | None = MAX_TOKENS):
         if beam < 1 or batch_size < 1 or max_new_tokens < 1:
             raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
                              f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
@@ -274,6 +275,7 @@ class HFSearcher(Counted):
         self.beam = beam
         self.lenpen = lenpen
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
         config_stopping = model.net.generation_config.early_stopping
         self.early_stopping = config_stopping if early_stopping is None else early_stopping
         self.max_new_tokens = max_new_tokens
@@ -304,18 +306,15 @@ class HFSearcher(Counted):
         return checked
 
     def _batches(self, checked):
-        """Requests of equal prompt length and limit together, longest sources first, at most batch_size each."""
+        """Requests of equal prompt length and limit together, longest sources first, at most ``batch_size`` requests
+        and ``max_tokens`` positions a batch (:func:`docnmt.interface.token_batches`: beam x (source + prompt +
+        token limit) a request)."""
         order = sorted(range(len(checked)),
                        key=lambda i: (len(checked[i][1]), checked[i][2], -len(checked[i][0]), i))
-        batch: list[int] = []
-        for i in order:
-            if batch and (len(checked[batch[0]][1]) != len(checked[i][1]) or checked[batch[0]][2] != checked[i][2]
-                          or len(batch) == self.batch_size):
-                yield batch
-                batch = []
-            batch.append(i)
-        if batch:
-            yield batch
+        yield from token_batches(
+            order, lambda i: self.beam * (len(checked[i][0]) + len(checked[i][1]) + checked[i][2]), self.max_tokens,
+            self.batch_size,
+            together=lambda first, i: (len(checked[first][1]), checked[first][2]) == (len(checked[i][1]), checked[i][2]))
 
     # ---- search -----------------------------------------------------------
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
