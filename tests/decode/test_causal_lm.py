@@ -256,11 +256,12 @@ def test_check_model_and_translate_run_from_the_command_line(tiny_llama, tmp_pat
                         "--output", str(tmp_path / "check.json")]) == 0
     assert "llama (causal LM), en->de, chat template with translate.yaml" in capsys.readouterr().out
     assert json.loads((tmp_path / "check.json").read_text())["sample"]["documents"] == 2
-    for strategy in ("doc-trans", "full-segment"):
+    # doc-trans with the reused cache, the whole document in one turn, source-primed
+    for strategy, extra in (("doc-trans", []), ("full-segment", ["--context", "document"]), ("source-primed", [])):
         out = tmp_path / f"{strategy}.txt"
         assert translate.main(["--backend", "causal-lm", "--document-model", str(tiny_llama), "--src-lang", "en",
                                "--tgt-lang", "de", "--strategy", strategy, "--input", str(talks), "--output",
-                               str(out), "--beam", "2", "--max-len-b", "40"]) == 0
+                               str(out), "--beam", "2", "--max-len-b", "40", *extra]) == 0
         lines = out.read_text(encoding="utf-8").split("\n")
         assert lines[2] == "" and len(lines) == 6, lines
     with pytest.raises(SystemExit):
