@@ -192,7 +192,8 @@ def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_
     assert row(bleu, "sentence-level", "mine-doc") == ["-"] * 4 and row(bleu, "2-pass", "mine-doc") == ["-"] * 4
     assert row(bleu, "doc-trans", "mine-doc")[0] != "-", "doc-trans runs sequentially without the first pass"
     assert "mine-doc: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine-doc.models); " \
-           "2-pass (no sentence-level model in task_settings.mine-doc.models)." in bleu
+           "2-pass (no sentence-level model in task_settings.mine-doc.models); source-primed (source-primed is for " \
+           "causal-lm models" in bleu
     sidecar = json.loads((two_tasks / "results/mine-doc/decode/test/doc-trans.json").read_text())
     assert sidecar["doc_trans_mode"] == "sequential" and sidecar["separator"] == SEPARATOR
     parallel = json.loads((two_tasks / "results/mine/decode/test/doc-trans.json").read_text())
@@ -282,7 +283,7 @@ def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_mari
     the tables' notes name the backend; its doc-trans (parallel) is the Python API's sequential doc-trans."""
     from docnmt.decode.documents import group
     from docnmt.decode.backends.transformers.model import HFModel, HFSearcher
-    from docnmt.decode.strategies import REGISTRY, Decoder
+    from docnmt.decode.strategies import REGISTRY, Decoder, strategies_for
 
     workdir = two_tasks
     check = json.loads((workdir / "results/hf/models/document/check.json").read_text(encoding="utf-8"))
@@ -290,7 +291,7 @@ def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_mari
     assert (check["backend"], check["separator"], check["sample"]["lines"]) == ("transformers", "<brk>", sentences)
     assert not (workdir / "data/hf/bin").exists() and not (workdir / "data/hf/bpe/codes").exists()
     bleu = (workdir / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text(encoding="utf-8")
-    for strategy in REGISTRY:
+    for strategy in strategies_for("transformers"):
         cells = row(bleu, strategy, "hf")
         assert cells and "-" not in cells, (strategy, bleu)
     assert "The search on transformers (Hugging Face) models for hf" in bleu
@@ -311,14 +312,14 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama
     the notes name the backend and the template; its doc-trans is the Python API's sequential doc-trans."""
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group
-    from docnmt.decode.strategies import REGISTRY, Decoder
+    from docnmt.decode.strategies import REGISTRY, Decoder, strategies_for
 
     workdir = two_tasks
     check = json.loads((workdir / "results/llm/models/document/check.json").read_text(encoding="utf-8"))
     assert (check["backend"], check["model_type"], check["chat_template"]) == ("causal-lm", "llama", True)
     tables = workdir / "results/tables/mine+mine-doc+hf+llm"
     bleu = (tables / "bleu_ter.md").read_text(encoding="utf-8")
-    for strategy in REGISTRY:
+    for strategy in strategies_for("causal-lm"):
         cells = row(bleu, strategy, "llm")
         assert cells and "-" not in cells, (strategy, bleu)
     assert "The search on causal-lm (causal LM) models for llm (template translate.yaml)" in bleu

@@ -120,6 +120,8 @@ def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[
 #: The most positions one batch of a search may hold (:func:`token_batches`): beam x (source + prefix + the
 #: hypothesis' token limit) per request, times its requests. With the default limit of 200 tokens a hypothesis, the
 #: paper's sentence windows fill the 64 requests of a batch; long windows (a whole document) give smaller batches.
+#: An encoder-decoder's default; a causal LM, whose keys and values per position are far larger, has its own
+#: (:attr:`Backend.max_tokens`).
 MAX_TOKENS = 400_000
 
 
@@ -233,6 +235,8 @@ class Backend:
     #: bench/decode's runner for this backend, ``module:function`` of a module in bench/ (None: bench/decode's own,
     #: which times fairseq checkpoints of a workflow directory)
     bench: str | None = None
+    #: the default of ``--max-tokens``: the most positions one search batch holds (:func:`token_batches`)
+    max_tokens: int = MAX_TOKENS
 
     @property
     def plain_text(self) -> bool:
@@ -271,7 +275,7 @@ REGISTRY: dict[str, Backend] = {
         module="docnmt.decode.backends.causal_lm", note="causal LM",
         note_detail="a prompt of turns from a template, each context sentence an earlier turn, and generate's search "
                     "(docs/own-models.md, 'LLMs')",
-        bench="decode_causal_lm:causal_lm_benchmark",
+        bench="decode_causal_lm:causal_lm_benchmark", max_tokens=32_768,
     ),
 }
 

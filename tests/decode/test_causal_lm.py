@@ -68,10 +68,13 @@ class Recording:
 
 
 def _run(model, strategy, docs, beam, reuse_cache, context="window"):
+    """A strategy's decode with the backend's search (the reused cache, requests in batches), or with generate on
+    each request's whole prompt, one request at a time (``reuse_cache=False``), as the papers' scripts."""
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
     from docnmt.decode.documents import context_k
 
-    searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=40, reuse_cache=reuse_cache)
+    searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=40, reuse_cache=reuse_cache,
+                                batch_size=64 if reuse_cache else 1)
     recording = Recording(searcher)
     out = REGISTRY[strategy](Decoder(searcher, k=context_k(context, 3, docs), h=2, sentence_searcher=searcher,
                                      doc_trans_mode="sequential"), docs)
@@ -94,7 +97,8 @@ def test_the_reused_cache_gives_generates_outputs_on_the_whole_prompt(llama_mode
     assert searcher.tokens_cached > 0 and baseline.tokens_cached == 0
     assert searcher.tokens_prefilled + searcher.tokens_cached == baseline.tokens_prefilled
     assert searcher.tokens_prefilled < baseline.tokens_prefilled / 2
-    assert searcher.tokens_generated == baseline.tokens_generated
+    # a batch runs until its longest answer ends: its rows that ended earlier compute positions too
+    assert searcher.tokens_generated >= baseline.tokens_generated
 
 
 @pytest.mark.parametrize("beam", [1, 3])
@@ -121,6 +125,35 @@ def test_full_segment_with_the_document_as_context_is_the_whole_document_in_one_
     assert all(not request.prefix for request, _ in seen)
 
 
+@pytest.mark.parametrize("beam", [1, 3])
+def test_a_batch_of_prompts_of_different_lengths_gives_each_ones_own_search(llama_model, test_docs, beam):
+    """Requests of different lengths in one batch (each cache padded on the left, the padding masked) get the
+    answers and scores that each gets alone; the token limit in positions splits the batch."""
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    decoder = Decoder(CausalLMSearcher(llama_model, beam=beam, max_new_tokens=30), k=3, h=1)
+    doc = test_docs[0]
+    requests = [decoder.request(doc.src[max(0, i - 2):i + 1], doc.ref[max(0, i - 2):i]) for i in range(len(doc))]
+    requests.append(decoder.request(doc.src[:3]))  # a window of three lines
+    alone = CausalLMSearcher(llama_model, beam=beam, max_new_tokens=30, batch_size=1)
+    batched = CausalLMSearcher(llama_model, beam=beam, max_new_tokens=30)
+    sizes = []
+    batched.on_batch = sizes.append
+    expected, found = alone.search(requests), batched.search(requests)
+    assert sizes == [len(requests)]
+    for mine, its in zip(found, expected):
+        assert [h.tokens for h in mine] == [h.tokens for h in its]
+        assert [h.score for h in mine] == pytest.approx([h.score for h in its], abs=1e-4)
+        assert [h.logprob for h in mine] == pytest.approx([h.logprob for h in its], abs=1e-4)
+    longest = max(len(llama_model.conversation(r.source, r.prefix)) for r in requests)
+    limited = CausalLMSearcher(llama_model, beam=beam, max_new_tokens=30, max_tokens=beam * (longest + 30) * 2)
+    sizes.clear()
+    limited.on_batch = sizes.append
+    assert [[h.tokens for h in hyps] for hyps in limited.search(requests)] == [[h.tokens for h in hyps]
+                                                                                for hyps in expected]
+    assert max(sizes) == 2 and sum(sizes) == len(requests)
+
+
 def test_source_primed_gives_the_whole_source_document_first_and_computes_it_once(llama_model, test_docs):
     """source-primed: doc-trans's conversation after the whole source document, which opens the first user
     message; the document's tokens come from the cache after the first sentence; generate's outputs."""
@@ -144,9 +177,10 @@ def test_source_primed_gives_the_whole_source_document_first_and_computes_it_onc
 
 def test_source_primed_is_refused_for_models_without_a_conversation(tmp_path, capsys):
     from docnmt.decode import cli
-    from docnmt.decode.registry import not_for_backend
+    from docnmt.decode.registry import not_for_backend, strategies_for
 
     assert not_for_backend("source-primed", "causal-lm") is None and not_for_backend("doc-trans", "fairseq") is None
+    assert "source-primed" not in strategies_for("fairseq") and strategies_for("causal-lm")[-1] == "source-primed"
     (tmp_path / "src").write_text("a\n", encoding="utf-8")
     (tmp_path / "ids").write_text("d\n", encoding="utf-8")
     with pytest.raises(SystemExit):
@@ -195,14 +229,11 @@ def test_context_sentences_are_earlier_turns_holding_the_strategys_translations(
 
 
 def test_an_answer_to_a_window_is_split_into_its_lines(llama_model):
-    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
-
-    searcher = CausalLMSearcher(llama_model, beam=1)
     ids = llama_model.tokenizer("Er ist spät.\n\nWo ist der Zug?\n", add_special_tokens=False)["input_ids"]
-    window = searcher._hypothesis(ids + [llama_model.eos], 0.0, 0.0, lines=2)
+    window = llama_model.hypothesis(ids + [llama_model.eos], 0.0, 0.0, lines=2)
     assert llama_model.decode(window.tokens) == "Er ist spät. <sep> Wo ist der Zug?"
     # the answer to one sentence is its translation, whatever its lines
-    sentence = searcher._hypothesis(ids + [llama_model.eos], 0.0, 0.0, lines=1)
+    sentence = llama_model.hypothesis(ids + [llama_model.eos], 0.0, 0.0, lines=1)
     assert llama_model.decode(sentence.tokens) == "Er ist spät. Wo ist der Zug?"
 
 

@@ -11,7 +11,7 @@ import pytest
 from helpers import REAL_SAMPLES, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode.documents import group
-from docnmt.decode.strategies import REGISTRY, Decoder, take_over_round_one
+from docnmt.decode.strategies import REGISTRY, Decoder, strategies_for, take_over_round_one
 from docnmt.textio import InputError, read_lines
 
 pytestmark = pytest.mark.workflow
@@ -139,7 +139,7 @@ def test_short_documents_a_one_sentence_document_and_an_empty_line(demo):
     first_pass = decode(demo, "sentence-level", docs)[0]
     for doc, hyps in zip(docs, first_pass):
         doc.first_pass = hyps
-    for strategy in REGISTRY:
+    for strategy in strategies_for("fairseq"):
         decode(demo, strategy, docs)  # asserts one hypothesis per sentence
     sequential = decode(demo, "doc-trans", docs)[0]
     assert decode(demo, "doc-trans", docs, mode="parallel")[0] == sequential
@@ -500,7 +500,7 @@ def test_half_precision_decodes_every_strategy_like_fp32(demo, dtype):
     for name, models in (("fp32", {"doc": demo["doc"], "sent": demo["sent"]}), (dtype, half)):
         first_pass = None
         outputs[name] = {}
-        for strategy in ["sentence-level", *[s for s in REGISTRY if s != "sentence-level"]]:
+        for strategy in ["sentence-level", *[s for s in strategies_for("fairseq") if s != "sentence-level"]]:
             searcher = Recording(models["sent" if strategy == "sentence-level" else "doc"], beam=BEAM)
             searcher.scores = []
             batch = documents(demo, n_docs=5, first_pass=first_pass)

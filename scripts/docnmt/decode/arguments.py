@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import SEP
-from ..interface import DEFAULT_DTYPE, DTYPES, MAX_TOKENS
+from ..interface import DEFAULT_DTYPE, DTYPES, MAX_TOKENS, backend
 
 
 def add_backend_argument(parser) -> None:
@@ -70,10 +70,10 @@ def add_search_arguments(parser) -> None:
                              "the document (full-segment: the whole document at once), for models with a long "
                              "context such as LLMs")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="at most this many requests a batch")
-    parser.add_argument("--max-tokens", type=positive_int, default=MAX_TOKENS,
-                        help="at most this many positions a batch: beam x (source + forced prefix + --max-len-b) a "
-                             f"request, times its requests (default {MAX_TOKENS}; a causal LM searches one request at "
-                             "a time)")
+    parser.add_argument("--max-tokens", type=positive_int,
+                        help="at most this many positions a batch: beam x (source or prompt + forced prefix + "
+                             f"--max-len-b) a request, times its requests (default: the backend's, {MAX_TOKENS}; "
+                             f"causal-lm {backend('causal-lm').max_tokens})")
     parser.add_argument("--max-len-b", type=positive_int, default=200,
                         help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
                              "--max-len-a 0; transformers' max_new_tokens); default 200, as both")

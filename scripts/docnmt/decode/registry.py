@@ -83,6 +83,11 @@ def not_for_backend(strategy: str, backend_name: str) -> str | None:
     return None
 
 
+def strategies_for(backend_name: str) -> list[str]:
+    """The strategies, in the registry's order, that apply to a backend's models (:func:`not_for_backend`)."""
+    return [name for name in STRATEGIES if not_for_backend(name, backend_name) is None]
+
+
 def strategy(name: str, cost: str, **needs):
     """Registers a strategy's function with its :class:`StrategyInfo` (``needs``: its fields beyond the cost)."""
 

@@ -94,7 +94,7 @@ from ..preprocess.bpe import remove_bpe
 from ..preprocess.windows import join, split
 from .documents import Document, previous, window
 from .realign import realign
-from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, not_for_backend, strategy  # noqa: F401 (the registry)
+from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, not_for_backend, strategies_for, strategy  # noqa: F401 (the registry)
 
 
 @dataclass

@@ -65,7 +65,6 @@ import time
 from pathlib import Path
 
 from .. import SEP, layout
-from ..interface import MAX_TOKENS
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
 from .arguments import add_backend_argument, add_search_arguments
@@ -191,7 +190,7 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
 def translate(documents, pipeline: TextPipeline, strategy: str, document_model=None, sentence_model=None,
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
-              max_len: int = 200, context: str = "window", max_tokens: int | None = MAX_TOKENS) -> list[list[str]]:
+              max_len: int = 200, context: str = "window", max_tokens: int | None = None) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
     from .backends import make_searcher
 

@@ -391,8 +391,8 @@ PROMPT_LABELS = {"tokens_prefilled": "tokens prefilled", "tokens_cached": "token
                  "tokens_generated": "tokens generated"}
 PROMPT_NOTE = ("Causal LMs: tokens prefilled are the prompt tokens run through the model; tokens from cache those "
                "read from the keys and values of an earlier prompt that shares them (the instruction, a "
-               "conversation's earlier turns); tokens generated count every beam's positions. Forward calls include "
-               "the prefill's.")
+               "conversation's earlier turns); tokens generated count every beam's positions, in a batch those of the "
+               "answers that ended before its longest too. Forward calls include the prefill's.")
 
 
 def cost_table(manifest: dict) -> Table:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ... import SEP
-from ...interface import MAX_TOKENS, backend, backend_of, names
+from ...interface import backend, backend_of, names
 
 
 def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,
@@ -45,12 +45,13 @@ def _template(name: str, template: str | None) -> dict:
 
 
 def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64, max_len: int = 200,
-                  max_tokens: int | None = MAX_TOKENS):
+                  max_tokens: int | None = None):
     """The searcher of ``model``'s backend: fairseq's beam semantics, or transformers' (``generate``'s); ``max_len``:
     the most tokens a hypothesis may have (fairseq's ``max_len_b`` with ``max_len_a`` 0, transformers'
     ``max_new_tokens``); a batch holds at most ``batch_size`` requests and ``max_tokens`` positions
-    (:func:`docnmt.interface.token_batches`; None: requests only)."""
-    return backend_of(model).functions().searcher(model, beam, lenpen, batch_size, max_len, max_tokens)
+    (:func:`docnmt.interface.token_batches`; None: the backend's default, :attr:`~docnmt.interface.Backend.max_tokens`)."""
+    described = backend_of(model)
+    return described.functions().searcher(model, beam, lenpen, batch_size, max_len, max_tokens or described.max_tokens)
 
 
 def check(name: str, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str = SEP,

@@ -24,11 +24,10 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
 
 
 def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int, max_tokens: int | None):
-    """A causal LM's searcher searches one request at a time (each after its own cached prefix): the batch limits
-    do not apply."""
     from .model import CausalLMSearcher
 
-    return CausalLMSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len)
+    return CausalLMSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,
+                            max_tokens=max_tokens)
 
 
 def check_cli(parser, args) -> int:

@@ -11,13 +11,15 @@ turns (each source sentence with that translation), the rest of the window is th
 a line, and the answer is searched. So sentence-level and no-context ask for one sentence alone; last-sentence,
 first-sentence and full-segment ask for the window's lines and keep the last, the first or all of them; 2-pass,
 doc-trans, doc-trans-beam and cheating give the first pass's, the model's own or the reference translations as
-earlier turns; source-primed is doc-trans after the whole source document, which opens the first user message. The answer's lines are its sentences (:meth:`CausalLMSearcher._hypothesis`).
+earlier turns; source-primed is doc-trans after the whole source document, which opens the first user message.
+The answer's lines are its sentences (:meth:`CausalLMModel.hypothesis`).
 
 :class:`CausalLMSearcher` searches with ``generate`` (greedy or beam, transformers' semantics) on the prompt, after
 the longest prefix of it whose keys and values it already holds (:class:`PrefixCache`): a conversation's earlier
 turns, or the instruction every request shares, are computed once and copied from the cache (``cache=`` of
 ``generate``, cropped to the shared prefix and repeated for the beams). With ``reuse_cache=False`` it runs
 ``generate`` on the whole prompt, as the papers' scripts do; the outputs are the same (tests/decode/test_causal_lm.py).
+The requests of a search are searched in batches, each prompt's cache padded on the left (:func:`left_padded`).
 """
 
 from __future__ import annotations
@@ -167,6 +169,26 @@ class CausalLMModel:
         context window (the strategies drop the oldest context sentences until it does)."""
         return len(self.conversation(source, prefix, document)) + continuation + 1 <= self.max_positions
 
+    def answer_lines(self, request: Request) -> int:
+        """The lines the request's answer should have: its last message's sentences."""
+        sources = 1 + sum(1 for t in request.source if t == self.sep)
+        return sources - sum(1 for t in request.prefix if t == self.sep)
+
+    def hypothesis(self, answer: list[int], score: float, logprob: float, lines: int = 1) -> Hypothesis:
+        """An answer as a hypothesis: the answer to one sentence is that sentence's translation (its lines joined
+        by spaces); an answer to several is a window's, its lines (non-empty, stripped) its sentences, joined by
+        :attr:`sep` (another count of lines is a separator mismatch, which the strategies count). A
+        plain template's answer ends where its end text begins."""
+        text = self.tokenizer.decode([t for t in answer if t not in self.ends], skip_special_tokens=True,
+                                           clean_up_tokenization_spaces=False)
+        end = self.prompter.answer_end
+        if end is not None and end in text:
+            text = text[:text.index(end)]
+        found = [line.strip() for line in text.split("\n") if line.strip()] or [""]
+        if lines == 1:
+            found = [" ".join(found)]
+        return Hypothesis(self.encode(f" {SEP} ".join(found), source=True), score, logprob)
+
     # ---- forced scoring -------------------------------------------------------
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
               batch_size: int = 64) -> list[Scored]:
@@ -239,18 +261,42 @@ class PrefixCache:
         del self.held[:-self.entries]
 
 
+def left_padded(caches: Sequence, config):
+    """Caches of one row each, as one cache of their rows, each padded on the left with zeros to the longest (the
+    padding is masked by the attention mask of the batch's left-padded ids)."""
+    import torch
+    from transformers.cache_utils import DynamicCache
+
+    width = max(c.get_seq_length() for c in caches)
+    batched = DynamicCache(config=config)
+    for layer in range(len(caches[0].layers)):
+        rows = [(c.layers[layer].keys, c.layers[layer].values) for c in caches]
+        keys = torch.cat([torch.nn.functional.pad(k, (0, 0, width - k.size(-2), 0)) for k, _ in rows])
+        values = torch.cat([torch.nn.functional.pad(v, (0, 0, width - v.size(-2), 0)) for _, v in rows])
+        batched.update(keys, values, layer)
+    return batched
+
+
 class CausalLMSearcher(Counted):
     """``generate``'s greedy or beam search (``beam``) on each request's prompt, after the longest prefix the
     :class:`PrefixCache` holds (``reuse_cache``); ``max_new_tokens`` limits an answer (its end token included).
 
+    Requests are searched in batches of at most ``batch_size`` requests and ``max_tokens`` positions (beam x
+    (prompt + answer limit) a request; :func:`docnmt.interface.token_batches`), prompts of similar length together.
+    Each prompt's cached prefix is completed on its own (:meth:`_prefilled`); the batch's caches are then padded on
+    the left to one length, their padding masked, and ``generate`` continues all of them at once. A batch of one
+    request is the search of that request alone.
+
     Cost counters beyond the shared ones: ``tokens_prefilled`` (prompt tokens run through the model),
-    ``tokens_cached`` (prompt tokens read from the cache), ``tokens_generated`` (positions generated, every beam's).
+    ``tokens_cached`` (prompt tokens read from the cache), ``tokens_generated`` (positions generated, every beam's;
+    in a batch, those of the answers that ended before its longest too).
     """
 
     vocabulary = "vocabulary"
 
     def __init__(self, model: CausalLMModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
-                 max_new_tokens: int = 200, reuse_cache: bool = True, cache_entries: int = 64):
+                 max_new_tokens: int = 200, reuse_cache: bool = True, cache_entries: int = 64,
+                 max_tokens: int | None = None):
         if beam < 1 or batch_size < 1 or max_new_tokens < 1:
             raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
                              f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
@@ -259,6 +305,7 @@ class CausalLMSearcher(Counted):
         self.beam = beam
         self.lenpen = lenpen
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
         self.max_new_tokens = max_new_tokens
         self.reuse_cache = reuse_cache
         self.cache = PrefixCache(cache_entries)
@@ -300,12 +347,19 @@ class CausalLMSearcher(Counted):
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
-        results = []
-        for number, request in enumerate(requests, start=1):
-            prompt, limit = self._prompt(number, request)
-            results.append(self.generate(prompt, limit, lines=self.lines(request)))
-            self.batch_done(1)
-        return results
+        from ....interface import token_batches
+
+        prompts = [self._prompt(number, request) for number, request in enumerate(requests, start=1)]
+        lines = [self.model.answer_lines(request) for request in requests]
+        order = sorted(range(len(prompts)), key=lambda i: (prompts[i][1], -len(prompts[i][0]), i))
+        results: list[list[Hypothesis] | None] = [None] * len(prompts)
+        for batch in token_batches(order, lambda i: self.beam * (len(prompts[i][0]) + prompts[i][1]), self.max_tokens,
+                                   self.batch_size, together=lambda first, i: prompts[first][1] == prompts[i][1]):
+            found = self.generate([prompts[i][0] for i in batch], prompts[batch[0]][1], lines=[lines[i] for i in batch])
+            for i, hyps in zip(batch, found):
+                results[i] = hyps
+            self.batch_done(len(batch))
+        return results  # type: ignore[return-value]
 
     def _prefilled(self, prompt: list[int]):
         """A cache holding ``prompt[:-1]``: the longest cached prefix, the rest run through the model (and kept)."""
@@ -326,16 +380,11 @@ class CausalLMSearcher(Counted):
         self.tokens_prefilled += len(prompt) - reused
         return cache
 
-    def lines(self, request: Request) -> int:
-        """The lines the request's answer should have: its last message's sentences."""
-        sources = 1 + sum(1 for t in request.source if t == self.model.sep)
-        return sources - sum(1 for t in request.prefix if t == self.model.sep)
-
-    def generate(self, prompt: list[int], limit: int, copies: int = 1, lines: int = 1,
-                 **options) -> list[Hypothesis]:
-        """``generate`` on ``prompt`` (after the cached prefix, with ``reuse_cache``): ``beam`` answers of ``lines``
-        lines (:meth:`_hypothesis`); ``copies``: the prompt that many times (samples), ``options`` passed on to
-        ``generate``."""
+    def generate(self, prompts: list[list[int]], limit: int, copies: int = 1, lines: Sequence[int] | None = None,
+                 **options) -> list[list[Hypothesis]]:
+        """``generate`` on a batch of ``prompts`` (after each one's cached prefix, with ``reuse_cache``; padded on
+        the left to the longest): for each, ``beam`` answers of its ``lines`` lines (:meth:`CausalLMModel.hypothesis`);
+        ``copies``: one prompt that many times (samples), ``options`` passed on to ``generate``."""
         import torch
 
         kwargs = dict(max_new_tokens=limit, do_sample=False, num_beams=self.beam, num_return_sequences=self.beam,
@@ -344,22 +393,29 @@ class CausalLMSearcher(Counted):
         if self.model.prompter.answer_end is not None:
             kwargs.update(stop_strings=[self.model.prompter.answer_end], tokenizer=self.model.tokenizer)
         kwargs.update(options)
-        ids = torch.tensor([prompt] * copies, device=self.model.device)
-        if self.reuse_cache and len(prompt) > 1:
-            cache = self._prefilled(prompt)
+        if copies > 1 and len(prompts) > 1:
+            raise ValueError("copies are of one prompt")
+        lines = list(lines or [1] * len(prompts))
+        width = max(len(prompt) for prompt in prompts)
+        rows = [prompt for prompt in prompts for _ in range(copies)]
+        ids = torch.tensor([[self.pad] * (width - len(p)) + p for p in rows], device=self.model.device)
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in rows], device=self.model.device)
+        if self.reuse_cache and min(len(prompt) for prompt in prompts) > 1:
+            caches = [self._prefilled(prompt) for prompt in prompts]  # one row each, padded on the left to one
+            cache = caches[0] if len(caches) == 1 else left_padded(caches, self.net.config)
             if kwargs["num_beams"] * copies > 1:
                 cache.batch_repeat_interleave(kwargs["num_beams"] * copies)
             kwargs[self.model.cache_keyword] = cache
         else:
-            self.tokens_prefilled += len(prompt)
+            self.tokens_prefilled += sum(len(prompt) for prompt in prompts)
         calls = self.forward_calls
         counting = self.net.register_forward_pre_hook(self._count, with_kwargs=True)
         try:
             with torch.no_grad():
-                out = self.net.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs)
+                out = self.net.generate(input_ids=ids, attention_mask=mask, **kwargs)
         finally:
             counting.remove()
-        answers = out.sequences[:, len(prompt):].tolist()
+        answers = out.sequences[:, width:].tolist()
         if kwargs["num_beams"] > 1:
             scores = [float(s) for s in out.sequences_scores]
             steps = self.net.compute_transition_scores(out.sequences, out.scores, out.beam_indices,
@@ -367,15 +423,17 @@ class CausalLMSearcher(Counted):
         else:
             steps = self.net.compute_transition_scores(out.sequences, out.logits, normalize_logits=True)
             scores = None
-        # each of generate's forward calls gives every beam one token
-        self.tokens_generated += (self.forward_calls - calls) * kwargs["num_beams"]
+        # each of generate's forward calls gives every beam of every row one token
+        self.tokens_generated += (self.forward_calls - calls) * kwargs["num_beams"] * len(rows)
         hyps = []
         for row, (answer, step) in enumerate(zip(answers, steps.float())):
             length = next((n + 1 for n, t in enumerate(answer) if t in self.model.ends), len(answer))
             logprob = float(step[:length].sum())
             score = scores[row] if scores is not None else logprob / length ** self.lenpen
-            hyps.append(self._hypothesis(answer[:length], score, logprob, lines))
-        return hyps
+            hyps.append(self.model.hypothesis(answer[:length], score, logprob, lines[row // (copies * kwargs[
+                "num_return_sequences"])]))
+        per_prompt = len(hyps) // len(prompts)
+        return [hyps[n * per_prompt:(n + 1) * per_prompt] for n in range(len(prompts))]
 
     def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
         """``count`` epsilon samples of the answer to the request's prompt (:mod:`docnmt.decode.sampling`): greedy
@@ -386,8 +444,9 @@ class CausalLMSearcher(Counted):
         from ...sampling import EpsilonDraw
 
         prompt, limit = self._prompt(1, request)
-        return self.generate(prompt, limit, copies=count, lines=self.lines(request), num_beams=1, num_return_sequences=1,
-                             logits_processor=LogitsProcessorList([EpsilonDraw(epsilon, generator)]))
+        return self.generate([prompt], limit, copies=count, lines=[self.model.answer_lines(request)], num_beams=1,
+                             num_return_sequences=1,
+                             logits_processor=LogitsProcessorList([EpsilonDraw(epsilon, generator)]))[0]
 
     def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],
                      ends: Sequence[int] | None = None) -> list[Scored]:
@@ -416,18 +475,3 @@ class CausalLMSearcher(Counted):
             self.decoder_positions += len(ids)
             results.append(self.model.scored(ids, output, cache))
         return results
-
-    def _hypothesis(self, answer: list[int], score: float, logprob: float, lines: int = 1) -> Hypothesis:
-        """An answer as a hypothesis: the answer to one sentence is that sentence's translation (its lines joined
-        by spaces); an answer to several is a window's, its lines (non-empty, stripped) its sentences, joined by
-        :attr:`CausalLMModel.sep` (another count of lines is a separator mismatch, which the strategies count). A
-        plain template's answer ends where its end text begins."""
-        text = self.model.tokenizer.decode([t for t in answer if t not in self.model.ends], skip_special_tokens=True,
-                                           clean_up_tokenization_spaces=False)
-        end = self.model.prompter.answer_end
-        if end is not None and end in text:
-            text = text[:text.index(end)]
-        found = [line.strip() for line in text.split("\n") if line.strip()] or [""]
-        if lines == 1:
-            found = [" ".join(found)]
-        return Hypothesis(self.model.encode(f" {SEP} ".join(found), source=True), score, logprob)
