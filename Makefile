@@ -65,7 +65,7 @@ LLM_STEPS ?= 1500
 LLM_TABLES := decoding_cost bleu_ter pronoun_f1 perplexity context_usage
 # the paper's nine and source-primed (a causal LM's; the demo's concatenation models skip it)
 LLM_STRATEGIES := sentence-level,no-context,full-segment,last-sentence,first-sentence,2-pass,doc-trans,doc-trans-beam,cheating,source-primed
-demo-llm: demo ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 12 minutes)
+demo-llm: demo ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 13 minutes)
 	test -f results/demo-llm/model/config.json || $(VENV)/bin/python -m docnmt.decode.backends.causal_lm.tiny \
 	  --train data/demo/corpus/train --src en --tgt de --output results/demo-llm/model --steps $(LLM_STEPS)
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo,demo-llm]' \

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import SEP
-from ..interface import DEFAULT_DTYPE, DTYPES, MAX_TOKENS, backend
+from ..interface import DEFAULT_DTYPE, DTYPES, REGISTRY
 
 
 def add_backend_argument(parser) -> None:
@@ -72,8 +72,8 @@ def add_search_arguments(parser) -> None:
     parser.add_argument("--batch-size", type=positive_int, default=64, help="at most this many requests a batch")
     parser.add_argument("--max-tokens", type=positive_int,
                         help="at most this many positions a batch: beam x (source or prompt + forced prefix + "
-                             f"--max-len-b) a request, times its requests (default: the backend's, {MAX_TOKENS}; "
-                             f"causal-lm {backend('causal-lm').max_tokens})")
+                             "--max-len-b) a request, times its requests (default: the backend's: "
+                             + ", ".join(f"{b.name} {b.max_tokens}" for b in REGISTRY.values()) + ")")
     parser.add_argument("--max-len-b", type=positive_int, default=200,
                         help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
                              "--max-len-a 0; transformers' max_new_tokens); default 200, as both")
