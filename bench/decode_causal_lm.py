@@ -20,30 +20,18 @@ whose forward passes dominate.
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from pathlib import Path
 
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode.documents import context_k, group
-from docnmt.interface import backend
 from docnmt.decode.strategies import REGISTRY, Decoder
 from docnmt.textio import read_lines
+from decode_transformers import tiny_model
 
 ROWS = ["sentence-level", "full-segment", "last-sentence", "first-sentence", "2-pass", "doc-trans",
         "doc-trans-beam", "cheating"]
 COUNTERS = ("tokens_prefilled", "tokens_cached", "tokens_generated", "forward_calls")
-
-
-def tiny_model(folder: Path) -> Path:
-    """The tests' tiny Llama in ``folder`` (built and trained there unless it is already)."""
-    model = folder / "model"
-    if not (model / "config.json").exists():
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        import llmmodel
-
-        llmmodel.build(model, steps=300)
-    return model
 
 
 def random_model(tokenizer_folder: Path, size: str, out: Path) -> Path:
@@ -89,7 +77,7 @@ def causal_lm_benchmark(args) -> None:
 
     from docnmt.decode.backends.causal_lm.model import CausalLMModel, CausalLMSearcher
 
-    folder = tiny_model(args.tiny) if args.tiny else args.model
+    folder = tiny_model(args.tiny, "llmmodel") if args.tiny else args.model
     if folder is None:
         raise SystemExit("--backend causal-lm needs --model FOLDER (a save_pretrained folder) or --tiny FOLDER")
     if args.random_size:
@@ -108,7 +96,7 @@ def causal_lm_benchmark(args) -> None:
         """A strategy's decode: with the reused cache in batches (the backend's search), or (``reuse_cache=False``,
         ``batch_size=1``) generate on each request's whole prompt, one request at a time, as the papers' scripts."""
         searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=max_len, reuse_cache=reuse_cache,
-                                    batch_size=batch_size, max_tokens=backend("causal-lm").max_tokens)
+                                    batch_size=batch_size)
         decoder = Decoder(searcher, k=k, h=args.h, sentence_searcher=searcher, doc_trans_mode="sequential")
         start = time.perf_counter()
         if strategy == "2-pass":  # with its first pass, in the time and the counters

@@ -36,14 +36,15 @@ ROWS = [("sentence-level", "sentence-level", "sequential"), ("no-context", "no-c
 FIRST_PASS = ("2-pass", "doc-trans-parallel")
 
 
-def tiny_model(folder: Path) -> Path:
-    """The tests' tiny Marian model in ``folder`` (built and trained there unless it is already)."""
+def tiny_model(folder: Path, helper: str = "hfmodel") -> Path:
+    """A tests' tiny model in ``folder``, built and trained there (300 updates) by ``helper``, a module of tests/
+    (hfmodel: the Marian model; llmmodel: the Llama), unless it is already."""
+    import importlib
+
     model = folder / "model"
     if not (model / "config.json").exists():
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        import hfmodel
-
-        hfmodel.build(model, steps=300)
+        importlib.import_module(helper).build(model, steps=300)
     return model
 
 

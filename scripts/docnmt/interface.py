@@ -125,6 +125,13 @@ def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[
 MAX_TOKENS = 400_000
 
 
+def checked_positions(beam: int, checked: tuple) -> int:
+    """A checked request's positions in a batch (:func:`token_batches`): beam x (source + prefix or decoder prompt +
+    its token limit), ``checked`` = (source ids, prefix ids, limit) as the encoder-decoder searchers check them."""
+    source, prefix, limit = checked
+    return beam * (len(source) + len(prefix) + limit)
+
+
 def token_batches(order: Sequence[int], size, max_tokens: int | None = MAX_TOKENS, max_requests: int = 64,
                   together=None):
     """Consecutive runs of ``order`` as batches: each at most ``max_requests`` requests and, padded to its largest,

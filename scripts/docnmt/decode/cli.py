@@ -59,7 +59,7 @@ from . import mbr as mbr_selection
 from .selection import Selector
 from .arguments import add_backend_argument, add_search_arguments, positive_int
 from .documents import context_k, group
-from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, take_over_round_one
+from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 from ..manual import argument_parser
 
@@ -164,10 +164,9 @@ def main(argv=None) -> int:
     ref = _aligned(args.ref, len(src), args.src)
     first_pass = _aligned(args.first_pass, len(src), args.src)
     info = STRATEGIES[args.strategy]
-    from .registry import not_for_backend
-
-    if not_for_backend(args.strategy, args.backend):
-        parser.error(not_for_backend(args.strategy, args.backend))
+    refused = not_for_backend(args.strategy, args.backend)
+    if refused:
+        parser.error(refused)
     if info.reference and ref is None:
         parser.error(f"{args.strategy} needs --ref")
     if info.first_pass and first_pass is None:

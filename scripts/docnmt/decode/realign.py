@@ -26,6 +26,7 @@ count the windows and documents so mapped (``realigned_documents`` in the decode
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -107,11 +108,17 @@ def realign(sources: Sequence[str], segments: Sequence[str], guide: Sequence[str
     guides = None if guide is None else [_ngrams(remove_bpe(g)) for g in guide]
     band = abs(m - n) + 2
 
-    def cost(j: int, a: int, b: int) -> float:
+    @functools.cache
+    def run(a: int, b: int) -> tuple[int, list[Counter]]:
+        """Units a to b joined: their length and character n-grams (each run is costed against several sentences)."""
         text = " ".join(plain[a:b])
-        value = abs(math.log((len(text) + SMOOTHING) / (expected[j] + SMOOTHING)))
+        return len(text), _ngrams(text)
+
+    def cost(j: int, a: int, b: int) -> float:
+        length, grams = run(a, b)
+        value = abs(math.log((length + SMOOTHING) / (expected[j] + SMOOTHING)))
         if guides is not None:
-            value += 1 - _chrf(_ngrams(text), guides[j]) / 100
+            value += 1 - _chrf(grams, guides[j]) / 100
         return value
 
     def near(j: int, i: int) -> bool:
@@ -124,7 +131,7 @@ def realign(sources: Sequence[str], segments: Sequence[str], guide: Sequence[str
     best[0][0] = 0.0
     for j in range(n):
         for i in range(m + 1):
-            if not near(j, i) and not (j == n - 1 and i == m):
+            if not near(j, i):
                 continue
             for a in range(max(0, i - MAX_RUN), i + 1):
                 if best[j][a] == inf:

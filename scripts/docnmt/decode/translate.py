@@ -277,8 +277,9 @@ def main(argv=None) -> int:
         from ..interface import names
 
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
-    if not_for_backend(args.strategy, described.name):
-        parser.error(not_for_backend(args.strategy, described.name))
+    refused = not_for_backend(args.strategy, described.name)
+    if refused:
+        parser.error(refused)
     given_text = [f"--{o}" for o in ("tokenize", "codes") if getattr(args, o) not in (None, "none")] if plain else []
     given_data = [] if described.needs_data else \
         [f"--{level}-data" for level in ("sentence", "document") if getattr(args, f"{level}_data")]

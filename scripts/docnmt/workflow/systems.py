@@ -71,11 +71,10 @@ def skipped_strategies(config: dict, task: str) -> dict[str, str]:
     """{strategy: why} for the strategies whose model the task lacks (the tables say so)."""
     levels = set(task_levels(config, task))
     missing = {s: sorted(strategy_levels(config, s) - levels) for s in config["strategies"]}
-    skipped = {s: f"no {'-level or '.join(lacking)}-level model in task_settings.{task}.models"
-               for s, lacking in missing.items() if lacking}
     backend_name = model_backend(config, task)
-    return {s: skipped.get(s) or not_for_backend(s, backend_name) for s in config["strategies"]
-            if s in skipped or not_for_backend(s, backend_name)}
+    why = {s: f"no {'-level or '.join(lacking)}-level model in task_settings.{task}.models" if lacking
+           else not_for_backend(s, backend_name) for s, lacking in missing.items()}
+    return {s: reason for s, reason in why.items() if reason}
 
 
 def task_strategies(config: dict, task: str, evalset: str) -> list[str]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .... import SEP
-from ....interface import Counted, Hypothesis, Request, Scored
+from ....interface import Counted, Hypothesis, Request, Scored, backend
 from ....textio import InputError
 from .. import load_tokenizer
 from .prompt import Prompter, load_template, turns
@@ -180,7 +180,7 @@ class CausalLMModel:
         :attr:`sep` (another count of lines is a separator mismatch, which the strategies count). A
         plain template's answer ends where its end text begins."""
         text = self.tokenizer.decode([t for t in answer if t not in self.ends], skip_special_tokens=True,
-                                           clean_up_tokenization_spaces=False)
+                                     clean_up_tokenization_spaces=False)
         end = self.prompter.answer_end
         if end is not None and end in text:
             text = text[:text.index(end)]
@@ -296,7 +296,7 @@ class CausalLMSearcher(Counted):
 
     def __init__(self, model: CausalLMModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
                  max_new_tokens: int = 200, reuse_cache: bool = True, cache_entries: int = 64,
-                 max_tokens: int | None = None):
+                 max_tokens: int | None = backend(BACKEND).max_tokens):
         if beam < 1 or batch_size < 1 or max_new_tokens < 1:
             raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
                              f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")

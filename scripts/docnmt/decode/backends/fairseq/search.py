@@ -104,7 +104,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ....interface import MAX_TOKENS, Counted, Hypothesis, Request, Scored, checked_ids, token_batches  # noqa: F401 - shared types
+from ....interface import (MAX_TOKENS, Counted, Hypothesis, Request, Scored, checked_ids,  # noqa: F401 - shared types
+                           checked_positions, token_batches)
 from .model import Model
 from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
 from ....textio import InputError
@@ -255,8 +256,8 @@ class Searcher(Counted):
         """Longest sources first, at most ``batch_size`` requests and ``max_tokens`` positions a batch
         (:func:`docnmt.interface.token_batches`: beam x (source + prefix + token limit) a request)."""
         order = sorted(range(len(checked)), key=lambda i: (-len(checked[i][0]), -len(checked[i][1]), i))
-        yield from token_batches(order, lambda i: self.beam * (len(checked[i][0]) + len(checked[i][1]) + checked[i][2]),
-                                 self.max_tokens, self.batch_size)
+        yield from token_batches(order, lambda i: checked_positions(self.beam, checked[i]), self.max_tokens,
+                                 self.batch_size)
 
     def _encode(self, sources: list[list[int]]):
         import torch

@@ -37,7 +37,7 @@ from typing import Sequence
 from .... import SEP
 from ....textio import InputError
 from ....interface import (MAX_TOKENS, Counted, Hypothesis, Request, Scored, check_length, checked_ids,
-                           checked_target, token_batches, window_fits)
+                           checked_positions, checked_target, token_batches, window_fits)
 from .. import load_tokenizer
 
 #: What a user types for ``--backend``.
@@ -312,8 +312,7 @@ class HFSearcher(Counted):
         order = sorted(range(len(checked)),
                        key=lambda i: (len(checked[i][1]), checked[i][2], -len(checked[i][0]), i))
         yield from token_batches(
-            order, lambda i: self.beam * (len(checked[i][0]) + len(checked[i][1]) + checked[i][2]), self.max_tokens,
-            self.batch_size,
+            order, lambda i: checked_positions(self.beam, checked[i]), self.max_tokens, self.batch_size,
             together=lambda first, i: (len(checked[first][1]), checked[first][2]) == (len(checked[i][1]), checked[i][2]))
 
     # ---- search -----------------------------------------------------------
