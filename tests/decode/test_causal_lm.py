@@ -260,6 +260,12 @@ def test_every_check_fails_with_one_line(tiny_llama, tmp_path):
                       "assistant: 'A:', end: '\\n'}\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"broken.yaml: the template's user lacks the placeholder \{source\}"):
         check("causal-lm", tiny_llama, None, "sentence", src_lang="en", tgt_lang="de", template=str(broken))
+    # a template whose document text (source-primed's) lacks the placeholder {document}
+    nodoc = tmp_path / "nodoc.yaml"
+    nodoc.write_text("system: Translate.\nuser: '{source}'\ndocument: 'The document:'\nplain: {start: '', "
+                     "user: '{source}', assistant: 'A:', end: '\\n'}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"nodoc.yaml: the template's document lacks the placeholder \{document\}"):
+        check("causal-lm", tiny_llama, None, "sentence", src_lang="en", tgt_lang="de", template=str(nodoc))
     with pytest.raises(InputError, match="no such template"):
         check("causal-lm", tiny_llama, None, "sentence", src_lang="en", tgt_lang="de", template="nonesuch")
     with pytest.raises(InputError, match="give --src-lang and --tgt-lang"):
