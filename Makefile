@@ -13,7 +13,7 @@ export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help setup demo demo-llm test test-fast test-demo bench dag models clean-demo
+.PHONY: help setup comet demo demo-llm demo-comet test test-fast test-demo bench dag models clean-demo
 
 # `make help`: every target with its one line (the "## " comment after the target).
 help: ## list the targets
@@ -45,6 +45,20 @@ $(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 	$(VENV)/bin/python -m compileall -qq -j 0 $(VENV)/lib || true
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq --no-install-recommends graphviz; } || echo "warning: graphviz not installed: make dag needs it"
+	touch $@
+
+# unbabel-comet's environment (requirements-comet.txt): the learned metrics and the selection by them
+# (docs/scoring.md, "COMET"). Its own venv, because its pins conflict with .venv's (transformers<5,
+# huggingface-hub<1); the rules find its Python at metrics.comet_python (default: this COMET_VENV). The package
+# docnmt goes in editable, without dependencies: its COMET modules need only what unbabel-comet brings.
+COMET_VENV ?= .venv-comet
+comet: $(COMET_VENV)/.installed ## create .venv-comet, unbabel-comet's environment for COMET scores (about 1 minute)
+
+$(COMET_VENV)/.installed: requirements-comet.txt pyproject.toml
+	test -x $(COMET_VENV)/bin/python || $(PYTHON) -m venv $(COMET_VENV)
+	$(COMET_VENV)/bin/python -m pip install --quiet --no-compile -r requirements-comet.txt
+	$(COMET_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation --editable .
+	$(COMET_VENV)/bin/python -m compileall -qq -j 0 $(COMET_VENV)/lib || true
 	touch $@
 
 # The paper's tables in its order (1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1, 5 data), then ContraPro accuracy.

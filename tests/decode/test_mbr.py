@@ -200,7 +200,7 @@ def test_epsilon_samples_are_reproducible_under_their_seed_whatever_the_batch(ma
 @pytest.mark.parametrize("settings,message", [
     ({"count": 0}, "the MBR candidate count must be an integer >= 1, got 0"),
     ({"candidates": "sampling"}, "MBR with sampled candidates needs a seed"),
-    ({"utility": "bleurt"}, "the MBR utility must be one of chrf, chrf++, got 'bleurt'"),
+    ({"utility": "bleurt"}, "the MBR utility must be one of chrf, chrf++ or comet:NAME, got 'bleurt'"),
     ({"candidates": "sampling", "seed": 1, "epsilon": 1.5}, "epsilon must be in [0, 1), got 1.5"),
 ])
 def test_bad_settings_are_clear_errors(settings, message):

@@ -56,6 +56,7 @@ from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
 from . import mbr as mbr_selection
+from . import metric_client
 from .selection import Selector
 from .arguments import add_backend_argument, add_search_arguments, positive_int
 from .documents import context_k, group
@@ -71,6 +72,17 @@ def _aligned(path: Path | None, n: int, against: Path) -> list[str] | None:
     if len(lines) != n:
         raise InputError(path, f"expected {n} lines to match {against}, found {len(lines)}")
     return lines
+
+
+def _detokenizer(args):
+    """What a learned selection metric reads of a candidate or a source: the text with subword joins removed and
+    Moses-detokenized in its language (``side``: "source" or "target"), as the scorers read the outputs."""
+    from ..preprocess.tokenize import detokenize
+
+    def prepare(text: str, side: str) -> str:
+        return detokenize(remove_bpe(text), args.src_lang if side == "source" else args.tgt_lang)
+
+    return prepare
 
 
 def _sha256(path: Path) -> str:
@@ -189,7 +201,8 @@ def main(argv=None) -> int:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
     searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
                              max_len=args.max_len_b, max_tokens=args.max_tokens)
-    selector = None if mbr is None else Selector(mbr)
+    scorer = metric_client.from_args(mbr, args)
+    selector = None if mbr is None else Selector(mbr, scorer, prepare=None if plain else _detokenizer(args))
     if mbr is not None and mbr.candidates == "sampling":
         from .sampling import Sampler
 
@@ -198,7 +211,11 @@ def main(argv=None) -> int:
     decoder = Decoder(searcher, k=k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
                       max_rounds=args.max_rounds, mbr=selector)
     start = time.perf_counter()
-    out = REGISTRY[args.strategy](decoder, docs)
+    try:
+        out = REGISTRY[args.strategy](decoder, docs)
+    finally:
+        if scorer is not None:
+            scorer.close()
     seconds = time.perf_counter() - start
 
     hyps = [""] * len(src)
@@ -243,7 +260,7 @@ def main(argv=None) -> int:
         "signature": f"docnmt-decode|strategy:{args.strategy}|backend:{args.backend}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
                      + ("|context:document" if args.context == "document" else "")
                      + f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}"
-                     + ("" if mbr is None else f"|mbr:{mbr.candidates}-{mbr.count}-{mbr.utility}"
+                     + ("" if mbr is None else f"|{'qe' if mbr.qe else 'mbr'}:{mbr.candidates}-{mbr.count}-{mbr.utility}"
                         + (f"-eps{mbr.epsilon}-seed{mbr.seed}" if mbr.candidates == "sampling" else ""))
                      + f"|version:{__version__}",
         "host": platform.node(),

@@ -29,6 +29,15 @@ Utilities (:data:`UTILITIES`):
 - ``chrf++``: sentence chrF++ (sacrebleu's ``CHRF(word_order=2)``: character 6-grams and word 2-grams), the
   metric of the tables; exact, and slower (pure Python, n^2 scores per selection).
 
+- ``comet:NAME``: COMET (a reference-based checkpoint of the config's ``metrics.comet``, :mod:`docnmt.score.learned`)
+  of candidate i against candidate j as its reference, with the source: n^2 forward passes of the metric per
+  selection, scored in unbabel-comet's environment (:mod:`docnmt.decode.metric_client`).
+
+QE reranking (``qe:NAME``, systems ``doc-trans+qe``): the candidate with the highest reference-free score of a QE
+checkpoint (CometKiwi) given the source, n forward passes per selection; the candidates are the beam's n-best.
+Learned metrics compare detokenized text, with the kept sentence's source (the window's, for a full segment; the
+document's, for doc-trans-beam).
+
 The selection itself (:class:`~docnmt.decode.selection.Selector`) is in :mod:`docnmt.decode.selection`, which
 needs the utility's package; this module (settings, the systems' names) needs none, so the tables import it.
 
@@ -39,12 +48,16 @@ Cost: ``Selector.evaluations`` counts utility evaluations (n^2 per selection of 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 #: The utilities MBR selection can use: name -> what it is (the tables' notes quote it).
 UTILITIES = {
     "chrf": "sentence chrF (fastchrf: character 6-grams, beta 2; equal to sacrebleu's sentence chrF)",
     "chrf++": "sentence chrF++ (sacrebleu CHRF(word_order=2): character 6-grams, word 2-grams, beta 2)",
 }
+#: The prefixes of a learned utility (the rest is a checkpoint's name in the config's metrics.comet): COMET as
+#: MBR's utility, and QE reranking.
+LEARNED = {"comet": "COMET", "qe": "QE"}
 #: Where the candidates come from.
 CANDIDATES = ("beam", "sampling")
 #: Freitag et al. (2023)'s epsilon for epsilon sampling.
@@ -74,8 +87,11 @@ class Settings:
             raise SettingsError(f"MBR candidates must be one of {', '.join(CANDIDATES)}, got {self.candidates!r}")
         if not isinstance(self.count, int) or isinstance(self.count, bool) or self.count < 1:
             raise SettingsError(f"the MBR candidate count must be an integer >= 1, got {self.count!r}")
-        if self.utility not in UTILITIES:
-            raise SettingsError(f"the MBR utility must be one of {', '.join(UTILITIES)}, got {self.utility!r}")
+        if self.utility not in UTILITIES and not self.learned:
+            raise SettingsError(f"the MBR utility must be one of {', '.join(UTILITIES)} or comet:NAME, "
+                                f"got {self.utility!r}")
+        if self.qe and self.candidates != "beam":
+            raise SettingsError("QE reranking chooses among the beam's n-best: candidates must be beam")
         if self.candidates == "sampling":
             if self.seed is None:
                 raise SettingsError("MBR with sampled candidates needs a seed (--mbr-seed), so that its candidates "
@@ -83,11 +99,25 @@ class Settings:
             if not 0.0 <= self.epsilon < 1.0:
                 raise SettingsError(f"epsilon must be in [0, 1), got {self.epsilon!r}")
 
+    @property
+    def learned(self) -> str | None:
+        """The checkpoint name of a learned utility (``comet:NAME``, ``qe:NAME``), else None."""
+        kind, sep, name = self.utility.partition(":")
+        return name if sep and kind in LEARNED and name else None
+
+    @property
+    def qe(self) -> bool:
+        """QE reranking (``qe:NAME``) rather than MBR."""
+        return self.learned is not None and self.utility.startswith("qe:")
+
     def describe(self) -> str:
         """One line for logs, sidecars and the tables' notes."""
         source = (f"{self.count} beam candidates" if self.candidates == "beam" else
                   f"{self.count} epsilon samples (epsilon {self.epsilon}, seed {self.seed})")
-        return f"MBR over {source}, utility {UTILITIES[self.utility]}"
+        if self.qe:
+            return f"QE reranking of {source} by the reference-free checkpoint {self.learned}"
+        utility = f"COMET (checkpoint {self.learned})" if self.learned else UTILITIES[self.utility]
+        return f"MBR over {source}, utility {utility}"
 
     def record(self) -> dict:
         """The settings as the sidecar records them."""
@@ -104,7 +134,16 @@ def add_arguments(parser) -> None:
     group.add_argument("--mbr-candidates", choices=CANDIDATES, default="beam",
                        help="the beam's n-best (beam size = --mbr-count) or epsilon samples; default: %(default)s")
     group.add_argument("--mbr-count", type=int, default=DEFAULT_COUNT, help="candidates per search; default: %(default)s")
-    group.add_argument("--mbr-utility", choices=list(UTILITIES), default="chrf", help="default: %(default)s")
+    group.add_argument("--mbr-utility", default="chrf",
+                       help=f"{', '.join(UTILITIES)}, or comet:NAME (with --comet-checkpoint); default: %(default)s")
+    group.add_argument("--qe-rerank", action="store_true",
+                       help="instead of MBR: keep the candidate of the beam's --mbr-count best with the highest QE "
+                            "score of --comet-checkpoint (reference-free)")
+    group.add_argument("--comet-checkpoint", metavar="NAME=FOLDER",
+                       help="the local COMET checkpoint of comet:NAME or of --qe-rerank (docnmt.score.learned)")
+    group.add_argument("--comet-env", type=Path,
+                       help="where unbabel-comet's Python is: the JSON file of python -m docnmt.score.learned env "
+                            "(default: this Python)")
     group.add_argument("--mbr-epsilon", type=float, default=DEFAULT_EPSILON,
                        help="epsilon sampling: tokens below this probability are never drawn; default: %(default)s")
     group.add_argument("--mbr-seed", type=int, help="epsilon sampling: the seed (required)")
@@ -112,37 +151,53 @@ def add_arguments(parser) -> None:
 
 def from_args(parser, args) -> Settings | None:
     """The settings of ``--mbr`` (None without it); a bad setting is a usage error that names it."""
-    if not args.mbr:
+    if args.mbr and args.qe_rerank:
+        parser.error("--mbr and --qe-rerank are two selections: give one")
+    if not (args.mbr or args.qe_rerank):
         return None
+    name = (args.comet_checkpoint or "").partition("=")[0]
+    utility = f"qe:{name}" if args.qe_rerank else args.mbr_utility
     try:
-        return Settings(candidates=args.mbr_candidates, count=args.mbr_count, utility=args.mbr_utility,
-                        epsilon=args.mbr_epsilon, seed=args.mbr_seed)
+        settings = Settings(candidates=args.mbr_candidates, count=args.mbr_count, utility=utility,
+                            epsilon=args.mbr_epsilon, seed=args.mbr_seed)
     except SettingsError as err:
         parser.error(str(err))
+    if settings.learned and (not args.comet_checkpoint or "=" not in args.comet_checkpoint
+                             or name != settings.learned):
+        parser.error(f"{'--qe-rerank' if args.qe_rerank else '--mbr-utility ' + utility} needs "
+                     f"--comet-checkpoint {settings.learned or 'NAME'}=FOLDER")
+    return settings
 
 
-# ---- systems: a strategy's decode with MBR selection, as the workflow and the tables name it ----------------
-#: A system's name is its strategy's, plus this for MBR selection (``doc-trans+mbr``; with a candidate count
-#: other than the configured one, ``doc-trans+mbr-4``): its rule, its output files and its tables' row.
+# ---- systems: a strategy's decode with a selection, as the workflow and the tables name it ----------------
+#: A system's name is its strategy's, plus a selection's suffix: ``+mbr`` for MBR selection (``doc-trans+mbr``; with
+#: a candidate count other than the configured one, ``doc-trans+mbr-4``), ``+qe`` for QE reranking
+#: (``doc-trans+qe``): its rule, its output files and its tables' row.
 SUFFIX = "+mbr"
+QE_SUFFIX = "+qe"
+#: Selection kind -> (suffix, the tables' label).
+SELECTIONS = {"mbr": (SUFFIX, "MBR"), "qe": (QE_SUFFIX, "QE reranked")}
 
 
-def system_name(strategy: str, count: int | None = None) -> str:
-    """``doc-trans`` -> ``doc-trans+mbr`` (``count``: ``doc-trans+mbr-4``, a point of the candidate-count curve)."""
-    return f"{strategy}{SUFFIX}" + ("" if count is None else f"-{count}")
+def system_name(strategy: str, count: int | None = None, kind: str = "mbr") -> str:
+    """``doc-trans`` -> ``doc-trans+mbr`` (``count``: ``doc-trans+mbr-4``, a point of the candidate-count curve;
+    ``kind="qe"``: ``doc-trans+qe``)."""
+    return f"{strategy}{SELECTIONS[kind][0]}" + ("" if count is None else f"-{count}")
 
 
-def parse_system(name: str) -> tuple[str, bool, int | None]:
-    """A system's (strategy, with MBR, candidate count or None for the configured one)."""
-    if SUFFIX not in name:
-        return name, False, None
-    strategy, rest = name.split(SUFFIX, 1)
-    return strategy, True, int(rest[1:]) if rest.startswith("-") else None
+def parse_system(name: str) -> tuple[str, str | None, int | None]:
+    """A system's (strategy, selection kind: "mbr", "qe" or None, candidate count or None for the configured one)."""
+    for kind, (suffix, _) in SELECTIONS.items():
+        if suffix in name:
+            strategy, rest = name.split(suffix, 1)
+            return strategy, kind, int(rest[1:]) if rest.startswith("-") else None
+    return name, None, None
 
 
 def label(name: str) -> str:
-    """A system as the tables' rows show it: ``doc-trans``; ``doc-trans, MBR``; ``doc-trans, MBR (4)``."""
-    strategy, with_mbr, count = parse_system(name)
-    if not with_mbr:
+    """A system as the tables' rows show it: ``doc-trans``; ``doc-trans, MBR``; ``doc-trans, MBR (4)``;
+    ``doc-trans, QE reranked``."""
+    strategy, kind, count = parse_system(name)
+    if kind is None:
         return strategy
-    return f"{strategy}, MBR" + ("" if count is None else f" ({count})")
+    return f"{strategy}, {SELECTIONS[kind][1]}" + ("" if count is None else f" ({count})")

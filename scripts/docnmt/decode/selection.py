@@ -1,6 +1,9 @@
-"""MBR selection's utilities and selector (:mod:`docnmt.decode.mbr` describes the rule and the settings).
+"""MBR selection's utilities and selector, and QE reranking (:mod:`docnmt.decode.mbr` describes the rules and the
+settings).
 
-Needs the utility's package at run time: ``fastchrf`` for chrF, ``sacrebleu`` for chrF++.
+Needs the utility's package at run time: ``fastchrf`` for chrF, ``sacrebleu`` for chrF++; a learned utility
+(``comet:NAME``, ``qe:NAME``) a scorer instead (:class:`docnmt.decode.metric_client.MetricClient`), which scores in
+unbabel-comet's environment.
 """
 
 from __future__ import annotations
@@ -37,30 +40,59 @@ def pairwise_function(utility: str) -> Callable[[Sequence[str]], list[list[float
     return pairwise
 
 
-class Selector:
-    """Chooses among candidates by expected utility (module docstring); counts what it evaluates."""
+def comet_pairwise(scorer, texts: Sequence[str], source: str) -> list[list[float]]:
+    """COMET of candidate i (``mt``) against candidate j (``ref``), with the source: one request of n^2 triples."""
+    n = len(texts)
+    scores = scorer.score([source] * (n * n), [texts[i] for i in range(n) for _ in range(n)],
+                          [texts[j] for _ in range(n) for j in range(n)])
+    return [scores[i * n:(i + 1) * n] for i in range(n)]
 
-    def __init__(self, settings: Settings):
+
+class Selector:
+    """Chooses among candidates by expected utility, or by QE (module docstring); counts what it evaluates.
+
+    ``scorer``: a learned utility's (``comet:NAME``, ``qe:NAME``); ``prepare``: what a learned metric reads of a
+    candidate's or a source's text (the workflow's: subword joins removed and detokenized)."""
+
+    def __init__(self, settings: Settings, scorer=None, prepare: Callable[[str, str], str] | None = None):
         self.settings = settings
-        self._pairwise = pairwise_function(settings.utility)
+        if settings.learned and scorer is None:
+            raise SettingsError(f"the utility {settings.utility} needs a scorer of checkpoint {settings.learned}")
+        self._scorer = scorer
+        self._prepare = prepare or (lambda text, side: text)
+        self._pairwise = None if settings.learned else pairwise_function(settings.utility)
         self.evaluations = 0
         self.selections = 0
 
-    def expected(self, texts: Sequence[str]) -> list[float]:
+    def expected(self, texts: Sequence[str], source: str = "") -> list[float]:
         """Each candidate's mean utility against all candidates (itself included)."""
-        matrix = self._pairwise(texts)
+        if self._scorer is not None:
+            matrix = comet_pairwise(self._scorer, [self._prepare(t, "target") for t in texts],
+                                    self._prepare(source, "source"))
+        else:
+            matrix = self._pairwise(texts)
         self.evaluations += len(texts) ** 2
         return [sum(row) / len(texts) for row in matrix]
 
-    def select(self, texts: Sequence[str]) -> int:
-        """The index of the chosen candidate (the first on a tie; 0 for a single candidate)."""
+    def quality(self, texts: Sequence[str], source: str) -> list[float]:
+        """Each candidate's QE score given the source (n forward passes of the metric)."""
+        self.evaluations += len(texts)
+        return self._scorer.score([self._prepare(source, "source")] * len(texts),
+                                  [self._prepare(t, "target") for t in texts])
+
+    def select(self, texts: Sequence[str], source: str = "") -> int:
+        """The index of the chosen candidate (the first on a tie; 0 for a single candidate). ``source``: the kept
+        text's source, which a learned metric reads."""
         if not texts:
             raise ValueError("MBR selection needs at least one candidate")
         self.selections += 1
         if len(texts) == 1:
             return 0
-        scores = self.expected(texts)
+        scores = self.quality(texts, source) if self.settings.qe else self.expected(texts, source)
         return max(range(len(texts)), key=lambda i: (scores[i], -i))
 
     def record(self) -> dict:
-        return {**self.settings.record(), "selections": self.selections, "utility_evaluations": self.evaluations}
+        record = {**self.settings.record(), "selections": self.selections, "utility_evaluations": self.evaluations}
+        if self._scorer is not None:
+            record["metric"] = self._scorer.record()
+        return record

@@ -226,15 +226,14 @@ class Decoder:
     def text(self, hyp) -> str:
         return self.searcher.model.decode(hyp.tokens)
 
-    def best(self, nbest: list, keep=None, text=None):
-        """The hypothesis a strategy keeps of one search's candidates: the first (the beam's best), or with MBR
-        selection the one whose kept text has the highest expected utility (:mod:`docnmt.decode.mbr`): ``text``
-        (by default :meth:`text`) gives a hypothesis' text, ``keep`` the part of it the strategy keeps; the utility
-        compares words, the subword joins (``@@ ``) removed."""
+    def best(self, nbest: list, keep=None, text=None, source: str = ""):
+        """The hypothesis a strategy keeps of one search's candidates: the beam's best, or the one its selection
+        chooses (:mod:`docnmt.decode.mbr`) by the words (``@@ `` joins removed) of ``keep`` (the kept part) of
+        ``text`` (default :meth:`text`), and ``source``, the kept text's source (for a learned metric)."""
         if self.mbr is None:
             return nbest[0]
         texts = [(text or self.text)(h) for h in nbest]
-        return nbest[self.mbr.select([remove_bpe(keep(t) if keep else t) for t in texts])]
+        return nbest[self.mbr.select([remove_bpe(keep(t) if keep else t) for t in texts], source)]
 
     def first_segment(self, hyp, count: bool = True, line: int | None = None) -> str:
         segments = split(self.text(hyp))
@@ -279,7 +278,7 @@ def _context_search(dec: Decoder, docs: list[Document], context_of, primed: bool
             for d in active
         ]
         for d, nbest in zip(active, dec.search_round(requests)):
-            out[index[id(d)]][i] = dec.first_segment(dec.best(nbest, _first_segment))
+            out[index[id(d)]][i] = dec.first_segment(dec.best(nbest, _first_segment, source=d.src[i]))
     return out
 
 
@@ -291,7 +290,7 @@ def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> lis
     ]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
-        out[n][i] = dec.first_segment(dec.best(nbest, _first_segment), line=docs[n].lines[i])
+        out[n][i] = dec.first_segment(dec.best(nbest, _first_segment, source=docs[n].src[i]), line=docs[n].lines[i])
     return out
 
 
@@ -372,7 +371,7 @@ def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
         for n, i, *_ in pending:  # before the outputs below mark their successors
             dirty[n].discard(i)
         for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
-            segments = split(dec.text(dec.best(nbest, _first_segment)))
+            segments = split(dec.text(dec.best(nbest, _first_segment, source=docs[n].src[i])))
             record(n, i, key, cut, segments[0], len(segments) != 1)
     dec.stats.converged = converged
     if not converged:  # from the first stale context of a document on, nothing is guaranteed
@@ -410,7 +409,8 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     out = [[""] * len(d) for d in docs]
     dec.stats.rounds += 1
     for (n, i), nbest in zip(flat, searcher.search(requests)):
-        out[n][i] = searcher.model.decode(dec.best(nbest, text=lambda h: searcher.model.decode(h.tokens)).tokens)
+        out[n][i] = searcher.model.decode(dec.best(nbest, text=lambda h: searcher.model.decode(h.tokens),
+                                                   source=docs[n].src[i]).tokens)
     return out
 
 
@@ -424,7 +424,7 @@ def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     requests = [dec.request([docs[n].src[i]], (), docs[n].lines[i]) for n, i in flat]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
-        out[n][i] = dec.first_segment(dec.best(nbest, _first_segment))
+        out[n][i] = dec.first_segment(dec.best(nbest, _first_segment, source=docs[n].src[i]))
     return out
 
 
@@ -452,7 +452,7 @@ def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     requests = [dec.request(docs[n].src[a:b], (), docs[n].lines[a]) for n, a, b in chunks]
     out = [[""] * len(d) for d in docs]
     for (n, a, b), nbest in zip(chunks, dec.search_round(requests)):
-        segments = split(dec.text(dec.best(nbest)))
+        segments = split(dec.text(dec.best(nbest, source=" ".join(docs[n].src[a:b]))))
         if len(segments) != b - a:  # mapped back to the window's sentences (docnmt.decode.realign)
             dec.stats.sep_mismatch += 1
             dec.stats.realigned_documents.add(n)
@@ -472,7 +472,7 @@ def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[li
     out = [[""] * len(d) for d in docs]
     keep = _last_segment if keep_last else _first_segment
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
-        segments = split(dec.text(dec.best(nbest, keep)))
+        segments = split(dec.text(dec.best(nbest, keep, source=docs[n].src[i])))
         if len(segments) != len(windows[(n, i)]):
             dec.stats.sep_mismatch += 1
         out[n][i] = segments[-1] if keep_last else segments[0]
@@ -583,7 +583,7 @@ def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
             beams[n] = cands[:dec.h]
     if dec.mbr is not None:  # the document hypotheses, by a document-level utility (their sentences joined)
         for n, cands in enumerate(beams):
-            chosen = dec.mbr.select([remove_bpe(" ".join(c.sentences)) for c in cands])
+            chosen = dec.mbr.select([remove_bpe(" ".join(c.sentences)) for c in cands], " ".join(docs[n].src))
             beams[n] = [cands[chosen]] + cands[:chosen] + cands[chosen + 1:]
     dec.stats.sep_mismatch += sum(beams[n][0].mismatches for n, d in enumerate(docs) if len(d))
     return [beams[n][0].sentences if len(d) else [] for n, d in enumerate(docs)]

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Run by Snakemake (--sdm conda) inside the freshly created env: the package docnmt, editable from the
+# checkout whose Snakefile created the env (rules/common.smk exports DOCNMT_CHECKOUT).
+set -euo pipefail
+python -m pip install --no-deps --no-build-isolation -e "${DOCNMT_CHECKOUT:?is set by the Snakefile of the workflow}"

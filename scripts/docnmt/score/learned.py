@@ -1,0 +1,369 @@
+"""Learned metrics of the COMET family from local checkpoints: COMET, Doc-COMET and reference-free QE (CometKiwi).
+
+Runs in unbabel-comet's environment (``make comet``: ``.venv-comet``; ``envs/comet.yaml`` with ``--sdm conda``):
+its pins conflict with the project's. Nothing is downloaded: ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE`` are
+set, and every checkpoint is a local folder as COMET saves it (a model hub's snapshot of ``Unbabel/wmt22-comet-da``
+is one)::
+
+    FOLDER/checkpoints/model.ckpt
+    FOLDER/hparams.yaml              # class_identifier, pretrained_model: the encoder
+    ENCODER/                         # pretrained_model: a local folder with the encoder's config and tokenizer
+
+``hparams.yaml`` is read as the model's hyper-parameters (unbabel-comet's ``reload_hparams``), so a downloaded
+checkpoint whose ``pretrained_model`` names a hub model (``xlm-roberta-large``) is pointed at a local folder by
+editing that one key; where it is not a local folder, the error says so.
+
+What each checkpoint scores (:func:`describe`):
+
+- a reference-based model (``regression_metric``: wmt22-comet-da; ``unified_metric``/``xcomet_metric`` with
+  ``ref`` among ``input_segments``: XCOMET): ``COMET[NAME]``, the mean of the segment scores;
+- a reference-free model (``referenceless_regression_metric``; ``unified_metric`` without ``ref``:
+  wmt22-cometkiwi-da): ``QE[NAME]``, from source and hypothesis only;
+- where the model supports unbabel-comet's ``enable_context`` (regression models with average pooling) also
+  ``Doc-COMET[NAME]`` (or ``Doc-QE[NAME]``): Vernikos et al. (2022)'s document-level extension. Each sentence is
+  encoded after the ``context`` previous sentences of its document, joined by the encoder's separator (``</s>``),
+  and only the sentence's own tokens are pooled. The source's context is the source; the hypothesis's is the
+  reference's previous sentences for a reference-based model (as Vernikos et al.), its own previous sentences
+  for QE; the reference's is the reference.
+
+Scores equal ``comet-score``'s on the same files (a test: ``--enable-context`` on files with the context already
+joined). Significance: paired bootstrap resampling of the segment scores' mean against each baseline, with
+sacrebleu's resampling (seed 12345 unless ``SACREBLEU_SEED`` says otherwise), confidence interval and p-value.
+
+CLIs::
+
+    python -m docnmt.score.learned score --source test.en --reference test.de --docids test.docids \\
+        --system doc-trans=dt.txt ... --checkpoint wmt22-comet-da=/models/wmt22-comet-da [--context 2] \\
+        [--baseline sentence-level] --output comet.json --segments comet.segments.jsonl
+    python -m docnmt.score.learned serve --checkpoint /models/wmt22-cometkiwi-da   # JSON lines on stdin/stdout
+    python -m docnmt.score.learned env --output comet-env.json                    # where this environment is
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..manual import argument_parser
+from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, read_lines
+
+#: unbabel-comet's model classes (hparams.yaml's class_identifier) that score without a reference.
+REFERENCE_FREE = {"referenceless_regression_metric"}
+#: The classes whose enable_context works (with average pooling): Doc-COMET.
+CONTEXT_CLASSES = {"regression_metric", "referenceless_regression_metric"}
+KNOWN_CLASSES = {"regression_metric", "referenceless_regression_metric", "ranking_metric", "unified_metric",
+                 "xcomet_metric"}
+#: Previous sentences of the document a Doc-COMET segment is encoded after (Vernikos et al. 2022: 2).
+DEFAULT_CONTEXT = 2
+DEFAULT_BATCH_SIZE = 16
+ALPHA = 0.05
+
+
+def offline() -> None:
+    """Nothing from a model hub: transformers and huggingface-hub read local files only."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A local COMET checkpoint folder, checked (:func:`checkpoint`)."""
+
+    name: str
+    folder: Path
+    ckpt: Path
+    hparams_file: Path
+    class_identifier: str
+    encoder: str
+    reference_free: bool
+    context: bool
+
+    def columns(self, context: int) -> list[str]:
+        """Its score columns: COMET[NAME] or QE[NAME], and the Doc- one where it takes context."""
+        base = "QE" if self.reference_free else "COMET"
+        return [f"{base}[{self.name}]"] + ([f"Doc-{base}[{self.name}]"] if self.context and context > 0 else [])
+
+    def digest(self) -> str:
+        """The first 12 hex digits of the checkpoint file's sha256 (its signature's ``ckpt``)."""
+        sha = hashlib.sha256()
+        with open(self.ckpt, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                sha.update(block)
+        return sha.hexdigest()[:12]
+
+
+def checkpoint(name: str, path: os.PathLike | str) -> Checkpoint:
+    """Check a checkpoint folder (or its ``checkpoints/model.ckpt``) before anything loads it: the files COMET
+    saves, a known model class, and an encoder in a local folder. Each problem is one :class:`InputError` line."""
+    path = Path(path)
+    ckpt = path if path.suffix == ".ckpt" else path / "checkpoints" / "model.ckpt"
+    folder = ckpt.parents[1]
+    if not path.exists():
+        raise InputError(path, f"COMET checkpoint {name!r} not found (expected a folder as COMET saves one: "
+                               "checkpoints/model.ckpt and hparams.yaml; nothing is downloaded)")
+    if not ckpt.is_file():
+        raise InputError(ckpt, f"COMET checkpoint {name!r}: expected checkpoints/model.ckpt in {folder}, found none")
+    hparams_file = folder / "hparams.yaml"
+    if not hparams_file.is_file():
+        raise InputError(hparams_file, f"COMET checkpoint {name!r}: expected hparams.yaml beside checkpoints/, "
+                                       "found none")
+    import yaml
+
+    try:
+        hparams = yaml.safe_load(hparams_file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise InputError(hparams_file, f"expected YAML, found invalid YAML ({err})".replace("\n", " ")) from None
+    if not isinstance(hparams, dict) or hparams.get("class_identifier") not in KNOWN_CLASSES:
+        found = hparams.get("class_identifier") if isinstance(hparams, dict) else None
+        raise InputError(hparams_file, f"expected class_identifier, one of {', '.join(sorted(KNOWN_CLASSES))}, "
+                                       f"found {found!r}")
+    encoder = str(hparams.get("pretrained_model", ""))
+    if not os.path.isdir(encoder):
+        raise InputError(hparams_file, f"pretrained_model {encoder!r} is not a local folder, and nothing is "
+                                       "downloaded: save that encoder's config and tokenizer with save_pretrained "
+                                       "to a folder and set pretrained_model: /absolute/path/to/it in this file")
+    cls = hparams["class_identifier"]
+    segments = hparams.get("input_segments") or ["mt", "src", "ref"]
+    reference_free = cls in REFERENCE_FREE or (cls in ("unified_metric", "xcomet_metric") and "ref" not in segments)
+    return Checkpoint(name, folder, ckpt, hparams_file, cls, encoder, reference_free,
+                      context=cls in CONTEXT_CLASSES and hparams.get("pool", "avg") == "avg")
+
+
+def load(point: Checkpoint):
+    """The model, loaded offline with hparams.yaml as its hyper-parameters."""
+    offline()
+    import logging
+
+    for name in ("pytorch_lightning", "lightning", "lightning.pytorch", "comet"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    from comet import load_from_checkpoint
+
+    return load_from_checkpoint(str(point.ckpt), reload_hparams=True, local_files_only=True)
+
+
+def predict(model, samples: list[dict], batch_size: int = DEFAULT_BATCH_SIZE, context: bool = False) -> list[float]:
+    """Segment scores of ``samples`` (dicts of src, mt and, for a reference-based model, ref), as comet-score's."""
+    if not samples:
+        return []
+    import torch
+
+    model.use_context = False
+    if context:
+        model.enable_context()
+    gpus = 1 if torch.cuda.is_available() else 0
+    output = model.predict(samples, batch_size=batch_size, gpus=gpus, progress_bar=False,
+                           accelerator="auto" if gpus else "cpu")
+    model.use_context = False
+    return [float(s) for s in output.scores]
+
+
+def with_context(texts: list[str], docids: list[str], n: int, separator: str, context: list[str] | None = None):
+    """Each text after the ``n`` previous sentences of its document (from ``context``, default ``texts``), joined by
+    `` separator ``: Doc-COMET's input."""
+    context = texts if context is None else context
+    joined = []
+    for i, text in enumerate(texts):
+        start = i
+        while start > 0 and i - start < n and docids[start - 1] == docids[i]:
+            start -= 1
+        joined.append(f" {separator} ".join(context[start:i] + [text]))
+    return joined
+
+
+def samples_for(point: Checkpoint, src: list[str], mt: list[str], ref: list[str] | None, docids: list[str] | None,
+                context: int, separator: str) -> list[dict]:
+    """The model's inputs; with ``docids`` and ``context`` > 0, Doc-COMET's (module docstring)."""
+    if docids is not None and context > 0:
+        src = with_context(src, docids, context, separator)
+        mt = with_context(mt, docids, context, separator, context=mt if point.reference_free else ref)
+        ref = None if ref is None else with_context(ref, docids, context, separator)
+    if point.reference_free:
+        return [{"src": s, "mt": m} for s, m in zip(src, mt)]
+    return [{"src": s, "mt": m, "ref": r} for s, m, r in zip(src, mt, ref)]
+
+
+def signature(point: Checkpoint, column: str, context: int, batch_size: int) -> str:
+    from comet import __version__ as comet_version
+
+    from .. import __version__
+
+    return (f"{column.split('[')[0]}|model:{point.name}|class:{point.class_identifier}|"
+            f"encoder:{os.path.basename(point.encoder.rstrip('/'))}|ckpt:{point.digest()}|"
+            f"context:{context if column.startswith('Doc-') else 0}|batch:{batch_size}|"
+            f"comet:{comet_version}|docnmt:{__version__}")
+
+
+# ---- paired bootstrap ----------------------------------------------------------------------------
+def paired_bootstrap(segments: dict[str, list[float]], baseline: str, n_samples: int) -> dict:
+    """Every system's mean segment score against ``baseline``'s over the same resamples (sacrebleu's paired
+    bootstrap: its seed, confidence interval and p-value): score, mean, ci, and p_value/significant."""
+    import numpy as np
+    from sacrebleu.significance import _compute_p_value, estimate_ci
+
+    seed = os.environ.get("SACREBLEU_SEED", "12345")
+    n = len(segments[baseline])
+    indices = np.random.default_rng(None if seed.lower() == "none" else int(seed)).choice(
+        n, size=(n_samples, n), replace=True)
+    resampled = {name: np.asarray(scores, dtype="float64")[indices].mean(axis=1) for name, scores in segments.items()}
+    base_score = float(np.mean(segments[baseline]))
+    result = {}
+    for name, scores in segments.items():
+        score = float(np.mean(scores))
+        mean, ci = estimate_ci(resampled[name])
+        entry = {"score": round(score, 6), "mean": float(mean), "ci": float(ci)}
+        if name != baseline:
+            differences = np.abs(resampled[name] - resampled[baseline])
+            p_value = float(_compute_p_value(differences - differences.mean(), abs(base_score - score)))
+            identical = scores == segments[baseline]
+            entry.update(p_value=p_value, identical_to_baseline=identical,
+                         significant=bool(p_value < ALPHA and not identical and round(score, 6) != round(base_score, 6)))
+        result[name] = entry
+    return result
+
+
+# ---- score ---------------------------------------------------------------------------------------
+def parse_named(items: list[str], what: str) -> dict[str, Path]:
+    named: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise InputError(item, f"expected a {what} as NAME=PATH")
+        if name in named:
+            raise InputError(path, f"{what} {name!r} is given twice")
+        named[name] = Path(path)
+    return named
+
+
+def score_files(args) -> int:
+    from .evalset import parse_systems, read_documents, read_system
+
+    points = [checkpoint(name, path) for name, path in parse_named(args.checkpoint, "checkpoint").items()]
+    src, docids = read_documents(args.source, args.docids)
+    ref = read_lines(args.reference)
+    if len(ref) != len(src):
+        raise InputError(args.reference, f"expected one reference line per line of {args.source} ({len(src)}), "
+                                         f"found {len(ref)}")
+    systems = {name: read_system(path, len(src), args.reference) for name, path in parse_systems(args.system).items()}
+    result = {"reference": str(args.reference), "sentences": len(src), "documents": len(set(docids)),
+              "context": args.context, "metrics": {}, "signatures": {}, "systems": {s: {} for s in systems},
+              "paired_bootstrap": {}, "alpha": ALPHA, "forward_passes": 0}
+    segments: dict[str, dict[str, list[float]]] = {}
+    for point in points:
+        model = load(point)
+        separator = model.encoder.tokenizer.sep_token
+        result["metrics"][point.name] = {"checkpoint": str(point.folder), "class": point.class_identifier,
+                                         "encoder": point.encoder, "reference_free": point.reference_free,
+                                         "columns": point.columns(args.context)}
+        for column in point.columns(args.context):
+            doc = column.startswith("Doc-")
+            result["signatures"][column] = signature(point, column, args.context, args.batch_size)
+            for name, hyps in systems.items():
+                samples = samples_for(point, src, hyps, None if point.reference_free else ref,
+                                      docids if doc else None, args.context, separator)
+                scores = predict(model, samples, args.batch_size, context=doc)
+                result["forward_passes"] += len(samples)
+                segments.setdefault(column, {})[name] = scores
+                result["systems"][name][column] = {"score": round(sum(scores) / len(scores), 6),
+                                                   "signature": result["signatures"][column]}
+            print(f"{column}: " + ", ".join(f"{n} {result['systems'][n][column]['score']:.4f}" for n in systems))
+    for baseline in args.baseline:
+        if baseline in systems and len(systems) > 1:
+            result["paired_bootstrap"][baseline] = {
+                "systems": {name: {} for name in systems},
+                "signatures": {c: f"{s}|bs:{args.bootstrap_samples}" for c, s in result["signatures"].items()}}
+            for column, by_system in segments.items():
+                for name, entry in paired_bootstrap(by_system, baseline, args.bootstrap_samples).items():
+                    result["paired_bootstrap"][baseline]["systems"][name][column] = entry
+    with atomic_outputs([args.output, args.segments]) as (out, seg):
+        json.dump(result, out, indent=1)
+        out.write("\n")
+        for column, by_system in segments.items():
+            for name, scores in by_system.items():
+                seg.write(json.dumps({"metric": column, "system": name, "scores": [round(s, 6) for s in scores]})
+                          + "\n")
+    return 0
+
+
+# ---- serve: scores for the selection of a decode in another environment (docnmt.decode.metric_client) ------
+def serve(args, stdin=None, stdout=None) -> int:
+    """Load one checkpoint, then answer JSON lines: ``{"src": [...], "mt": [...], "ref": [...] (reference-based)}``
+    -> ``{"scores": [...]}`` (a bad request: ``{"error": "..."}``). The first line out says what it loaded."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    point = checkpoint(args.name or Path(args.checkpoint).name, args.checkpoint)
+    if args.qe and not point.reference_free:
+        raise InputError(point.hparams_file, f"COMET checkpoint {point.name!r} is reference-based (class "
+                                             f"{point.class_identifier}): QE needs a reference-free model, such as "
+                                             "CometKiwi (unified_metric without ref) or COMET-QE")
+    model = load(point)
+    stdout.write(json.dumps({"ready": True, "name": point.name, "reference_free": point.reference_free,
+                             "signature": signature(point, point.columns(0)[0], 0, args.batch_size)}) + "\n")
+    stdout.flush()
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+            src, mt = request["src"], request["mt"]
+            ref = None if point.reference_free else request["ref"]
+            if len(src) != len(mt) or (ref is not None and len(ref) != len(mt)):
+                raise ValueError("src, mt (and ref) must have the same length")
+            answer = {"scores": predict(model, samples_for(point, src, mt, ref, None, 0, ""), args.batch_size)}
+        except (ValueError, KeyError, TypeError) as err:
+            answer = {"error": f"{type(err).__name__}: {err}"}
+        stdout.write(json.dumps(answer) + "\n")
+        stdout.flush()
+    return 0
+
+
+def describe_env(args) -> int:
+    """Where this environment's Python is, and its unbabel-comet: the rules that score in it read this file."""
+    import comet
+    import torch
+
+    with atomic_write(args.output) as handle:
+        json.dump({"python": sys.executable, "unbabel-comet": getattr(comet, "__version__", "?"),
+                   "torch": torch.__version__}, handle, indent=1)
+        handle.write("\n")
+    print(f"COMET environment: {sys.executable} (unbabel-comet {getattr(comet, '__version__', '?')})")
+    return 0
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argument_parser("docnmt.score.learned", __doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    score = sub.add_parser("score", help="COMET, Doc-COMET and QE of every system, with paired bootstrap")
+    score.add_argument("--source", required=True, type=Path)
+    score.add_argument("--reference", required=True, type=Path)
+    score.add_argument("--docids", required=True, type=Path, help="the document id of each line (Doc-COMET)")
+    score.add_argument("--system", action="append", required=True, metavar="NAME=PATH")
+    score.add_argument("--checkpoint", action="append", required=True, metavar="NAME=FOLDER",
+                       help="a local COMET checkpoint folder (repeatable)")
+    score.add_argument("--context", type=int, default=DEFAULT_CONTEXT,
+                       help="Doc-COMET: previous sentences of the document (0: no Doc-COMET); default %(default)s")
+    score.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    score.add_argument("--baseline", action="append", default=[])
+    score.add_argument("--bootstrap-samples", type=int, default=1000)
+    score.add_argument("--output", required=True, type=Path)
+    score.add_argument("--segments", required=True, type=Path, help="JSON lines: metric, system, segment scores")
+    serve_parser = sub.add_parser("serve", help="score requests (JSON lines on stdin) with one checkpoint")
+    serve_parser.add_argument("--checkpoint", required=True)
+    serve_parser.add_argument("--name")
+    serve_parser.add_argument("--qe", action="store_true", help="refuse a reference-based checkpoint")
+    serve_parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    env = sub.add_parser("env", help="write where this environment's Python is (JSON)")
+    env.add_argument("--output", required=True, type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "score":
+        if args.context < 0:
+            parser.error("--context must be >= 0")
+        return score_files(args)
+    return serve(args) if args.command == "serve" else describe_env(args)
+
+
+if __name__ == "__main__":
+    main()
