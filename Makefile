@@ -86,6 +86,21 @@ demo-llm: demo ## train a tiny causal LM on the demo corpus and print its tables
 	  'strategies=[$(LLM_STRATEGIES)]'
 	@for t in $(LLM_TABLES); do echo; cat results/tables/demo+demo-llm/$$t.md; done
 
+# The demo with learned metrics (docs/scoring.md, "COMET"): a tiny COMET (regression, reference-based) and a tiny
+# CometKiwi (reference-free) checkpoint made in COMET_DEMO_DIR by docnmt.score.tiny_comet, as a researcher's own
+# checkpoints made elsewhere; then the demo's tables with COMET, Doc-COMET and QE columns and a QE-reranked doc-trans
+# row, in results/tables/demo+comet/ (the demo's own tables stay as they are).
+COMET_DEMO_DIR ?= results/demo-comet
+COMET_STEPS ?= 100
+COMET_CONFIG := 'tables={name: demo+comet}' 'metrics={comet: {tiny-da: $(COMET_DEMO_DIR)/da, tiny-kiwi: $(COMET_DEMO_DIR)/kiwi}}' \
+  'qe_rerank={checkpoint: tiny-kiwi}'
+demo-comet: demo comet ## the demo's tables with COMET, Doc-COMET and QE columns and a QE-reranked doc-trans row (about 2 minutes after make demo)
+	for kind in regression kiwi; do out=$(COMET_DEMO_DIR)/$$([ $$kind = kiwi ] && echo kiwi || echo da); \
+	  test -f $$out/checkpoints/model.ckpt || $(COMET_VENV)/bin/python -m docnmt.score.tiny_comet --kind $$kind \
+	    --text data/demo/corpus/train.en data/demo/corpus/train.de --output $$out --steps $(COMET_STEPS); done
+	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo]' $(COMET_CONFIG)
+	@for t in bleu_ter decoding_cost; do echo; cat results/tables/demo+comet/$$t.md; done
+
 # The paper's taggers for the pronoun metric, from spaCy's release files with pinned sha256 digests
 # (requirements-models.txt). Not part of setup/demo/test: those work offline (HanTa, word matching).
 MODELS_TIMEOUT ?= 30
@@ -101,7 +116,7 @@ TEST_WORKERS ?= auto
 TEST_DEMO ?= $(CURDIR)/.test-demo
 PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist loadscope
 
-test: setup test-demo ## run the test suite (what .ci/run runs; about 15 minutes on 2 cores)
+test: setup comet test-demo ## run the test suite (what .ci/run runs; about 15 minutes on 2 cores)
 	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" $(PYTEST) --durations=25
 
 test-fast: setup ## run the tests that train nothing (the tier `fast`; about 2 minutes on 2 cores)
@@ -125,7 +140,8 @@ dag: setup ## the rule graph and job DAG of the demo and of the paper, as SVG in
 	$(VENV)/bin/python -m snakemake --dag --config 'tasks=[news,ted,os]' | dot -Tsvg > dag/dag-paper.svg
 	@ls -l dag
 
-clean-demo: ## remove the demo's data, results, logs and report (and demo-llm's)
+clean-demo: ## remove the demo's data, results, logs and report (and demo-llm's and demo-comet's)
+	rm -rf $(COMET_DEMO_DIR) results/comet-env.json results/tables/demo+comet results/plots/demo+comet
 	rm -rf data/demo-llm logs/demo-llm benchmarks/demo-llm results/demo-llm results/tables/demo+demo-llm \
 	  results/plots/demo+demo-llm
 	rm -rf data/demo logs/demo benchmarks/demo results/demo results/tables/demo results/plots/demo report.html \

@@ -18,6 +18,7 @@ sys.path.insert(0, SCRIPTS)
 from docnmt import layout  # noqa: E402  where the workflow keeps every file (one definition)
 from docnmt import workflow as wf  # noqa: E402  the rules' logic: inputs, parameters, targets
 from docnmt.config import ConfigError, tables_name, validate  # noqa: E402
+from docnmt.textio import InputError  # noqa: E402
 from docnmt.environment import install_problems, missing_modules, setup_hint, shell_prefix  # noqa: E402
 
 
@@ -47,7 +48,10 @@ shell.prefix(shell_prefix(None if _conda_deployment() else sys.executable).repla
 try:
     _validated = validate(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
     wf.tasks.check(_validated)
-except (ConfigError, ValueError) as err:
+    wf.metrics.check(_validated)
+    #: What the COMET rules put before PATH: unbabel-comet's environment (make comet), or nothing with --sdm conda.
+    COMET_PATH = wf.metrics.comet_path(_validated, workflow.basedir, _conda_deployment())
+except (ConfigError, ValueError, InputError) as err:
     raise WorkflowError(f"invalid config: {err}") from None
 config.clear()
 config.update(_validated)

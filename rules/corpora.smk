@@ -52,6 +52,36 @@ rule prepared_corpus:
         "python -m docnmt.corpora.corpus copy --input {input:q} --output {output:q} > {log:q} 2>&1"
 
 
+rule testset_corpus:
+    """A prepared task's test split from a WMT test set (corpus.test: WMT XML or WMT24++ JSONL), one file a job."""
+    input:
+        lambda w: wf.corpora.testset_file(config, w.task),
+    output:
+        layout.corpus_file("{task}", "test", "{ext}"),
+    wildcard_constraints:
+        task=wf.tasks.alternatives(wf.tasks.testset_tasks(config)),
+        ext="[a-z]{2,3}|docids",
+    params:
+        args=lambda w: wf.corpora.testset_args(config, w.task),
+        out=lambda w: wf.corpora.testset_output_option(config, w.task, w.ext),
+    log:
+        layout.log_file("{task}/testset_corpus/test.{ext}"),
+    benchmark:
+        layout.benchmark_file("{task}/testset_corpus/test.{ext}")
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    shell:
+        "python -m docnmt.corpora.testsets {params.args:q} --input {input:q} {params.out:q} {output:q} > {log:q} 2>&1"
+
+
+# The test split of a task with corpus.test comes from its test set, not from corpus.dir.
+ruleorder: testset_corpus > prepared_corpus
+
+
 rule download:
     """One real source file: mirror-aware, retried, checksum-verified, atomic."""
     output:

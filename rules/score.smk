@@ -1,5 +1,6 @@
 # Scoring and the paper's tables: BLEU/TER with significance, perplexity,
-# pronoun F1, ContraPro accuracy; then the tables and the report's plots.
+# pronoun F1, ContraPro accuracy, learned metrics (COMET, in unbabel-comet's own
+# environment: docnmt.workflow.metrics); then the tables and the report's plots.
 # The logic is in docnmt.score.scoring, .perplexity, .pronouns, .contrastive,
 # .tables and .plots; the inputs and options are docnmt.workflow.score's, the
 # tables' and plots' docnmt.workflow.tables's, every path docnmt.layout's.
@@ -29,6 +30,55 @@ rule bleu_ter:
     shell:
         "python -m docnmt.score.scoring --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.baselines:q}"
         " --bootstrap-samples {params.samples:q} --output {output:q} > {log:q} 2>&1"
+
+
+rule comet_env:
+    """Where unbabel-comet's environment is (its Python): the decodes that select by a learned metric start their
+    scorer there (docnmt.decode.metric_client)."""
+    output:
+        layout.comet_env(),
+    params:
+        path=COMET_PATH,
+    log:
+        layout.log_file("comet_env"),
+    benchmark:
+        layout.benchmark_file("comet_env")
+    conda:
+        "../envs/comet.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.learned env --output {output:q} > {log:q} 2>&1"
+
+
+rule comet:
+    """COMET, Doc-COMET and reference-free QE of every system on the test set, with each configured local
+    checkpoint (metrics.comet; docnmt.score.learned), in unbabel-comet's environment, with paired bootstrap tests."""
+    input:
+        unpack(lambda w: wf.metrics.comet_inputs(config, w.task)),
+    output:
+        scores=layout.score_file("{task}", "test", "comet"),
+        segments=layout.comet_segments("{task}", "test"),
+    params:
+        path=COMET_PATH,
+        options=lambda w, input: wf.metrics.comet_args(config, w.task, input),
+    log:
+        layout.log_file("{task}/scores/test/comet"),
+    benchmark:
+        layout.benchmark_file("{task}/scores/test/comet")
+    conda:
+        "../envs/comet.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=16000,
+        runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=240),
+    shell:
+        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.learned score --source {input.src:q}"
+        " --reference {input.ref:q} --docids {input.docids:q} {params.options:q}"
+        " --output {output.scores:q} --segments {output.segments:q} > {log:q} 2>&1"
 
 
 rule pronoun_f1:

@@ -16,6 +16,10 @@ from helpers import REPO, run_snakemake, tool_env
 from packagegraph import third_party_imports
 
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
+#: unbabel-comet's env: its pins are requirements-comet.txt's, which `make comet` (part of `make test`) installs for
+#: real, so pip's dry run of it would only repeat that install (40 s).
+COMET_ENV = REPO / "envs" / "comet.yaml"
+DRY_RUN_ENVS = [env for env in ENVS if env != COMET_ENV]
 URL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+)$")
 MODEL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+) --hash=sha256:(?P<sha256>\S+)$")
 #: spaCy's models, the paper's taggers: distribution name -> module name.
@@ -25,7 +29,7 @@ DISTRIBUTIONS = {
     "sacremoses": "sacremoses", "mosestokenizer": "opus-fast-mosestokenizer", "regex": "regex", "subword_nmt": "subword-nmt", "yaml": "pyyaml", "jsonschema": "jsonschema",
     "torch": "torch", "numpy": "numpy", "fairseq": "fairseq-fixed", "fairseq_cli": "fairseq-fixed",
     "sacrebleu": "sacrebleu", "spacy": "spacy", "HanTa": "hanta", "matplotlib": "matplotlib", "pandas": "pandas",
-    "transformers": "transformers", "fastchrf": "fastchrf",
+    "transformers": "transformers", "fastchrf": "fastchrf", "comet": "unbabel-comet",
 }
 
 
@@ -52,13 +56,14 @@ def exact_pins(lines):
     return pins
 
 
-def requirement_pins():
+def requirement_pins(files=("requirements-base.txt", "requirements.txt")):
     pins = {}
-    for file in ("requirements-base.txt", "requirements.txt"):
+    for file in files:
         for name, version in exact_pins((REPO / file).read_text().splitlines()).items():
             assert pins.setdefault(name, version) == version, f"{name} pinned twice differently"
-    fairseq = re.search(r"fairseq-fixed==(\S+)", (REPO / "Makefile").read_text())
-    pins["fairseq-fixed"] = fairseq[1]
+    if "requirements.txt" in files:
+        fairseq = re.search(r"fairseq-fixed==(\S+)", (REPO / "Makefile").read_text())
+        pins["fairseq-fixed"] = fairseq[1]
     return pins
 
 
@@ -77,7 +82,7 @@ def env_pins(env):
 
 
 def test_every_env_parses_with_python_311_and_a_pip_section():
-    assert {e.name for e in ENVS} == {"data.yaml", "fairseq.yaml", "scoring.yaml"}
+    assert {e.name for e in ENVS} == {"comet.yaml", "data.yaml", "fairseq.yaml", "scoring.yaml"}
     for env in ENVS:
         data = yaml.safe_load(env.read_text())
         assert "conda-forge" in data["channels"], env.name
@@ -87,12 +92,28 @@ def test_every_env_parses_with_python_311_and_a_pip_section():
 
 @pytest.mark.parametrize("env", ENVS, ids=lambda e: e.name)
 def test_env_pins_are_exact_and_equal_to_what_the_tests_install(env):
-    required = requirement_pins()
+    required = requirement_pins(("requirements-comet.txt",) if env == COMET_ENV else
+                                ("requirements-base.txt", "requirements.txt"))
     pins, urls = env_pins(env)
     for name, version in pins.items():
         assert name in required, f"{env.name}: {name} is not installed by make setup (requirements*.txt)"
         assert version == required[name], f"{env.name}: {name}=={version}, but the tests install {required[name]}"
     assert set(urls) <= set(SPACY_MODELS), f"{env.name}: only spaCy's German and English models may come from a URL"
+
+
+def test_comet_env_has_exactly_the_pins_make_comet_installs_and_is_installed_by_make_test():
+    """envs/comet.yaml and requirements-comet.txt hold the same pins; make test installs them (make comet) for real,
+    which stands for pip's dry run; and nothing of unbabel-comet's pins leaks into the project's own."""
+    pins, urls = env_pins(COMET_ENV)
+    assert pins == requirement_pins(("requirements-comet.txt",)) and not urls
+    assert {"unbabel-comet": "2.2.7", "torch": "2.13.0", "sentencepiece": "0.2.0"}.items() <= pins.items()
+    assert int(pins["setuptools"].split(".")[0]) < 81 and int(pins["protobuf"].split(".")[0]) < 5
+    project = requirement_pins()
+    assert project["transformers"] != pins["transformers"]  # the conflict that makes it an environment of its own
+    plan = subprocess.run(["make", "-n", "test", "VENV=.venv-dry-run", "COMET_VENV=.venv-comet-dry-run"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert plan.returncode == 0, plan.stderr
+    assert ".venv-comet-dry-run/bin/python -m pip install --quiet --no-compile -r requirements-comet.txt" in plan.stdout
 
 
 def test_fairseq_env_installs_torch_then_fairseq_without_build_isolation():
@@ -172,7 +193,7 @@ def subprocess_runs(tmp_path_factory):
     code and output)."""
     folder = tmp_path_factory.mktemp("pip-and-lint")
     dry_runs = {}
-    for env in ENVS:
+    for env in DRY_RUN_ENVS:
         pins, _ = env_pins(env)
         # fairseq-fixed is compiled by the post-deploy script against the env's torch (make setup does it)
         pins.pop("fairseq-fixed", None)
@@ -193,7 +214,7 @@ def subprocess_runs(tmp_path_factory):
     return {"dry_runs": dry_runs, "lints": lints}
 
 
-@pytest.mark.parametrize("env", ENVS, ids=lambda e: e.name)
+@pytest.mark.parametrize("env", DRY_RUN_ENVS, ids=lambda e: e.name)
 def test_pip_section_resolves_with_pip_dry_run(env, subprocess_runs):
     """pip resolves every pinned requirement and its dependencies (the spaCy model URL needs internet: not here)."""
     returncode, errors = subprocess_runs["dry_runs"][env.name]

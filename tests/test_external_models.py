@@ -137,6 +137,26 @@ def llm_task(workdir: Path, folder: Path) -> dict:
     return task
 
 
+def wmt_xml(own: Path, path: Path) -> Path:
+    """The researcher's test documents as a WMT XML test set (WMT 2021 onward), written by hand: a reference A (the
+    real one) and a reference B (the sources), paragraphs of two segments."""
+    from xml.sax.saxutils import escape
+
+    docs = read_split(own / "corpus/test.en", own / "corpus/test.de", own / "corpus/test.docids")
+
+    def side(tag, attrs, sentences):
+        paragraphs = ["<p>" + "".join(f'<seg id="{i + j + 1}">{escape(t)}</seg>' for j, t in enumerate(sentences[i:i + 2]))
+                      + "</p>" for i in range(0, len(sentences), 2)]
+        return f"<{tag} {attrs}>" + "".join(paragraphs) + f"</{tag}>"
+
+    body = "".join(f'<doc id="{d.docid}" origlang="en">' + side("src", 'lang="en"', d.src)
+                   + side("ref", 'lang="de" translator="A"', d.tgt) + side("ref", 'lang="de" translator="B"', d.src)
+                   + "</doc>\n" for d in docs)
+    path.write_text(f'<?xml version="1.0" encoding="utf-8"?>\n<dataset id="wmttest"><collection id="general">\n{body}'
+                    "</collection></dataset>\n", encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="module")
 def two_tasks(own, hf_marian, tiny_llama, tmp_path_factory) -> Path:
     """One workflow run, four tasks on models trained elsewhere: ``mine`` with both of the researcher's fairseq
@@ -145,6 +165,9 @@ def two_tasks(own, hf_marian, tiny_llama, tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("own-models-workflow")
     config = external_config(own, workdir, (("mine", ("sentence", "document")), ("mine-doc", ("document",))))
     data = yaml.safe_load(config.read_text())
+    # mine-doc reads its test split from a WMT XML test set (two references; the first, A, is scored)
+    data["task_settings"]["mine-doc"]["corpus"] = {"type": "prepared", "test": {
+        "format": "wmt-xml", "file": str(wmt_xml(own, workdir / "wmttest.en-de.xml")), "reference": None}}
     data["tasks"] += ["hf", "llm"]
     data["task_settings"]["hf"] = hf_task(workdir, hf_marian)
     (workdir / "llm").mkdir()
@@ -198,6 +221,26 @@ def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_
     assert sidecar["doc_trans_mode"] == "sequential" and sidecar["separator"] == SEPARATOR
     parallel = json.loads((two_tasks / "results/mine/decode/test/doc-trans.json").read_text())
     assert parallel["doc_trans_mode"] == "parallel", "with both models, the workflow's default"
+
+
+def test_a_wmt_xml_test_set_is_translated_and_scored_as_sacrebleu_scores_the_xml(two_tasks):
+    """mine-doc's test split came from a WMT XML file: sacrebleu's own reading of the XML (its WMTXMLDataset), and
+    corpus BLEU on it against reference A, give the tables' numbers."""
+    import sacrebleu
+    from sacrebleu.dataset.base import Dataset
+    from sacrebleu.dataset.wmt_xml import WMTXMLDataset
+
+    fields = WMTXMLDataset._unwrap_wmt21_or_later(str(two_tasks / "wmttest.en-de.xml"))
+    clean = {name: [Dataset._clean(text) for text in values] for name, values in fields.items()}
+    assert read_lines(two_tasks / "data/mine-doc/corpus/test.de") == clean["ref:A"]
+    assert read_lines(two_tasks / "data/mine-doc/corpus/test.docids") == clean["docid"]
+    scores = json.loads((two_tasks / "results/mine-doc/scores/test/bleu_ter.json").read_text())
+    for strategy in ("doc-trans", "last-sentence"):
+        hyps = read_lines(two_tasks / f"results/mine-doc/decode/test/{strategy}.txt")
+        theirs = sacrebleu.corpus_bleu(hyps, [clean["ref:A"]])
+        assert scores["systems"][strategy]["BLEU"]["score"] == pytest.approx(theirs.score, abs=1e-4), strategy
+        bleu = (two_tasks / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text()
+        assert row(bleu, strategy, "mine-doc")[0].rstrip("*†") == f"{theirs.score:.1f}"
 
 
 def test_a_wrong_separator_stops_before_any_decode_naming_the_dictionary(own, tmp_path):

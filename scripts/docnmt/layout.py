@@ -139,6 +139,16 @@ def score_file(task: str, evalset: str, name: str) -> str:
     return f"results/{task}/scores/{evalset}/{name}.json"
 
 
+def comet_segments(task: str, evalset: str) -> str:
+    """Every learned metric's segment scores of every system, one JSON line per metric and system."""
+    return f"results/{task}/scores/{evalset}/comet.segments.jsonl"
+
+
+def comet_env() -> str:
+    """Where unbabel-comet's environment is (its Python), for the decodes that select by a learned metric."""
+    return "results/comet-env.json"
+
+
 def cxmi_sentences(task: str, evalset: str) -> str:
     """The P-CXMI of every scored sentence, tab-separated."""
     return f"results/{task}/scores/{evalset}/cxmi.sentences.tsv"

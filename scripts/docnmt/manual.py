@@ -35,6 +35,7 @@ CLIS = {
     "docnmt.config": ("configuration", []),
     "docnmt.corpora.demo": ("data", ["demo_corpus"]),
     "docnmt.corpora.corpus": ("data", ["prepared_corpus", "check_corpus"]),
+    "docnmt.corpora.testsets": ("data", ["testset_corpus"]),
     "docnmt.corpora.check": ("data", []),
     "docnmt.corpora.download": ("data", ["download", "extract"]),
     "docnmt.corpora.parsers": ("data", ["corpus_news", "corpus_ted", "corpus_os"]),
@@ -64,6 +65,8 @@ CLIS = {
     "docnmt.score.contrastive": ("scoring", ["contrapro_accuracy"]),
     "docnmt.score.cxmi": ("scoring", ["cxmi"]),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
+    "docnmt.score.learned": ("scoring", ["comet", "comet_env"]),
+    "docnmt.score.tiny_comet": ("scoring", []),
     "docnmt.score.tables": ("scoring", ["tables", "task_tables"]),
     "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi", "plot_mbr",
                                        "task_plot_bleu", "task_plot_pronouns", "task_plot_cost", "task_plot_cxmi",
@@ -92,6 +95,7 @@ BY_HAND = {
     "docnmt.train.fairseq_train": "run by docnmt.train.cli (rule train): fairseq-train with atomic checkpoint copies",
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
     "docnmt.decode.backends.causal_lm.tiny": "no rule: make demo-llm trains the demo's tiny causal LM with it",
+    "docnmt.score.tiny_comet": "no rule: makes a tiny COMET checkpoint (the tests, make demo-comet) in .venv-comet",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
 }
 

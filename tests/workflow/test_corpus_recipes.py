@@ -98,3 +98,19 @@ def test_training_takes_the_tasks_preset_and_time_limit():
     assert "--arch" in args and all(isinstance(a, str) for a in args)
     assert train.training_runtime(config, "demo") == 7
     assert train.training_runtime(config, "news") == config["training"]["runtime_minutes"].get("base", 2880)
+
+
+def test_a_test_set_gives_the_convert_options_and_one_output_option_per_file():
+    from docnmt.workflow.tasks import testset_tasks
+
+    test = {"format": "wmt24pp-jsonl", "file": "en-de_DE.jsonl", "reference": "original_target"}
+    config = workflow_config(tasks=["mine"], task_settings={"mine": {
+        "src": "en", "tgt": "de", "bpe_merges": 10, "dropout": 0.1, "label_smoothing": 0.1,
+        "corpus": {"type": "prepared", "dir": "corpus", "test": test}}})
+    assert testset_tasks(config) == ["mine"] and corpora.testset_file(config, "mine") == "en-de_DE.jsonl"
+    assert corpora.testset_args(config, "mine") == ["convert", "--format", "wmt24pp-jsonl", "--src", "en", "--tgt", "de",
+                                                    "--reference", "original_target"]
+    assert [corpora.testset_output_option(config, "mine", ext) for ext in ("en", "de", "docids")] == \
+        ["--src-out", "--tgt-out", "--docids-out"]
+    with pytest.raises(ValueError, match="test.fr is none of the test split's files"):
+        corpora.testset_output_option(config, "mine", "fr")

@@ -10,6 +10,7 @@ Modules:
   rawtext     -- what the format readers share: lines, entities, repeated document ids
   news        -- NEWS training data: News Commentary v14 TSV
   mteval      -- the SGML/XML of WMT and IWSLT (valid and test sets)
+  testsets    -- WMT XML (2021 onward) and WMT24++ JSONL test sets: read as documents, written with translations
   iwslt_tags  -- TED training data: IWSLT17 train.tags
   opus        -- OS: OPUS OpenSubtitles v2018 in Moses format, and the OS split
   contrapro   -- ContraPro examples with left and right context, as a small document corpus
@@ -18,5 +19,5 @@ Modules:
   stats       -- the data-statistics table (the paper's Table 5)
 
 CLIs (``python -m docnmt.corpora.X``): ``demo``, ``download fetch|extract``,
-``parsers news|ted|os``, ``contrapro``, ``corpus check|copy``, ``stats``.
+``parsers news|ted|os``, ``contrapro``, ``corpus check|copy``, ``testsets convert``, ``stats``.
 """

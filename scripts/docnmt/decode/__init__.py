@@ -20,7 +20,10 @@ Modules:
                   (full-segment, the whole document in one turn, chunks)
   mbr          -- minimum Bayes risk selection among a search's candidates (beyond the paper): its rule, settings
                   and the names of a strategy's MBR systems (doc-trans+mbr)
-  selection    -- MBR's utilities (fastchrf's chrF, sacrebleu's chrF++) and the selector the strategies call
+  selection    -- MBR's utilities (fastchrf's chrF, sacrebleu's chrF++, COMET) and QE reranking: the selector the
+                  strategies call
+  metric_client -- a learned metric (COMET, QE) for the selection, scored by a child process in unbabel-comet's
+                  environment
   sampling     -- epsilon sampling of MBR's candidates, per request under a seed, on either backend
   cli          -- the decoding CLI: a test set decoded with one strategy, hypotheses and a JSON sidecar
   checks       -- docnmt-check-model: a model trained elsewhere checked by its backend's checks; k

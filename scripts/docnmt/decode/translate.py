@@ -6,7 +6,14 @@ Input (``--input``), and output (``--output``) in the same layout:
   (blank lines at the end of the file are ignored; two blank lines in a row
   would make an empty document, which is an error naming the line);
 - a folder: one document per file (every regular, non-hidden file, in name
-  order), one sentence per line; the output folder gets the same file names.
+  order), one sentence per line; the output folder gets the same file names;
+- a WMT test set (:mod:`docnmt.corpora.testsets`; ``--format``, by default
+  from the suffix): WMT XML (``.xml``; its source side, testsuite documents
+  included), written back with a ``<hyp system=NAME lang=TGT>`` per document
+  (``--system-name``, default ``docnmt-STRATEGY``; the language is the file's
+  ``<ref lang>``, else ``--tgt-lang``), a submission that sacrebleu reads; or
+  WMT24++ JSONL (``.jsonl``; every row, bad sources included), written back
+  with a ``"hypothesis"`` field on each row.
 
 An empty translation (the model ended the sentence at once) is written as an
 empty line. In the file layout that line looks like a document boundary, so
@@ -65,6 +72,7 @@ import time
 from pathlib import Path
 
 from .. import SEP, layout
+from ..corpora import testsets
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
 from .arguments import add_backend_argument, add_search_arguments
@@ -73,8 +81,18 @@ from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_n
 from ..manual import argument_parser
 
 # ---- input and output ---------------------------------------------------------
-def read_documents(path: Path) -> tuple[list[tuple[str, list[str], list[int], Path]], str]:
-    """``[(name, sentences, 1-based input lines, file)]`` and the layout (``file`` or ``folder``)."""
+#: --format: the text layouts (a file or a folder), or a test set's format (docnmt.corpora.testsets).
+INPUT_FORMATS = ["text", *testsets.FORMATS]
+
+
+def read_documents(path: Path, fmt: str | None = None, tgt_lang: str | None = None) -> tuple[list, object]:
+    """``[(name, sentences, 1-based input lines, file)]`` and the layout: ``file`` or ``folder`` (format text), or
+    the test set read (``fmt``, by default from the suffix: .xml, .jsonl), which writes the output in its format
+    (``tgt_lang``: the XML's ``<hyp lang>`` where the file has no ``<ref lang>``)."""
+    fmt = fmt or testsets.infer_format(path) or "text"
+    if fmt != "text":
+        testset = testsets.read_for_translation(path, fmt, tgt_lang)
+        return testset.sources(), testset
     if not path.exists():
         raise InputError(path, "input not found (expected a text file or a folder of one-document files)")
     if path.is_dir():
@@ -116,7 +134,11 @@ def output_paths(output: Path, layout: str, documents) -> list[Path]:
     return [output] if layout == "file" else [output / name for name, *_ in documents]
 
 
-def write_documents(output: Path, layout: str, documents, translations: list[list[str]]) -> None:
+def write_documents(output: Path, layout, documents, translations: list[list[str]], system: str = "docnmt") -> None:
+    """The translations in the input's layout (a test set: its format, the XML's hyps named ``system``)."""
+    if not isinstance(layout, str):
+        layout.write(output, translations, system=system)
+        return
     paths = output_paths(output, layout, documents)
     if layout == "folder":
         output.mkdir(parents=True, exist_ok=True)
@@ -234,9 +256,13 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.decode.translate", __doc__.split("\n\n")[0])
-    parser.add_argument("--input", required=True, type=Path, help="a text file (blank line between documents) or a "
-                                                                  "folder of one-document files")
+    parser.add_argument("--input", required=True, type=Path, help="a text file (blank line between documents), a "
+                                                                  "folder of one-document files, or a WMT test set")
     parser.add_argument("--output", required=True, type=Path, help="where the translations go, in the same layout")
+    parser.add_argument("--format", choices=INPUT_FORMATS, help="text (a file or folder), wmt-xml or wmt24pp-jsonl "
+                                                                "(default: wmt-xml for .xml, wmt24pp-jsonl for .jsonl, "
+                                                                "else text)")
+    parser.add_argument("--system-name", help="wmt-xml: the <hyp system> of the output (default: docnmt-STRATEGY)")
     parser.add_argument("--task", help="take the models and their settings from this task of the workflow's config")
     parser.add_argument("--configfile", type=Path, help="with --task: a config over the workflow's config.yaml")
     parser.add_argument("--workdir", type=Path, default=Path("."),
@@ -311,7 +337,7 @@ def main(argv=None) -> int:
                                        separator=args.separator, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                                        template=args.template)
     freeze_heap(argv)
-    documents, layout = read_documents(args.input)
+    documents, layout = read_documents(args.input, args.format, args.tgt_lang)
     pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)
     started = time.perf_counter()
     translations = translate(documents, pipeline, args.strategy, models.get("document"), models.get("sentence"),
@@ -319,7 +345,7 @@ def main(argv=None) -> int:
                              doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b,
                              context=args.context, max_tokens=args.max_tokens)
     seconds = time.perf_counter() - started
-    write_documents(args.output, layout, documents, translations)
+    write_documents(args.output, layout, documents, translations, system=args.system_name or f"docnmt-{args.strategy}")
     empty = sum(not t for doc in translations for t in doc)
     if empty and layout == "file":
         print(f"warning: {empty} empty translations are written as empty lines, which look like document boundaries "

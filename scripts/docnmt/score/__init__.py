@@ -9,10 +9,14 @@ Modules:
   cxmi        -- context usage: CXMI and per-sentence P-CXMI of the document-level model, per strategy too
   sentence_file -- the per-sentence P-CXMI file: writing it and reading it back (no torch)
   context_usage -- the highest-P-CXMI sentences, and BLEU/pronoun F1 on them against the rest
+  learned     -- learned metrics from local checkpoints (COMET, Doc-COMET, CometKiwi QE), in unbabel-comet's
+                 environment: scores with paired bootstrap, and a scorer for the decodes' selection
+  tiny_comet  -- a tiny COMET or CometKiwi checkpoint made here (XLM-R architecture, local tokenizer)
   tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
   notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
 
 CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,
-``contrastive``, ``cxmi``, ``context_usage``, ``tables``, ``plots``.
+``contrastive``, ``cxmi``, ``context_usage``, ``tables``, ``plots``; in unbabel-comet's environment
+``learned`` and ``tiny_comet``.
 """

@@ -27,7 +27,8 @@ What each checkpoint scores (:func:`describe`):
   for QE; the reference's is the reference.
 
 Scores equal ``comet-score``'s on the same files (a test: ``--enable-context`` on files with the context already
-joined). Significance: paired bootstrap resampling of the segment scores' mean against each baseline, with
+joined): the model runs as comet-score runs it, in half precision with its sentence-embedding cache, on stripped
+lines. Significance: paired bootstrap resampling of the segment scores' mean against each baseline, with
 sacrebleu's resampling (seed 12345 unless ``SACREBLEU_SEED`` says otherwise), confidence interval and p-value.
 
 CLIs::
@@ -134,7 +135,8 @@ def checkpoint(name: str, path: os.PathLike | str) -> Checkpoint:
 
 
 def load(point: Checkpoint):
-    """The model, loaded offline with hparams.yaml as its hyper-parameters."""
+    """The model, loaded offline with hparams.yaml as its hyper-parameters, and set up as comet-score sets it up:
+    in evaluation mode, in half precision (on every device), with unbabel-comet's sentence-embedding cache."""
     offline()
     import logging
 
@@ -142,7 +144,11 @@ def load(point: Checkpoint):
         logging.getLogger(name).setLevel(logging.ERROR)
     from comet import load_from_checkpoint
 
-    return load_from_checkpoint(str(point.ckpt), reload_hparams=True, local_files_only=True)
+    model = load_from_checkpoint(str(point.ckpt), reload_hparams=True, local_files_only=True)
+    model.eval()
+    model.half()
+    model.set_embedding_cache()
+    return model
 
 
 def predict(model, samples: list[dict], batch_size: int = DEFAULT_BATCH_SIZE, context: bool = False) -> list[float]:
@@ -176,7 +182,10 @@ def with_context(texts: list[str], docids: list[str], n: int, separator: str, co
 
 def samples_for(point: Checkpoint, src: list[str], mt: list[str], ref: list[str] | None, docids: list[str] | None,
                 context: int, separator: str) -> list[dict]:
-    """The model's inputs; with ``docids`` and ``context`` > 0, Doc-COMET's (module docstring)."""
+    """The model's inputs, each text stripped as comet-score strips its lines; with ``docids`` and ``context`` > 0,
+    Doc-COMET's (module docstring)."""
+    src, mt = [t.strip() for t in src], [t.strip() for t in mt]
+    ref = None if ref is None else [t.strip() for t in ref]
     if docids is not None and context > 0:
         src = with_context(src, docids, context, separator)
         mt = with_context(mt, docids, context, separator, context=mt if point.reference_free else ref)

@@ -72,13 +72,21 @@ def realigned_notes(records: dict[str, dict]) -> list[str]:
 def mbr_notes(manifest: dict) -> list[str]:
     """What the MBR rows are (their settings and utility), where the tables have any."""
     settings = manifest.get("mbr")
-    if not settings or not any(parse_system(s)[1] for s in manifest["strategies"]):
-        return []
-    described = Settings(**{k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")
-                            if k in settings}).describe()
-    return [f"\"STRATEGY, MBR\": the strategy with minimum Bayes risk selection (not in the paper): {described}; "
-            "each kept sentence is the candidate with the highest mean utility against all candidates (doc-trans's "
-            "is the next sentence's context; doc-trans-beam compares whole documents). Test set only."]
+    notes = []
+    if settings and any(parse_system(s)[1] == "mbr" for s in manifest["strategies"]):
+        described = Settings(**{k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")
+                                if k in settings}).describe()
+        notes.append(f"\"STRATEGY, MBR\": the strategy with minimum Bayes risk selection (not in the paper): "
+                     f"{described}; each kept sentence is the candidate with the highest mean utility against all "
+                     "candidates (doc-trans's is the next sentence's context; doc-trans-beam compares whole "
+                     "documents). Test set only.")
+    qe = manifest.get("qe_rerank")
+    if qe and any(parse_system(s)[1] == "qe" for s in manifest["strategies"]):
+        described = Settings(count=qe["count"], utility=f"qe:{qe['checkpoint']}").describe()
+        notes.append(f"\"STRATEGY, QE reranked\": the strategy with {described} (not in the paper): each kept "
+                     "sentence is the candidate with the highest reference-free score given its source (doc-trans's "
+                     "is the next sentence's context). Test set only.")
+    return notes
 
 
 def skipped_notes(manifest: dict) -> list[str]:

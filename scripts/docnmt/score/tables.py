@@ -107,6 +107,13 @@ def perplexity_table(manifest: dict) -> Table:
 TABLE3_METRICS = ("BLEU", "chrF++", "TER", "d-BLEU")
 
 
+LEARNED_NOTE = ("COMET[NAME], QE[NAME]: the mean segment score (x100) of the local checkpoint NAME, reference-based or "
+                "reference-free (docnmt.score.learned; equal to comet-score's); Doc-: each sentence encoded after "
+                "the previous sentences of its document (Vernikos et al. 2022; the hypothesis after the reference's, "
+                "for QE its own); significance: paired bootstrap of the mean segment score, as for BLEU. Test set "
+                "only.")
+
+
 def bleu_ter_table(manifest: dict) -> Table:
     columns, header, signatures = [], ["strategy"], {}
     for t, spec in manifest["tasks"].items():
@@ -119,6 +126,12 @@ def bleu_ter_table(manifest: dict) -> Table:
             header += [f"{t} {label} {m}" for m in metrics]
             for m in metrics:
                 signatures.setdefault(m, any_system[m]["signature"])
+            if evalset == "test" and spec.get("comet"):  # learned metrics (docnmt.score.learned), in percent
+                learned = load_json(spec["comet"]["test"], "COMET score file")
+                metrics = [c for entry in learned["metrics"].values() for c in entry["columns"]]
+                columns.append((learned, metrics))
+                header += [f"{t} {label} {m}" for m in metrics]
+                signatures.update({m: learned["signatures"][m] for m in metrics})
     rows = []
     for strategy in manifest["strategies"]:
         cells = [label_of(strategy)]
@@ -133,7 +146,9 @@ def bleu_ter_table(manifest: dict) -> Table:
                     test = data.get("paired_bootstrap", {}).get(baseline, {}).get("systems", {}).get(strategy, {})
                     if test.get(metric, {}).get("significant"):
                         marks += mark
-                cells.append(f"{entry[metric]['score']:.1f}{marks}")
+                learned = metric not in TABLE3_METRICS  # a COMET score in [0, 1]: in percent, two decimals
+                cells.append(f"{entry[metric]['score'] * 100:.2f}{marks}" if learned else
+                             f"{entry[metric]['score']:.1f}{marks}")
         rows.append(cells)
     alpha = columns[0][0].get("alpha", 0.05) if columns else 0.05
     notes = [f"{m} signature: {sig}" for m, sig in signatures.items()]
@@ -143,6 +158,8 @@ def bleu_ter_table(manifest: dict) -> Table:
     notes.append(f"* significantly different from sentence-level, † from last-sentence (paired bootstrap "
                  f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
                  "full-segment does not apply there (-).")
+    if any(m not in TABLE3_METRICS for m in signatures):
+        notes.append(LEARNED_NOTE)
     notes += mbr_notes(manifest) + model_notes(_test_sidecars(manifest), "the search")
     notes += realigned_notes(_test_sidecars(manifest))
     return Table("bleu_ter", "Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent) for the different tasks and "
@@ -444,7 +461,8 @@ def cost_table(manifest: dict) -> Table:
                   "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
                   f"limit stopped it. Device: {', '.join(devices)}; dtype: {', '.join(dtypes)}; wall times from the "
                   "decode rules. Utility evaluations: MBR selection's pairwise utility scores (n^2 per selection of "
-                  "n candidates; its search is a beam of n, or n samples)."]
+                  "n candidates; its search is a beam of n, or n samples); QE reranking's QE scores (n per "
+                  "selection); for a learned metric (COMET, QE) each is one forward pass of the metric."]
                  + ([PROMPT_NOTE] if any(prompted) else []) + mbr_notes(manifest) + model_notes(labelled, "the search")
                  + realigned_notes(labelled))
 

@@ -5,7 +5,7 @@ trained on the given text, saved with ``save_pretrained`` in ``OUTPUT/encoder``;
 unbabel-comet model (``regression``: a ``RegressionMetric`` as wmt22-comet-da; ``kiwi``: a ``UnifiedMetric`` on
 ``mt`` and ``src`` only, reference-free, as wmt22-cometkiwi-da), saved as ``OUTPUT/checkpoints/model.ckpt`` and
 ``OUTPUT/hparams.yaml``, whose ``pretrained_model`` is the encoder's folder. With ``--steps`` its estimator is
-fitted briefly (the encoder frozen) to predict sentence chrF of corrupted references; with ``--steps 0`` it is left
+fitted briefly (the whole model) to predict sentence chrF of corrupted references; with ``--steps 0`` it is left
 random. Its scores rank nothing a person would: it exercises the code, as the demo's models do.
 
 Runs in unbabel-comet's environment (``make comet``)::
@@ -85,15 +85,14 @@ def corrupted(ref: str, rng: random.Random) -> str:
 
 
 def fit(model, pairs: list[tuple[str, str]], steps: int, seed: int, batch_size: int = 16) -> float:
-    """A few updates of the estimator (the encoder frozen) towards sentence chrF of corrupted references; the last
-    loss."""
+    """A few updates of the whole model towards sentence chrF of corrupted references; the last loss."""
     import torch
     from sacrebleu.metrics import CHRF
 
     chrf, rng = CHRF(), random.Random(seed)
-    model.encoder.freeze()
-    params = [p for n, p in model.named_parameters() if not n.startswith("encoder.") and p.requires_grad]
-    optimizer = torch.optim.Adam(params, lr=3e-3)
+    for p in model.parameters():
+        p.requires_grad = True
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     model.train()
     loss = float("nan")
     for _ in range(steps):

@@ -130,6 +130,27 @@ def prepared_file(config: dict, task: str, split: str, ext: str) -> str:
     return f"{config['task_settings'][task]['corpus']['dir']}/{split}.{ext}"
 
 
+def testset_file(config: dict, task: str) -> str:
+    """The WMT test set a prepared task's test split is read from (corpus.test.file)."""
+    return config["task_settings"][task]["corpus"]["test"]["file"]
+
+
+def testset_args(config: dict, task: str) -> list[str]:
+    """docnmt.corpora.testsets convert's options for a task's test set (a list; the rule quotes each): its format,
+    the task's languages (checked against the file's), the reference where one is chosen."""
+    test = config["task_settings"][task]["corpus"]["test"]
+    reference = ["--reference", test["reference"]] if test["reference"] is not None else []
+    return ["convert", "--format", test["format"], "--src", src(config, task), "--tgt", tgt(config, task), *reference]
+
+
+def testset_output_option(config: dict, task: str, ext: str) -> str:
+    """The convert option that writes one file of the test split: --src-out, --tgt-out or --docids-out."""
+    roles = {src(config, task): "src", tgt(config, task): "tgt", "docids": "docids"}
+    if ext not in roles:
+        raise ValueError(f"task {task}: test.{ext} is none of the test split's files ({', '.join(roles)})")
+    return f"--{roles[ext]}-out"
+
+
 def contrapro_sources(config: dict, task: str) -> dict[str, str]:
     """contrapro.json and the documents it points into (common format), for one task."""
     if config["task_settings"][task]["corpus"]["type"] == "demo":

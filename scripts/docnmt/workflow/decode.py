@@ -11,6 +11,7 @@ from docnmt.decode import mbr
 from docnmt.interface import backend
 from docnmt.decode.strategies import STRATEGIES
 
+from .metrics import selection_inputs, selection_options
 from .systems import doc_trans_mode, first_pass_strategies, guided_strategies, round_one_reused, strategy_levels
 from .tasks import (
     binarized, bpe_codes, external_codes, is_external, language_codes, model_backend, model_file, src, task_k,
@@ -56,8 +57,8 @@ def check_sample_args(config: dict, task: str) -> list[str]:
 # ---- a strategy's decode ---------------------------------------------------------------
 def mbr_options(config: dict, system: str) -> list[str]:
     """docnmt.decode.cli's MBR options for a system (none for a strategy alone; a list, the rule quotes each)."""
-    _, with_mbr, count = mbr.parse_system(system)
-    if not with_mbr:
+    _, kind, count = mbr.parse_system(system)
+    if kind != "mbr":
         return []
     settings = config["mbr"]
     args = ["--mbr", "--mbr-candidates", settings["candidates"], "--mbr-count", str(count or settings["count"]),
@@ -93,13 +94,13 @@ def decode_inputs(config: dict, strategy: str, task: str, evalset: str, system: 
     if strategy == "doc-trans" and round_one_reused(config, task) and not with_mbr:
         files["round_one"] = layout.decode_file(task, evalset, "2-pass", "bpe")
         files["round_one_sidecar"] = layout.decode_file(task, evalset, "2-pass", "json")
-    return files
+    return {**files, **selection_inputs(config, system)}
 
 
 def decode_options(config: dict, strategy: str, task: str, system: str, input: Mapping) -> list[str]:
     """Strategy-specific options of docnmt.decode.cli (input paths, doc-trans's mode, MBR; a list, the rule quotes
     each). ``input``: the job's inputs (decode_inputs's keys)."""
-    args = mbr_options(config, system)
+    args = mbr_options(config, system) + selection_options(config, system, input)
     mode = doc_trans_mode(config, task)
     if strategy == "doc-trans":
         args += ["--doc-trans-mode", mode]

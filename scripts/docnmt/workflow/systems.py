@@ -29,8 +29,8 @@ def evalset_strategies(config: dict, evalset: str) -> list[str]:
 
 
 def system_pattern(strategy: str) -> str:
-    """The {system} wildcard of a strategy's decode rule: the strategy, or one of its MBR systems."""
-    return f"{re.escape(strategy)}({re.escape(mbr.SUFFIX)}(-[0-9]+)?)?"
+    """The {system} wildcard of a strategy's decode rule: the strategy, one of its MBR systems or its QE reranking."""
+    return f"{re.escape(strategy)}({re.escape(mbr.SUFFIX)}(-[0-9]+)?|{re.escape(mbr.QE_SUFFIX)})?"
 
 
 # ---- doc-trans's mode ------------------------------------------------------------------
@@ -88,6 +88,13 @@ def mbr_strategies(config: dict) -> list[str]:
     return [s for s in config["mbr"]["strategies"] if s in config["strategies"]]
 
 
+def qe_strategies(config: dict) -> list[str]:
+    """The strategies that also run with QE reranking (qe_rerank; none without its checkpoint)."""
+    if config["qe_rerank"]["checkpoint"] is None:
+        return []
+    return [s for s in config["qe_rerank"]["strategies"] if s in config["strategies"]]
+
+
 def curve_counts(config: dict) -> list[int]:
     """The candidate counts of the report's MBR plot besides mbr.count, in order."""
     return sorted(set(config["mbr"]["curve"]["counts"]) - {config["mbr"]["count"]})
@@ -95,11 +102,13 @@ def curve_counts(config: dict) -> list[int]:
 
 def task_systems(config: dict, task: str, evalset: str) -> list[str]:
     """What is decoded and scored on one evaluation set of a task: its strategies, then (on the test set) each
-    one of mbr.strategies with MBR selection (docnmt.decode.mbr.system_name: doc-trans+mbr)."""
+    one of mbr.strategies with MBR selection (docnmt.decode.mbr.system_name: doc-trans+mbr) and each of
+    qe_rerank.strategies with QE reranking (doc-trans+qe)."""
     strategies = task_strategies(config, task, evalset)
     if evalset != "test":
         return strategies
-    return strategies + [mbr.system_name(s) for s in mbr_strategies(config) if s in strategies]
+    return (strategies + [mbr.system_name(s) for s in mbr_strategies(config) if s in strategies]
+            + [mbr.system_name(s, kind="qe") for s in qe_strategies(config) if s in strategies])
 
 
 def curve_systems(config: dict, task: str) -> list[str]:

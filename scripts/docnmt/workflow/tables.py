@@ -11,7 +11,7 @@ from docnmt import layout
 from docnmt.config import tables_name
 from docnmt.decode import mbr
 
-from .systems import curve_counts, curve_systems, mbr_strategies, skipped_strategies, task_systems
+from .systems import curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_strategies, task_systems
 from .tasks import LEVELS, cxmi_tasks, evalsets, german_tasks, task_levels, tgt
 
 #: Plots of the report, each with its caption in report/{name}.rst, and its category.
@@ -28,6 +28,8 @@ def task_scores(config: dict, task: str) -> dict:
         "perplexity": {lvl: layout.score_file(task, "test", f"perplexity.{lvl}") for lvl in task_levels(config, task)},
         "sidecars": {s: layout.decode_file(task, "test", s, "json") for s in task_systems(config, task, "test")},
     }
+    if config["metrics"]["comet"]:
+        entry["comet"] = {"test": layout.score_file(task, "test", "comet")}
     if skipped_strategies(config, task):
         entry["skipped"] = skipped_strategies(config, task)
     if task in german_tasks(config):
@@ -50,12 +52,15 @@ def score_manifest(config: dict, tasks=None) -> dict:
     the configured tasks)."""
     tasks = _tasks(config, tasks)
     settings = config["mbr"]
-    systems = list(config["strategies"]) + [mbr.system_name(s) for s in mbr_strategies(config)]
+    systems = (list(config["strategies"]) + [mbr.system_name(s) for s in mbr_strategies(config)]
+               + [mbr.system_name(s, kind="qe") for s in qe_strategies(config)])
     curve = {t: curve_systems(config, t) for t in tasks if curve_systems(config, t)}
     return {"strategies": systems, "tasks": {t: task_scores(config, t) for t in tasks},
             **({"mbr_curve": {"counts": [settings["count"]] + curve_counts(config), "tasks": curve}} if curve else {}),
             **({"mbr": {k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")}}
-               if mbr_strategies(config) else {})}
+               if mbr_strategies(config) else {}),
+            **({"qe_rerank": {"count": config["qe_rerank"]["count"], "checkpoint": config["qe_rerank"]["checkpoint"]}}
+               if qe_strategies(config) else {})}
 
 
 def manifest_files(config: dict, tasks=None) -> list[str]:

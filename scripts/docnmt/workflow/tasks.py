@@ -64,6 +64,11 @@ def real_tasks(config: dict) -> list[str]:
     return [t for t, s in config["task_settings"].items() if s["corpus"]["type"] in REAL_CORPUS_TYPES]
 
 
+def testset_tasks(config: dict) -> list[str]:
+    """Prepared tasks whose test split comes from a WMT test set (corpus.test: WMT XML or WMT24++ JSONL)."""
+    return [t for t in tasks_of_type(config, "prepared") if "test" in config["task_settings"][t]["corpus"]]
+
+
 def contrapro_tasks(config: dict) -> list[str]:
     return [t for t, s in config["task_settings"].items() if s["contrapro"]]
 

@@ -1,0 +1,121 @@
+"""Learned metrics in the workflow (config ``metrics``, ``mbr.utility: comet:NAME``, ``qe_rerank``): the checks of
+the configured checkpoints before any job runs, where unbabel-comet's environment is, and the options and inputs of
+the rules ``comet`` and ``comet_env`` and of the decodes that select by a learned metric
+(:mod:`docnmt.score.learned`, :mod:`docnmt.decode.metric_client`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from docnmt import layout
+from docnmt.config import ConfigError
+from docnmt.decode import mbr
+
+from .systems import task_systems
+from .tasks import src, tgt
+
+#: The environment make comet creates, relative to the checkout.
+COMET_VENV = ".venv-comet"
+
+
+def checkpoints(config: dict) -> dict[str, str]:
+    """The configured COMET checkpoints, name -> folder (metrics.comet)."""
+    return dict(config["metrics"]["comet"])
+
+
+def qe_checkpoint(config: dict) -> str | None:
+    return config["qe_rerank"]["checkpoint"]
+
+
+def mbr_checkpoint(config: dict) -> str | None:
+    """The checkpoint of MBR's utility comet:NAME, else None."""
+    return mbr.Settings(utility=config["mbr"]["utility"]).learned
+
+
+def used(config: dict) -> bool:
+    """Whether anything of the workflow needs unbabel-comet's environment."""
+    return bool(checkpoints(config))
+
+
+def check(config: dict) -> None:
+    """Every checkpoint configured or named is a local COMET folder with its encoder local, QE reranking's is
+    reference-free and MBR's reference-based: ValueError (InputError) naming the config key or the file."""
+    from docnmt.score.learned import checkpoint
+    from docnmt.textio import InputError
+
+    named, described = checkpoints(config), {}
+    for name, folder in named.items():
+        try:
+            described[name] = checkpoint(name, folder)
+        except InputError as err:
+            raise ValueError(f"config key 'metrics.comet.{name}': {err}") from None
+    for key, name, reference_free in (("qe_rerank.checkpoint", qe_checkpoint(config), True),
+                                      ("mbr.utility", mbr_checkpoint(config), False)):
+        if name is None:
+            continue
+        if name not in named:
+            raise ValueError(f"config key '{key}': {name!r} is not a checkpoint of metrics.comet "
+                             f"({', '.join(named) or 'none configured'})")
+        if described[name].reference_free != reference_free:
+            what = ("QE reranking needs a reference-free checkpoint (CometKiwi, COMET-QE)" if reference_free else
+                    "MBR's utility compares candidates as references: it needs a reference-based checkpoint")
+            raise ValueError(f"config key '{key}': checkpoint {name!r} ({described[name].class_identifier}) is "
+                             f"{'reference-based' if reference_free else 'reference-free'}; {what}")
+
+
+def comet_path(config: dict, basedir: str, conda: bool) -> str:
+    """What the COMET rules put before PATH: the folder of unbabel-comet's Python and ':' (metrics.comet_python,
+    default the checkout's .venv-comet), or nothing with --sdm conda (envs/comet.yaml provides python)."""
+    if conda or not used(config):
+        return ""
+    python = config["metrics"]["comet_python"] or os.path.join(basedir, COMET_VENV, "bin", "python")
+    if not os.path.exists(python):
+        raise ConfigError(f"config key 'metrics.comet_python': {python} not found; run `make comet` (it creates "
+                          f"{COMET_VENV}), or set metrics.comet_python to the Python of an environment with "
+                          "requirements-comet.txt and this package")
+    return os.path.dirname(os.path.abspath(python)) + ":"
+
+
+# ---- decodes that select by a learned metric -------------------------------------------------------------
+def selection_inputs(config: dict, system: str) -> dict:
+    """unbabel-comet's environment file, for a system that selects by a learned metric."""
+    kind = mbr.parse_system(system)[1]
+    learned = kind == "qe" or (kind == "mbr" and mbr_checkpoint(config) is not None)
+    return {"comet_env": layout.comet_env()} if learned else {}
+
+
+def selection_options(config: dict, system: str, input: Mapping) -> list[str]:
+    """The decode's options of QE reranking, or the checkpoint of MBR's comet:NAME (a list; the rule quotes
+    each)."""
+    kind = mbr.parse_system(system)[1]
+    if kind == "qe":
+        name = qe_checkpoint(config)
+        args = ["--qe-rerank", "--mbr-count", str(config["qe_rerank"]["count"])]
+    elif kind == "mbr" and mbr_checkpoint(config) is not None:
+        name, args = mbr_checkpoint(config), []
+    else:
+        return []
+    return args + ["--comet-checkpoint", f"{name}={checkpoints(config)[name]}", "--comet-env", input["comet_env"]]
+
+
+# ---- the rule comet ---------------------------------------------------------------------------------------
+def comet_inputs(config: dict, task: str) -> dict:
+    """The test set's raw source, reference, document ids and every system's detokenized hypotheses."""
+    return {
+        "src": layout.corpus_file(task, "test", src(config, task)),
+        "ref": layout.corpus_file(task, "test", tgt(config, task)),
+        "docids": layout.corpus_file(task, "test", "docids"),
+        "systems": [layout.decode_file(task, "test", s, "txt") for s in task_systems(config, task, "test")],
+    }
+
+
+def comet_args(config: dict, task: str, input: Mapping) -> list[str]:
+    """--system for every system, --checkpoint for every checkpoint, and the baselines (a list; quoted each)."""
+    systems = task_systems(config, task, "test")
+    args = [arg for n, p in zip(systems, input["systems"], strict=True) for arg in ("--system", f"{n}={p}")]
+    args += [arg for n, folder in checkpoints(config).items() for arg in ("--checkpoint", f"{n}={folder}")]
+    args += ["--context", str(config["metrics"]["context"]), "--batch-size", str(config["metrics"]["batch_size"]),
+             "--bootstrap-samples", str(config["scoring"]["bootstrap_samples"])]
+    return args + [arg for b in config["scoring"]["significance_baselines"] if b in systems
+                   for arg in ("--baseline", b)]

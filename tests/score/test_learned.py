@@ -1,0 +1,354 @@
+"""Learned metrics (docnmt.score.learned) from tiny local COMET checkpoints built here (docnmt.score.tiny_comet):
+loading offline, scores equal to comet-score's (COMET, Doc-COMET, QE), selection by them (QE reranking and COMET as
+MBR's utility) against brute force, every error in one line, Table 3's columns, and the workflow's demo run.
+
+The checkpoints are built, and scored, in unbabel-comet's environment (.venv-comet, `make comet`, which `make test`
+runs); the tests that need it skip where it is missing. Nothing is downloaded: every scorer runs with its proxies
+pointed at a closed port."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+
+import pytest
+
+from docnmt.decode import mbr
+from docnmt.decode.metric_client import MetricClient
+from docnmt.decode.selection import Selector, comet_pairwise
+from docnmt.score import learned, tables
+from docnmt.textio import InputError, write_lines
+from helpers import REPO, copy_workdir, made_once, run_snakemake, tool_env
+
+COMET_PYTHON = REPO / ".venv-comet" / "bin" / "python"
+TRAINING_FIXTURES = {"tiny_comet"}
+
+SRC = ["The table is new.", "It fits well.", "I like it.", "Are you coming?", "Yes, gladly.", "See you tomorrow.",
+       "The lamp is old.", "It is bright."]
+REF = ["Der Tisch ist neu.", "Er passt gut.", "Ich mag ihn.", "Kommst du mit?", "Ja, gerne.", "Bis morgen.",
+       "Die Lampe ist alt.", "Sie ist hell."]
+HYP = ["Der Tisch ist neu.", "Es passt gut.", "Ich mag es.", "Kommen Sie mit?", "Ja.", "Bis morgen.",
+       "Die Lampe ist alt.", "Es ist hell."]
+DOCIDS = ["a"] * 6 + ["b"] * 2
+
+
+def offline_env() -> dict:
+    """The scorers' environment: no hub, and any network request would fail at once."""
+    env = tool_env()
+    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="",
+               HF_HUB_ETAG_TIMEOUT="1")
+    env.pop("HF_HUB_OFFLINE", None)
+    return env
+
+
+def comet_run(*args, check=True) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(COMET_PYTHON), *map(str, args)], capture_output=True, text=True, env=offline_env(),
+                            timeout=600)
+    assert not check or result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def _tiny_checkpoints(root):
+    """A reference-based (regression) and a reference-free (kiwi) checkpoint, briefly fitted on synthetic text."""
+    rng = random.Random(3)
+    words_en, words_de = " ".join(SRC).split(), " ".join(REF).split()
+    write_lines(root / "text.en", SRC * 20 + [" ".join(rng.sample(words_en, 6)) for _ in range(200)])
+    write_lines(root / "text.de", REF * 20 + [" ".join(rng.sample(words_de, 6)) for _ in range(200)])
+    for kind, name in (("regression", "da"), ("kiwi", "kiwi")):
+        comet_run("-m", "docnmt.score.tiny_comet", "--kind", kind, "--text", root / "text.en", root / "text.de",
+                  "--output", root / name, "--steps", "10", "--vocab-size", "300")
+    return root / "da", root / "kiwi"
+
+
+@pytest.fixture(scope="session")
+def tiny_comet(tmp_path_factory):
+    if not COMET_PYTHON.exists():
+        pytest.skip(f"unbabel-comet's environment {COMET_PYTHON.parent.parent} is missing: run `make comet`")
+    return made_once(tmp_path_factory, "tiny-comet", _tiny_checkpoints)
+
+
+def comet_score(model, src, mt, ref=None, context=False) -> tuple[float, list[float]]:
+    """comet-score's system and segment scores of a file (unbabel-comet's own CLI)."""
+    return comet_scores(model, src, [mt], ref, context)[0]
+
+
+def comet_scores(model, src, mts, ref=None, context=False) -> list[tuple[float, list[float]]]:
+    """comet-score's system and segment scores of several files in one call (its --to_json keeps every digit, where
+    its printout rounds to 4)."""
+    out = mts[0].with_name(mts[0].name + ".comet-score.json")
+    args = ["-m", "comet.cli.score", "-s", src, "-t", *mts, "--model", model / "checkpoints" / "model.ckpt", "--gpus",
+            "0", "--quiet", "--batch_size", "16", "--to_json", out] + (["-r", ref] if ref else []) \
+        + (["--enable-context"] if context else [])
+    comet_run(*args)
+    scored = []
+    for entries in json.loads(out.read_text()).values():  # one entry per file, in the order given
+        segments = [entry["COMET"] for entry in entries]
+        scored.append((sum(segments) / len(segments), segments))
+    return scored
+
+
+# ---- without unbabel-comet: checks, context, significance, selection, tables ----------------------------------
+def fake_checkpoint(folder, **hparams):
+    (folder / "checkpoints").mkdir(parents=True)
+    (folder / "checkpoints" / "model.ckpt").write_bytes(b"not loaded")
+    encoder = folder / "encoder"
+    encoder.mkdir()
+    values = {"class_identifier": "regression_metric", "pretrained_model": str(encoder), "pool": "avg", **hparams}
+    (folder / "hparams.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in values.items()))
+    return folder
+
+
+def test_checkpoints_are_checked_before_loading_and_each_problem_is_one_line_naming_the_file(tmp_path):
+    with pytest.raises(InputError, match="COMET checkpoint 'x' not found .*nothing is downloaded") as err:
+        learned.checkpoint("x", tmp_path / "missing")
+    assert str(tmp_path / "missing") in str(err.value)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="expected checkpoints/model.ckpt"):
+        learned.checkpoint("x", tmp_path / "empty")
+    hub = fake_checkpoint(tmp_path / "hub", pretrained_model="xlm-roberta-large")
+    with pytest.raises(InputError) as err:
+        learned.checkpoint("wmt22-comet-da", hub)
+    message = str(err.value)
+    assert str(hub / "hparams.yaml") in message and "\n" not in message
+    assert "pretrained_model 'xlm-roberta-large' is not a local folder" in message
+    assert "set pretrained_model: /absolute/path/to/it in this file" in message
+    odd = fake_checkpoint(tmp_path / "odd", class_identifier="bleurt")
+    with pytest.raises(InputError, match="expected class_identifier, one of .* found 'bleurt'"):
+        learned.checkpoint("odd", odd)
+
+
+@pytest.mark.parametrize("hparams, reference_free, columns", [
+    ({}, False, ["COMET[m]", "Doc-COMET[m]"]),
+    ({"class_identifier": "referenceless_regression_metric"}, True, ["QE[m]", "Doc-QE[m]"]),
+    ({"class_identifier": "unified_metric", "input_segments": ["mt", "src"]}, True, ["QE[m]"]),
+    ({"class_identifier": "unified_metric", "input_segments": ["mt", "src", "ref"]}, False, ["COMET[m]"]),
+    ({"pool": "cls"}, False, ["COMET[m]"]),
+])
+def test_what_a_checkpoint_scores_follows_its_class(tmp_path, hparams, reference_free, columns):
+    point = learned.checkpoint("m", fake_checkpoint(tmp_path / "m", **hparams))
+    assert point.reference_free is reference_free and point.columns(2) == columns
+    assert point.columns(0) == columns[:1]
+
+
+def test_the_workflow_refuses_a_reference_based_checkpoint_for_qe_and_an_unknown_name(tmp_path):
+    from docnmt.workflow import metrics
+
+    da = fake_checkpoint(tmp_path / "da")
+    config = {"metrics": {"comet": {"da": str(da)}}, "qe_rerank": {"checkpoint": "da"}, "mbr": {"utility": "chrf"}}
+    with pytest.raises(ValueError, match="'qe_rerank.checkpoint': checkpoint 'da' .* is reference-based; QE "
+                                         "reranking needs a reference-free checkpoint"):
+        metrics.check(config)
+    config["qe_rerank"]["checkpoint"], config["mbr"]["utility"] = None, "comet:nope"
+    with pytest.raises(ValueError, match="'mbr.utility': 'nope' is not a checkpoint of metrics.comet"):
+        metrics.check(config)
+    config["metrics"]["comet"]["gone"] = str(tmp_path / "gone")
+    with pytest.raises(ValueError, match="config key 'metrics.comet.gone': .* not found"):
+        metrics.check(config)
+
+
+def test_doc_comet_context_is_the_previous_sentences_of_the_same_document():
+    joined = learned.with_context(HYP, DOCIDS, 2, "</s>", context=REF)
+    assert joined[0] == HYP[0]
+    assert joined[1] == f"{REF[0]} </s> {HYP[1]}"
+    assert joined[3] == f"{REF[1]} </s> {REF[2]} </s> {HYP[3]}"
+    assert joined[6] == HYP[6]  # a new document: no context from the last one
+    assert joined[7] == f"{REF[6]} </s> {HYP[7]}"
+
+
+def test_paired_bootstrap_of_segment_means_marks_a_real_difference_only():
+    base = [0.5 + 0.01 * (i % 7) for i in range(200)]
+    result = learned.paired_bootstrap({"a": base, "same": list(base), "better": [s + 0.05 for s in base]}, "a", 200)
+    assert result["a"]["score"] == pytest.approx(sum(base) / len(base), abs=1e-6)
+    assert not result["same"]["significant"] and result["same"]["identical_to_baseline"]
+    assert result["better"]["significant"] and result["better"]["p_value"] < 0.05
+
+
+class FakeScorer:
+    """A learned metric that scores a candidate by its length against the reference's (or alone, for QE)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def score(self, src, mt, ref=None):
+        self.calls.append((list(src), list(mt), None if ref is None else list(ref)))
+        return [-abs(len(m) - len(r)) if ref else len(m) for m, r in zip(mt, ref or mt)]
+
+    def record(self):
+        return {"forward_passes": sum(len(c[1]) for c in self.calls)}
+
+
+def test_qe_reranking_keeps_the_best_qe_score_and_counts_n_forward_passes():
+    scorer = FakeScorer()
+    selector = Selector(mbr.Settings(count=3, utility="qe:kiwi"), scorer)
+    assert selector.select(["a b", "a b c d", "a"], "x y") == 1
+    assert scorer.calls == [(["x y"] * 3, ["a b", "a b c d", "a"], None)]
+    assert selector.record()["utility_evaluations"] == 3 and selector.record()["metric"]["forward_passes"] == 3
+
+
+def test_comet_as_mbr_utility_scores_every_ordered_pair_with_the_source():
+    scorer = FakeScorer()
+    texts = ["abc", "abcd", "abcdefgh"]
+    matrix = comet_pairwise(scorer, texts, "src")
+    assert matrix == [[-abs(len(a) - len(b)) for b in texts] for a in texts]
+    src, mt, ref = scorer.calls[0]
+    assert src == ["src"] * 9 and mt[:3] == ["abc"] * 3 and ref[:3] == texts
+    selector = Selector(mbr.Settings(count=3, utility="comet:da"), FakeScorer())
+    assert selector.select(texts, "src") == 1 and selector.evaluations == 9
+
+
+def test_a_learned_utility_needs_its_checkpoint_on_the_command_line():
+    from docnmt.decode import cli
+
+    base = ["--strategy", "doc-trans", "--model", "m.pt", "--src", "s", "--docids", "d", "--tgt-lang", "de",
+            "--output-bpe", "o", "--output", "o", "--sidecar", "o"]
+    for extra, message in ((["--qe-rerank"], "--qe-rerank needs --comet-checkpoint NAME=FOLDER"),
+                           (["--mbr", "--mbr-utility", "comet:da"], "comet:da needs --comet-checkpoint da=FOLDER"),
+                           (["--mbr", "--qe-rerank"], "--mbr and --qe-rerank are two selections")):
+        with pytest.raises(SystemExit):
+            cli.main(base + extra)
+
+
+def test_systems_with_qe_reranking_are_named_and_labelled_as_mbr_systems():
+    assert mbr.system_name("doc-trans", kind="qe") == "doc-trans+qe"
+    assert mbr.parse_system("doc-trans+qe") == ("doc-trans", "qe", None)
+    assert mbr.parse_system("doc-trans+mbr-4") == ("doc-trans", "mbr", 4)
+    assert mbr.label("doc-trans+qe") == "doc-trans, QE reranked"
+
+
+def test_table_3_gets_a_column_per_learned_metric_with_its_signature_and_marks(tmp_path):
+    bleu = {"systems": {s: {m: {"score": 30.0, "signature": f"{m}-sig"} for m in ("BLEU", "chrF++", "TER")}
+                        for s in ("sentence-level", "doc-trans")}, "paired_bootstrap": {}}
+    comet = {"metrics": {"da": {"columns": ["COMET[da]", "Doc-COMET[da]"]}, "kiwi": {"columns": ["QE[kiwi]"]}},
+             "signatures": {"COMET[da]": "COMET|model:da", "Doc-COMET[da]": "Doc-COMET|model:da",
+                            "QE[kiwi]": "QE|model:kiwi"},
+             "systems": {"sentence-level": {"COMET[da]": {"score": 0.81234}, "Doc-COMET[da]": {"score": 0.8},
+                                            "QE[kiwi]": {"score": 0.7}},
+                         "doc-trans": {"COMET[da]": {"score": 0.83}, "Doc-COMET[da]": {"score": 0.84},
+                                       "QE[kiwi]": {"score": 0.69}}},
+             "paired_bootstrap": {"sentence-level": {"systems": {"doc-trans": {"Doc-COMET[da]": {"significant": True}}}}}}
+    (tmp_path / "bleu.json").write_text(json.dumps(bleu))
+    (tmp_path / "comet.json").write_text(json.dumps(comet))
+    manifest = {"strategies": ["sentence-level", "doc-trans"],
+                "tasks": {"demo": {"bleu_ter": {"test": str(tmp_path / "bleu.json")},
+                                   "comet": {"test": str(tmp_path / "comet.json")}}}}
+    table = tables.bleu_ter_table(manifest)
+    assert table.header[-3:] == ["demo test COMET[da]", "demo test Doc-COMET[da]", "demo test QE[kiwi]"]
+    assert table.rows[0][-3:] == ["81.23", "80.00", "70.00"]
+    assert table.rows[1][-3:] == ["83.00", "84.00*", "69.00"]
+    assert "Doc-COMET[da] signature: Doc-COMET|model:da" in table.notes
+    assert any(note.startswith("COMET[NAME], QE[NAME]: the mean segment score") for note in table.notes)
+
+
+# ---- in unbabel-comet's environment ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("comet-files")
+    for name, lines in (("src.en", SRC), ("ref.de", REF), ("hyp.de", HYP), ("docids", DOCIDS)):
+        write_lines(root / name, lines)
+    return root
+
+
+def test_scores_equal_comet_scores_for_comet_doc_comet_and_qe_offline(tiny_comet, files):
+    da, kiwi = tiny_comet
+    out = files / "out"
+    comet_run("-m", "docnmt.score.learned", "score", "--source", files / "src.en", "--reference", files / "ref.de",
+              "--docids", files / "docids", "--system", f"sentence-level={files / 'ref.de'}",
+              "--system", f"doc-trans={files / 'hyp.de'}", "--checkpoint", f"tiny-da={da}",
+              "--checkpoint", f"tiny-kiwi={kiwi}", "--baseline", "sentence-level", "--bootstrap-samples", "100",
+              "--output", out.with_suffix(".json"), "--segments", out.with_suffix(".jsonl"))
+    result = json.loads(out.with_suffix(".json").read_text())
+    segments = {(r["metric"], r["system"]): r["scores"] for r in map(json.loads, out.with_suffix(".jsonl").open())}
+    assert result["metrics"]["tiny-kiwi"]["reference_free"] and result["forward_passes"] == 3 * 2 * len(SRC)
+    assert set(result["signatures"]) == {"COMET[tiny-da]", "Doc-COMET[tiny-da]", "QE[tiny-kiwi]"}
+    assert "|model:tiny-da|class:regression_metric|" in result["signatures"]["COMET[tiny-da]"]
+
+    system, by_segment = comet_score(da, files / "src.en", files / "hyp.de", files / "ref.de")
+    assert result["systems"]["doc-trans"]["COMET[tiny-da]"]["score"] == pytest.approx(system, abs=1e-6)
+    assert segments[("COMET[tiny-da]", "doc-trans")] == pytest.approx(by_segment, abs=1e-6)
+    system, by_segment = comet_score(kiwi, files / "src.en", files / "hyp.de")
+    assert segments[("QE[tiny-kiwi]", "doc-trans")] == pytest.approx(by_segment, abs=1e-6)
+    # Doc-COMET: comet-score --enable-context on the files with the context already joined (Vernikos et al.)
+    joined = files / "joined"
+    joined.mkdir()
+    write_lines(joined / "src.en", learned.with_context(SRC, DOCIDS, 2, "</s>"))
+    write_lines(joined / "hyp.de", learned.with_context(HYP, DOCIDS, 2, "</s>", context=REF))
+    write_lines(joined / "ref.de", learned.with_context(REF, DOCIDS, 2, "</s>"))
+    system, by_segment = comet_score(da, joined / "src.en", joined / "hyp.de", joined / "ref.de", context=True)
+    assert segments[("Doc-COMET[tiny-da]", "doc-trans")] == pytest.approx(by_segment, abs=1e-6)
+    assert result["systems"]["doc-trans"]["Doc-COMET[tiny-da]"]["score"] == pytest.approx(system, abs=1e-6)
+    assert by_segment != pytest.approx(segments[("COMET[tiny-da]", "doc-trans")], abs=1e-6)  # context matters
+    assert result["paired_bootstrap"]["sentence-level"]["systems"]["doc-trans"]["COMET[tiny-da]"]["p_value"] >= 0
+
+
+def test_qe_reranking_and_comet_mbr_choose_what_brute_force_with_comet_score_chooses(tiny_comet, files):
+    da, kiwi = tiny_comet
+    source, candidates = SRC[1], ["Er passt gut.", "Es passt gut.", "Passt gut.", "Er passt sehr gut hier."]
+    write_lines(files / "cand.src", [source] * len(candidates))
+    write_lines(files / "cand.de", candidates)
+    _, qe = comet_score(kiwi, files / "cand.src", files / "cand.de")
+    with MetricClient(str(COMET_PYTHON), "tiny-kiwi", kiwi, qe=True) as client:
+        selector = Selector(mbr.Settings(count=4, utility="qe:tiny-kiwi"), client)
+        assert selector.select(candidates, source) == max(range(4), key=lambda i: (qe[i], -i))
+        assert client.record()["forward_passes"] == 4
+    pairs = [(a, b) for a in candidates for b in candidates]
+    write_lines(files / "pairs.src", [source] * len(pairs))
+    write_lines(files / "pairs.mt", [a for a, _ in pairs])
+    write_lines(files / "pairs.ref", [b for _, b in pairs])
+    _, utilities = comet_score(da, files / "pairs.src", files / "pairs.mt", files / "pairs.ref")
+    expected = [sum(utilities[4 * i:4 * i + 4]) / 4 for i in range(4)]
+    with MetricClient(str(COMET_PYTHON), "tiny-da", da) as client:
+        selector = Selector(mbr.Settings(count=4, utility="comet:tiny-da"), client)
+        assert selector.expected(candidates, source) == pytest.approx(expected, abs=1e-6)
+        assert selector.select(candidates, source) == max(range(4), key=lambda i: (expected[i], -i))
+
+
+def test_qe_with_a_reference_based_checkpoint_stops_with_one_line_naming_hparams(tiny_comet, files):
+    da, _ = tiny_comet
+    result = comet_run("-m", "docnmt.score.learned", "serve", "--checkpoint", da, "--qe", check=False)
+    assert result.returncode == 1 and not result.stdout
+    assert f"{da / 'hparams.yaml'}: COMET checkpoint 'da' is reference-based" in result.stderr
+    with pytest.raises(InputError, match="the COMET scorer of checkpoint 'da' stopped"):
+        MetricClient(str(COMET_PYTHON), "da", da, qe=True)
+
+
+def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_comet_score(trained_demo, tiny_comet,
+                                                                                          tmp_path):
+    """The done-when of the learned metrics: the trained demo, two checkpoints built outside it, Table 3."""
+    from docnmt import layout
+    from docnmt.workflow.tables import score_manifest
+
+    da, kiwi = tiny_comet
+    work = copy_workdir(trained_demo, tmp_path / "demo")
+    import yaml
+
+    from docnmt.config import validate
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config.update(tasks=["demo"], strategies=["sentence-level", "doc-trans"], metrics={"comet": {
+        "tiny-da": str(da), "tiny-kiwi": str(kiwi)}}, qe_rerank={"strategies": ["doc-trans"], "checkpoint": "tiny-kiwi",
+                                                               "count": 4})
+    config["mbr"]["strategies"] = []
+    config["scoring"].update(significance_baselines=["sentence-level"], bootstrap_samples=100)
+    (tmp_path / "comet.yaml").write_text(yaml.safe_dump(config))
+    comet_file = layout.score_file("demo", "test", "comet")
+    run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", comet_file,
+                  layout.score_file("demo", "test", "bleu_ter"), "--configfile", str(tmp_path / "comet.yaml"),
+                  env=offline_env())
+    qe_sidecar = json.loads((work / layout.decode_file("demo", "test", "doc-trans+qe", "json")).read_text())
+    assert qe_sidecar["mbr"]["utility"] == "qe:tiny-kiwi" and qe_sidecar["mbr"]["metric"]["forward_passes"] > 0
+    manifest = score_manifest(validate(config, REPO / "schemas" / "config.schema.yaml"))
+    spec = manifest["tasks"]["demo"]
+    spec = {"bleu_ter": {"test": str(work / spec["bleu_ter"]["test"])}, "comet": {"test": str(work / comet_file)}}
+    table = tables.bleu_ter_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
+    assert [row[0] for row in table.rows] == ["sentence-level", "doc-trans", "doc-trans, QE reranked"]
+    columns = {name: table.header.index(f"demo test {name}") for name in
+               ("COMET[tiny-da]", "Doc-COMET[tiny-da]", "QE[tiny-kiwi]")}
+    corpus = work / "data/demo/corpus"
+    hyps = [work / layout.decode_file("demo", "test", s, "txt") for s in ("sentence-level", "doc-trans", "doc-trans+qe")]
+    by_da = comet_scores(da, corpus / "test.en", hyps, corpus / "test.de")
+    by_kiwi = comet_scores(kiwi, corpus / "test.en", hyps)
+    for row, (da_score, _), (kiwi_score, _) in zip(table.rows, by_da, by_kiwi, strict=True):
+        assert float(row[columns["COMET[tiny-da]"]].rstrip("*†")) == pytest.approx(da_score * 100, abs=0.006)
+        assert float(row[columns["QE[tiny-kiwi]"]].rstrip("*†")) == pytest.approx(kiwi_score * 100, abs=0.006)
+    assert all(row[columns["Doc-COMET[tiny-da]"]] != "-" for row in table.rows)
