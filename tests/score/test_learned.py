@@ -197,7 +197,7 @@ def test_comet_as_mbr_utility_scores_every_ordered_pair_with_the_source():
     assert selector.select(texts, "src") == 1 and selector.evaluations == 9
 
 
-def test_a_learned_utility_needs_its_checkpoint_on_the_command_line():
+def test_a_learned_utility_needs_its_checkpoint_on_the_command_line(capsys):
     from docnmt.decode import cli
 
     base = ["--strategy", "doc-trans", "--model", "m.pt", "--src", "s", "--docids", "d", "--tgt-lang", "de",
@@ -205,8 +205,9 @@ def test_a_learned_utility_needs_its_checkpoint_on_the_command_line():
     for extra, message in ((["--qe-rerank"], "--qe-rerank needs --comet-checkpoint NAME=FOLDER"),
                            (["--mbr", "--mbr-utility", "comet:da"], "comet:da needs --comet-checkpoint da=FOLDER"),
                            (["--mbr", "--qe-rerank"], "--mbr and --qe-rerank are two selections")):
-        with pytest.raises(SystemExit):
+        with pytest.raises(SystemExit) as stopped:
             cli.main(base + extra)
+        assert stopped.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_systems_with_qe_reranking_are_named_and_labelled_as_mbr_systems():
@@ -301,6 +302,35 @@ def test_qe_reranking_and_comet_mbr_choose_what_brute_force_with_comet_score_cho
         selector = Selector(mbr.Settings(count=4, utility="comet:tiny-da"), client)
         assert selector.expected(candidates, source) == pytest.approx(expected, abs=1e-6)
         assert selector.select(candidates, source) == max(range(4), key=lambda i: (expected[i], -i))
+
+
+def test_a_decode_with_comet_as_mbr_utility_records_the_metrics_forward_passes(toy, tiny_comet, tmp_path):
+    """The decode CLI with --mbr-utility comet:NAME: its scorer in unbabel-comet's environment (the env file of
+    `docnmt.score.learned env`), n^2 forward passes per selection, in the sidecar with the checkpoint's signature."""
+    import sys
+
+    root, checkpoint, _ = toy
+    da, _ = tiny_comet
+    comet_run("-m", "docnmt.score.learned", "env", "--output", tmp_path / "comet-env.json")
+    (tmp_path / "test.src").write_text("s3 s7 s11\ns1 s2\ns5 s9 s4 s8\n", encoding="utf-8")
+    (tmp_path / "test.docids").write_text("a\na\nb\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "docnmt.decode.cli", "--strategy", "doc-trans", "--doc-trans-mode", "sequential",
+         "--model", str(checkpoint), "--data", str(root / "bin"), "--src", str(tmp_path / "test.src"),
+         "--docids", str(tmp_path / "test.docids"), "--k", "2", "--src-lang", "en", "--tgt-lang", "de", "--mbr",
+         "--mbr-count", "3", "--mbr-utility", "comet:tiny-da", "--comet-checkpoint", f"tiny-da={da}",
+         "--comet-env", str(tmp_path / "comet-env.json"), "--output-bpe", str(tmp_path / "o.bpe"),
+         "--output", str(tmp_path / "o.txt"), "--sidecar", str(tmp_path / "o.json")],
+        capture_output=True, text=True, env=offline_env())
+    assert result.returncode == 0, result.stderr[-3000:]
+    sidecar = json.loads((tmp_path / "o.json").read_text())
+    record = sidecar["mbr"]
+    assert record["utility"] == "comet:tiny-da" and record["selections"] == 3
+    assert record["utility_evaluations"] == record["metric"]["forward_passes"] > 0
+    assert record["metric"]["forward_passes"] % 9 == 0  # n^2 for each selection of n = 3 candidates (or 1: none)
+    assert record["metric"]["signature"].startswith("COMET|model:tiny-da|")
+    assert "|mbr:beam-3-comet:tiny-da|" in sidecar["signature"]
+    assert len((tmp_path / "o.txt").read_text().splitlines()) == 3
 
 
 def test_qe_with_a_reference_based_checkpoint_stops_with_one_line_naming_hparams(tiny_comet, files):

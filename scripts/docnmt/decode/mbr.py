@@ -155,17 +155,17 @@ def from_args(parser, args) -> Settings | None:
         parser.error("--mbr and --qe-rerank are two selections: give one")
     if not (args.mbr or args.qe_rerank):
         return None
-    name = (args.comet_checkpoint or "").partition("=")[0]
+    name, given, _ = (args.comet_checkpoint or "").partition("=")
+    if args.qe_rerank and not (name and given):
+        parser.error("--qe-rerank needs --comet-checkpoint NAME=FOLDER")
     utility = f"qe:{name}" if args.qe_rerank else args.mbr_utility
     try:
         settings = Settings(candidates=args.mbr_candidates, count=args.mbr_count, utility=utility,
                             epsilon=args.mbr_epsilon, seed=args.mbr_seed)
     except SettingsError as err:
         parser.error(str(err))
-    if settings.learned and (not args.comet_checkpoint or "=" not in args.comet_checkpoint
-                             or name != settings.learned):
-        parser.error(f"{'--qe-rerank' if args.qe_rerank else '--mbr-utility ' + utility} needs "
-                     f"--comet-checkpoint {settings.learned or 'NAME'}=FOLDER")
+    if settings.learned and not (given and name == settings.learned):
+        parser.error(f"--mbr-utility {utility} needs --comet-checkpoint {settings.learned}=FOLDER")
     return settings
 
 
