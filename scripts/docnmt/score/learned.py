@@ -140,9 +140,11 @@ def load(point: Checkpoint):
     offline()
     import logging
 
-    for name in ("pytorch_lightning", "lightning", "lightning.pytorch", "comet"):
-        logging.getLogger(name).setLevel(logging.ERROR)
     from comet import load_from_checkpoint
+
+    # after the import, which sets Lightning's loggers to INFO: no "GPU available" and tips at every predict
+    for name in ("pytorch_lightning", "lightning", "lightning.pytorch", "lightning_fabric", "comet"):
+        logging.getLogger(name).setLevel(logging.ERROR)
 
     model = load_from_checkpoint(str(point.ckpt), reload_hparams=True, local_files_only=True)
     model.eval()
