@@ -64,15 +64,15 @@ def load_args(args) -> "EvalSet":
     return load(args.source, args.reference, parse_systems(args.system), args.select, getattr(args, "subsets", None))
 
 
-def parse_systems(items: list[str]) -> dict[str, Path]:
-    """``NAME=PATH`` arguments, in order; a name may appear once."""
+def parse_systems(items: list[str], what: str = "system") -> dict[str, Path]:
+    """``NAME=PATH`` arguments (of a system, or ``what``), in order; a name may appear once."""
     systems: dict[str, Path] = {}
     for item in items:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
-            raise InputError(item, "expected a system as NAME=PATH")
+            raise InputError(item, f"expected a {what} as NAME=PATH")
         if name in systems:
-            raise InputError(path, f"system {name!r} is given twice")
+            raise InputError(path, f"{what} {name!r} is given twice")
         systems[name] = Path(path)
     return systems
 

@@ -237,22 +237,10 @@ def paired_bootstrap(segments: dict[str, list[float]], baseline: str, n_samples:
 
 
 # ---- score ---------------------------------------------------------------------------------------
-def parse_named(items: list[str], what: str) -> dict[str, Path]:
-    named: dict[str, Path] = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise InputError(item, f"expected a {what} as NAME=PATH")
-        if name in named:
-            raise InputError(path, f"{what} {name!r} is given twice")
-        named[name] = Path(path)
-    return named
-
-
 def score_files(args) -> int:
     from .evalset import parse_systems, read_documents, read_system
 
-    points = [checkpoint(name, path) for name, path in parse_named(args.checkpoint, "checkpoint").items()]
+    points = [checkpoint(name, path) for name, path in parse_systems(args.checkpoint, "checkpoint").items()]
     src, docids = read_documents(args.source, args.docids)
     ref = read_lines(args.reference)
     if len(ref) != len(src):

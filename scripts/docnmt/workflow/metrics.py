@@ -12,7 +12,7 @@ from docnmt import layout
 from docnmt.config import ConfigError
 from docnmt.decode import mbr
 
-from .systems import task_systems
+from .systems import system_pairs, task_systems
 from .tasks import src, tgt
 
 #: The environment make comet creates, relative to the checkout.
@@ -113,7 +113,7 @@ def comet_inputs(config: dict, task: str) -> dict:
 def comet_args(config: dict, task: str, input: Mapping) -> list[str]:
     """--system for every system, --checkpoint for every checkpoint, and the baselines (a list; quoted each)."""
     systems = task_systems(config, task, "test")
-    args = [arg for n, p in zip(systems, input["systems"], strict=True) for arg in ("--system", f"{n}={p}")]
+    args = system_pairs(systems, input["systems"])
     args += [arg for n, folder in checkpoints(config).items() for arg in ("--checkpoint", f"{n}={folder}")]
     args += ["--context", str(config["metrics"]["context"]), "--batch-size", str(config["metrics"]["batch_size"]),
              "--bootstrap-samples", str(config["scoring"]["bootstrap_samples"])]

@@ -11,15 +11,11 @@ from collections.abc import Mapping
 from docnmt import layout
 
 from .decode import model_checks, model_inputs
-from .systems import curve_systems, level_strategies, task_strategies, task_systems
+from .systems import curve_systems, level_strategies, system_pairs, task_strategies, task_systems
 from .tasks import (
     binarized, bpe_codes, german_tasks, has_subsets, is_external, model_file, pronoun_min_examples, src, task_levels,
     tgt,
 )
-
-
-def _system_pairs(names, paths) -> list[str]:
-    return [arg for n, p in zip(names, paths, strict=True) for arg in ("--system", f"{n}={p}")]
 
 
 def scored_text_inputs(config: dict, task: str, evalset: str) -> dict:
@@ -39,7 +35,7 @@ def scored_text_inputs(config: dict, task: str, evalset: str) -> dict:
 
 def system_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
     """--system NAME=PATH for every hypothesis file, plus --select on ContraPro (a list; the rule quotes each)."""
-    args = _system_pairs(task_systems(config, task, evalset), input["systems"])
+    args = system_pairs(task_systems(config, task, evalset), input["systems"])
     return args + (["--select", input["select"]] if "select" in input.keys() else [])
 
 
@@ -62,7 +58,7 @@ def bleu_ter_args(config: dict, task: str, evalset: str, input: Mapping) -> list
     """system_args, the MBR plot's systems and --docids (a list; the rule quotes each)."""
     args = system_args(config, task, evalset, input)
     if "docids" in input.keys():
-        args += _system_pairs(curve_systems(config, task), input["curve"])
+        args += system_pairs(curve_systems(config, task), input["curve"])
         args += ["--docids", input["docids"]]
     return args
 
@@ -89,7 +85,7 @@ def perplexity_inputs(config: dict, task: str, level: str) -> dict:
 def perplexity_args(config: dict, task: str, level: str, input: Mapping) -> list[str]:
     """--system for the reference and every hypothesis file of the level (a list; the rule quotes each)."""
     args = ["--system", f"reference={input['reference']}"]
-    return args + _system_pairs(level_strategies(config, task, level), input["systems"])
+    return args + system_pairs(level_strategies(config, task, level), input["systems"])
 
 
 def contrapro_accuracy_inputs(config: dict, task: str, level: str) -> dict:
@@ -138,7 +134,7 @@ CXMI_OPTIONS = (("sentence_model", "--sentence-model"), ("sentence_data", "--sen
 
 def cxmi_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
     """The optional arguments of docnmt.score.cxmi (a list; the rule quotes each)."""
-    args = _system_pairs(task_systems(config, task, evalset), input["systems"])
+    args = system_pairs(task_systems(config, task, evalset), input["systems"])
     for key, option in CXMI_OPTIONS:
         if key in input.keys():
             args += [option, input[key]]

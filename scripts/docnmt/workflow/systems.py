@@ -28,6 +28,11 @@ def evalset_strategies(config: dict, evalset: str) -> list[str]:
     return [s for s in config["strategies"] if evalset in strategy_evalsets(s)]
 
 
+def system_pairs(names, paths) -> list[str]:
+    """``--system NAME=PATH`` for each system and its file, the scorers' option (a list; the rule quotes each)."""
+    return [arg for n, p in zip(names, paths, strict=True) for arg in ("--system", f"{n}={p}")]
+
+
 def system_pattern(strategy: str) -> str:
     """The {system} wildcard of a strategy's decode rule: the strategy, one of its MBR systems or its QE reranking."""
     return f"{re.escape(strategy)}({re.escape(mbr.SUFFIX)}(-[0-9]+)?|{re.escape(mbr.QE_SUFFIX)})?"
