@@ -123,14 +123,20 @@ def read_docids(path) -> list[str]:
 
 def write_split(documents: list[Document], src_path, tgt_path, docids_path) -> None:
     """Write documents in the common format (all three files, atomically)."""
+    write_files(documents, {"src": src_path, "tgt": tgt_path, "docids": docids_path})
+
+
+def write_files(documents: list[Document], outputs: dict) -> None:
+    """Some or all of a split's common-format files (``outputs``: role src, tgt or docids -> path), atomically."""
     from ..textio import atomic_outputs
 
-    with atomic_outputs([src_path, tgt_path, docids_path]) as (fs, ft, fd):
+    roles = list(outputs)
+    with atomic_outputs([outputs[role] for role in roles]) as handles:
         for doc in documents:
             for s, t in zip(doc.src, doc.tgt, strict=True):
-                fs.write(s + "\n")
-                ft.write(t + "\n")
-                fd.write(doc.docid + "\n")
+                line = {"src": s, "tgt": t, "docids": doc.docid}
+                for role, handle in zip(roles, handles):
+                    handle.write(line[role] + "\n")
 
 
 def split_stats(documents: list[Document]) -> dict:

@@ -53,8 +53,8 @@ from pathlib import Path
 
 from .. import SEP
 from ..manual import argument_parser
-from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, iter_lines
-from .corpus import Document
+from ..textio import InputError, atomic_write, cli_errors, iter_lines
+from .corpus import Document, write_files
 
 #: A translation-side document: ``(name, sentences, 1-based input line of each, file)``, as docnmt-translate reads.
 Source = tuple[str, list[str], list[int], Path]
@@ -382,16 +382,6 @@ def read_for_translation(path, fmt: str, tgt_lang: str | None = None):
     """A test set read for translation: its ``sources()`` (every document and row) and ``write(output,
     translations, system)``, which writes the translations back in its format."""
     return FORMATS[fmt](path, tgt_lang=tgt_lang)
-
-
-def write_files(documents: list[Document], outputs: dict[str, Path]) -> None:
-    """Some or all of a split's common-format files (``outputs``: role src, tgt or docids -> path), atomically."""
-    roles = list(outputs)
-    with atomic_outputs([outputs[role] for role in roles]) as handles:
-        for doc in documents:
-            for s, t in zip(doc.src, doc.tgt, strict=True):
-                for role, handle in zip(roles, handles):
-                    handle.write({"src": s, "tgt": t, "docids": doc.docid}[role] + "\n")
 
 
 @cli_errors

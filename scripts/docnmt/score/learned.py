@@ -47,10 +47,12 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ..manual import argument_parser
-from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, read_lines
+from ..textio import InputError, atomic_outputs, atomic_write, cli_errors
+from .scoring import ALPHA, bootstrap_seed, compared, resample_indices
 
 #: unbabel-comet's model classes (hparams.yaml's class_identifier) that score without a reference.
 REFERENCE_FREE = {"referenceless_regression_metric"}
@@ -61,7 +63,6 @@ KNOWN_CLASSES = {"regression_metric", "referenceless_regression_metric", "rankin
 #: Previous sentences of the document a Doc-COMET segment is encoded after (Vernikos et al. 2022: 2).
 DEFAULT_CONTEXT = 2
 DEFAULT_BATCH_SIZE = 16
-ALPHA = 0.05
 
 
 def offline() -> None:
@@ -88,8 +89,10 @@ class Checkpoint:
         base = "QE" if self.reference_free else "COMET"
         return [f"{base}[{self.name}]"] + ([f"Doc-{base}[{self.name}]"] if self.context and context > 0 else [])
 
+    @cached_property
     def digest(self) -> str:
-        """The first 12 hex digits of the checkpoint file's sha256 (its signature's ``ckpt``)."""
+        """The first 12 hex digits of the checkpoint file's sha256 (its signature's ``ckpt``): read once (a
+        checkpoint may hold gigabytes), whatever the columns signed."""
         sha = hashlib.sha256()
         with open(self.ckpt, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 22), b""):
@@ -203,7 +206,7 @@ def signature(point: Checkpoint, column: str, context: int, batch_size: int) -> 
     from .. import __version__
 
     return (f"{column.split('[')[0]}|model:{point.name}|class:{point.class_identifier}|"
-            f"encoder:{os.path.basename(point.encoder.rstrip('/'))}|ckpt:{point.digest()}|"
+            f"encoder:{os.path.basename(point.encoder.rstrip('/'))}|ckpt:{point.digest}|"
             f"context:{context if column.startswith('Doc-') else 0}|batch:{batch_size}|"
             f"comet:{comet_version}|docnmt:{__version__}")
 
@@ -211,14 +214,12 @@ def signature(point: Checkpoint, column: str, context: int, batch_size: int) -> 
 # ---- paired bootstrap ----------------------------------------------------------------------------
 def paired_bootstrap(segments: dict[str, list[float]], baseline: str, n_samples: int) -> dict:
     """Every system's mean segment score against ``baseline``'s over the same resamples (sacrebleu's paired
-    bootstrap: its seed, confidence interval and p-value): score, mean, ci, and p_value/significant."""
+    bootstrap, as :mod:`docnmt.score.scoring` does it for BLEU: its seed, confidence interval and p-value):
+    score, mean, ci, and p_value/significant."""
     import numpy as np
-    from sacrebleu.significance import _compute_p_value, estimate_ci
+    from sacrebleu.significance import estimate_ci
 
-    seed = os.environ.get("SACREBLEU_SEED", "12345")
-    n = len(segments[baseline])
-    indices = np.random.default_rng(None if seed.lower() == "none" else int(seed)).choice(
-        n, size=(n_samples, n), replace=True)
+    indices = resample_indices(bootstrap_seed(), len(segments[baseline]), n_samples)
     resampled = {name: np.asarray(scores, dtype="float64")[indices].mean(axis=1) for name, scores in segments.items()}
     base_score = float(np.mean(segments[baseline]))
     result = {}
@@ -227,26 +228,21 @@ def paired_bootstrap(segments: dict[str, list[float]], baseline: str, n_samples:
         mean, ci = estimate_ci(resampled[name])
         entry = {"score": round(score, 6), "mean": float(mean), "ci": float(ci)}
         if name != baseline:
-            differences = np.abs(resampled[name] - resampled[baseline])
-            p_value = float(_compute_p_value(differences - differences.mean(), abs(base_score - score)))
-            identical = scores == segments[baseline]
-            entry.update(p_value=p_value, identical_to_baseline=identical,
-                         significant=bool(p_value < ALPHA and not identical and round(score, 6) != round(base_score, 6)))
+            entry.update(compared(score, base_score, resampled[name], resampled[baseline],
+                                  scores == segments[baseline], 6))
         result[name] = entry
     return result
 
 
 # ---- score ---------------------------------------------------------------------------------------
 def score_files(args) -> int:
-    from .evalset import parse_systems, read_documents, read_system
+    from . import evalset
+    from .evalset import parse_systems, read_documents
 
     points = [checkpoint(name, path) for name, path in parse_systems(args.checkpoint, "checkpoint").items()]
-    src, docids = read_documents(args.source, args.docids)
-    ref = read_lines(args.reference)
-    if len(ref) != len(src):
-        raise InputError(args.reference, f"expected one reference line per line of {args.source} ({len(src)}), "
-                                         f"found {len(ref)}")
-    systems = {name: read_system(path, len(src), args.reference) for name, path in parse_systems(args.system).items()}
+    data = evalset.load(args.source, args.reference, parse_systems(args.system))
+    src, ref, systems = data.source, data.reference, data.systems
+    _, docids = read_documents(args.source, args.docids)
     result = {"reference": str(args.reference), "sentences": len(src), "documents": len(set(docids)),
               "context": args.context, "metrics": {}, "signatures": {}, "systems": {s: {} for s in systems},
               "paired_bootstrap": {}, "alpha": ALPHA, "forward_passes": 0}

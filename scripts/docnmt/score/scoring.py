@@ -106,6 +106,36 @@ def paired_bootstrap_against(sentences: "PairedBootstrap", documents: "PairedBoo
     return result
 
 
+def bootstrap_seed() -> int | None:
+    """The resamples' seed as sacrebleu reads it: ``SACREBLEU_SEED``, 12345 by default; ``none``: fresh entropy."""
+    import os
+
+    seed = os.environ.get("SACREBLEU_SEED", "12345")
+    return None if seed.lower() == "none" else int(seed)
+
+
+def resample_indices(seed: int | None, sentences: int, n_samples: int):
+    """The sentence indices of every resample (n_samples x sentences, drawn with replacement), as sacrebleu draws
+    them: one generator with ``seed``, shared by every system."""
+    import numpy as np
+
+    return np.random.default_rng(seed).choice(sentences, size=(n_samples, sentences), replace=True)
+
+
+def compared(score: float, base_score: float, resampled, base_resampled, identical: bool, digits: int) -> dict:
+    """One system against the baseline over the same resamples: sacrebleu's p-value, and whether the difference is
+    significant. sacrebleu's p-value for a zero difference is 1/(n+1) ("a zero difference should not be attributed
+    to chance"); a system identical to the baseline, or with its score at ``digits`` decimals, is never marked
+    significant."""
+    import numpy as np
+    from sacrebleu.significance import _compute_p_value
+
+    differences = np.abs(resampled - base_resampled)
+    p_value = _compute_p_value(differences - differences.mean(), abs(base_score - score))
+    return {"p_value": _float(p_value), "identical_to_baseline": identical,
+            "significant": bool(p_value < ALPHA and not identical and round(score, digits) != round(base_score, digits))}
+
+
 class PairedBootstrap:
     """sacrebleu's paired bootstrap resampling (``sacrebleu --paired-bs``; sacrebleu.significance's ``PairedTest``
     with ``test_type="bs"``), with each system's sentence statistics and resampled scores made once.
@@ -119,10 +149,7 @@ class PairedBootstrap:
     are drawn once from fresh entropy and shared by every system alike."""
 
     def __init__(self, systems: dict[str, list[str]], refs: list[str], metrics: dict, n_samples: int):
-        import os
-
-        seed = os.environ.get("SACREBLEU_SEED", "12345")
-        self.seed = None if seed.lower() == "none" else int(seed)
+        self.seed = bootstrap_seed()
         self.systems, self.metrics, self.n_samples, self.sentences = systems, metrics, n_samples, len(refs)
         for metric in metrics.values():
             # what sacrebleu's Metric(references=...) does: the references' statistics, kept for every system
@@ -148,8 +175,7 @@ class PairedBootstrap:
             import numpy as np
 
             if self._indices is None:
-                self._indices = np.random.default_rng(self.seed).choice(
-                    self.sentences, size=(self.n_samples, self.sentences), replace=True)
+                self._indices = resample_indices(self.seed, self.sentences, self.n_samples)
             metric, stats = self.metrics[metric_name], self._statistics(metric_name, system)[1]
             self._resampled[key] = np.array([metric._compute_score_from_stats(s.sum(0)).score
                                              for s in stats[self._indices]])
@@ -167,8 +193,7 @@ class PairedBootstrap:
 
 
 def _paired(test: PairedBootstrap, baseline: str) -> dict:
-    import numpy as np
-    from sacrebleu.significance import _compute_p_value, estimate_ci
+    from sacrebleu.significance import estimate_ci
 
     identical = {name: hyps == test.systems[baseline] for name, hyps in test.systems.items()}
     result = {"baseline": baseline, "signatures": {m: test.signature(m) for m in test.metrics}, "systems": {}}
@@ -180,14 +205,7 @@ def _paired(test: PairedBootstrap, baseline: str) -> dict:
             mean, ci = estimate_ci(resampled)
             entry = {"score": round(float(score.score), 4), "mean": _float(mean), "ci": _float(ci)}
             if name != baseline:
-                differences = np.abs(resampled - base_resampled)
-                p_value = _compute_p_value(differences - differences.mean(), abs(base_score.score - score.score))
-                entry["p_value"] = _float(p_value)
-                # sacrebleu's p-value for a zero difference is 1/(n+1) ("a zero difference should not be
-                # attributed to chance"); a system with the baseline's score is never marked significant.
-                entry["identical_to_baseline"] = identical[name]
-                entry["significant"] = bool(p_value < ALPHA and not identical[name]
-                                            and round(score.score, 4) != round(base_score.score, 4))
+                entry.update(compared(score.score, base_score.score, resampled, base_resampled, identical[name], 4))
             result["systems"].setdefault(name, {})[metric] = entry
     return result
 

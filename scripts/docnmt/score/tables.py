@@ -146,8 +146,8 @@ def bleu_ter_table(manifest: dict) -> Table:
                     test = data.get("paired_bootstrap", {}).get(baseline, {}).get("systems", {}).get(strategy, {})
                     if test.get(metric, {}).get("significant"):
                         marks += mark
-                learned = metric not in TABLE3_METRICS  # a COMET score in [0, 1]: in percent, two decimals
-                cells.append(f"{entry[metric]['score'] * 100:.2f}{marks}" if learned else
+                in_unit = metric not in TABLE3_METRICS  # a COMET score in [0, 1]: in percent, two decimals
+                cells.append(f"{entry[metric]['score'] * 100:.2f}{marks}" if in_unit else
                              f"{entry[metric]['score']:.1f}{marks}")
         rows.append(cells)
     alpha = columns[0][0].get("alpha", 0.05) if columns else 0.05

@@ -16,12 +16,12 @@ Runs in unbabel-comet's environment (``make comet``)::
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 
 from ..manual import argument_parser
 from ..textio import InputError, cli_errors, read_lines
+from .learned import offline
 
 #: The metric classes this makes: kind -> (unbabel-comet class, its keyword arguments besides the encoder).
 KINDS = {
@@ -114,8 +114,7 @@ def fit(model, pairs: list[tuple[str, str]], steps: int, seed: int, batch_size: 
 
 def build(kind: str, texts: list[list[str]], output: Path, steps: int = 0, seed: int = 1, vocab_size: int = 2000):
     """Make the checkpoint folder ``output`` (encoder/, checkpoints/model.ckpt, hparams.yaml); its model."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    offline()
     import pytorch_lightning
     import torch
     import yaml
