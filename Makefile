@@ -116,7 +116,7 @@ TEST_WORKERS ?= auto
 TEST_DEMO ?= $(CURDIR)/.test-demo
 PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist loadscope
 
-test: setup comet test-demo ## run the test suite (what .ci/run runs; about 15 minutes on 2 cores)
+test: setup comet test-demo ## run the test suite (what .ci/run runs; about 19 minutes on 2 cores)
 	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" $(PYTEST) --durations=25
 
 test-fast: setup ## run the tests that train nothing (the tier `fast`; about 2 minutes on 2 cores)
