@@ -30,7 +30,7 @@ for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 #: The fixtures that train a model (directly or through another fixture): a test using one is of the tier
 #: ``trains``. A test module names its own such fixtures in a module-level ``TRAINING_FIXTURES`` set; a test that
 #: trains otherwise (or asks for a fixture with ``request.getfixturevalue``) is marked ``@pytest.mark.trains``.
-TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "small_demo_data"}
+TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "tiny_qwen2_base", "small_demo_data"}
 #: The fixtures of the trained demo: a test using one is of the tier ``demo``.
 DEMO_FIXTURES = {"trained_demo", "demo_models"}
 
@@ -158,6 +158,16 @@ def tiny_llama(tmp_path_factory) -> Path:
     import llmmodel
 
     return made_once(tmp_path_factory, "llm-llama", lambda folder: llmmodel.build(folder / "model", steps=300))
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen2_base(tmp_path_factory) -> Path:
+    """A tiny Qwen2 whose tokenizer has no chat template (a base model's, tests/llmmodel.py), 60 updates on the demo's
+    pairs written out with the plain part of the template translate: its folder."""
+    import llmmodel
+
+    return made_once(tmp_path_factory, "llm-qwen2-plain",
+                     lambda folder: llmmodel.build(folder / "model", architecture="qwen2", steps=60, chat=False))
 
 
 def _bare_python(root: Path) -> Path:

@@ -127,13 +127,22 @@ def hf_task(workdir: Path, folder: Path) -> dict:
             "corpus": {"type": "prepared", "dir": str(corpus)}, "models": models}
 
 
-def llm_task(workdir: Path, folder: Path) -> dict:
+#: A prompt template of one's own for a chat model (system and user; no plain part, which only a base model needs).
+CHAT_TEMPLATE = "system: Render the {source_language} lines in {target_language}.\nuser: \"{source}\"\n"
+#: One for a base model (a tokenizer without a chat template): the conversation written out as text.
+PLAIN_TEMPLATE = ("system: Translate from {source_language} into {target_language}.\nuser: \"{source}\"\n"
+                  "plain: {start: \"{system}\\n\\n\", user: \"{source_language}:\\n{source}\\n\", "
+                  "assistant: \"{target_language}:\\n\", end: \"\\n\\n\"}\n")
+
+
+def llm_task(workdir: Path, folder: Path, template: str = CHAT_TEMPLATE, name: str = "my-chat.yaml") -> dict:
     """A task on a causal LM (``models: backend: causal-lm``): the tiny Llama (tests/llmmodel.py) as both levels,
-    on the same sentences as :func:`hf_task`."""
+    on the same sentences as :func:`hf_task`, prompting with a template file of one's own (``models.template``)."""
     task = hf_task(workdir, folder)
     task["description"] = "a causal LM"
+    (workdir / name).write_text(template, encoding="utf-8")
     task["models"] = {"backend": "causal-lm", "k": K, "sentence": {"checkpoint": str(folder)},
-                      "document": {"checkpoint": str(folder)}}
+                      "document": {"checkpoint": str(folder)}, "template": str(workdir / name)}
     return task
 
 
@@ -365,7 +374,7 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama
     for strategy in strategies_for("causal-lm"):
         cells = row(bleu, strategy, "llm")
         assert cells and "-" not in cells, (strategy, bleu)
-    assert "The search on causal-lm (causal LM) models for llm (template translate.yaml)" in bleu
+    assert "The search on causal-lm (causal LM) models for llm (template my-chat.yaml)" in bleu
     assert "mine: not decoded (\"-\"): source-primed (source-primed is for causal-lm models" in bleu
     assert row(bleu, "source-primed", "mine") == ["-"] * len(row(bleu, "source-primed", "mine"))
     cost = (tables / "decoding_cost.md").read_text(encoding="utf-8")
@@ -373,11 +382,38 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama
     assert int(cached) > 0 and int(generated) > 0 and int(prefilled) > 0, cost
     assert "tokens from cache" in cost and "mine tokens prefilled" not in cost
     sidecar = json.loads((workdir / "results/llm/decode/test/doc-trans.json").read_text(encoding="utf-8"))
-    assert sidecar["template"] == "translate.yaml" and sidecar["tokens_cached"] == int(cached)
+    assert sidecar["template"] == "my-chat.yaml" and sidecar["tokens_cached"] == int(cached)
     perplexity = (tables / "perplexity.md").read_text(encoding="utf-8")
     assert "causal LM" in perplexity
     src = read_lines(workdir / "llm/hf-corpus/test.en")
     docs = group(src, read_lines(workdir / "llm/hf-corpus/test.docids"))
-    model = load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu")
+    model = load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu",
+                       template=str(workdir / "llm/my-chat.yaml"))
     expected = REGISTRY["doc-trans"](Decoder(make_searcher(model, beam=2), k=K, h=2), docs)
     assert read_lines(workdir / "results/llm/decode/test/doc-trans.txt") == [s for d in expected for s in d]
+
+
+def test_a_base_model_task_decodes_and_scores_with_its_own_plain_template(tiny_qwen2_base, tmp_path):
+    """models.template in a workflow task on a base model (no chat template): the decode and perplexity rules pass it
+    on, and the output is the Python API's with that template."""
+    from docnmt import layout
+    from docnmt.decode.backends import load_model, make_searcher
+    from docnmt.decode.documents import group
+    from docnmt.decode.strategies import REGISTRY, Decoder
+
+    task = llm_task(tmp_path, tiny_qwen2_base, PLAIN_TEMPLATE, "my-plain.yaml")
+    task["description"] = "a base causal LM"
+    config = tmp_path / "base.yaml"
+    config.write_text(yaml.safe_dump({"tasks": ["base"], "beam": 2, "task_settings": {"base": task}}))
+    decoded = layout.decode_file("base", "test", "last-sentence", "txt")
+    run_snakemake(tmp_path, decoded, layout.score_file("base", "test", "perplexity.document"), "--profile",
+                  str(REPO / "profiles/cpu"), "--cores", "2", "--configfile", str(config))
+    sidecar = json.loads((tmp_path / layout.decode_file("base", "test", "last-sentence", "json")).read_text())
+    assert sidecar["template"] == "my-plain.yaml"
+    src = read_lines(tmp_path / "hf-corpus/test.en")
+    docs = group(src, read_lines(tmp_path / "hf-corpus/test.docids"))
+    model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu",
+                       template=str(tmp_path / "my-plain.yaml"))
+    assert not model.prompter.chat
+    expected = REGISTRY["last-sentence"](Decoder(make_searcher(model, beam=2), k=K, h=2), docs)
+    assert read_lines(tmp_path / decoded) == [s for d in expected for s in d]

@@ -15,24 +15,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 #: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
-TRAINING_FIXTURES = {"qwen2", "llama_model"}
-
-
-def _build(architecture: str, steps: int, chat: bool = True):
-    import llmmodel
-
-    def build(folder: Path) -> Path:
-        return llmmodel.build(folder / "model", architecture=architecture, steps=steps, chat=chat)
-
-    return build
-
-
-@pytest.fixture(scope="module")
-def qwen2(tmp_path_factory) -> Path:
-    """A tiny Qwen2 whose tokenizer has no chat template (a base model's), 60 updates in the plain form: its folder."""
-    from helpers import made_once
-
-    return made_once(tmp_path_factory, "llm-qwen2-plain", _build("qwen2", 60, chat=False))
+TRAINING_FIXTURES = {"llama_model"}
 
 
 @pytest.fixture(scope="module")
@@ -193,12 +176,12 @@ def test_source_primed_is_refused_for_models_without_a_conversation(tmp_path, ca
     assert not list(tmp_path.glob("o*"))
 
 
-def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_template(qwen2, test_docs):
+def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_template(tiny_qwen2_base, test_docs):
     from docnmt.decode.backends import load_model
 
     with pytest.raises(InputError, match="the tokenizer has no chat template and no template was given"):
-        load_model("causal-lm", qwen2, src_lang="en", tgt_lang="de", device="cpu")
-    model = load_model("causal-lm", qwen2, src_lang="en", tgt_lang="de", device="cpu", template="translate")
+        load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu")
+    model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu", template="translate")
     assert not model.prompter.chat
     for beam in (1, 2):
         outs = [_run(model, "doc-trans", test_docs[:1], beam, reuse)[1] for reuse in (True, False)]
@@ -393,3 +376,43 @@ def test_a_context_longer_than_its_earlier_sources_is_joined_into_the_first_turn
     assert turns(["a", "b"], ["A1", "A2", "B"]) == ([("a", "A1 A2 B")], "b")
     assert turns(["a", "b", "c"], ["X", "A", "B"]) == ([("a", "X A"), ("b", "B")], "c")
     assert turns(["a"], ["A"]) == ([], "a")
+
+
+#: A template of one's own for a chat model: system and user only (no plain part, which only a base model needs).
+CHAT_ONLY = "system: Render the {source_language} lines in {target_language}.\nuser: \"{source}\"\n"
+
+
+def test_a_template_without_plain_serves_a_chat_model_and_is_refused_for_a_base_model(tiny_llama, tiny_qwen2_base,
+                                                                                       tmp_path):
+    from docnmt.decode.backends import check, load_model
+
+    own = tmp_path / "chat-only.yaml"
+    own.write_text(CHAT_ONLY, encoding="utf-8")
+    report = check("causal-lm", tiny_llama, None, "document", k=3, src_lang="en", tgt_lang="de", template=str(own))
+    assert report["template"] == str(own) and report["chat_template"]
+    model = load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu", template=str(own))
+    messages = model.prompter.messages([], "It is late.")
+    assert messages == [{"role": "system", "content": "Render the English lines in German."},
+                        {"role": "user", "content": "It is late."}]
+    # plain: is needed where it is used: a base model's tokenizer has no chat template
+    with pytest.raises(InputError, match=r"chat-only.yaml: the tokenizer has no chat template \(a base model\), so "
+                                         r"the template needs a plain: part"):
+        check("causal-lm", tiny_qwen2_base, None, "sentence", src_lang="en", tgt_lang="de", template=str(own))
+
+
+def test_the_decode_cli_takes_a_template_of_ones_own(tiny_llama, tmp_path):
+    """The workflow's decode rules pass models.template as --template (it was refused: 'unrecognized arguments')."""
+    from docnmt.decode import cli
+
+    own = tmp_path / "chat-only.yaml"
+    own.write_text(CHAT_ONLY, encoding="utf-8")
+    (tmp_path / "src").write_text("It is late.\nWhere is the train?\n", encoding="utf-8")
+    (tmp_path / "ids").write_text("d1\nd1\n", encoding="utf-8")
+    outputs = {name: str(tmp_path / name) for name in ("out.bpe", "out.txt", "out.json")}
+    assert cli.main(["--strategy", "doc-trans", "--doc-trans-mode", "sequential", "--backend", "causal-lm",
+                     "--model", str(tiny_llama), "--src", str(tmp_path / "src"), "--docids", str(tmp_path / "ids"),
+                     "--src-lang", "en", "--tgt-lang", "de", "--template", str(own), "--beam", "1",
+                     "--max-len-b", "30", "--output-bpe", outputs["out.bpe"], "--output", outputs["out.txt"],
+                     "--sidecar", outputs["out.json"]]) == 0
+    sidecar = json.loads((tmp_path / "out.json").read_text())
+    assert sidecar["template"] == "chat-only.yaml" and sidecar["sentences"] == 2

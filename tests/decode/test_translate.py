@@ -130,3 +130,28 @@ def test_input_layouts_keep_documents_and_lines(tmp_path):
     translate.write_documents(tmp_path / "out.txt", "file", docs, [["Eins.", "Zwei."], ["Drei."]])
     assert (tmp_path / "out.txt").read_text() == "Eins.\nZwei.\n\nDrei.\n"
     assert [(d[1]) for d in translate.read_documents(tmp_path / "out.txt")[0]] == [["Eins.", "Zwei."], ["Drei."]]
+
+
+@pytest.mark.parametrize("written", [["--k=2", "--separator=<x>"], ["--k", "2", "--sep", "<x>"],
+                                     ["--k=2", "--separ=<x>"]])
+def test_an_option_given_with_task_keeps_its_value_however_it_is_written(tmp_path, written):
+    """--task fills what the command line does not give: --k=2 and an abbreviated option are given (argparse's
+    parsing decides, with defaults of None; matching exact tokens missed them)."""
+    import yaml
+
+    from docnmt.decode import translate
+
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"task_settings": {"mine": {
+        "src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": "corpus"},
+        "models": {"k": 3, "separator": "<brk>", "bpe_codes": "none", "tokenize": "none",
+                   "document": {"checkpoint": "doc.pt", "data": "bin"}}}}}))
+    common = ["--input", "in.txt", "--output", "out.txt", "--task", "mine", "--configfile", str(tmp_path / "mine.yaml"),
+              "--workdir", str(tmp_path)]
+    _, args = translate.parse_arguments(common + written)
+    assert (args.k, args.separator) == (2, "<x>")
+    assert (args.document_model, args.tokenize, args.src_lang) == (tmp_path / "doc.pt", "none", "en"), "the task's"
+    _, args = translate.parse_arguments(common)
+    assert (args.k, args.separator) == (3, "<brk>"), "the task's values where none is given"
+    _, args = translate.parse_arguments(["--input", "in.txt", "--output", "out.txt"])
+    assert (args.k, args.separator, args.backend, args.context) == (3, "<sep>", "fairseq", "window"), "the defaults"
+    assert set(translate.TASK_OPTIONS) >= set(translate.task_models("mine", tmp_path / "mine.yaml", tmp_path))

@@ -26,6 +26,11 @@ def add_language_code_arguments(parser) -> None:
                                            "the source language its prompt names (a code such as en, or a name)")
     parser.add_argument("--tgt-lang", help="transformers: the target language code of such a model; causal-lm: the "
                                            "target language its prompt names")
+    add_template_argument(parser)
+
+
+def add_template_argument(parser) -> None:
+    """``--template``: a causal LM's prompt (a name of the repository's templates or a YAML file of one's own)."""
     parser.add_argument("--template", help="causal-lm: the prompt's template, a name of the repository's "
                                            "(translate, translate-no-system) or a YAML file (default: translate, "
                                            "through the tokenizer's chat template)")

@@ -58,7 +58,7 @@ from ..corpora.corpus import read_docids
 from . import mbr as mbr_selection
 from . import metric_client
 from .selection import Selector
-from .arguments import add_backend_argument, add_search_arguments, positive_int
+from .arguments import add_backend_argument, add_search_arguments, add_template_argument, positive_int
 from .documents import context_k, group
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
@@ -146,9 +146,11 @@ def main(argv=None) -> int:
                         help="the sidecar of --round-one (checked against this decode)")
     add_search_arguments(parser)
     parser.add_argument("--src-lang", help="transformers: the model's source language code, where it has language "
-                                           "tokens")
+                                           "tokens; causal-lm: the source language its prompt names")
     parser.add_argument("--tgt-lang", required=True,
-                        help="the target language (Moses detokenizer); transformers: the model's language code")
+                        help="the target language (Moses detokenizer); transformers: the model's language code; "
+                             "causal-lm: the target language its prompt names")
+    add_template_argument(parser)
     parser.add_argument("--output-bpe", required=True, type=Path)
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--sidecar", required=True, type=Path)

@@ -75,7 +75,7 @@ from .. import SEP, layout
 from ..corpora import testsets
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
-from .arguments import add_backend_argument, add_search_arguments
+from .arguments import add_backend_argument, add_search_arguments, add_template_argument
 from .documents import Document, context_k
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed, not_for_backend
 from ..manual import argument_parser
@@ -170,6 +170,9 @@ class Progress:
 
 
 # ---- a task's models ---------------------------------------------------------------
+#: The options a task of the config gives (:func:`task_models`'s keys); given on the command line, they win.
+TASK_OPTIONS = ("backend", "src_lang", "tgt_lang", "sentence_model", "sentence_data", "document_model",
+                "document_data", "k", "separator", "tokenize", "codes", "template", "context")
 def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(".")) -> dict:
     """The translate options of a task of the workflow's config: models, data folders, k, separator, BPE, tokenizer."""
     from ..config import WORKFLOW_CONFIG, ConfigError, load_workflow
@@ -253,8 +256,9 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
     return [[pipeline.decode(h) for h in doc] for doc in out]
 
 
-@cli_errors
-def main(argv=None) -> int:
+def parse_arguments(argv=None):
+    """(parser, arguments): the command line, with a task's models and settings (``--task``) where the command line
+    does not give them."""
     parser = argument_parser("docnmt.decode.translate", __doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, type=Path, help="a text file (blank line between documents), a "
                                                                   "folder of one-document files, or a WMT test set")
@@ -271,8 +275,7 @@ def main(argv=None) -> int:
     parser.add_argument("--src-lang", help="the source language (Moses rules); transformers: the model's source "
                                            "language code, where it has language tokens")
     parser.add_argument("--tgt-lang", help="the target language; transformers: the model's target language code")
-    parser.add_argument("--template", help="causal-lm: the prompt's template, a name of the repository's "
-                                           "(translate, translate-no-system) or a YAML file (default: translate)")
+    add_template_argument(parser)
     parser.add_argument("--strategy", default="doc-trans",
                         choices=[name for name, info in STRATEGIES.items() if not info.reference])
     parser.add_argument("--doc-trans-mode", default="sequential", choices=DOC_TRANS_MODES,
@@ -288,13 +291,24 @@ def main(argv=None) -> int:
     parser.add_argument("--tokenize", choices=["moses", "none"],
                         help="moses (the workflow's normalization and tokenization, default) or none")
     add_search_arguments(parser)
-    given = {a.dest for a in parser._actions if a.option_strings and any(o in (argv or sys.argv[1:])
-                                                                         for o in a.option_strings)}
+    # What a task can set has no default while parsing (None: not given, however the option was written: --k=2,
+    # --k 2, an abbreviation); an option given wins over the task's value, the task's over the default.
+    defaults = {key: parser.get_default(key) for key in TASK_OPTIONS}
+    parser.set_defaults(**dict.fromkeys(TASK_OPTIONS))
     args = parser.parse_args(argv)
     if args.task is not None:
         for key, value in task_models(args.task, args.configfile, args.workdir).items():
-            if key not in given:
+            if getattr(args, key) is None:
                 setattr(args, key, value)
+    for key, default in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, default)
+    return parser, args
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser, args = parse_arguments(argv)
     from ..interface import backend
 
     described = backend(args.backend)

@@ -13,8 +13,9 @@ names as placeholders (``{source_language}``, ``{target_language}``) and the tur
   document, one sentence a line (default :data:`DEFAULT_DOCUMENT`);
 - ``user``: each user message; ``first_user`` (optional): the first one (an instruction where the chat template
   has no system role);
-- ``plain``: for a tokenizer without a chat template, the conversation written out: ``start`` once (``{system}``:
-  the instruction), then for each turn ``user``, ``assistant``, the answer and ``end``.
+- ``plain`` (needed only for a tokenizer without a chat template, a base model's): the conversation written out:
+  ``start`` once (``{system}``: the instruction), then for each turn ``user``, ``assistant``, the answer and ``end``.
+  A template without it serves chat models only; given to a base model it is an error naming the file.
 
 Where the tokenizer has a chat template, the messages are rendered with it (``add_generation_prompt``); otherwise
 with the template's ``plain`` part. Either way the text is tokenized as a whole (no special tokens added: the chat
@@ -57,7 +58,7 @@ class Template:
     system: str | None
     user: str
     first_user: str | None
-    plain: dict
+    plain: dict | None
     document: str = DEFAULT_DOCUMENT
 
     def fill(self, text: str | None, source_language: str, target_language: str, source: str = "",
@@ -89,26 +90,27 @@ def load_template(name: os.PathLike | str | None = None) -> Template:
     except yaml.YAMLError as err:
         raise InputError(path, f"not YAML: {err}") from None
     if not isinstance(data, dict):
-        raise InputError(path, "expected a mapping with the keys system, user and plain")
+        raise InputError(path, "expected a mapping with the keys system and user (and plain, for a base model)")
     unknown = set(data) - {"system", "user", "first_user", "document", "plain"}
     if unknown:
         raise InputError(path, f"unknown key {sorted(unknown)[0]!r}: expected system, user, first_user, document "
                                "and plain")
-    for key in ("user", "plain"):
-        if key not in data:
-            raise InputError(path, f"expected the key {key!r}")
-    plain = data["plain"]
-    if not isinstance(plain, dict) or set(plain) != {"start", "user", "assistant", "end"}:
+    if "user" not in data:
+        raise InputError(path, "expected the key 'user'")
+    plain = data.get("plain")
+    if plain is not None and (not isinstance(plain, dict) or set(plain) != {"start", "user", "assistant", "end"}):
         raise InputError(path, "expected plain: to have exactly the keys start, user, assistant and end")
-    for key, text in (("user", data["user"]), ("first_user", data.get("first_user")), ("plain.user", plain["user"])):
+    for key, text in (("user", data["user"]), ("first_user", data.get("first_user")),
+                      ("plain.user", None if plain is None else plain["user"])):
         if text is not None and "{source}" not in str(text):
             raise InputError(path, f"the template's {key} lacks the placeholder {{source}} (the turn's sentences)")
     if "document" in data and "{document}" not in str(data["document"]):
         raise InputError(path, "the template's document lacks the placeholder {document} (the source document)")
-    if not str(plain["end"]):
+    if plain is not None and not str(plain["end"]):
         raise InputError(path, "expected plain.end to be a non-empty string (it ends each answer)")
     return Template(path, data.get("system"), str(data["user"]), data.get("first_user"),
-                    {key: str(value) for key, value in plain.items()}, str(data.get("document", DEFAULT_DOCUMENT)))
+                    None if plain is None else {key: str(value) for key, value in plain.items()},
+                    str(data.get("document", DEFAULT_DOCUMENT)))
 
 
 def turns(sources: Sequence[str], context: Sequence[str]) -> tuple[list[tuple[str, str]], str]:
@@ -137,6 +139,10 @@ class Prompter:
         self.template = template
         self.names = {"source_language": language_name(src_lang), "target_language": language_name(tgt_lang)}
         self.chat = bool(getattr(tokenizer, "chat_template", None))
+        if not self.chat and template.plain is None:
+            raise InputError(template.path, "the tokenizer has no chat template (a base model), so the template "
+                                            "needs a plain: part (start, user, assistant, end) that writes the "
+                                            "conversation out as text")
 
     def _fill(self, text: str | None, source: str = "") -> str | None:
         return self.template.fill(text, self.names["source_language"], self.names["target_language"], source)
