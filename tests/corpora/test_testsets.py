@@ -99,7 +99,8 @@ def test_wmt_xml_reads_each_document_with_the_first_translators_reference_and_le
     documents, left_out = testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
     assert [(d.docid, d.src, d.tgt) for d in documents] == expected(1)
     assert documents[0].src[1] == "It was tired & hungry.", "a line break inside a segment becomes one space"
-    assert left_out == ["1 testsuite documents (no reference)"]
+    assert left_out == ["1 testsuite documents (no reference)",
+                        "the line breaks inside 1 segments (each run of white space that holds one is one space)"]
 
 
 def test_wmt_xml_reference_b_is_chosen_by_its_translator(xml_file):
@@ -148,10 +149,11 @@ def test_a_named_translator_that_a_document_lacks_is_an_error(xml_file):
         testsets.read_test_split(xml_file, "wmt-xml", "en", "de", reference="Z")
 
 
-def test_a_document_without_any_reference_is_an_error_naming_it(xml_file):
+def test_a_document_without_any_reference_is_left_out_and_reported_as_sacrebleu_leaves_it_out(xml_file):
     edited(xml_file, ' testsuite="pronouns"', "")
-    with pytest.raises(InputError, match=r"document 'suite-1': expected a <ref> by translator 'A', found no <ref>"):
-        testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
+    documents, left_out = testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
+    assert [d.docid for d in documents] == ["news-1", "news-2", "talk-1"]
+    assert left_out[0] == "1 documents without reference text (no <ref> has text for any of their segments)"
 
 
 def test_a_segment_id_the_reference_lacks_is_an_error_naming_file_document_and_segment(xml_file):
@@ -160,6 +162,106 @@ def test_a_segment_id_the_reference_lacks_is_an_error_naming_file_document_and_s
                                          r"\(translator 'A'\)") as err:
         testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
     assert str(err.value).startswith(f"{xml_file}:{line_of(xml_file, 'He was brief.')}:")
+
+
+#: A document as the WMT 2023 general test set holds one (speech domain): its <src> and <ref>s only empty <p/>s.
+EMPTY_DOCUMENT = """    <doc id="14" origlang="en" domain="speech">
+      <src lang="en">
+        <p/>
+        <p/>
+      </src>
+      <ref lang="de" translator="A"><p/><p/></ref>
+      <ref lang="de" translator="B"><p/><p/></ref>
+    </doc>
+"""
+
+
+def with_empty_document(path: Path) -> Path:
+    """``path`` with :data:`EMPTY_DOCUMENT` between news-2 and suite-1."""
+    return edited(path, '    <doc id="suite-1"', EMPTY_DOCUMENT + '    <doc id="suite-1"')
+
+
+def test_a_document_with_only_empty_paragraphs_is_left_out_and_reported_the_others_intact(xml_file):
+    """The WMT 2023 file that was refused whole ("document '14': expected <seg>s in its <src>, found none")."""
+    from sacrebleu.dataset.wmt_xml import WMTXMLDataset
+
+    with_empty_document(xml_file)
+    documents, left_out = testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
+    assert [(d.docid, d.src, d.tgt) for d in documents] == expected(1)
+    assert "1 documents without segments (no <seg> in their <src>)" in left_out, left_out
+    assert "14" not in WMTXMLDataset._unwrap_wmt21_or_later(str(xml_file))["docid"], "sacrebleu leaves it out too"
+
+
+def test_a_document_without_segments_is_not_translated_and_gets_an_empty_hyp_that_sacrebleu_reads(xml_file, tmp_path):
+    """A missing <hyp> would leave a system without the document in wmt-format-tools; an empty one (the source's
+    empty paragraphs) is what the document has to translate, and sacrebleu extracts the others' hypotheses."""
+    import xml.etree.ElementTree as ET
+    from sacrebleu.dataset.wmt_xml import WMTXMLDataset
+
+    testset = testsets.read_for_translation(with_empty_document(xml_file), "wmt-xml")
+    sources = testset.sources()
+    assert [name for name, *_ in sources] == ["news-1", "news-2", "suite-1", "talk-1"]
+    testset.write(tmp_path / "out.xml", [[s.upper() for s in sentences] for _, sentences, _, _ in sources], "sys")
+    empty = next(doc for doc in ET.parse(tmp_path / "out.xml").getroot().iter("doc") if doc.get("id") == "14")
+    (hyp,) = empty.findall("hyp")
+    assert [len(p) for p in hyp] == [0, 0] and hyp.attrib == {"system": "sys", "lang": "de"}
+    fields = WMTXMLDataset._unwrap_wmt21_or_later(str(tmp_path / "out.xml"))
+    assert fields["sys"] == [s.upper() for d in expected(1) for s in d[1]]
+
+
+def test_a_segments_white_space_is_kept_as_the_file_has_it_but_line_breaks(xml_file):
+    """Inner runs of spaces, tabs, no-break spaces and white space at either end stay, as sacrebleu's extraction
+    has them (it used to be collapsed); a run with a line break is one space, and counted."""
+    from sacrebleu.dataset.wmt_xml import WMTXMLDataset
+
+    edited(xml_file, "He was brief.</seg>", " He  was\tbrief\u00a0!\u3000</seg>")
+    edited(xml_file, "Er fasste sich kurz.</seg>", "Er fasste\r\n   sich &#13;&#10; kurz.\u2028</seg>")
+    documents, left_out = testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
+    assert (documents[1].src[1], documents[1].tgt[1]) == (" He  was\tbrief\u00a0!\u3000", "Er fasste sich kurz. ")
+    fields = WMTXMLDataset._unwrap_wmt21_or_later(str(xml_file))
+    assert fields["src"][4] == documents[1].src[1], "as sacrebleu extracts it"
+    assert fields["ref:A"][4] == "Er fasste\n   sich \r\n kurz.\u2028", "the line breaks are the difference"
+    assert left_out[-1] == "the line breaks inside 2 segments (each run of white space that holds one is one space)"
+
+
+@pytest.mark.parametrize("inner, what", [("<!-- note -->", "a comment"), ("<b>bold</b>", "an element <b>")])
+def test_a_segment_that_holds_more_than_text_is_an_error_naming_file_and_line(xml_file, inner, what):
+    """sacrebleu would read only the text before it (seg.text): "Er" of "Er<b>bold</b> fasste sich kurz."."""
+    edited(xml_file, "Er fasste sich kurz.</seg>", f"Er{inner} fasste sich kurz.</seg>")
+    with pytest.raises(InputError, match=rf"document 'news-2': in its <ref>, segment 2 holds {what}; expected text "
+                                         r"only") as err:
+        testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
+    assert str(err.value).startswith(f"{xml_file}:{line_of(xml_file, 'fasste sich')}: "), str(err.value)
+
+
+def test_a_segment_no_reference_has_text_for_is_left_out_and_counted_as_sacrebleu_leaves_it_out(xml_file):
+    for text in ("Er fasste sich kurz.", "Er war kurz."):
+        edited(xml_file, f'<seg id="2">{text}</seg>', '<seg id="2"/>')
+    documents, left_out = testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
+    assert (documents[1].src, documents[1].tgt) == (["The mayor spoke."], ["Der Bürgermeister sprach."])
+    assert "1 segments without reference text (no <ref> of their document has text for them)" in left_out
+
+
+def test_a_document_blank_on_both_sides_is_left_out_and_counted_where_sacrebleu_keeps_it(xml_file):
+    """A reference of white space only is text to sacrebleu (its segment is kept); the common format holds no
+    all-blank document: the one difference in what is read, and the log says it."""
+    from sacrebleu.dataset.wmt_xml import WMTXMLDataset
+
+    for text in ("The mayor spoke.", "He was brief.", "Der Bürgermeister sprach.", "Er fasste sich kurz."):
+        edited(xml_file, f">{text}</seg>", "> </seg>")
+    documents, left_out = testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
+    assert [d.docid for d in documents] == ["news-1", "talk-1"]
+    assert "1 documents whose segments are all blank (white space only), which the common format cannot hold" \
+        in left_out, left_out
+    assert WMTXMLDataset._unwrap_wmt21_or_later(str(xml_file))["docid"].count("news-2") == 2
+
+
+def test_segment_ids_that_decrease_are_an_error_as_sacrebleu_would_reorder_them(xml_file):
+    edited(xml_file, '<seg id="2">He was brief.', '<seg id="0">He was brief.')
+    with pytest.raises(InputError, match=r"document 'news-2': in its <src>, segment id 0 follows 1; expected "
+                                         r"increasing segment ids") as err:
+        testsets.read_test_split(xml_file, "wmt-xml", "en", "de")
+    assert str(err.value).startswith(f"{xml_file}:{line_of(xml_file, 'He was brief.')}: "), str(err.value)
 
 
 def test_an_xml_submission_reads_back_with_sacrebleus_parser_and_gives_the_same_bleu(xml_file, tmp_path):
@@ -240,7 +342,8 @@ def test_wmt24pp_documents_group_their_rows_order_segments_and_leave_bad_sources
         ("lit-b", ["The night was cold.", "She closed the door. It was late."],
          ["Die Nacht war kalt.", "Sie schloss die Tür. Es war spät."]),
     ]
-    assert left_out == ["1 rows marked is_bad_source"]
+    assert left_out == ["1 rows marked is_bad_source",
+                        "the line breaks inside 1 segments (each run of white space that holds one is one space)"]
     original, _ = testsets.read_test_split(jsonl_file, "wmt24pp-jsonl", "en", "de", reference="original_target")
     assert original[0].tgt == ["Der Minister trat zurück.!", "Niemand weiß, warum.!"]
 

@@ -16,12 +16,20 @@ have the same format; a submission adds one ``<hyp>`` per document::
     </dataset>
 
 A document's id is its ``<doc id>``; where an id occurs in two collections, every id is prefixed with its
-collection's (``general/doc-1``), so two documents never merge. Its sentences are the segments of ``<src>`` in
-order; as sacrebleu extracts them, a line break inside a segment (any run of white space) becomes one space. The
-reference is one translator's ``<ref>`` (``reference``; default: the translator of the file's first ``<ref>``),
-matched to the source by segment id. Documents marked ``testsuite`` have no references and are left out of the
-test split, as sacrebleu does (they are translated). The language codes (``<src lang>``, ``<ref lang>``; their
-first subtag) must be the task's.
+collection's (``general/doc-1``), so two documents never merge. The test split is what sacrebleu's ``WMTXMLDataset``
+extracts (``_unwrap_wmt21_or_later``): a document's sentences are the segments of its ``<src>`` in order that some
+``<ref>`` of the document has text for; the reference is one translator's ``<ref>`` (``reference``; default: the
+translator of the file's first ``<ref>``), matched to the source by segment id. Left out, as sacrebleu leaves them
+out, and counted in the "left out" lines: documents marked ``testsuite`` (they are translated), documents without
+segments (a ``<src>`` of empty ``<p/>`` elements, as in the WMT 2023 general test set), documents that no ``<ref>``
+has text for (no ``<ref>``, or empty ones), and segments that no ``<ref>`` has text for. A segment's text is
+sacrebleu's (``seg.text``: inner runs of spaces, tabs, no-break spaces and white space at either end kept as the
+file has it), with two differences, each counted in those lines: one line of the common format holds no line break,
+so a run of white space that holds one (a line feed, a carriage return, U+2028, ...: :data:`LINE_BREAK_RUN`) becomes
+one space; and a document whose segments are all blank (white space only), which sacrebleu keeps and the common
+format cannot hold, is left out. A ``<seg>`` that holds more than text (an element, a comment), of which sacrebleu
+reads only the text before it, is an error, as are segment ids that decrease (sacrebleu orders a document's segments
+by id). The language codes (``<src lang>``, ``<ref lang>``; their first subtag) must be the task's.
 
 **WMT24++ JSONL** (google/wmt24pp: one file per language pair, ``en-de_DE.jsonl``), one JSON object a line::
 
@@ -30,14 +38,16 @@ first subtag) must be the task's.
 
 A document is the rows of one ``document_id`` (in the file's order of first appearance; its rows need not be
 contiguous), its sentences ordered by ``segment_id``. The reference is ``target`` (the post-edited translation;
-``reference: original_target`` takes the original). Rows with ``is_bad_source: true`` leave the test split (their
-number is printed); translation reads and writes every row. The languages are ``lp``'s (``en-de_DE``: en, de).
+``reference: original_target`` takes the original). Rows with ``is_bad_source: true`` leave the test split, and a
+document left with blank rows only; translation reads and writes every row. The texts are the file's, but for line
+breaks, as in the XML (sacrebleu has no reader of this format). The "left out" lines count each. The languages are
+``lp``'s (``en-de_DE``: en, de).
 
 Both readers return :class:`docnmt.corpora.corpus.Document` objects that satisfy the common format's rules
 (unique, contiguous document ids, no all-blank document, no ``<sep>``), written with ``write_split``. Translations
 go back into the input's format: the XML with a ``<hyp system=NAME lang=TGT>`` per document (the same ``p``/``seg``
-structure as its ``<src>``), the JSONL with a ``"hypothesis"`` field on every row. Every error names the file and,
-where there is one, the line.
+structure as its ``<src>``; a document without segments has nothing to translate and gets its empty paragraphs),
+the JSONL with a ``"hypothesis"`` field on every row. Every error names the file and, where there is one, the line.
 
 CLI (the rule ``testset_corpus``)::
 
@@ -59,10 +69,27 @@ from .corpus import Document, write_files
 #: A translation-side document: ``(name, sentences, 1-based input line of each, file)``, as docnmt-translate reads.
 Source = tuple[str, list[str], list[int], Path]
 
+#: A run of white space that holds a line break: any character at which ``str.splitlines`` ends a line (``\n``,
+#: ``\r``, ``\v``, ``\f``, ``\x1c``-``\x1e``, ``\x85``, ``\u2028``, ``\u2029``), with the white space around it.
+LINE_BREAK_RUN = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+
+
 def flat(text: str | None) -> str:
-    """A segment's text on one line, as sacrebleu extracts it: each run of white space (line breaks included)
-    becomes one space, and none is left at either end."""
-    return re.sub(r"\s+", " ", (text or "").strip())
+    """A segment's text on one line of the common format: each run of white space that holds a line break becomes
+    one space; everything else (inner runs of spaces, tabs, no-break spaces, white space at either end) is kept as
+    the file has it. None (an empty ``<seg/>``, as sacrebleu's extraction gives it) is the empty string."""
+    return LINE_BREAK_RUN.sub(" ", text or "")
+
+
+def has_line_break(text: str | None) -> bool:
+    """Whether :func:`flat` changes ``text`` (other than None to "")."""
+    return LINE_BREAK_RUN.search(text or "") is not None
+
+
+def blank(doc: Document) -> bool:
+    """Whether every segment of ``doc`` is blank (white space only) on both sides: the common format holds no such
+    document."""
+    return not any(s.strip() or t.strip() for s, t in zip(doc.src, doc.tgt))
 
 
 def primary(code: str | None) -> str:
@@ -70,27 +97,28 @@ def primary(code: str | None) -> str:
     return re.split(r"[-_]", code or "")[0].lower()
 
 
-def check_document(path, doc: Document, line: int | None) -> Document:
-    """The common format's rules for one document read from ``path`` (no ``<sep>``, not all blank)."""
-    for text in doc.src + doc.tgt:
+def check_document(path, doc: Document, lines: list[int | None]) -> Document:
+    """The common format's rule for one document read from ``path``: no ``<sep>`` (``lines``: each segment's line;
+    the readers leave an all-blank document out before, see :func:`blank`)."""
+    for text, line in zip(doc.src + doc.tgt, lines + lines):
         if SEP in text:
             raise InputError(path, f"document {doc.docid!r}: raw text must not contain the separator token {SEP!r}",
                              line)
-    if not any(s.strip() or t.strip() for s, t in zip(doc.src, doc.tgt)):
-        raise InputError(path, f"document {doc.docid!r} is empty: all its segments are blank", line)
     return doc
+
 
 
 # ---- WMT XML -----------------------------------------------------------------------------------------------------
 def _parse_xml(path: Path):
-    """The element tree of ``path`` (ElementTree's elements, from the expat parser ElementTree uses) and the line
-    where each element starts; malformed XML is an InputError naming the line expat reports."""
+    """The element tree of ``path`` (ElementTree's elements, from the expat parser ElementTree uses; comments and
+    processing instructions inside the root kept, as lxml, sacrebleu's parser, keeps them) and the line where each
+    element starts; malformed XML is an InputError naming the line expat reports."""
     import xml.etree.ElementTree as ET
     from xml.parsers import expat
 
     if not path.is_file():
         raise InputError(path, "file not found")
-    builder, lines = ET.TreeBuilder(), {}
+    builder, lines = ET.TreeBuilder(insert_comments=True, insert_pis=True), {}
     parser = expat.ParserCreate()
     parser.buffer_text = True
 
@@ -100,6 +128,8 @@ def _parse_xml(path: Path):
     parser.StartElementHandler = start
     parser.EndElementHandler = builder.end
     parser.CharacterDataHandler = builder.data
+    parser.CommentHandler = builder.comment
+    parser.ProcessingInstructionHandler = builder.pi
     try:
         with open(path, "rb") as handle:
             parser.ParseFile(handle)
@@ -107,6 +137,41 @@ def _parse_xml(path: Path):
         raise InputError(path, f"expected well-formed XML, found an error: {expat.errors.messages[err.code]} "
                                f"(column {err.offset + 1})", err.lineno) from None
     return builder.close(), lines
+
+
+def _node(element) -> str:
+    """What a child node of a ``<seg>`` is, in words."""
+    import xml.etree.ElementTree as ET
+
+    if element.tag is ET.Comment:
+        return "a comment"
+    if element.tag is ET.ProcessingInstruction:
+        return "a processing instruction"
+    return f"an element <{element.tag}>"
+
+
+#: The lines of what :meth:`WmtXml.split` left out, by reason.
+XML_LEFT_OUT = {
+    "testsuite": "{} testsuite documents (no reference)",
+    "no segments": "{} documents without segments (no <seg> in their <src>)",
+    "no reference": "{} documents without reference text (no <ref> has text for any of their segments)",
+    "segments": "{} segments without reference text (no <ref> of their document has text for them)",
+    "blank": "{} documents whose segments are all blank (white space only), which the common format cannot hold",
+    "line breaks": "the line breaks inside {} segments (each run of white space that holds one is one space)",
+}
+
+
+def check_order(path, segs, docid: str) -> None:
+    """sacrebleu orders a document's segments by their ids, as integers: ids that are integers must increase
+    in document order, so that both orders are one."""
+    try:
+        numbers = [int(segid) for segid, _, _ in segs]
+    except ValueError:
+        return  # sacrebleu cannot read such ids at all; document order
+    for (segid, _, line), before, number in zip(segs[1:], numbers, numbers[1:]):
+        if number <= before:
+            raise InputError(path, f"document {docid!r}: in its <src>, segment id {segid} follows {before}; "
+                                        "expected increasing segment ids (sacrebleu orders segments by id)", line)
 
 
 class WmtXml:
@@ -142,6 +207,11 @@ class WmtXml:
                     raise InputError(self.path, f"expected a document id (<doc id=...>) on one line, found "
                                                 f"{doc.get('id')!r}", self.line(doc))
                 found.append((collection.get("id") or "", docid, doc))
+        placed = {doc for _, _, doc in found}
+        stray = next((doc for doc in self.root.iter("doc") if doc not in placed), None)
+        if stray is not None:  # sacrebleu reads every <doc>, wherever it is
+            raise InputError(self.path, "expected each <doc> inside a <collection> of the <dataset>, found one "
+                                        "elsewhere", self.line(stray))
         if not found:
             raise InputError(self.path, "expected <doc> elements inside <collection>s, found none", self.line(self.root))
         repeated = len({docid for _, docid, _ in found}) < len(found)
@@ -162,18 +232,22 @@ class WmtXml:
         return sides[0]
 
     def segments(self, side, docid: str) -> list[tuple[str, str, int | None]]:
-        """``[(seg id, text on one line, line)]`` of a ``<src>``, ``<ref>`` or ``<hyp>``, in document order."""
+        """``[(seg id, text as the file has it, line)]`` of a ``<src>``, ``<ref>`` or ``<hyp>``, in document order;
+        none for one that holds only empty ``<p/>``s. A segment's text is sacrebleu's (``seg.text``; "" for an
+        empty ``<seg/>``); a segment that holds more than text (an element, a comment), of which sacrebleu would
+        read only the text before it, is an error."""
         segs, seen = [], set()
         for seg in side.iter("seg"):
             segid = (seg.get("id") or "").strip()
             if not segid or segid in seen:
                 problem = f"segment id {segid} occurs twice" if segid else "a <seg> has no id"
                 raise InputError(self.path, f"document {docid!r}: in its <{side.tag}>, {problem}", self.line(seg))
+            if len(seg):
+                raise InputError(self.path, f"document {docid!r}: in its <{side.tag}>, segment {segid} holds "
+                                            f"{_node(seg[0])}; expected text only (sacrebleu reads a segment's text "
+                                            "up to its first child)", self.line(seg))
             seen.add(segid)
-            segs.append((segid, flat("".join(seg.itertext())), self.line(seg)))
-        if not segs:
-            raise InputError(self.path, f"document {docid!r}: expected <seg>s in its <{side.tag}>, found none",
-                             self.line(side))
+            segs.append((segid, seg.text or "", self.line(seg)))
         return segs
 
     def _check_lang(self, side, docid: str, expected: str, role: str) -> None:
@@ -182,44 +256,69 @@ class WmtXml:
                                         f"found {side.get('lang')!r}", self.line(side))
 
     def sources(self) -> list[Source]:
-        """Every document's source sentences, testsuite documents included: what a translation covers. An error
-        where the ``lang`` of the ``<hyp>`` elements to write is unknown (no ``<ref lang>``, no ``tgt_lang``)."""
+        """Every document's source sentences (:func:`flat`), testsuite documents included: what a translation
+        covers. A document without segments (only empty ``<p/>``s) has nothing to translate and is not among them.
+        An error where the ``lang`` of the ``<hyp>`` elements to write is unknown (no ``<ref lang>``, no
+        ``tgt_lang``)."""
         if self.hyp_lang is None:
             raise InputError(self.path, "expected a target language for the <hyp lang> of the translations: the "
                                         "file has no <ref lang> to take it from (give the target language)")
         out = []
         for docid, doc in self.docs:
             segs = self.segments(self._side(doc, docid), docid)
-            out.append((docid, [text for _, text, _ in segs], [line or 0 for *_, line in segs], self.path))
+            if segs:
+                out.append((docid, [flat(text) for _, text, _ in segs], [line or 0 for *_, line in segs], self.path))
         return out
 
     def split(self, src: str, tgt: str, reference: str | None = None) -> tuple[list[Document], list[str]]:
-        """The test split (source and one translator's reference) and what it left out."""
+        """The test split (source and one translator's reference) and what it left out, as sacrebleu's
+        ``WMTXMLDataset`` extracts it: a segment is in it when some ``<ref>`` of its document has text for it; a
+        document with none such (no segments, only empty ``<p/>``s, no ``<ref>``, empty references) and a
+        testsuite document are left out."""
         if self.ref_lang is None:
-            raise InputError(self.path, "expected <ref> elements (reference translations) for a test split, found none")
+            raise InputError(self.path, "expected <ref> elements (reference translations) for a test split, found none",
+                             self.line(self.root))
         translator = reference if reference is not None else self.first_translator
-        documents, testsuite = [], 0
+        documents = []
+        left = dict.fromkeys(XML_LEFT_OUT, 0)
         for docid, doc in self.docs:
             if doc.get("testsuite") is not None:
-                testsuite += 1
+                left["testsuite"] += 1
                 continue
             source = self._side(doc, docid)
             self._check_lang(source, docid, src, "src")
+            src_segs = self.segments(source, docid)
+            if not src_segs:
+                left["no segments"] += 1
+                continue
             refs = doc.findall("ref")
+            with_text = {(seg.get("id") or "").strip() for ref in refs for seg in ref.iter("seg") if seg.text}
+            kept = [seg for seg in src_segs if seg[0] in with_text]
+            if not kept:
+                left["no reference"] += 1
+                continue
+            left["segments"] += len(src_segs) - len(kept)
             chosen = [ref for ref in refs if ref.get("translator") == translator]
             if not chosen:
-                have = ", ".join(repr(ref.get("translator")) for ref in refs) or "none"
+                have = ", ".join(repr(ref.get("translator")) for ref in refs)
                 raise InputError(self.path, f"document {docid!r}: expected a <ref> by translator {translator!r}, found "
-                                            f"{'translators ' + have if refs else 'no <ref>'}", self.line(doc))
+                                            f"translators {have}", self.line(doc))
             self._check_lang(chosen[0], docid, tgt, "tgt")
-            documents.append(self._paired(docid, doc, source, chosen[0]))
-        left_out = [f"{testsuite} testsuite documents (no reference)"] if testsuite else []
-        return documents, left_out
+            check_order(self.path, src_segs, docid)
+            pairs = self._paired(docid, src_segs, kept, chosen[0])
+            result = Document(docid, [flat(s) for s, _, _ in pairs], [flat(t) for _, t, _ in pairs])
+            if blank(result):
+                left["blank"] += 1
+                continue
+            left["line breaks"] += sum(has_line_break(s) or has_line_break(t) for s, t, _ in pairs)
+            documents.append(check_document(self.path, result, [line for *_, line in pairs]))
+        return documents, [text.format(left[key]) for key, text in XML_LEFT_OUT.items() if left[key]]
 
-    def _paired(self, docid: str, doc, source, ref) -> Document:
-        src_segs = self.segments(source, docid)
+
+    def _paired(self, docid: str, src_segs, kept, ref) -> list[tuple[str, str, int | None]]:
+        """``[(source text, reference text, line)]`` of the kept segments, the reference matched by segment id."""
         ref_segs = {segid: (text, line) for segid, text, line in self.segments(ref, docid)}
-        for segid, _, line in src_segs:
+        for segid, _, line in kept:
             if segid not in ref_segs:
                 raise InputError(self.path, f"document {docid!r}: source segment {segid} has no segment in the "
                                             f"reference (translator {ref.get('translator')!r})", line)
@@ -227,27 +326,30 @@ class WmtXml:
         if extra:
             raise InputError(self.path, f"document {docid!r}: reference segment {extra[0]} (translator "
                                         f"{ref.get('translator')!r}) has no source segment", ref_segs[extra[0]][1])
-        result = Document(docid, [text for _, text, _ in src_segs], [ref_segs[segid][0] for segid, _, _ in src_segs])
-        return check_document(self.path, result, self.line(doc))
+        return [(text, ref_segs[segid][0], line) for segid, text, line in kept]
 
     def write(self, output, translations: list[list[str]], system: str) -> None:
         """The file with a ``<hyp system lang>`` added to each document (replacing one of the same system),
-        written atomically: a submission that sacrebleu and wmt-format-tools read."""
+        written atomically: a submission that sacrebleu and wmt-format-tools read. ``translations``: those of
+        :meth:`sources`; a document without segments gets a ``<hyp>`` with its source's empty paragraphs."""
         import copy
         import xml.etree.ElementTree as ET
 
-        self.sources()  # the same checks
+        sources = self.sources()  # the same checks
+        if len(translations) != len(sources):
+            raise ValueError(f"{len(translations)} translated documents for the {len(sources)} documents with "
+                             f"segments of {self.path}")
         root = copy.deepcopy(self.root)
         docs = [doc for collection in root.findall("collection") for doc in collection.findall("doc")]
-        if len(translations) != len(docs):
-            raise ValueError(f"{len(translations)} translated documents for the {len(docs)} documents of {self.path}")
-        for (docid, _), doc, hyps in zip(self.docs, docs, translations):
+        translated = iter(translations)
+        for (docid, _), doc in zip(self.docs, docs):
             source = self._side(doc, docid)
             for old in [h for h in doc.findall("hyp") if h.get("system") == system]:
                 doc.remove(old)
             hyp = copy.deepcopy(source)
             hyp.tag, hyp.attrib = "hyp", {"system": system, "lang": self.hyp_lang}
             segs = list(hyp.iter("seg"))
+            hyps = next(translated) if segs else []
             if len(segs) != len(hyps):
                 raise ValueError(f"document {docid!r}: {len(hyps)} translations for {len(segs)} segments")
             for seg, text in zip(segs, hyps):
@@ -259,7 +361,9 @@ class WmtXml:
             doc.append(hyp)
         with atomic_write(output) as handle:
             handle.write('<?xml version="1.0" encoding="utf-8"?>\n')
-            ET.ElementTree(root).write(handle, encoding="unicode")
+            # ElementTree writes a carriage return of the text (from &#13;) as is, which a parser reads as a line
+            # break: as a character reference it stays one (attributes have theirs escaped, comments hold none)
+            handle.write(ET.tostring(root, encoding="unicode").replace("\r", "&#13;"))
             handle.write("\n")
 
 
@@ -327,7 +431,8 @@ class Wmt24ppJsonl:
                  self.path) for docid, indices in self.groups]
 
     def split(self, src: str, tgt: str, reference: str | None = None) -> tuple[list[Document], list[str]]:
-        """The test split (rows with ``is_bad_source: true`` left out) and what it left out."""
+        """The test split (rows with ``is_bad_source: true`` left out, and documents left without text) and what it
+        left out; the texts are the file's (:func:`flat`)."""
         field = reference or "target"
         if field not in ("target", "original_target"):
             raise InputError(self.path, f"expected reference target or original_target (the WMT24++ fields), "
@@ -338,14 +443,27 @@ class Wmt24ppJsonl:
             if len(pair) != 2 or primary(pair[0]) != primary(src) or primary(pair[1]) != primary(tgt):
                 raise InputError(self.path, f"expected lp {src}-{tgt} (the task's languages, as en-de_DE), found "
                                             f"{row['lp']!r}", number)
-        documents, bad = [], 0
+        documents = []
+        left = dict.fromkeys(self.LEFT_OUT, 0)
         for docid, indices in self.groups:
             kept = [self.rows[i] for i in indices if not self.rows[i][1]["is_bad_source"]]
-            bad += len(indices) - len(kept)
-            if kept:
-                doc = Document(docid, [flat(row["source"]) for _, row in kept], [flat(row[field]) for _, row in kept])
-                documents.append(check_document(self.path, doc, kept[0][0]))
-        return documents, [f"{bad} rows marked is_bad_source"] if bad else []
+            left["bad"] += len(indices) - len(kept)
+            if not kept:
+                continue
+            doc = Document(docid, [flat(row["source"]) for _, row in kept], [flat(row[field]) for _, row in kept])
+            if blank(doc):
+                left["blank"] += 1
+                continue
+            left["line breaks"] += sum(has_line_break(row["source"]) or has_line_break(row[field]) for _, row in kept)
+            documents.append(check_document(self.path, doc, [number for number, _ in kept]))
+        return documents, [text.format(left[key]) for key, text in self.LEFT_OUT.items() if left[key]]
+
+    #: The lines of what :meth:`split` left out, by reason.
+    LEFT_OUT = {
+        "bad": "{} rows marked is_bad_source",
+        "blank": "{} documents whose segments are all blank (white space only), which the common format cannot hold",
+        "line breaks": "the line breaks inside {} segments (each run of white space that holds one is one space)",
+    }
 
     def write(self, output, translations: list[list[str]], system: str | None = None) -> None:
         """Every row in input order with its translation in ``"hypothesis"``, written atomically."""
