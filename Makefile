@@ -115,9 +115,15 @@ models: setup ## install spaCy's de_core_news_sm and en_core_web_sm, the paper's
 TEST_WORKERS ?= auto
 TEST_DEMO ?= $(CURDIR)/.test-demo
 PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist loadscope
+# The option ledger (docnmt.ledger): every CLI and workflow run of the suite, and of the demo it trains, writes the
+# options and config keys it set there; then the audit (tests/test_option_coverage.py, marker audit) reads it.
+TEST_LEDGER ?= $(CURDIR)/.test-ledger
 
-test: setup comet test-demo ## run the test suite (what .ci/run runs; about 19 minutes on 2 cores)
-	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" $(PYTEST) --durations=25
+test: setup comet ## run the test suite (what .ci/run runs; about 19 minutes on 2 cores)
+	rm -rf "$(TEST_LEDGER)"
+	$(MAKE) --no-print-directory test-demo DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)"
+	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(PYTEST) -m "not audit" --durations=25
+	DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(VENV)/bin/python -m pytest tests -q -ra -m audit
 
 test-fast: setup ## run the tests that train nothing (the tier `fast`; about 2 minutes on 2 cores)
 	$(PYTEST) -m fast --durations=10
@@ -125,7 +131,7 @@ test-fast: setup ## run the tests that train nothing (the tier `fast`; about 2 m
 test-demo: setup ## train the demo the tests read, from scratch, in TEST_DEMO (.test-demo)
 	rm -rf "$(TEST_DEMO)"
 	mkdir -p "$(TEST_DEMO)"
-	$(VENV)/bin/python -m snakemake -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES) \
+	$(if $(DOCNMT_OPTION_LEDGER),DOCNMT_OPTION_LEDGER="$(DOCNMT_OPTION_LEDGER)") $(VENV)/bin/python -m snakemake -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES) \
 	  --config 'tasks=[demo]' --quiet rules
 
 bench: setup ## the preprocessing benchmark (bench/preprocess); docs/benchmarks.md has the others

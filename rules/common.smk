@@ -16,8 +16,9 @@ SCRIPTS = os.path.join(workflow.basedir, "scripts")
 sys.path.insert(0, SCRIPTS)
 
 from docnmt import layout  # noqa: E402  where the workflow keeps every file (one definition)
+from docnmt import ledger  # noqa: E402  the option ledger of the test suite (off unless DOCNMT_OPTION_LEDGER is set)
 from docnmt import workflow as wf  # noqa: E402  the rules' logic: inputs, parameters, targets
-from docnmt.config import ConfigError, tables_name, validate  # noqa: E402
+from docnmt.config import ConfigError, changed_keys, tables_name, validate  # noqa: E402
 from docnmt.textio import InputError  # noqa: E402
 from docnmt.environment import install_problems, missing_modules, setup_hint, shell_prefix  # noqa: E402
 
@@ -55,6 +56,14 @@ except (ConfigError, ValueError, InputError) as err:
     raise WorkflowError(f"invalid config: {err}") from None
 config.clear()
 config.update(_validated)
+
+
+# The option ledger (docnmt.ledger; on where DOCNMT_OPTION_LEDGER names a folder, as in `make test`): the config keys
+# this run set to other values than config.yaml's, once its jobs are done (not in a dry run).
+onsuccess:
+    if ledger.active():
+        ledger.record_config(workflow.main_snakefile, changed_keys(config))
+
 
 #: The configured tasks, and the settings of every task the config describes.
 TASKS = list(config["tasks"])

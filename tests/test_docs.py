@@ -114,19 +114,7 @@ def test_every_cli_the_docs_name_exists_in_the_map_and_every_module_they_name_ex
     unknown = sorted(named - set(CLIS))
     assert not unknown, f"the docs name CLIs that do not exist: {unknown}"
     modules = {m for page in PAGES for m in re.findall(r"`(docnmt(?:\.\w+)+)", text(page))}
-    package = REPO / "scripts"
-
-    def exists(name: str) -> bool:
-        path = package / name.replace(".", "/")
-        return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
-
-    def defined(name: str) -> bool:  # a module, or a name a module defines (docnmt.corpora.opus.os_split)
-        module, _, attribute = name.rpartition(".")
-        return exists(name) or (exists(module) and re.search(
-            rf"^(?:def|class) {attribute}\b|^{attribute} = ", (package / module.replace(".", "/")).with_suffix(
-                ".py").read_text(encoding="utf-8"), re.M) is not None)
-
-    missing = sorted(m for m in modules if not defined(m))
+    missing = sorted(m for m in modules if not _module_exists(m))
     assert not missing, f"the docs name modules that do not exist: {missing}"
 
 
@@ -303,3 +291,48 @@ def test_the_strategy_registry_names_the_decode_rules_of_the_cli_map_and_the_slu
     decode = sorted(name for name in profile["set-resources"] if name.startswith("decode_"))
     assert decode == sorted(rules), "profiles/slurm/config.yaml: one set-resources entry per strategy's decode rule"
     assert all(profile["set-resources"][rule] == {"gpu": 1} for rule in rules)
+
+
+def _module_exists(name: str) -> bool:
+    """A module of the package, or a name one of its modules defines (``docnmt.interface.REGISTRY``)."""
+    package = REPO / "scripts"
+    path = package / name.replace(".", "/")
+    if path.with_suffix(".py").exists() or (path / "__init__.py").exists():
+        return True
+    module, _, attribute = name.rpartition(".")
+    source = package / module.replace(".", "/")
+    source = source.with_suffix(".py") if source.with_suffix(".py").exists() else source / "__init__.py"
+    return source.exists() and re.search(rf"^(?:def|class) {re.escape(attribute)}\b|^{re.escape(attribute)}"
+                                         rf"(?:: [^=]+)? = ", source.read_text(encoding="utf-8"), re.M) is not None
+
+
+def test_the_architecture_page_names_modules_that_exist_and_every_subpackage():
+    page = text(REPO / "docs/architecture.md")
+    named = set(re.findall(r"docnmt(?:\.[A-Za-z_][A-Za-z0-9_]*)+", page))
+    missing = sorted(name for name in named if not _module_exists(name))
+    assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
+    subpackages = {".".join(p.parent.relative_to(REPO / "scripts").parts)
+                   for p in (REPO / "scripts/docnmt").rglob("__init__.py")} - {"docnmt"}
+    assert not subpackages - named, f"docs/architecture.md leaves out {sorted(subpackages - named)}"
+
+
+def test_the_development_page_lists_every_module_of_the_package():
+    """Its package table names each module of a subpackage (`corpus`, `backends.causal_lm`, ...) in that subpackage's
+    row, and each top-level module in the row of `docnmt`."""
+    page = text(REPO / "docs/development.md")
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(docnmt(?:\.\w+)?)`[^|]*\|[^|]*\| (.*) \|$", page,
+                                                         re.M)}
+    missing = []
+    for path in sorted((REPO / "scripts/docnmt").rglob("*.py")):
+        parts = path.relative_to(REPO / "scripts").with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if len(parts) < 2:
+            continue
+        row = ".".join(parts[:2]) if len(parts) > 2 or (REPO / "scripts" / "/".join(parts)).is_dir() else "docnmt"
+        name = ".".join(parts[2:]) if row != "docnmt" else parts[1]
+        if row == ".".join(parts):  # the subpackage itself
+            continue
+        if f"`{name}`" not in rows.get(row, "") and f"`{name.rsplit('.', 1)[-1]}`" not in rows.get(row, ""):
+            missing.append(".".join(parts))
+    assert not missing, f"docs/development.md's package table leaves out {missing}"

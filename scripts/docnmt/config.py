@@ -271,6 +271,14 @@ def schema_keys(schema: dict | None = None) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def changed_keys(config: dict) -> set[str]:
+    """The keys of the schema (:func:`schema_keys`'s paths) whose values in ``config`` (validated) differ from the
+    workflow's ``config.yaml``: what a workflow run tells the option ledger (:mod:`docnmt.ledger`)."""
+    from .ledger import changed_keys as changed
+
+    return changed(config, load_workflow(), [row[0] for row in schema_keys()])
+
+
 def schema_markdown(schema: dict | None = None) -> str:
     """The reference table of ``docs/configuration.md``: one row per key."""
     lines = ["| key | type | default | description |", "|---|---|---|---|"]

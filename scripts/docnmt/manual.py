@@ -131,7 +131,42 @@ class _HelpFormatter(argparse.HelpFormatter):
         return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
 
 
-def argument_parser(module: str, description: str) -> argparse.ArgumentParser:
-    """The parser of MODULE's CLI: its program name (:func:`program`), its description, and :func:`epilog`."""
-    return argparse.ArgumentParser(prog=program(module), description=description, epilog=epilog(module),
-                                   formatter_class=_HelpFormatter)
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, which also tells the option ledger (:mod:`docnmt.ledger`, where it is on) which options a
+    command line gave a value other than their default. ``module``: the CLI's."""
+
+    def __init__(self, *args, module: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.module = module
+        #: each option's default as declared, before a later ``set_defaults`` (translate's --task) changed it
+        self.declared_defaults: dict = {}
+
+    def set_defaults(self, **kwargs):
+        for action in self._actions:
+            if action.dest in kwargs:
+                self.declared_defaults.setdefault(action.dest, action.default)
+        super().set_defaults(**kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        from . import ledger
+
+        parsed = super().parse_known_args(args, namespace)
+        if ledger.active() and self.module:
+            # parsed again over a namespace that already holds every option: argparse then sets no defaults, so
+            # what it sets is what the command line gave (an appending option starts from None, which it extends)
+            unset = object()
+            appending = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction,
+                         argparse._ExtendAction)
+            probe = argparse.Namespace(**{a.dest: None if isinstance(a, appending) else unset for a in self._actions
+                                          if a.dest != argparse.SUPPRESS})
+            super().parse_known_args(args, probe)
+            ledger.record_options(self.module, self, {dest: value for dest, value in vars(probe).items()
+                                                      if value is not unset and value is not None})
+        return parsed
+
+
+def argument_parser(module: str, description: str | None, **options) -> ArgumentParser:
+    """The parser of MODULE's CLI: its program name (:func:`program`), its description, and :func:`epilog`
+    (``options``: argparse's, e.g. ``add_help=False``)."""
+    return ArgumentParser(prog=program(module), description=description, epilog=epilog(module),
+                          formatter_class=_HelpFormatter, module=module, **options)

@@ -207,11 +207,17 @@ def atomic_concat(inputs: Sequence[os.PathLike | str], output: os.PathLike | str
 
 def cli_errors(main):
     """Decorator for ``main(argv=None)``: turn :class:`InputError`, :class:`DiskFullError` (and any other
-    full-disk error) into one line on stderr and exit 1."""
+    full-disk error) into one line on stderr and exit 1. The options a finished run parsed go to the option ledger
+    (:mod:`docnmt.ledger`, where it is on)."""
 
     def wrapper(argv=None):
+        from . import ledger
+
+        finished = False
         try:
-            return main(argv)
+            result = main(argv)
+            finished = result in (0, None)
+            return result
         except (InputError, DiskFullError) as err:
             print(f"error: {err}", file=sys.stderr)
             raise SystemExit(1) from None
@@ -221,6 +227,8 @@ def cli_errors(main):
             where = f"{err.filename}: " if err.filename else ""
             print(f"error: {where}{os.strerror(err.errno).lower()}; free some space and rerun", file=sys.stderr)
             raise SystemExit(1) from None
+        finally:  # the options of a run that finished count in the option ledger, not those of one refused
+            ledger.settle(finished)
 
     wrapper.__doc__ = main.__doc__
     wrapper.__name__ = main.__name__

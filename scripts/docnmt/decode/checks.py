@@ -4,8 +4,9 @@
 :data:`docnmt.interface.REGISTRY`): a fairseq checkpoint and its data folder
 (:mod:`docnmt.decode.backends.fairseq.checks`: architecture, dictionaries, separator, k against the training data,
 BPE codes), a Hugging Face seq2seq folder (:mod:`docnmt.decode.backends.transformers.checks`: config, tokenizer,
-separator, language codes, the sample's lengths). What every backend checks the same way lives here: k
-(:func:`check_k`), and the report's JSON.
+separator, language codes, the sample's lengths), or a causal LM's folder (:mod:`docnmt.decode.backends.causal_lm.checks`:
+a causal LM's config, tokenizer, the prompt's template and languages, the sample's prompts against the context
+window). What every backend checks the same way lives here: k (:func:`check_k`), and the report's JSON.
 
 CLI (writes the report as JSON; exit status 1 with the error line otherwise)::
 
@@ -13,6 +14,8 @@ CLI (writes the report as JSON; exit status 1 with the error line otherwise)::
         [--codes bpe.codes --sample test.tok.en [test.tok.de]] [--output check.json]
     python -m docnmt.decode.checks --backend transformers --model my-doc-model --level document \
         --separator '<brk>' --k 3 [--src-lang eng_Latn --tgt-lang deu_Latn] [--sample test.en] [--output check.json]
+    python -m docnmt.decode.checks --backend causal-lm --model my-llm --level document --k 3 --src-lang en \
+        --tgt-lang de [--template my-template.yaml] [--sample test.en] [--output check.json]
 """
 
 from __future__ import annotations

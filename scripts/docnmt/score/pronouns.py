@@ -73,7 +73,6 @@ CLI::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import re
@@ -386,7 +385,7 @@ def _setup_arguments(parser) -> None:
 @cli_errors
 def main(argv=None) -> int:
     description = __doc__.split("\n\n")[0]
-    show = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    show = argument_parser("docnmt.score.pronouns", None, add_help=False, allow_abbrev=False)
     show.add_argument("--show-taggers", action="store_true")
     _setup_arguments(show)
     shown, _ = show.parse_known_args(argv)

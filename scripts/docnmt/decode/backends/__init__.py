@@ -1,16 +1,17 @@
-"""The model backends of the search behind one interface: fairseq checkpoints (:mod:`docnmt.decode.backends.fairseq.model`,
-:mod:`docnmt.decode.backends.fairseq.search`) and Hugging Face seq2seq models (:mod:`docnmt.decode.backends.transformers.model`).
+"""The model backends of the search behind one interface (:mod:`docnmt.interface`): fairseq checkpoints
+(:mod:`docnmt.decode.backends.fairseq`), Hugging Face seq2seq models (:mod:`docnmt.decode.backends.transformers`) and
+decoder-only LLMs (:mod:`docnmt.decode.backends.causal_lm`), each a subpackage registered in
+:data:`docnmt.interface.REGISTRY`.
 
 A backend's model encodes text to token ids and back (``encode``, ``decode``), knows its separator's id
 (``sep``) and its ``max_positions``, and scores forced targets (``score``). Its searcher searches requests
 (source ids and a forced target context, :class:`docnmt.interface.Request`) and counts decoder positions
 and forward calls (:mod:`docnmt.interface`). :func:`load_model`, :func:`make_searcher` and :func:`check`
-dispatch through the backends' registry (:data:`docnmt.interface.REGISTRY`); the strategies and
-``translate`` work with what they return.
+dispatch through the backends' registry; the strategies and ``translate`` work with what they return.
 
 What differs between the backends is the text they read. A fairseq model reads BPE-level text (the workflow's
-Moses tokenization and subword-nmt BPE, or ``--codes``); a transformers model reads plain text, which its own
-tokenizer segments.
+Moses tokenization and subword-nmt BPE, or ``--codes``); a transformers model and a causal LM read plain text,
+which their own tokenizer segments (a causal LM's as the turns of a conversation, :mod:`.causal_lm.prompt`).
 """
 
 from __future__ import annotations

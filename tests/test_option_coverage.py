@@ -1,0 +1,102 @@
+"""The audit of the option ledger (docnmt.ledger): every option of the console scripts and every key of the config
+schema is set to a non-default value by at least one test that runs the code it reaches: a console script run to
+its end (exit 0), or a Snakemake run whose jobs finished (not a dry run). A short allow-list says why each
+exception cannot run here.
+
+`make test` runs the suite with DOCNMT_OPTION_LEDGER set (every CLI and workflow run of the suite and of the demo it
+trains writes what it set there), then this module alone (``-m audit``) on what they wrote. Elsewhere it skips.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.audit
+
+#: What no test can set to a non-default value here, and why (at most 10 entries: the issue's bound).
+ALLOWED = {
+}
+
+
+class _Captured(Exception):
+    pass
+
+
+def console_script_options() -> dict[str, list[str]]:
+    """Console script -> its options (the longest spelling of each; ``--help`` left out), read from the parsers
+    its ``main`` builds: it is called with ``--help`` and stopped at the first parse of a parser that has help."""
+    from docnmt import manual
+
+    found: dict[str, list[str]] = {}
+    original = manual.ArgumentParser.parse_known_args
+    for script, module in manual.COMMANDS.items():
+        options: list[str] = []
+
+        def capture(self, args=None, namespace=None):
+            for action in self._actions:
+                if action.option_strings and action.dest != "help":
+                    name = max(action.option_strings, key=len)
+                    if name not in options:
+                        options.append(name)
+            if self.add_help:
+                raise _Captured
+            return original(self, ["--not-an-option"], namespace)
+
+        manual.ArgumentParser.parse_known_args = capture
+        try:
+            importlib.import_module(module).main(["--help"])
+        except _Captured:
+            pass
+        finally:
+            manual.ArgumentParser.parse_known_args = original
+        found[script] = options
+    return found
+
+
+def config_keys() -> list[str]:
+    """Every key of the config schema, as docs/configuration.md lists them (docnmt.config.schema_keys)."""
+    from docnmt.config import schema_keys
+
+    return [row[0] for row in schema_keys()]
+
+
+def test_the_enumeration_finds_every_console_script_and_the_schemas_keys():
+    options = console_script_options()
+    assert set(options) == {"docnmt-translate", "docnmt-check-model", "docnmt-check-config", "docnmt-check-corpus",
+                            "docnmt-decode", "docnmt-bleu-ter", "docnmt-pronoun-f1", "docnmt-perplexity",
+                            "docnmt-cxmi"}
+    assert {"--k", "--template", "--task", "--mbr-seed"} <= set(options["docnmt-translate"] + options["docnmt-decode"])
+    assert "--show-taggers" in options["docnmt-pronoun-f1"] and "--markdown" in options["docnmt-check-config"]
+    keys = config_keys()
+    assert {"task_settings.<task>.models.template", "decode.max_tokens", "sources.<source>.md5"} <= set(keys)
+
+
+def test_the_allow_list_is_short_and_names_real_options_and_keys():
+    options = console_script_options()
+    real = {f"{script} {option}" for script, names in options.items() for option in names} | set(config_keys())
+    assert len(ALLOWED) <= 10
+    assert not set(ALLOWED) - real, f"allow-list entries that are no option or key: {sorted(set(ALLOWED) - real)}"
+    assert all(len(reason) > 20 for reason in ALLOWED.values()), "each exception says why"
+
+
+def test_every_option_and_config_key_is_set_by_a_test_that_runs_it():
+    from docnmt import ledger, manual
+
+    folder = os.environ.get(ledger.ENV)
+    if not folder or not any(Path(folder).glob("*.jsonl")):
+        pytest.skip(f"no option ledger ({ledger.ENV} unset or empty): `make test` writes it with the whole suite, "
+                    "then runs this audit")
+    records = ledger.read(folder)
+    modules = {module: script for script, module in manual.COMMANDS.items()}
+    set_options = {f"{modules[r['name']]} {key}" for r in records if r["kind"] == "cli" and r["name"] in modules
+                   for key in r["keys"]}
+    set_keys = {key for r in records if r["kind"] == "config" for key in r["keys"]}
+    missing = [f"{script} {option}" for script, options in console_script_options().items() for option in options
+               if f"{script} {option}" not in set_options and f"{script} {option}" not in ALLOWED]
+    missing += [key for key in config_keys() if key not in set_keys and key not in ALLOWED]
+    assert not missing, (f"{len(missing)} options and config keys that no test sets to a non-default value in a run "
+                         f"that finishes (a CLI to exit 0, a workflow run, not a dry run): {', '.join(missing)}")
