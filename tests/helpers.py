@@ -1,5 +1,6 @@
 """What the tests share besides fixtures: the checkout's paths, the environment of the tools they start, the
-Snakemake runner, the shell commands of a documentation page, and a copy of a workflow directory.
+Snakemake runner, the shell commands of a documentation page, a copy of a workflow directory, and what a CLI run
+in-process made (:func:`captured`).
 
 Import it as ``from helpers import run_snakemake`` (pytest puts ``tests/`` on ``sys.path`` for the conftest)."""
 
@@ -30,6 +31,26 @@ def tool_env() -> dict:
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     return env
+
+
+def captured(monkeypatch, target: str) -> list:
+    """What each call of ``target`` (``"module.function"``, e.g. ``"docnmt.decode.backends.make_searcher"``) returns
+    while the test runs, in call order. The CLIs import their loaders and searchers from the package when they run,
+    so a CLI's ``main([...])`` called in-process hands them to the test: what its options made of a model (its dtype)
+    or of a searcher (its batch size, its counters) can be checked after the run."""
+    import importlib
+
+    module_name, name = target.rsplit(".", 1)
+    module = importlib.import_module(module_name)
+    original = getattr(module, name)
+    made: list = []
+
+    def record(*args, **kwargs):
+        made.append(original(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(module, name, record)
+    return made
 
 
 def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 1800,

@@ -232,3 +232,34 @@ def test_the_models_blocks_of_the_manual_are_valid_configs(tmp_path):
             config = load_workflow(path)
             for name in config["tasks"]:
                 assert "models" in config["task_settings"][name], name
+
+
+def test_alone_validates_a_complete_file_by_itself_and_markdown_prints_the_manuals_table(tmp_path, capsys):
+    """--alone validates a file as it is: a complete config (config.yaml with its own task list) is valid alone;
+    without its presets it is not (alone, nothing fills them in), though it is over config.yaml. --markdown prints
+    the schema's table, the one docs/configuration.md holds."""
+    import re
+
+    from docnmt.config import main, schema_markdown
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["tasks"] = ["ted", "demo"]
+    (tmp_path / "complete.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert main([str(tmp_path / "complete.yaml"), "--alone"]) == 0
+    assert capsys.readouterr().out == f"{tmp_path / 'complete.yaml'}: valid (alone); tasks: ted, demo\n"
+    del config["training"]["presets"]
+    (tmp_path / "no-presets.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "no-presets.yaml"), "--alone"])
+    err = capsys.readouterr().err
+    assert "unknown preset '" in err and "presets in training.presets: (none)" in err, err
+    assert main([str(tmp_path / "no-presets.yaml")]) == 0
+    assert "valid (over config.yaml); tasks: ted, demo" in capsys.readouterr().out
+
+    assert main(["--markdown"]) == 0
+    printed = capsys.readouterr().out
+    page = (REPO / "docs/configuration.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- generated: python -m docnmt.config --markdown -->\n(.*?)<!-- end generated -->", page,
+                      re.S)
+    assert printed == block.group(1) == schema_markdown()
+    assert printed.startswith("| key | type | default | description |\n") and "| `decode.max_tokens` |" in printed

@@ -58,3 +58,15 @@ def test_the_command_prints_the_counts_or_one_error_line(tmp_path, capsys):
                              "--tgt", "fr"], capture_output=True, text=True)
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith(f"error: {tmp_path / 'test.docids'}") and "expected 3 lines" in result.stderr
+
+
+def test_splits_checks_only_the_splits_named(tmp_path, capsys):
+    """--splits test checks and counts the test split alone: a broken train split beside it (its document ids one
+    line short) is not read, where the command without --splits checks it and fails naming it."""
+    write_split(tmp_path, "test")
+    write_split(tmp_path, "train", docids=("d1", "d1"))
+    assert main([str(tmp_path), "--src", "en", "--tgt", "fr", "--splits", "test"]) == 0
+    assert capsys.readouterr().out == f"test: 3 sentences in 2 documents\n{tmp_path}: valid (test)\n"
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--src", "en", "--tgt", "fr"])
+    assert f"error: {tmp_path / 'train.docids'}" in capsys.readouterr().err

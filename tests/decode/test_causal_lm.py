@@ -416,3 +416,37 @@ def test_the_decode_cli_takes_a_template_of_ones_own(tiny_llama, tmp_path):
                      "--sidecar", outputs["out.json"]]) == 0
     sidecar = json.loads((tmp_path / "out.json").read_text())
     assert sidecar["template"] == "chat-only.yaml" and sidecar["sentences"] == 2
+
+
+def test_translate_prompts_with_a_template_of_ones_own(tiny_llama, tmp_path, monkeypatch):
+    """docnmt-translate --template FILE: the model it loads prompts with that template (its system turn, the
+    languages named), and its translations are the Python API's with the same template, not those of the default
+    template."""
+    from helpers import captured
+
+    from docnmt.decode import translate
+    from docnmt.decode.backends import load_model, make_searcher
+
+    own = tmp_path / "chat-only.yaml"
+    own.write_text(CHAT_ONLY, encoding="utf-8")
+    documents = [["It is late.", "Where is the train?"], ["Excuse me."]]
+    (tmp_path / "talks.txt").write_text("\n".join("".join(s + "\n" for s in doc) for doc in documents),
+                                        encoding="utf-8")
+    loaded = captured(monkeypatch, "docnmt.decode.backends.load_model")
+    assert translate.main(["--backend", "causal-lm", "--document-model", str(tiny_llama), "--src-lang", "en",
+                           "--tgt-lang", "de", "--template", str(own), "--input", str(tmp_path / "talks.txt"),
+                           "--output", str(tmp_path / "out.txt"), "--beam", "1", "--max-len-b", "30",
+                           "--device", "cpu"]) == 0
+    (model,) = loaded
+    assert model.template.path == own
+    assert model.prompter.messages([], "It is late.")[0] == {"role": "system",
+                                                              "content": "Render the English lines in German."}
+    docs = group([s for doc in documents for s in doc], [f"d{n}" for n, doc in enumerate(documents) for _ in doc])
+
+    def api(template):
+        model = load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu", template=template)
+        return REGISTRY["doc-trans"](Decoder(make_searcher(model, beam=1, max_len=30), k=3, h=12), docs)
+
+    written = [block.splitlines() for block in (tmp_path / "out.txt").read_text(encoding="utf-8").split("\n\n")]
+    assert written == api(str(own))
+    assert written != api(None), "the default template (the one the tiny model was trained with) prompts otherwise"

@@ -1,6 +1,7 @@
 """Checks of a model trained elsewhere (plain fairseq-train, its own dictionary and separator), and the Model
 that reads it: each bad input is one error line naming the file."""
 
+import json
 import random
 import shutil
 import subprocess
@@ -240,3 +241,39 @@ def test_translate_takes_a_tasks_models_from_the_config(external, tmp_path):
                                     str(external / "data-bin"), "--separator", SEPARATOR, "--k", str(K),
                                     "--tokenize", "none", "--codes", "none"]) == 0
     assert (tmp_path / "a.txt").read_text() == (tmp_path / "b.txt").read_text()
+
+
+def test_the_cli_tokenizes_the_sample_in_its_language_and_takes_the_unknown_share_it_is_given(external, tmp_path,
+                                                                                              capsys):
+    """--sample-tokenize moses --sample-lang fr: the sample is tokenized by the French rules (``l'w3`` -> ``l' w3``,
+    English: ``l 'w3``), so the report's BPE units are those of check_codes with French tokenization, not English;
+    their unknown share (the elisions) is above the default --max-unknown of 5%, so the check passes only with
+    --max-unknown 0.5, and fails without it, naming the codes."""
+    from docnmt.decode.backends.fairseq.checks import check_codes, load_dictionary
+    from docnmt.preprocess import bpe
+    from docnmt.preprocess.tokenize import tokenize
+
+    (tmp_path / "own.txt").write_text("".join(f"w{i} t{i}\n" for i in range(25)) * 4)
+    bpe.learn([tmp_path / "own.txt"], tmp_path / "codes", merges=60, min_frequency=1)
+    (tmp_path / "sample.txt").write_text("l'w3 w4 w5 w6 w7\nqu'w8 w9 w10 w11 w12\n" * 3)
+    command = ["--model", str(external / "ck/checkpoint_best.pt"), "--data", str(external / "data-bin"), "--level",
+               "document", "--separator", SEPARATOR, "--k", str(K), "--codes", str(tmp_path / "codes"),
+               "--sample", str(tmp_path / "sample.txt"), "--sample-tokenize", "moses", "--sample-lang", "fr"]
+    assert checks.main(command + ["--max-unknown", "0.5", "--output", str(tmp_path / "check.json")]) == 0
+    report = json.loads((tmp_path / "check.json").read_text())["bpe"]
+    dictionary = load_dictionary(external / "data-bin/dict.de.txt")
+
+    def codes_check(lang):
+        return check_codes(tmp_path / "codes", [tmp_path / "sample.txt"], dictionary, external / "data-bin/dict.de.txt",
+                           1.0, tokenize=lambda line: tokenize(line, lang))
+
+    french, english = codes_check("fr"), codes_check("en")
+    assert report == french and "l@@" in report["unknown_first"]  # l' w3: the elision's letter joined to its '
+    assert english["unknown_first"] != french["unknown_first"] and "l" in english["unknown_first"]  # l 'w3
+    assert 0.05 < report["unknown_share"] <= 0.5
+    assert "sample units not in the dictionary: OK" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        checks.main(command)
+    assert stop.value.code == 1
+    assert f"{tmp_path / 'codes'}: {report['unknown_share']:.1%} of the BPE units of the sample" in \
+        capsys.readouterr().err

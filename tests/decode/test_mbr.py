@@ -253,3 +253,37 @@ def test_the_decode_cli_samples_its_candidates_again_under_the_same_seed(toy, tm
     assert sidecar["mbr"] == {"candidates": "sampling", "count": 5, "utility": "chrf", "epsilon": 0.02, "seed": 3,
                               "selections": 3, "utility_evaluations": 3 * 25}
     assert "|mbr:sampling-5-chrf-eps0.02-seed3|" in sidecar["signature"]
+
+
+def test_the_decode_cli_samples_with_its_epsilon(toy, tmp_path):
+    """--mbr-epsilon 0.999 leaves only the most probable token to draw: each of the 3 samples is the greedy
+    translation, so MBR over them keeps doc-trans's translation with a beam of 1 (the Python API's), where the
+    default epsilon's samples give other translations; the sidecar and the signature record the epsilon."""
+    import json
+
+    from docnmt.decode import cli as decode_cli
+    from docnmt.decode.backends.fairseq.search import Searcher
+    from docnmt.decode.documents import group
+    from docnmt.decode.sampling import Sampler
+
+    root, checkpoint, model = toy
+    src, docids = ["s3 s7 s11", "s1 s2", "s5 s9 s4 s8", "s6 s10", "s12 s0 s13"], ["a", "a", "a", "b", "b"]
+    (tmp_path / "test.src").write_text("".join(s + "\n" for s in src), encoding="utf-8")
+    (tmp_path / "test.docids").write_text("".join(d + "\n" for d in docids), encoding="utf-8")
+    assert decode_cli.main(["--strategy", "doc-trans", "--model", str(checkpoint), "--data", str(root / "bin"),
+                            "--src", str(tmp_path / "test.src"), "--docids", str(tmp_path / "test.docids"),
+                            "--k", "2", "--max-len-b", "20", "--tgt-lang", "de", "--mbr", "--mbr-candidates",
+                            "sampling", "--mbr-count", "3", "--mbr-seed", "4", "--mbr-epsilon", "0.999",
+                            "--output-bpe", str(tmp_path / "out.bpe"), "--output", str(tmp_path / "out.txt"),
+                            "--sidecar", str(tmp_path / "out.json")]) == 0
+    greedy = REGISTRY["doc-trans"](Decoder(Searcher(model, beam=1, max_len_b=20), k=2, h=12), group(src, docids))
+    assert (tmp_path / "out.bpe").read_text(encoding="utf-8").splitlines() == [h for doc in greedy for h in doc]
+    # the default epsilon (0.02) under the same seed draws other tokens than the greedy ones
+    settings = mbr.Settings(candidates="sampling", count=3, seed=4)
+    sampled = REGISTRY["doc-trans"](Decoder(Sampler(Searcher(model, beam=3, max_len_b=20), count=3,
+                                                    epsilon=settings.epsilon, seed=4), k=2, h=12,
+                                            mbr=Selector(settings)), group(src, docids))
+    assert settings.epsilon == 0.02 and sampled != greedy
+    sidecar = json.loads((tmp_path / "out.json").read_text())
+    assert (sidecar["mbr"]["epsilon"], sidecar["mbr"]["count"], sidecar["mbr"]["selections"]) == (0.999, 3, 5)
+    assert "|mbr:sampling-3-chrf-eps0.999-seed4|" in sidecar["signature"]

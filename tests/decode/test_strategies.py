@@ -596,3 +596,70 @@ def test_last_sentence_records_the_target_context_each_kept_translation_followed
             assert recorded[doc.lines[i]] == segments[:-1] and hyps[i] == segments[-1], (doc.docid, i)
             with_context += bool(recorded[doc.lines[i]])
     assert recorded[docs[0].lines[0]] == [] and with_context >= 8
+
+
+# ---- the decode CLI's search options, on the toy model (tests/toymodel.py) ----------------------------------------
+#: Three documents of the toy task's words (s_n -> t_n, reversed), of 3, 2 and 3 sentences.
+TOY_DOCS = [["s3 s7 s11", "s1 s2", "s5 s9 s4 s8"], ["s6 s10", "s12 s0 s13"],
+            ["s2 s2 s14", "s15 s16 s17 s18", "s19 s20"]]
+
+
+def toy_decode(toy, tmp_path, name, *extra):
+    """The decode CLI's doc-trans of TOY_DOCS with the toy model (k 2, beam 2, at most 20 tokens a hypothesis, and
+    ``extra``), on the device of the toy's Model (the default): its BPE hypotheses and its sidecar."""
+    from docnmt.decode import cli as decode_cli
+
+    root, checkpoint, _ = toy
+    (tmp_path / "toy.src").write_text("".join(s + "\n" for doc in TOY_DOCS for s in doc), encoding="utf-8")
+    (tmp_path / "toy.docids").write_text("".join(f"d{n}\n" for n, doc in enumerate(TOY_DOCS) for _ in doc),
+                                         encoding="utf-8")
+    assert decode_cli.main(["--strategy", "doc-trans", "--model", str(checkpoint), "--data", str(root / "bin"),
+                            "--src", str(tmp_path / "toy.src"), "--docids", str(tmp_path / "toy.docids"),
+                            "--k", "2", "--beam", "2", "--max-len-b", "20", "--tgt-lang", "de",
+                            "--output-bpe", str(tmp_path / f"{name}.bpe"), "--output", str(tmp_path / f"{name}.txt"),
+                            "--sidecar", str(tmp_path / f"{name}.json"), *extra]) == 0
+    return read_lines(tmp_path / f"{name}.bpe"), json.loads((tmp_path / f"{name}.json").read_text())
+
+
+def toy_api(toy, k, **settings):
+    """doc-trans of TOY_DOCS through the Python API (make_searcher with ``settings``, beam 2, 20 tokens): the
+    hypotheses in line order and the searcher (its counters)."""
+    from docnmt.decode.backends import make_searcher
+
+    searcher = make_searcher(toy[2], beam=2, max_len=20, **settings)
+    docs = group([s for doc in TOY_DOCS for s in doc], [f"d{n}" for n, doc in enumerate(TOY_DOCS) for _ in doc])
+    out = REGISTRY["doc-trans"](Decoder(searcher, k=k, h=12), docs)
+    return [hyp for doc in out for hyp in doc], searcher
+
+
+def test_decode_cli_context_document_lenpen_and_batch_size_reach_the_search(toy, tmp_path):
+    """--context document: every earlier sentence of the document is context (k becomes the longest document's 3,
+    recorded as context_k and in the signature); --lenpen 5; --batch-size 2. The hypotheses and the cost counters
+    are the Python API's with k=3, lenpen 5 and batches of 2 requests: those batches take more forward calls than
+    one batch a position, lenpen 5 and the window context of k=2 give other hypotheses, and the window context
+    prefills fewer positions."""
+    hyps, sidecar = toy_decode(toy, tmp_path, "doc", "--context", "document", "--lenpen", "5", "--batch-size", "2")
+    assert (sidecar["context"], sidecar["context_k"], sidecar["k"], sidecar["lenpen"]) == ("document", 3, 2, 5.0)
+    assert "|lenpen:5.0|k:2|context:document|" in sidecar["signature"]
+    expected, searcher = toy_api(toy, 3, lenpen=5.0, batch_size=2)
+    assert hyps == expected
+    assert (sidecar["forward_calls"], sidecar["decoder_positions"]) == (searcher.forward_calls,
+                                                                        searcher.decoder_positions)
+    one_batch = toy_api(toy, 3, lenpen=5.0)[1]
+    assert sidecar["forward_calls"] > one_batch.forward_calls, "three documents: batches of 2 and 1 a position"
+    assert toy_api(toy, 3, lenpen=1.0, batch_size=2)[0] != hyps, "lenpen 5 prefers longer hypotheses"
+    window, windowed = toy_api(toy, 2, lenpen=5.0, batch_size=2)
+    assert window != hyps and windowed.decoder_positions < sidecar["decoder_positions"]
+
+
+def test_decode_cli_max_tokens_splits_the_batches(toy, tmp_path):
+    """--max-tokens 50: a request takes beam 2 x (source + context + 20 tokens), more than 25 positions, so each
+    batch holds one request: the forward calls of the Python API with the same limit, more than the default's
+    (a position of every document in one batch), and the same hypotheses."""
+    hyps, sidecar = toy_decode(toy, tmp_path, "limited", "--max-tokens", "50")
+    expected, searcher = toy_api(toy, 2, max_tokens=50)
+    assert hyps == expected and sidecar["forward_calls"] == searcher.forward_calls
+    default = toy_api(toy, 2)
+    assert default[0] == hyps and sidecar["forward_calls"] > default[1].forward_calls
+    # one request a batch: as many forward calls as batches of one request
+    assert sidecar["forward_calls"] == toy_api(toy, 2, batch_size=1)[1].forward_calls

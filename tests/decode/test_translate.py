@@ -155,3 +155,99 @@ def test_an_option_given_with_task_keeps_its_value_however_it_is_written(tmp_pat
     _, args = translate.parse_arguments(["--input", "in.txt", "--output", "out.txt"])
     assert (args.k, args.separator, args.backend, args.context) == (3, "<sep>", "fairseq", "window"), "the defaults"
     assert set(translate.TASK_OPTIONS) >= set(translate.task_models("mine", tmp_path / "mine.yaml", tmp_path))
+
+
+# ---- the search's options, on the toy model (tests/toymodel.py) ---------------------------------------------------
+#: Three documents of the toy task's words (s_n -> t_n, reversed), of 3, 2 and 3 sentences.
+TOY_DOCS = [["s3 s7 s11", "s1 s2", "s5 s9 s4 s8"], ["s6 s10", "s12 s0 s13"],
+            ["s2 s2 s14", "s15 s16 s17 s18", "s19 s20"]]
+
+
+def toy_input(tmp_path):
+    """TOY_DOCS in the file layout, and its lines as the documents the strategies read (one sentence a line)."""
+    from docnmt.decode.documents import Document
+
+    (tmp_path / "in.txt").write_text("\n".join("".join(s + "\n" for s in doc) for doc in TOY_DOCS), encoding="utf-8")
+    starts = [sum(map(len, TOY_DOCS[:n])) for n in range(len(TOY_DOCS))]
+    return tmp_path / "in.txt", lambda: [Document(f"doc-{n + 1}", list(range(start, start + len(doc))), list(doc))
+                                         for n, (start, doc) in enumerate(zip(starts, TOY_DOCS))]
+
+
+def toy_model_args(toy, *levels):
+    """translate's options for the toy model as the model of each of ``levels`` (k 2, beam 2, 20 tokens, on CPU)."""
+    root, checkpoint, _ = toy
+    args = ["--src-lang", "en", "--tgt-lang", "de", "--codes", "none", "--tokenize", "none", "--device", "cpu",
+            "--k", "2", "--beam", "2", "--max-len-b", "20"]
+    for level in levels:
+        args += [f"--{level}-model", str(checkpoint), f"--{level}-data", str(root / "bin")]
+    return args
+
+
+def batch_sizes(stderr: str, model: str) -> list[int]:
+    """The requests of each search batch of ``model`` (``document-level model`` or ``sentence-level model``), from
+    translate's progress lines (one a batch, each with the requests searched so far)."""
+    import re
+
+    searched = [int(n) for n in re.findall(rf"^{model}: batch \d+, (\d+) requests searched", stderr, re.M)]
+    return [now - before for before, now in zip([0] + searched, searched)]
+
+
+def output_documents(path) -> list[list[str]]:
+    return [block.splitlines() for block in path.read_text(encoding="utf-8").split("\n\n")]
+
+
+def test_translate_searches_with_its_h_lenpen_batch_size_and_dtype(toy, tmp_path, capsys, monkeypatch):
+    """doc-trans-beam with --h 2, --lenpen 5, --batch-size 2 and --dtype bfloat16: the translations are those of the
+    Python API with the same settings (a bfloat16 model, make_searcher's lenpen and batch size, the Decoder's h), and
+    lenpen 5 gives other translations than lenpen 1; the progress lines show batches of at most 2 requests and as
+    many requests as h=2 contexts need (more than h=1 would search); the model searched is bfloat16."""
+    import torch
+
+    from helpers import captured
+
+    from docnmt.decode.backends import make_searcher
+    from docnmt.decode.backends.fairseq.model import Model
+    from docnmt.decode.strategies import REGISTRY, Decoder
+
+    root, checkpoint, _ = toy
+    source, documents = toy_input(tmp_path)
+    loaded = captured(monkeypatch, "docnmt.decode.backends.load_model")
+    assert translate.main(["--input", str(source), "--output", str(tmp_path / "out.txt"), "--strategy",
+                           "doc-trans-beam", "--h", "2", "--lenpen", "5", "--batch-size", "2", "--dtype", "bfloat16",
+                           *toy_model_args(toy, "document")]) == 0
+    stderr = capsys.readouterr().err
+    (model,) = loaded
+    assert model.dtype == "bfloat16" and next(model.model.parameters()).dtype == torch.bfloat16
+
+    api = Model(checkpoint, root / "bin", device="cpu", dtype="bfloat16")
+
+    def decode(h, lenpen, batch_size):
+        decoder = Decoder(make_searcher(api, beam=2, lenpen=lenpen, batch_size=batch_size, max_len=20), k=2, h=h)
+        return REGISTRY["doc-trans-beam"](decoder, documents()), decoder.stats.requests
+
+    expected, requests = decode(h=2, lenpen=5.0, batch_size=2)
+    assert output_documents(tmp_path / "out.txt") == expected
+    assert decode(h=2, lenpen=1.0, batch_size=2)[0] != expected, "lenpen 5 prefers longer translations"
+    sizes = batch_sizes(stderr, "document-level model")
+    assert max(sizes) == 2 and sum(sizes) == requests
+    assert requests > decode(h=1, lenpen=5.0, batch_size=2)[1] > 0, "h=2 searches two contexts a sentence"
+
+
+def test_parallel_doc_trans_translates_as_sequential_and_max_tokens_limits_its_batches(toy, tmp_path, capsys):
+    """--doc-trans-mode parallel (its first pass from the sentence-level model) gives sequential doc-trans's
+    translations, as the docs say; with --max-tokens 50 (beam 2 x (source + context + 20 tokens) is more than 25
+    positions a request) every batch of both models holds one request, where the default batches hold several."""
+    source, _ = toy_input(tmp_path)
+    assert translate.main(["--input", str(source), "--output", str(tmp_path / "sequential.txt"),
+                           *toy_model_args(toy, "document")]) == 0
+    default = capsys.readouterr().err
+    assert translate.main(["--input", str(source), "--output", str(tmp_path / "parallel.txt"), "--doc-trans-mode",
+                           "parallel", "--max-tokens", "50", *toy_model_args(toy, "sentence", "document")]) == 0
+    limited = capsys.readouterr().err
+    assert output_documents(tmp_path / "parallel.txt") == output_documents(tmp_path / "sequential.txt")
+    assert [len(doc) for doc in output_documents(tmp_path / "parallel.txt")] == [3, 2, 3]
+    assert max(batch_sizes(default, "document-level model")) == len(TOY_DOCS), "a position of every document at once"
+    for model in ("sentence-level model", "document-level model"):
+        sizes = batch_sizes(limited, model)
+        assert sizes and set(sizes) == {1}, (model, sizes)
+    assert sum(batch_sizes(limited, "sentence-level model")) == sum(map(len, TOY_DOCS)), "the first pass"

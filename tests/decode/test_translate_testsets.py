@@ -97,3 +97,23 @@ def test_an_xml_without_references_needs_the_target_language_for_its_hyps(tmp_pa
         read_documents(tmp_path / "src.xml")
     documents, testset = read_documents(tmp_path / "src.xml", tgt_lang="de")
     assert [name for name, *_ in documents] == ["d1", "d2", "suite"] and testset.hyp_lang == "de"
+
+
+def test_format_reads_a_test_set_whatever_its_files_name(toy_args, tmp_path):
+    """--format wmt-xml and --format wmt24pp-jsonl read files named .txt (which alone would be the text layout) as
+    those test sets, and write the output in their format: an XML hyp per document, a hypothesis on every row, the
+    translations of the same documents in the text layout."""
+    (tmp_path / "xml.txt").write_text(wmt_xml(), encoding="utf-8")
+    assert main(["--input", str(tmp_path / "xml.txt"), "--output", str(tmp_path / "out-xml.txt"), "--format",
+                 "wmt-xml", *toy_args]) == 0
+    (tmp_path / "rows.txt").write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
+    assert main(["--input", str(tmp_path / "rows.txt"), "--output", str(tmp_path / "out-rows.txt"), "--format",
+                 "wmt24pp-jsonl", *toy_args]) == 0
+    expected = text_translations([[s for p in paragraphs for s in p] for _, paragraphs in DOCS] + [["s2 s2 s14"]],
+                                 toy_args, tmp_path)
+    root = ET.parse(tmp_path / "out-xml.txt").getroot()
+    assert [[s.text or "" for s in doc.find("hyp").iter("seg")] for doc in root.iter("doc")] == expected
+    rows = [json.loads(line) for line in (tmp_path / "out-rows.txt").read_text(encoding="utf-8").splitlines()]
+    assert [{k: v for k, v in row.items() if k != "hypothesis"} for row in rows] == ROWS
+    d2, d1 = text_translations([["s6 s10", "s12 s0 s13"], ["s3 s7 s11", "s1 s2"]], toy_args, tmp_path)
+    assert [row["hypothesis"] for row in rows] == [d2[1], d1[1], d2[0], d1[0]]

@@ -198,3 +198,46 @@ def test_context_usage_names_a_sentence_file_that_does_not_cover_the_scored_line
                             "--system", f"doc-trans={tmp_path / 'hyp.de'}", "--output", str(tmp_path / "out.json")])
     assert f"{tmp_path / 'short.tsv'}: expected P-CXMI for the 3 scored lines" in capsys.readouterr().err
     assert not (tmp_path / "out.json").exists()
+
+
+def test_the_cli_scores_with_its_k_dtype_and_batch_size(tiny, tmp_path, monkeypatch):
+    """docnmt-cxmi --k 2 --dtype bfloat16 --batch-size 1 on a three-sentence document: the summary records k 2 and
+    bfloat16, the model scored is bfloat16, and each sentence's P-CXMI and the forward calls are those of the
+    module's functions with a bfloat16 model, k 2 and one request a batch; k 3 (the third sentence's context two
+    sentences) and float32 give another P-CXMI of the third sentence, batches of 64 fewer forward calls."""
+    import torch
+
+    from helpers import captured
+
+    from docnmt.decode.backends import make_searcher
+    from docnmt.decode.backends.fairseq.model import Model
+    from docnmt.decode.documents import group
+    from docnmt.decode.strategies import Decoder
+    from docnmt.score import cxmi
+
+    src, ref, docids = SRC[:2] + ["s9 s10"], REF[:2] + ["t10 t9"], ["d1", "d1", "d1"]
+    for name, lines in (("test.en", src), ("test.de", ref), ("test.docids", docids)):
+        (tmp_path / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    made = captured(monkeypatch, "docnmt.decode.backends.make_searcher")
+    assert cxmi.main(["--model", str(tiny / "model.pt"), "--data", str(tiny / "bin"), "--k", "2", "--dtype",
+                      "bfloat16", "--batch-size", "1", "--src", str(tmp_path / "test.en"), "--ref",
+                      str(tmp_path / "test.de"), "--docids", str(tmp_path / "test.docids"), "--output",
+                      str(tmp_path / "cxmi.json"), "--sentences", str(tmp_path / "cxmi.tsv")]) == 0
+    result, rows = json.loads((tmp_path / "cxmi.json").read_text()), read_sentences(tmp_path / "cxmi.tsv")
+    (searcher,) = made
+    assert (result["k"], result["dtype"]) == (2, "bfloat16")
+    assert next(searcher.model.model.parameters()).dtype == torch.bfloat16
+
+    def api(k, dtype="bfloat16", batch_size=1):
+        scorer = make_searcher(Model(tiny / "model.pt", tiny / "bin", dtype=dtype), batch_size=batch_size)
+        found = cxmi.reference_pcxmi(cxmi.PairScorer(Decoder(scorer, k=k, h=1)), group(src, docids, ref=ref), k,
+                                     {0, 1, 2})
+        return [found[line]["p_cxmi"] for line in range(3)], scorer
+
+    expected, scorer = api(2)
+    assert [row["p_cxmi"] for row in rows] == pytest.approx(expected, abs=1e-6) and expected[0] == 0.0
+    assert searcher.forward_calls == scorer.forward_calls > api(2, batch_size=64)[1].forward_calls
+    assert api(3)[0][2] != pytest.approx(expected[2], abs=1e-3), "k 3: the third sentence has two context sentences"
+    full = api(2, dtype="float32")[0]
+    assert full[2] != expected[2] and full[2] == pytest.approx(
+        by_hand(tiny, f"{src[1]} <sep> {src[2]}", f"{ref[1]} <sep> {ref[2]}") - by_hand(tiny, src[2], ref[2]), abs=1e-4)

@@ -1,4 +1,5 @@
-"""BLEU/TER with SacreBLEU: equal to the sacrebleu CLI, signatures, paired bootstrap, and bad input."""
+"""BLEU/TER with SacreBLEU: equal to the sacrebleu CLI, signatures, paired bootstrap, and bad input; docnmt-perplexity's
+options on the toy model (tests/toymodel.py) and bad input of the forced-scoring CLIs."""
 
 import json
 import subprocess
@@ -227,3 +228,67 @@ def test_perplexity_bad_input_names_the_file_before_any_model_is_loaded(tmp_path
     err = capsys.readouterr().err
     assert expected in err and ("hyp.bpe" if case == "short" else "test.docids") in err
     assert not (tmp_path / "ppl.json").exists()
+
+
+def test_perplexity_scores_with_its_k_dtype_and_batch_size(toy, tmp_path, monkeypatch):
+    """docnmt-perplexity --level document --k 2 --dtype bfloat16 --batch-size 2 on the toy model (tests/toymodel.py):
+    the output records k 2 and bfloat16, the model scored is bfloat16, and the reference's perplexity, tokens and
+    forward calls are those of docnmt.score.perplexity's function with a bfloat16 model, k 2 and batches of 2
+    requests: k 3 (the third sentence's context two sentences) and float32 give other perplexities, one batch
+    fewer forward calls."""
+    import torch
+
+    from helpers import captured
+
+    from docnmt.decode.backends import make_searcher
+    from docnmt.decode.backends.fairseq.model import Model
+    from docnmt.decode.strategies import Decoder
+    from docnmt.score import perplexity
+
+    root, checkpoint, _ = toy
+    src = ["s3 s7 s11", "s1 s2", "s5 s9 s4 s8", "s6 s10", "s12 s0 s13"]
+    ref = ["t11 t7 t3", "t2 t1", "t8 t4 t9 t5", "t10 t6", "t13 t0 t12"]
+    docids = ["d1", "d1", "d1", "d2", "d2"]
+    for name, lines in (("test.en", src), ("test.de", ref), ("test.docids", docids)):
+        write_lines(tmp_path / name, lines)
+    made = captured(monkeypatch, "docnmt.decode.backends.make_searcher")
+    assert perplexity.main(["--model", str(checkpoint), "--data", str(root / "bin"), "--level", "document",
+                            "--k", "2", "--dtype", "bfloat16", "--batch-size", "2", "--src", str(tmp_path / "test.en"),
+                            "--docids", str(tmp_path / "test.docids"), "--system",
+                            f"reference={tmp_path / 'test.de'}", "--output", str(tmp_path / "ppl.json")]) == 0
+    result = json.loads((tmp_path / "ppl.json").read_text())
+    (searcher,) = made
+    assert (result["k"], result["dtype"]) == (2, "bfloat16")
+    assert next(searcher.model.model.parameters()).dtype == torch.bfloat16
+    found = result["systems"]["reference"]
+
+    def api(k, dtype="bfloat16", batch_size=2):
+        scorer = make_searcher(Model(checkpoint, root / "bin", dtype=dtype), batch_size=batch_size)
+        return perplexity.perplexity(scorer, Decoder(scorer, k=k, h=1), src, docids, ref, "document", k), scorer
+
+    expected, scorer = api(2)
+    assert found["perplexity"] == expected["perplexity"] and found["tokens"] == expected["tokens"] == 19  # 14 and 5 </s>
+    assert searcher.forward_calls == scorer.forward_calls > api(2, batch_size=64)[1].forward_calls
+    assert api(3)[0]["perplexity"] != found["perplexity"], "k 3: the third sentence has two context sentences"
+    full = api(2, dtype="float32")[0]["perplexity"]
+    assert full != found["perplexity"] and full == pytest.approx(found["perplexity"], rel=0.05)
+
+
+@pytest.mark.parametrize("module, required", [
+    ("perplexity", ["--level", "document", "--src", "s", "--docids", "d", "--system", "reference=r"]),
+    ("cxmi", ["--src", "s", "--ref", "r", "--docids", "d", "--sentences", "o.tsv"]),
+    ("contrastive", ["--level", "document", "--src", "s", "--tgt", "t", "--examples", "e.jsonl"]),
+])
+@pytest.mark.parametrize("batch_size", ["0", "-2"])
+def test_a_forced_scoring_batch_size_below_one_is_a_usage_error_before_any_model_is_loaded(tmp_path, capsys, module,
+                                                                                         required, batch_size):
+    """--batch-size of the forced-scoring CLIs is a whole number of at least 1, as the decoding CLIs' (it was any
+    int: 0 loaded the model, then stopped with a traceback from the searcher)."""
+    import importlib
+
+    main = importlib.import_module(f"docnmt.score.{module}").main
+    with pytest.raises(SystemExit) as stop:
+        main(["--model", str(tmp_path / "absent.pt"), "--data", str(tmp_path), *required, "--batch-size", batch_size,
+              "--output", str(tmp_path / "out.json")])
+    assert stop.value.code == 2
+    assert f"argument --batch-size: expected a whole number of at least 1, got '{batch_size}'" in capsys.readouterr().err

@@ -303,7 +303,7 @@ def main(argv=None) -> int:
     from ..decode.backends import make_searcher, model_from_args
     from ..environment import freeze_heap
     from ..decode.arguments import (add_backend_argument, add_dtype_argument, add_language_code_arguments,
-                                add_separator_argument)
+                                add_separator_argument, positive_int)
     from ..decode.strategies import Decoder
     from .evalset import parse_systems, read_documents, read_subsets, read_system, selected_lines
 
@@ -328,7 +328,8 @@ def main(argv=None) -> int:
     parser.add_argument("--first-pass", type=Path, help="the first pass of 2-pass (sentence-level hypotheses, BPE)")
     parser.add_argument("--last-sentence-sidecar", type=Path,
                         help="last-sentence's decode sidecar (its generated target contexts)")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=positive_int, default=64,
+                        help="at most this many scored (context, sentence) pairs a batch")
     parser.add_argument("--output", required=True, type=Path, help="JSON summary")
     parser.add_argument("--sentences", required=True, type=Path, help="per-sentence P-CXMI, tab-separated")
     args = parser.parse_args(argv)
