@@ -133,17 +133,19 @@ def wmt_member_names(year: int, src_lang: str = "en", tgt_lang: str = "de") -> t
 
 
 def wmt_test_tgz(path, year: int, docs_src: Sequence[Document], docs_ref: Sequence[Document] | None = None,
-                 src_lang: str = "en", tgt_lang: str = "de") -> Path:
+                 src_lang: str = "en", tgt_lang: str = "de", extra: dict[str, str] | None = None) -> Path:
     """Write a WMT ``test.tgz`` holding newstest{year} for en-de.
 
     The source side is the English of ``docs_src``; the reference side the
-    targets of ``docs_ref`` (default: the same documents).
+    targets of ``docs_ref`` (default: the same documents). ``extra``: further
+    members, name -> text (another release of a set, under other names).
     """
     setid = f"newstest{year}"
     src_name, ref_name = wmt_member_names(year, src_lang, tgt_lang)
     return _tgz(path, {
         src_name: wmt_sgm_text(docs_src, "src", setid, src_lang, tgt_lang),
         ref_name: wmt_sgm_text(docs_ref if docs_ref is not None else docs_src, "ref", setid, src_lang, tgt_lang),
+        **(extra or {}),
     })
 
 

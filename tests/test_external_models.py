@@ -170,7 +170,8 @@ def wmt_xml(own: Path, path: Path) -> Path:
 def two_tasks(own, hf_marian, tiny_llama, tmp_path_factory) -> Path:
     """One workflow run, four tasks on models trained elsewhere: ``mine`` with both of the researcher's fairseq
     models, ``mine-doc`` with the document-level one alone, ``hf`` on a Hugging Face model (:func:`hf_task`) and
-    ``llm`` on a causal LM (:func:`llm_task`)."""
+    ``llm`` on a causal LM (:func:`llm_task`). ``hf`` takes pronoun F1's reporting rule from scoring.pronoun_min_examples
+    (the others set their own)."""
     workdir = tmp_path_factory.mktemp("own-models-workflow")
     config = external_config(own, workdir, (("mine", ("sentence", "document")), ("mine-doc", ("document",))))
     data = yaml.safe_load(config.read_text())
@@ -179,6 +180,8 @@ def two_tasks(own, hf_marian, tiny_llama, tmp_path_factory) -> Path:
         "format": "wmt-xml", "file": str(wmt_xml(own, workdir / "wmttest.en-de.xml")), "reference": None}}
     data["tasks"] += ["hf", "llm"]
     data["task_settings"]["hf"] = hf_task(workdir, hf_marian)
+    del data["task_settings"]["hf"]["pronoun_min_examples"]
+    data["scoring"] = {"pronoun_min_examples": 2}
     (workdir / "llm").mkdir()
     data["task_settings"]["llm"] = llm_task(workdir / "llm", tiny_llama)
     config.write_text(yaml.safe_dump(data))
@@ -349,6 +352,12 @@ def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_mari
     assert "The search on transformers (Hugging Face) models for hf" in bleu
     perplexity = (workdir / "results/tables/mine+mine-doc+hf+llm/perplexity.md").read_text(encoding="utf-8")
     assert "The forced scoring on transformers (Hugging Face) models for hf" in perplexity
+    # pronoun F1's reporting rule: the task's own where it sets one, else scoring.pronoun_min_examples (2, not 100)
+    for task, least in (("hf", 2), ("mine", 1)):
+        pronouns = json.loads((workdir / f"results/{task}/scores/test/pronouns.json").read_text(encoding="utf-8"))
+        assert pronouns["min_examples"] == least and all(
+            cell["reported"] == all(n >= least for n in cell["examples"].values())
+            for scores in pronouns["systems"].values() for cell in scores.values()), task
     sidecar = json.loads((workdir / "results/hf/decode/test/doc-trans.json").read_text(encoding="utf-8"))
     assert sidecar["backend"] == "transformers" and sidecar["doc_trans_mode"] == "parallel" and sidecar["converged"]
     src = read_lines(workdir / "data/hf/bpe/test.en")
@@ -395,7 +404,9 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama
 
 def test_a_base_model_task_decodes_and_scores_with_its_own_plain_template(tiny_qwen2_base, tmp_path):
     """models.template in a workflow task on a base model (no chat template): the decode and perplexity rules pass it
-    on, and the output is the Python API's with that template."""
+    on, and the output is the Python API's with that template. The prompt names the languages of
+    models.language_codes (names, not the task's codes), and doc-trans runs sentence after sentence (doc_trans.mode
+    sequential) although the task has a sentence-level model."""
     from docnmt import layout
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group
@@ -403,17 +414,28 @@ def test_a_base_model_task_decodes_and_scores_with_its_own_plain_template(tiny_q
 
     task = llm_task(tmp_path, tiny_qwen2_base, PLAIN_TEMPLATE, "my-plain.yaml")
     task["description"] = "a base causal LM"
+    task["models"]["language_codes"] = {"src": "English", "tgt": "Swiss German"}
     config = tmp_path / "base.yaml"
-    config.write_text(yaml.safe_dump({"tasks": ["base"], "beam": 2, "task_settings": {"base": task}}))
+    config.write_text(yaml.safe_dump({"tasks": ["base"], "beam": 2, "doc_trans": {"mode": "sequential"},
+                                      "task_settings": {"base": task}}))
     decoded = layout.decode_file("base", "test", "last-sentence", "txt")
-    run_snakemake(tmp_path, decoded, layout.score_file("base", "test", "perplexity.document"), "--profile",
-                  str(REPO / "profiles/cpu"), "--cores", "2", "--configfile", str(config))
+    result = run_snakemake(tmp_path, decoded, layout.score_file("base", "test", "perplexity.document"), "--profile",
+                           str(REPO / "profiles/cpu"), "--cores", "2", "--configfile", str(config), "-p")
     sidecar = json.loads((tmp_path / layout.decode_file("base", "test", "last-sentence", "json")).read_text())
     assert sidecar["template"] == "my-plain.yaml"
+    commands = [line for line in result.stdout.splitlines() + result.stderr.splitlines()
+                if line.startswith("Shell command: ") and "docnmt.decode.cli" in line]
+    assert commands and all("--src-lang English --tgt-lang 'Swiss German'" in line for line in commands), commands
     src = read_lines(tmp_path / "hf-corpus/test.en")
     docs = group(src, read_lines(tmp_path / "hf-corpus/test.docids"))
-    model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu",
+    model = load_model("causal-lm", tiny_qwen2_base, src_lang="English", tgt_lang="Swiss German", device="cpu",
                        template=str(tmp_path / "my-plain.yaml"))
     assert not model.prompter.chat
+    prompt = model.prompter.text([], src[0])
+    assert "Translate from English into Swiss German." in prompt and prompt.endswith("Swiss German:\n"), prompt
     expected = REGISTRY["last-sentence"](Decoder(make_searcher(model, beam=2), k=K, h=2), docs)
     assert read_lines(tmp_path / decoded) == [s for d in expected for s in d]
+    # doc-trans (decoded for the document model's perplexity): sequential, without the sentence-level first pass
+    doc_trans = json.loads((tmp_path / layout.decode_file("base", "test", "doc-trans", "json")).read_text())
+    assert doc_trans["doc_trans_mode"] == "sequential" and "first_pass" not in doc_trans
+    assert "converged" not in doc_trans and "round_one" not in doc_trans

@@ -3,7 +3,11 @@ parse, ContraPro with context, preprocess, binarize, and the data-statistics tab
 
 The fixtures are tiny files in the exact real formats (tests/realformat.py),
 laid out under host-named folders as a mirror holds them, and served over
-127.0.0.1; the workflow's config points `mirror:` at the server.
+127.0.0.1; the workflow's config points `mirror:` at the server. The config
+also sets what a user of other copies of the sources would: the archive
+members a parser reads (`sources.<source>.members`), a source's documented
+other locations (`mirrors`) and where its checksum is published
+(`checksum_source`), and BPE's minimum pair frequency.
 """
 
 import csv
@@ -62,6 +66,8 @@ FIXTURE = {
     "nc": en_de_docs("nc", 6, 5),
     "nt15": en_de_docs("nt15-", 2, 3, start=10),
     "nt18": en_de_docs("nt18-", 3, 2, start=20),
+    # what the WMT18 archive holds under config.yaml's member paths: the config names other members (WMT18_MEMBERS)
+    "nt18_other": en_de_docs("other-", 2, 2, start=40),
     "ted_train": en_it_docs(4, 6, 0),
     "dev2010": en_it_docs(1, 3, 10),
     "tst2010": en_it_docs(1, 2, 11),
@@ -71,6 +77,15 @@ FIXTURE = {
 #: ContraPro examples: (OS document index, 1-based segment id). The first is at the
 #: start of its document (no left context), the second at the end (no right context).
 CONTRAPRO_AT = [(12, 1), (13, 5), (12, 3)]
+#: sources.wmt18-test.members of the test's config: the WMT18 archive holds newstest2018 (FIXTURE["nt18"]) under these
+#: paths too, and other documents under config.yaml's, so the news test split shows which members were read.
+WMT18_MEMBERS = {"src": "test-v2/newstest2018-ende-src.en.sgm", "ref": "test-v2/newstest2018-ende-ref.de.sgm"}
+#: sources.iwslt17-trnmted.mirrors of the test's config, a path of the loopback server: documentation only, never
+#: fetched (the download goes to the source's url, through `mirror:`).
+DOCUMENTED_MIRROR = "/elsewhere.example.org/iwslt2017/DeEnItNlRo-DeEnItNlRo.tgz"
+#: preprocess.bpe_min_frequency of the test's config (config.yaml: 2): these corpora repeat their words, so that BPE
+#: learning stops earlier only where a pair occurs fewer than 30 times.
+BPE_MIN_FREQUENCY = 30
 
 
 def contrapro_json(docs):
@@ -98,7 +113,8 @@ def mirror_path(root: Path, name: str) -> Path:
 def build_mirror(root: Path) -> None:
     realformat.news_commentary_tsv_gz(mirror_path(root, "news-commentary-v14"), FIXTURE["nc"])
     realformat.wmt_test_tgz(mirror_path(root, "wmt15-test"), 2015, FIXTURE["nt15"])
-    realformat.wmt_test_tgz(mirror_path(root, "wmt18-test"), 2018, FIXTURE["nt18"])
+    realformat.wmt_test_tgz(mirror_path(root, "wmt18-test"), 2018, FIXTURE["nt18_other"], extra={
+        WMT18_MEMBERS[side]: realformat.wmt_sgm_text(FIXTURE["nt18"], side, "newstest2018") for side in ("src", "ref")})
     realformat.iwslt17_train_tgz(mirror_path(root, "iwslt17-trnmted"), FIXTURE["ted_train"], FIXTURE["dev2010"], FIXTURE["tst2010"])
     realformat.iwslt17_mted_test_tgz(
         mirror_path(root, "iwslt17-mted-test-en-it"), mirror_path(root, "iwslt17-mted-test-it-en"), FIXTURE["tst2017"]
@@ -108,8 +124,8 @@ def build_mirror(root: Path) -> None:
 
 
 def loopback_config(tmp: Path, mirror_url: str, root: Path, wrong_md5: str | None = None) -> Path:
-    """A config over the shipped one: the loopback mirror, small BPE and OS splits,
-    and the fixtures' own digests in place of the real published ones."""
+    """A config over the shipped one: the loopback mirror, small BPE and OS splits, the fixtures' own digests in place
+    of the real published ones, the WMT18 members of WMT18_MEMBERS, a documented mirror, BPE_MIN_FREQUENCY."""
     sources = {}
     for name, entry in SOURCES.items():
         published = {algo: entry.get(algo) for algo in ("sha256", "md5") if entry.get(algo)}
@@ -119,13 +135,16 @@ def loopback_config(tmp: Path, mirror_url: str, root: Path, wrong_md5: str | Non
         sources[name] = digests
     if wrong_md5:
         sources["wmt18-test"]["md5"] = wrong_md5
+    sources["wmt18-test"]["members"] = WMT18_MEMBERS
+    sources["news-commentary-v14"]["checksum_source"] = "the fixture's own sha256 (tests/realformat.py)"
+    sources["iwslt17-trnmted"]["mirrors"] = [mirror_url + DOCUMENTED_MIRROR]
     config = {
         "tasks": ["news", "ted", "os"],
         "mirror": mirror_url,
         "download_retries": 1,
         # one shard: this run checks the real formats; the scatter and gather run in the demo (4 shards) and the
         # test-size demo (2); two shards here cost 11 s of CPU more
-        "preprocess": {"shards": 1},
+        "preprocess": {"shards": 1, "bpe_min_frequency": BPE_MIN_FREQUENCY},
         "sources": sources,
         "task_settings": {
             "news": {"bpe_merges": 200},
@@ -227,6 +246,49 @@ def test_contrapro_gets_left_and_right_context(real_run):
             assert src[example["line"]] == doc.src[segment - 1]
             assert example["left"] == min(2, segment - 1), "k-1=2 sentences of left context, fewer at a document start"
             assert example["right"] == min(2, len(doc) - segment), "k-1=2 of right context, fewer at a document end"
+
+
+def test_the_archive_members_read_are_those_the_config_names(real_run):
+    """sources.wmt18-test.members: only the members the config names are unpacked, and the news test split is theirs
+    (config.yaml's member paths hold other documents in this archive)."""
+    from docnmt import layout
+
+    workdir, _ = real_run
+    extracted = workdir / layout.extracted_dir("wmt18-test")
+    unpacked = [p.relative_to(extracted).as_posix() for p in extracted.rglob("*") if p.is_file()]
+    assert sorted(name for name in unpacked if not name.startswith(".snakemake")) == sorted(WMT18_MEMBERS.values())
+    test_en = lines(workdir / "data/news/corpus/test.en")
+    assert test_en == [s for d in FIXTURE["nt18"] for s in d.src]
+    assert not set(test_en) & {s for d in FIXTURE["nt18_other"] for s in d.src}
+
+
+def test_mirrors_and_checksum_source_document_a_source_and_change_no_download(real_run):
+    """sources.<source>.mirrors and .checksum_source are documentation (the schema says so): the documented other
+    location is never contacted, and the source with a changed checksum_source is fetched from its url through
+    `mirror:` and verified against its sha256 as before."""
+    workdir, requests = real_run
+    url = urlsplit(SOURCES["iwslt17-trnmted"]["url"])
+    assert DOCUMENTED_MIRROR not in requests and requests.get(f"/{url.netloc}{url.path}") == 1, requests
+    log = (workdir / "logs/downloads/news-commentary-v14/news-commentary-v14.de-en.tsv.gz.log").read_text()
+    assert "sha256 matches the published checksum" in log, log
+
+
+def test_bpe_learning_stops_at_the_configured_minimum_pair_frequency(real_run, tmp_path):
+    """preprocess.bpe_min_frequency: each task's codes are subword-nmt's with that minimum frequency (its 200 merges
+    asked), fewer merges in all than with config.yaml's 2."""
+    from docnmt import layout
+    from docnmt.preprocess.bpe import learn
+
+    workdir, _ = real_run
+    merges = {2: 0, BPE_MIN_FREQUENCY: 0}
+    for task, langs in (("news", ("en", "de")), ("ted", ("en", "it")), ("os", ("en", "de"))):
+        inputs = [workdir / layout.processed_file(task, "tok", "train", lang) for lang in langs]
+        for frequency in merges:
+            codes = tmp_path / f"{task}.{frequency}.codes"
+            learn(inputs, codes, merges=200, min_frequency=frequency)
+            merges[frequency] += len(codes.read_text(encoding="utf-8").splitlines())
+        assert (workdir / layout.bpe_codes(task)).read_text(encoding="utf-8") == codes.read_text(encoding="utf-8"), task
+    assert merges[BPE_MIN_FREQUENCY] < merges[2], merges
 
 
 def test_statistics_table_counts(real_run):

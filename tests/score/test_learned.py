@@ -342,9 +342,25 @@ def test_qe_with_a_reference_based_checkpoint_stops_with_one_line_naming_hparams
         MetricClient(str(COMET_PYTHON), "da", da, qe=True)
 
 
+def comet_python_wrapper(folder) -> tuple:
+    """(a python, its record): a Python of its own for metrics.comet_python, which notes each command line in the
+    record and runs it with unbabel-comet's Python (.venv-comet)."""
+    import shlex
+
+    python, record = folder / "bin" / "python", folder / "calls.txt"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(record))}\n'
+                      f'exec {shlex.quote(str(COMET_PYTHON))} "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    return python, record
+
+
 def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_comet_score(trained_demo, tiny_comet,
                                                                                           tmp_path):
-    """The done-when of the learned metrics: the trained demo, two checkpoints built outside it, Table 3."""
+    """The done-when of the learned metrics: the trained demo, two checkpoints built outside it, Table 3. The metric's
+    settings are not config.yaml's: unbabel-comet's Python named (metrics.comet_python), one sentence of Doc-COMET
+    context (metrics.context), batches of 8 (metrics.batch_size), sentence-level QE reranked instead of doc-trans
+    (qe_rerank.strategies)."""
     from docnmt import layout
     from docnmt.workflow.tables import score_manifest
 
@@ -354,10 +370,11 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
 
     from docnmt.config import validate
 
+    python, calls = comet_python_wrapper(tmp_path / "comet-python")
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config.update(tasks=["demo"], strategies=["sentence-level", "doc-trans"], metrics={"comet": {
-        "tiny-da": str(da), "tiny-kiwi": str(kiwi)}}, qe_rerank={"strategies": ["doc-trans"], "checkpoint": "tiny-kiwi",
-                                                               "count": 4})
+        "tiny-da": str(da), "tiny-kiwi": str(kiwi)}, "comet_python": str(python), "context": 1, "batch_size": 8},
+        qe_rerank={"strategies": ["sentence-level"], "checkpoint": "tiny-kiwi", "count": 4})
     config["mbr"]["strategies"] = []
     config["scoring"].update(significance_baselines=["sentence-level"], bootstrap_samples=100)
     (tmp_path / "comet.yaml").write_text(yaml.safe_dump(config))
@@ -365,17 +382,27 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
     run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", comet_file,
                   layout.score_file("demo", "test", "bleu_ter"), "--configfile", str(tmp_path / "comet.yaml"),
                   env=offline_env())
-    qe_sidecar = json.loads((work / layout.decode_file("demo", "test", "doc-trans+qe", "json")).read_text())
+    # the rules comet_env and comet ran on metrics.comet_python
+    assert {line.split()[2] for line in calls.read_text().splitlines()
+            if line.startswith("-m docnmt.score.learned")} == {"env", "score"}, calls.read_text()
+    qe_sidecar = json.loads((work / layout.decode_file("demo", "test", "sentence-level+qe", "json")).read_text())
     assert qe_sidecar["mbr"]["utility"] == "qe:tiny-kiwi" and qe_sidecar["mbr"]["metric"]["forward_passes"] > 0
+    assert qe_sidecar["strategy"] == "sentence-level" and qe_sidecar["mbr"]["count"] == 4
+    assert not (work / layout.decode_file("demo", "test", "doc-trans+qe", "json")).exists()
+    scores = json.loads((work / comet_file).read_text())
+    assert scores["context"] == 1
+    assert "|context:1|batch:8|" in scores["signatures"]["Doc-COMET[tiny-da]"]
+    assert "|context:0|batch:8|" in scores["signatures"]["COMET[tiny-da]"]
     manifest = score_manifest(validate(config, REPO / "schemas" / "config.schema.yaml"))
     spec = manifest["tasks"]["demo"]
     spec = {"bleu_ter": {"test": str(work / spec["bleu_ter"]["test"])}, "comet": {"test": str(work / comet_file)}}
     table = tables.bleu_ter_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
-    assert [row[0] for row in table.rows] == ["sentence-level", "doc-trans", "doc-trans, QE reranked"]
+    assert [row[0] for row in table.rows] == ["sentence-level", "doc-trans", "sentence-level, QE reranked"]
     columns = {name: table.header.index(f"demo test {name}") for name in
                ("COMET[tiny-da]", "Doc-COMET[tiny-da]", "QE[tiny-kiwi]")}
     corpus = work / "data/demo/corpus"
-    hyps = [work / layout.decode_file("demo", "test", s, "txt") for s in ("sentence-level", "doc-trans", "doc-trans+qe")]
+    hyps = [work / layout.decode_file("demo", "test", s, "txt")
+            for s in ("sentence-level", "doc-trans", "sentence-level+qe")]
     by_da = comet_scores(da, corpus / "test.en", hyps, corpus / "test.de")
     by_kiwi = comet_scores(kiwi, corpus / "test.en", hyps)
     for row, (da_score, _), (kiwi_score, _) in zip(table.rows, by_da, by_kiwi, strict=True):
