@@ -73,15 +73,17 @@ demo: setup ## run the offline demo workflow on the CPU and print its tables (ab
 	@echo; echo "report: report.html"
 
 # The demo's test set with a tiny causal LM (docs/own-models.md, "LLMs"): trained on the demo's training split
-# (LLM_STEPS updates, about 2.5 minutes on one core), then every strategy decoded, scored and tabled beside the demo's
+# (LLM_STEPS updates on CORES threads), then every strategy decoded, scored and tabled beside the demo's
 # concatenation models (results/tables/demo+demo-llm/).
-LLM_STEPS ?= 1500
+LLM_STEPS ?= 1600
 LLM_TABLES := decoding_cost bleu_ter pronoun_f1 perplexity context_usage
 # the paper's nine and source-primed (a causal LM's; the demo's concatenation models skip it)
 LLM_STRATEGIES := sentence-level,no-context,full-segment,last-sentence,first-sentence,2-pass,doc-trans,doc-trans-beam,cheating,source-primed
+LLM_TRAIN = $(VENV)/bin/python -m docnmt.decode.backends.causal_lm.tiny --src en --tgt de --steps $(LLM_STEPS) \
+  --threads $(CORES)
 demo-llm: demo ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 13 minutes)
-	test -f results/demo-llm/model/config.json || $(VENV)/bin/python -m docnmt.decode.backends.causal_lm.tiny \
-	  --train data/demo/corpus/train --src en --tgt de --output results/demo-llm/model --steps $(LLM_STEPS)
+	test -f results/demo-llm/model/config.json || $(LLM_TRAIN) --train data/demo/corpus/train \
+	  --output results/demo-llm/model
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo,demo-llm]' \
 	  'strategies=[$(LLM_STRATEGIES)]'
 	@for t in $(LLM_TABLES); do echo; cat results/tables/demo+demo-llm/$$t.md; done
@@ -128,11 +130,17 @@ test: setup comet ## run the test suite (what .ci/run runs; about 19 minutes on 
 test-fast: setup ## run the tests that train nothing (the tier `fast`; about 2 minutes on 2 cores)
 	$(PYTEST) -m fast --durations=10
 
-test-demo: setup ## train the demo the tests read, from scratch, in TEST_DEMO (.test-demo)
+# Then make demo-llm's model, trained the same way, and the tables of the strategies its findings compare (sentence-level,
+# doc-trans, cheating; tests/test_demo_llm.py), in results/tables/demo-llm/ there.
+TEST_SNAKEMAKE = $(if $(DOCNMT_OPTION_LEDGER),DOCNMT_OPTION_LEDGER="$(DOCNMT_OPTION_LEDGER)") $(VENV)/bin/python -m snakemake \
+  -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES) --quiet rules
+TEST_LLM_CONFIG := 'tasks=[demo-llm]' 'strategies=[sentence-level,doc-trans,cheating]' 'mbr={strategies: []}'
+test-demo: setup ## train the demo and the demo's LLM the tests read, from scratch, in TEST_DEMO (.test-demo)
 	rm -rf "$(TEST_DEMO)"
 	mkdir -p "$(TEST_DEMO)"
-	$(if $(DOCNMT_OPTION_LEDGER),DOCNMT_OPTION_LEDGER="$(DOCNMT_OPTION_LEDGER)") $(VENV)/bin/python -m snakemake -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES) \
-	  --config 'tasks=[demo]' --quiet rules
+	$(TEST_SNAKEMAKE) --config 'tasks=[demo]'
+	$(LLM_TRAIN) --train "$(TEST_DEMO)/data/demo/corpus/train" --output "$(TEST_DEMO)/results/demo-llm/model"
+	$(TEST_SNAKEMAKE) tables --config $(TEST_LLM_CONFIG)
 
 bench: setup ## the preprocessing benchmark (bench/preprocess); docs/benchmarks.md has the others
 	$(VENV)/bin/python bench/preprocess

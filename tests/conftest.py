@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import DEMO_COMMAND, REPO, TEST_CONFIG, made_once, run_snakemake
+from helpers import DEMO_COMMAND, DEMO_LLM_CONFIG, DEMO_LLM_TRAIN, REPO, TEST_CONFIG, made_once, run_snakemake
 
 # One torch thread in the tests and everything they start (a Snakemake job gets its rule's threads instead):
 # pytest-xdist runs a worker per core, and a second torch thread on a busy core only waits, spinning.
@@ -32,7 +32,7 @@ for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 #: trains otherwise (or asks for a fixture with ``request.getfixturevalue``) is marked ``@pytest.mark.trains``.
 TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "tiny_qwen2_base", "small_demo_data"}
 #: The fixtures of the trained demo: a test using one is of the tier ``demo``.
-DEMO_FIXTURES = {"trained_demo", "demo_models"}
+DEMO_FIXTURES = {"trained_demo", "demo_models", "trained_demo_llm"}
 
 
 def pytest_configure(config):
@@ -96,6 +96,35 @@ def trained_demo(tmp_path_factory) -> Path:
 def demo_models(trained_demo) -> Path:
     """The demo's workflow directory for the tests that read only its data and models (the same run)."""
     return trained_demo
+
+
+def _demo_llm(workdir: Path) -> Path:
+    """make demo-llm's model trained in the demo's workflow directory, and its tables for the strategies the findings
+    compare (the Makefile's test-demo does the same)."""
+    import subprocess
+
+    from helpers import tool_env
+
+    subprocess.run([sys.executable, *DEMO_LLM_TRAIN, "--train", str(workdir / "data/demo/corpus/train"), "--output",
+                    str(workdir / "results/demo-llm/model")], check=True, capture_output=True, env=tool_env())
+    run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--config",
+                  *DEMO_LLM_CONFIG, timeout=3000)
+    return workdir
+
+
+@pytest.fixture(scope="session")
+def trained_demo_llm(trained_demo, tmp_path_factory) -> Path:
+    """The demo's workflow directory with make demo-llm's tiny causal LM (results/demo-llm/model) and the tables of
+    sentence-level, doc-trans and cheating on it (results/tables/demo-llm/). `make test` makes them before pytest
+    (test-demo); without DOCNMT_DEMO_WORKDIR, the first worker that needs them does (about 3 minutes on 2 cores)."""
+    from docnmt import layout
+
+    if os.environ.get("DOCNMT_DEMO_WORKDIR"):
+        table = Path(os.environ["DOCNMT_DEMO_WORKDIR"]) / layout.combined_table("demo-llm", "bleu_ter", "md")
+        if not table.is_file():
+            pytest.fail(f"DOCNMT_DEMO_WORKDIR holds no demo LLM ({table}): run `make test-demo`", pytrace=False)
+        return trained_demo
+    return made_once(tmp_path_factory, "demo-llm", lambda _folder: _demo_llm(trained_demo))
 
 
 def _small_demo_data(workdir: Path) -> Path:

@@ -25,6 +25,13 @@ TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
 DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--config", "tasks=[demo]")
 
 
+#: make demo-llm's model as the Makefile's test-demo trains it, and the tables of the strategies the findings compare
+#: (the Makefile's LLM_TRAIN and TEST_LLM_CONFIG; tests/test_demo_llm.py keeps them equal).
+DEMO_LLM_TRAIN = ("-m", "docnmt.decode.backends.causal_lm.tiny", "--src", "en", "--tgt", "de", "--steps", "1600",
+                  "--threads", "2")
+DEMO_LLM_CONFIG = ("tasks=[demo-llm]", "strategies=[sentence-level,doc-trans,cheating]", "mbr={strategies: []}")
+
+
 def tool_env() -> dict:
     """The environment for Snakemake and rule subprocesses: this interpreter's bin first."""
     env = dict(os.environ)
@@ -74,13 +81,52 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 
     return result
 
 
-def shell_commands(page: Path, section: str | None = None) -> list[str]:
-    """The commands of a page's bash blocks (of one section, if given), continuation lines joined, comments cut."""
+#: The pages of the manual, and the kinds of code block they show that a test runs as written: commands (bash),
+#: configs and templates (yaml) and Python (tests/test_option_coverage.py audits that each is run).
+DOC_PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+BLOCK_LANGUAGES = ("bash", "yaml", "python")
+
+
+def block_key(page: Path, block: str) -> str:
+    """A code block's name in the option ledger: its page and a digest of its text."""
+    import hashlib
+
+    return f"{page.relative_to(REPO).as_posix()}:{hashlib.sha1(block.encode('utf-8')).hexdigest()[:10]}"
+
+
+def all_doc_blocks() -> dict[str, str]:
+    """Every code block of :data:`DOC_PAGES` in :data:`BLOCK_LANGUAGES`: its :func:`block_key` -> its page and
+    first line (what the audit names)."""
+    found = {}
+    for page in DOC_PAGES:
+        for lang, block in re.findall(r"^```(\w+)\n(.*?)^```", page.read_text(encoding="utf-8"), re.S | re.M):
+            if lang in BLOCK_LANGUAGES:
+                found[block_key(page, block)] = f"{page.relative_to(REPO).as_posix()}: {block.splitlines()[0]}"
+    return found
+
+
+def doc_blocks(page: Path, lang: str, *section: str) -> list[str]:
+    """A page's ``lang`` code blocks as written (of one section: after each of ``section``'s markers in turn, up to
+    the next ``## `` heading or bold paragraph title), each recorded in the option ledger (docnmt.ledger) as run by
+    the test that reads it: a test reads a block to run it as written."""
+    from docnmt import ledger
+
     source = page.read_text(encoding="utf-8")
+    for marker in section:
+        source = source.split(marker, 1)[1]
     if section:
-        source = source.split(section, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
+        source = source.split("\n## ", 1)[0].split("\n**", 1)[0]
+    blocks = re.findall(rf"^```{lang}\n(.*?)^```", source, re.S | re.M)
+    assert blocks, f"{page.name}: no {lang} block after {section}"
+    ledger.record("doc", page.relative_to(REPO).as_posix(), [block_key(page, block) for block in blocks])
+    return blocks
+
+
+def shell_commands(page: Path, *section: str) -> list[str]:
+    """The commands of a page's bash blocks (of one section, :func:`doc_blocks`), continuation lines joined, comments
+    cut."""
     commands = []
-    for block in re.findall(r"^```bash\n(.*?)^```", source, re.S | re.M):
+    for block in doc_blocks(page, "bash", *section):
         joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
         commands += [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
     return commands

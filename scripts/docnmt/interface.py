@@ -59,11 +59,17 @@ class Request:
 @dataclass
 class Hypothesis:
     """A continuation after the prefix: ``tokens`` without ``</s>``; ``score`` is fairseq's
-    length-normalized score, ``logprob`` the sum of the generated tokens' log-probs (``</s>`` included)."""
+    length-normalized score, ``logprob`` the sum of the generated tokens' log-probs (``</s>`` included).
+
+    ``complete``: whether it is the answer the request asked for, which MBR selection chooses among
+    (:meth:`docnmt.decode.selection.Selector.select`). A causal LM's answer is complete where it ended with the end of
+    its turn and has as many lines as the request's last message; an encoder-decoder's hypotheses end with ``</s>``
+    and are always complete."""
 
     tokens: list[int]
     score: float
     logprob: float
+    complete: bool = True
 
 
 def checked_ids(searcher, where: str, request: Request) -> tuple[list[int], list[int]]:

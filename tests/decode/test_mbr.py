@@ -29,10 +29,15 @@ LISTS = [
 ]
 
 
-def brute_force(texts, utility):
-    """argmax_i mean_j sacrebleu(c_i, [c_j]), the first on a tie."""
+def brute_force(texts, utility, logprobs=None):
+    """argmax_i sum_j w_j sacrebleu(c_i, [c_j]), the first on a tie; w_j = 1/n, or p(c_j) / sum_k p(c_k) from the
+    candidates' log-probabilities (a beam's n-best)."""
+    import math
+
     metric = SACREBLEU[utility]
-    means = [sum(metric.sentence_score(h, [r]).score for r in texts) / len(texts) for h in texts]
+    weights = [1 / len(texts)] * len(texts) if logprobs is None else \
+        [math.exp(lp) / sum(math.exp(other) for other in logprobs) for lp in logprobs]
+    means = [sum(w * metric.sentence_score(h, [r]).score for w, r in zip(weights, texts)) for h in texts]
     return means.index(max(means)), means
 
 
@@ -46,6 +51,37 @@ def test_selection_is_the_argmax_of_the_mean_sacrebleu_score_on_small_lists(util
             assert selector.expected(texts) == pytest.approx(means, abs=1e-6)
     assert selector.selections == len(LISTS)
     assert selector.evaluations == sum(len(t) ** 2 for t in LISTS if len(t) > 1) * 2  # select + expected
+
+
+def test_incomplete_candidates_are_left_out_of_the_selection_and_counted():
+    """A causal LM's run-on answers (more lines than asked; chrF's recall favours them as they hold the consensus
+    and more) and answers cut at the token limit are not complete: the selection compares the complete ones only,
+    as candidates and as pseudo-references, and falls back to all where none is complete."""
+    texts = ["Der Zug hatte wieder Verspätung.", "Der Zug hatte wieder Verspätung. Der Zug hatte wieder Verspätung.",
+             "Der Zug hatte wieder Verspätung. Leider ist er schon kaputt.",
+             "Der Zug hatte wieder Verspätung. Jetzt ist er im Wohnzimmer.", "Der Zug hat wieder Verspätung."]
+    complete = [True, False, False, False, True]
+    selector = Selector(mbr.Settings())
+    assert selector.select(texts) == 2, "chrF's recall weighting picks a run-on answer among all five"
+    assert selector.select(texts, complete=complete) == 0
+    assert selector.select(texts, complete=[False] * 5) == 2, "none complete: all are compared"
+    assert selector.select(texts, complete=[False, False, False, False, True]) == 4, "one complete: it, unscored"
+    record = selector.record()
+    assert (record["selections"], record["incomplete_left_out"], record["selections_without_complete"]) == (4, 7, 1)
+    assert record["utility_evaluations"] == 25 + 4 + 25, "the incomplete are not compared"
+
+
+def test_a_beams_candidates_weigh_by_their_probability_samples_alike():
+    """A beam's n-best holds each candidate once: the expectation weighs each pseudo-reference by its probability
+    under the model among the candidates. Samples are drawn by that probability already: their mean."""
+    texts = ["Der Zug hatte Verspätung.", "Der Zug kam zu spät.", "Der Zug kam spät.", "Der Bus kam spät."]
+    logprobs = [-0.2, -3.0, -2.5, -2.8]
+    beam = Selector(mbr.Settings())
+    assert beam.select(texts) == 2, "uniform: the consensus of the three improbable candidates"
+    assert beam.select(texts, logprobs=logprobs) == brute_force(texts, "chrf", logprobs)[0] == 0
+    assert beam.expected(texts, logprobs=logprobs) == pytest.approx(brute_force(texts, "chrf", logprobs)[1], abs=1e-6)
+    sampled = Selector(mbr.Settings(candidates="sampling", seed=1))
+    assert sampled.select(texts, logprobs=logprobs) == 2, "samples: the mean, whatever their log-probabilities"
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +125,8 @@ def test_fastchrf_equals_sacrebleus_sentence_chrf_on_the_demos_candidates(marian
 
 def test_a_strategy_with_mbr_keeps_the_brute_force_choice_among_its_beams_candidates(marian, docs):
     """sentence-level and cheating (every context known in advance): each kept sentence is the brute-force MBR
-    choice among the n-best of the same search."""
+    choice among the n-best of the same search, each candidate weighted by its probability under the model among
+    them (a beam's n-best holds each candidate once, whatever its probability)."""
     from docnmt.decode.documents import previous, window
     from docnmt.preprocess.windows import split
 
@@ -104,10 +141,12 @@ def test_a_strategy_with_mbr_keeps_the_brute_force_choice_among_its_beams_candid
                     request = Request(marian.encode(d.src[i], source=True))
                 else:
                     request = plain.request(window(d, i - 2, i + 1), previous(d.ref, i, 3))
-                texts = [marian.decode(h.tokens) for h in plain.searcher.search([request])[0]]
+                nbest = plain.searcher.search([request])[0]
+                texts = [marian.decode(h.tokens) for h in nbest]
                 if strategy == "cheating":  # it keeps the continuation's first segment; sentence-level all of it
                     texts = [split(t)[0] for t in texts]
-                assert sentence == texts[brute_force(texts, "chrf")[0]], (strategy, d.docid, i, texts)
+                chosen = brute_force(texts, "chrf", [h.logprob for h in nbest])[0]
+                assert sentence == texts[chosen], (strategy, d.docid, i, texts)
     n = sum(len(d) for d in docs())
     assert selector.selections == 2 * n and selector.evaluations == 2 * n * 16
 

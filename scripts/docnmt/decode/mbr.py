@@ -2,12 +2,20 @@
 
 A strategy normally keeps the beam's best hypothesis of each search. With MBR selection it keeps the candidate
 with the highest expected utility against the other candidates, which stand in for references (Kumar & Byrne
-2004; Freitag et al. 2023). For candidates c_1..c_n (duplicates included, each counts)::
+2004; Freitag et al. 2023). For candidates c_1..c_n::
 
-    selected = argmax_i  (1/n) * sum_j  u(c_i, c_j)        (j over all n candidates, i itself included)
+    selected = argmax_i  sum_j  w_j * u(c_i, c_j)        (j over all n candidates, i itself included)
 
-the first such i on a tie (the beam's order). With one candidate it is that candidate: MBR over one candidate
-is the strategy itself.
+the first such i on a tie (the beam's order). The weights are the model's distribution over the candidates: for
+samples, which the model drew by their probability, w_j = 1/n (duplicates included, each counts: the Monte Carlo
+estimate); for a beam's n-best, which holds each candidate once however probable, w_j = p(c_j) / sum_k p(c_k)
+(Kumar & Byrne's posterior over the n-best). Uniform weights on a beam's n-best let a cluster of improbable,
+similar candidates outvote the probable one: on the tiny LLM of ``make demo-llm``, over its complete candidates,
+MBR then lost 18 to 23 BLEU against the beam's best (docs/decoding.md, "MBR selection"). doc-trans-beam's final
+document hypotheses weigh alike: their scores are sums of length-normalized scores, not probabilities. With one candidate it is that candidate: MBR over one candidate
+is the strategy itself. Only complete candidates are compared (:attr:`docnmt.interface.Hypothesis.complete`: a
+causal LM's answer that ended with as many lines as asked; an answer that runs on with another line holds the
+consensus and more, which chrF's recall weighting prefers), all of them where none is; the selector counts both.
 
 Candidates (:class:`Settings`):
 

@@ -178,16 +178,20 @@ class CausalLMModel:
         """An answer as a hypothesis: the answer to one sentence is that sentence's translation (its lines joined
         by spaces); an answer to several is a window's, its lines (non-empty, stripped) its sentences, joined by
         :attr:`sep` (another count of lines is a separator mismatch, which the strategies count). A
-        plain template's answer ends where its end text begins."""
+        plain template's answer ends where its end text begins. It is complete (:class:`~docnmt.interface.Hypothesis`)
+        where it ended (an end token, or a plain template's end text) with ``lines`` lines: an answer that runs on
+        with more lines than the message, or is cut at the token limit, is not."""
+        ended = any(t in self.ends for t in answer)
         text = self.tokenizer.decode([t for t in answer if t not in self.ends], skip_special_tokens=True,
                                      clean_up_tokenization_spaces=False)
         end = self.prompter.answer_end
         if end is not None and end in text:
-            text = text[:text.index(end)]
+            text, ended = text[:text.index(end)], True
         found = [line.strip() for line in text.split("\n") if line.strip()] or [""]
+        complete = ended and len(found) == lines
         if lines == 1:
             found = [" ".join(found)]
-        return Hypothesis(self.encode(f" {SEP} ".join(found), source=True), score, logprob)
+        return Hypothesis(self.encode(f" {SEP} ".join(found), source=True), score, logprob, complete)
 
     # ---- forced scoring -------------------------------------------------------
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
