@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import REPO, run_snakemake
+from helpers import REPO, doc_blocks, run_snakemake, shell_commands, tool_env
 
 pytestmark = pytest.mark.workflow
 
@@ -33,10 +33,7 @@ def readme_real_use() -> list[str]:
 
 def readme_offline_commands() -> list[str]:
     """The README's block of offline commands (the demo's data stage, a dry run of the paper's DAG)."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"the test suite runs them as written\):\n\n```bash\n(.*?)```", readme, re.S)
-    assert block, "README: the block of offline commands is missing"
-    return [line for line in block[1].splitlines() if line.strip() and not line.startswith("#")]
+    return shell_commands(REPO / "README.md", "the test suite runs them as written):")
 
 
 def user_env(first_on_path: Path | None = None) -> dict:
@@ -134,7 +131,7 @@ def test_venv_snakemake_without_activation_runs_rules_on_its_own_python(readme_d
     assert "Traceback" not in (checkout / "logs/demo/check_corpus/valid.log").read_text()
 
 
-def common_format(folder: Path) -> None:
+def common_format(folder: Path, tgt: str = "de") -> None:
     folder.mkdir(parents=True)
     for split, docs in (("train", 6), ("valid", 2), ("test", 2)):
         en, de, ids = [], [], []
@@ -143,25 +140,37 @@ def common_format(folder: Path) -> None:
                 en.append(f"Sentence {s} of document {d}, with a $HOME and a 'quote'.")
                 de.append(f"Satz {s} von Dokument {d}, mit einem $HOME und einem 'Zitat' – ü.")
                 ids.append(f"{split}-{d}")
-        for ext, lines in (("en", en), ("de", de), ("docids", ids)):
+        for ext, lines in (("en", en), (tgt, de), ("docids", ids)):
             (folder / f"{split}.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def test_prepared_corpus_and_working_directory_with_odd_paths(tmp_path):
-    """A prepared corpus and a working directory, both under ODD, through the data stage."""
+def test_the_readmes_own_corpus_config_runs_as_written_with_a_corpus_and_working_directory_under_odd_paths(tmp_path):
+    """The README's `mine.yaml` (and docs/data.md's task block, the same lines without the file's name), written as
+    it is with only its root `/path/to/folder` replaced by a corpus folder under ODD, checked with the two commands
+    the README names, then through the data stage from a working directory under ODD."""
+    import shlex
+
+    readme = doc_blocks(REPO / "README.md", "yaml", "**Your own corpus.**")
+    data_page = doc_blocks(REPO / "docs/data.md", "yaml", "## The common document format")
+    assert len(readme) == len(data_page) == 1 and readme[0] == "# mine.yaml\n" + data_page[0], (readme, data_page)
     corpus = tmp_path / f"byo {ODD}" / "corpus"
-    common_format(corpus)
+    common_format(corpus, tgt="fr")
     workdir = tmp_path / f"work {ODD}"
     workdir.mkdir()
-    config = tmp_path / "mine.yaml"
-    config.write_text(yaml.safe_dump({"tasks": ["mine"], "task_settings": {"mine": {
-        "src": "en", "tgt": "de", "bpe_merges": 20, "dropout": 0.1, "label_smoothing": 0.1,
-        "corpus": {"type": "prepared", "dir": str(corpus)}}}}, allow_unicode=True), encoding="utf-8")
+    assert readme[0].count("/path/to/folder") == 1
+    config = workdir / "mine.yaml"
+    config.write_text(readme[0].replace("/path/to/folder", str(corpus)), encoding="utf-8")
+    checks = (f"docnmt-check-corpus {shlex.quote(str(corpus))} --src en --tgt fr", "docnmt-check-config mine.yaml")
+    for command in checks:
+        result = subprocess.run(command, shell=True, cwd=workdir, env=tool_env(), capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
+    assert "valid (over config.yaml); tasks: mine" in result.stdout, result.stdout
     run_snakemake(workdir, "data/mine/bin/sentence", "--cores", "2", "--configfile", str(config))
     for split in ("train", "valid", "test"):
-        for ext in ("en", "de", "docids"):
+        for ext in ("en", "fr", "docids"):
             assert (workdir / f"data/mine/corpus/{split}.{ext}").read_bytes() == (corpus / f"{split}.{ext}").read_bytes()
-    bpe = (workdir / "data/mine/bpe/test.de").read_text(encoding="utf-8").splitlines()
+    bpe = (workdir / "data/mine/bpe/test.fr").read_text(encoding="utf-8").splitlines()
     assert len(bpe) == 6 and "$" in bpe[0], bpe[0]
     manifest = json.loads((workdir / "data/mine/bin/sentence/manifest.json").read_text())
     assert manifest["examples"] == {"train": 18, "valid": 6, "test": 6}

@@ -437,3 +437,38 @@ def test_a_prepared_task_reads_its_test_split_from_the_test_set_in_a_dry_run(xml
     assert str(xml_file) in command
     full = run_snakemake(work, "-n", "--configfile", str(tmp_path / "mine.yaml"))  # the task's whole DAG resolves
     assert "testset_corpus" in full.stdout and "decode_doc_trans" in full.stdout
+
+
+def test_the_data_pages_test_set_block_runs_as_written_in_a_prepared_task(tmp_path):
+    """docs/data.md's `corpus:` block (WMT test sets), as written, under a prepared task of a config the test builds
+    (its keys above the block, the block indented as it is); only its roots, `/path/to/folder` and `/data/`, are
+    replaced by folders here. The data stage makes train and valid from `dir`, and test from the XML test set with
+    its first reference (`reference: null`), as sacrebleu's reading of the file gives them."""
+    from helpers import REPO, doc_blocks
+
+    (block,) = doc_blocks(REPO / "docs/data.md", "yaml", "## WMT test sets (XML, JSONL)")
+    assert block.startswith("    corpus:\n") and "/data/wmttest2023.en-de.all.xml" in block, block
+    folder, data = tmp_path / "path/to/folder", tmp_path / "data"
+    folder.mkdir(parents=True)
+    data.mkdir()
+    for split in ("train", "valid"):
+        for ext, lines in (("en", ["Hello.", "Good bye."]), ("de", ["Hallo.", "Tschüss."]), ("docids", ["d1", "d1"])):
+            (folder / f"{split}.{ext}").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    (data / "wmttest2023.en-de.all.xml").write_text(wmt_xml(), encoding="utf-8")
+    task = ("tasks: [mine]\ntask_settings:\n  mine:\n    src: en\n    tgt: de\n    bpe_merges: 10\n    dropout: 0.1\n"
+            "    label_smoothing: 0.1\n")
+    config = tmp_path / "mine.yaml"
+    config.write_text(task + block.replace("/path/to/folder", str(folder)).replace("/data/", f"{data}/"),
+                      encoding="utf-8")
+    work = tmp_path / "work"
+    run_snakemake(work, *(f"data/mine/corpus/{split}.stats.json" for split in SPLITS), "--cores", "2",
+                  "--configfile", str(config))
+    corpus = work / "data/mine/corpus"
+    docs = expected(1)
+    assert read_lines(corpus / "test.docids") == [docid for docid, src, _ in docs for _ in src]
+    assert read_lines(corpus / "test.en") == [s for _, src, _ in docs for s in src]
+    assert read_lines(corpus / "test.de") == [t for _, _, ref in docs for t in ref], "reference null: the first <ref>"
+    for split in ("train", "valid"):
+        assert read_lines(corpus / f"{split}.de") == ["Hallo.", "Tschüss."]
+    stats = json.loads((corpus / "test.stats.json").read_text())
+    assert stats["sentences"] == sum(len(src) for _, src, _ in docs), stats

@@ -274,21 +274,34 @@ def test_missing_or_unknown_language_codes_are_errors_naming_the_folder(m2m100):
     assert str(m2m100.folder) in str(error.value)
 
 
-def python_blocks(page: Path, section: str) -> list[str]:
-    text = page.read_text(encoding="utf-8").split(section, 1)[1].split("\n## ", 1)[0]
-    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+def test_the_manuals_python_blocks_run_on_the_tiny_model(hf_marian, test_docs, tmp_path, monkeypatch):
+    """docs/own-models.md's two Python blocks for a Hugging Face model, as written, in a folder where
+    `my-opus-mt-en-de` and `my-doc-model` are the tiny Marian model's folder: adding the separator leaves it one
+    token of the tokenizer with an embedding row per token; the decoding example translates `sentences` (two test
+    documents, with their `docids`) into one list of sentences per document, the Python API's doc-trans."""
+    from helpers import REPO, doc_blocks
 
+    from docnmt.decode.backends.transformers.model import HFModel, HFSearcher
 
-def test_the_manuals_decoding_example_runs_on_the_tiny_model(hf_marian, test_docs):
-    """docs/own-models.md's Hugging Face decoding block, as written, on the tiny Marian model's folder."""
-    from helpers import REPO
-
-    blocks = python_blocks(REPO / "docs/own-models.md", "## Hugging Face models")
-    assert len(blocks) == 2 and '"my-doc-model"' in blocks[1]
-    docs = test_docs[:2]
+    page = REPO / "docs/own-models.md"
+    (separator,) = doc_blocks(page, "python", "## Hugging Face models", "**A concatenation model needs a separator")
+    (decoding,) = doc_blocks(page, "python", "## Hugging Face models", "**Decoding in Python.**")
+    for name in ("my-opus-mt-en-de", "my-doc-model"):
+        (tmp_path / name).symlink_to(hf_marian, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    exec(separator, namespace)  # noqa: S102
+    tokenizer, model = namespace["tokenizer"], namespace["model"]
+    assert tokenizer.tokenize("Hello. <brk> Bye.").count("<brk>") == 1
+    assert tokenizer.convert_tokens_to_ids("<brk>") != tokenizer.unk_token_id
+    assert model.get_input_embeddings().weight.shape[0] == len(tokenizer)
+    docs = short_documents(test_docs, 2, 5)
     namespace = {"sentences": [s for d in docs for s in d.src], "docids": [d.docid for d in docs for _ in d.src]}
-    exec(blocks[1].replace('"my-doc-model"', repr(str(hf_marian))), namespace)  # noqa: S102
-    assert [len(t) for t in namespace["translations"]] == [len(d) for d in docs]
+    exec(decoding, namespace)  # noqa: S102
+    translations = namespace["translations"]
+    assert [len(t) for t in translations] == [len(d) for d in docs] and len(translations) == 2
+    marian = HFModel(hf_marian, separator="<brk>", device="cpu")
+    assert translations == REGISTRY["doc-trans"](Decoder(HFSearcher(marian, beam=12), k=3, h=12), docs)
 
 
 # ---- the CLIs: checks and translate with --backend transformers ---------------------------------------------------
@@ -376,7 +389,7 @@ def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_py
     venv = Path(sys.prefix)
     if sys.prefix == sys.base_prefix or not (venv / "bin/activate").exists():
         pytest.skip("the tests do not run in a virtual environment, so there is no .venv to activate")
-    commands = shell_commands(REPO / "docs/own-models.md", "**Checking and translating.**")
+    commands = shell_commands(REPO / "docs/own-models.md", "## Hugging Face models", "**Checking and translating.**")
     assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate"], commands
     work = tmp_path / "my project"
     work.mkdir()

@@ -411,6 +411,39 @@ def test_decode_cli_records_rounds_and_convergence(demo, tmp_path, capsys):
     assert searched == par and searched_car["round_one_reused"] is False and "round_one" not in searched_car
 
 
+def test_the_decoding_pages_mbr_command_runs_as_written_and_selects_as_the_python_api(demo, tmp_path):
+    """docs/decoding.md's MBR command ("MBR selection", by hand), as written, through a shell with the console
+    scripts on PATH, in a folder where `doc/checkpoint_best.pt` and `doc-bin` are the demo's document-level model and
+    `test.bpe.en`, `test.docids` its first two test documents: its output is the Python API's doc-trans with MBR
+    (chrF over the beam's 12 best), and the sidecar records the settings and one selection per sentence."""
+    from helpers import REPO, shell_commands
+
+    from docnmt.decode import mbr
+    from docnmt.decode.backends.fairseq.search import Searcher
+    from docnmt.decode.selection import Selector
+
+    (command,) = shell_commands(REPO / "docs/decoding.md", "## MBR selection")
+    assert command.startswith("docnmt-decode --strategy doc-trans") and "--mbr-count 12" in command, command
+    w, docs = demo["workdir"], documents(demo, 2, ref=False)
+    (tmp_path / "doc").mkdir()
+    (tmp_path / "doc/checkpoint_best.pt").symlink_to(w / "results/demo/models/document/checkpoint_best.pt")
+    (tmp_path / "doc-bin").symlink_to(w / "data/demo/bin/document", target_is_directory=True)
+    (tmp_path / "test.bpe.en").write_text("".join(s + "\n" for d in docs for s in d.src), encoding="utf-8")
+    (tmp_path / "test.docids").write_text("".join(d.docid + "\n" for d in docs for _ in d.src), encoding="utf-8")
+    result = subprocess.run(command, shell=True, cwd=tmp_path, env=tool_env(), capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    sentences = sum(len(d) for d in docs)
+    sidecar = json.loads((tmp_path / "hyp.json").read_text())
+    record = sidecar["mbr"]
+    assert (record["count"], record["utility"], record["candidates"]) == (12, "chrf", "beam"), record
+    assert record["selections"] == sentences and 0 < record["utility_evaluations"] <= 144 * sentences, record
+    selector = Selector(mbr.Settings(count=12, utility="chrf"))
+    expected = REGISTRY["doc-trans"](Decoder(Searcher(demo["doc"], beam=12), k=3, h=12, mbr=selector), docs)
+    assert read_lines(tmp_path / "hyp.bpe") == [s for d in expected for s in d]
+    assert len(read_lines(tmp_path / "hyp.txt")) == sentences
+
+
 def test_batch_composition_moves_scores_in_the_last_bits_and_can_flip_a_near_tie(demo):
     """Why parallel and sequential doc-trans could differ at all: the same request searched alone or
     next to a longer one (more padding) gets the same hypotheses with scores that differ in the last

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from helpers import REPO, tool_env
+from helpers import REPO, shell_commands, tool_env
 from docnmt.corpora.corpus import read_docids
 from docnmt.decode import translate
 from docnmt.preprocess.encode import TextPipeline
@@ -51,7 +51,11 @@ def test_the_text_pipeline_gives_the_workflows_bpe(demo_models):
 
 
 def test_translate_equals_the_decode_cli_and_keeps_the_documents(demo_models, tmp_path):
-    """translate on the first demo test documents and the decode CLI on their BPE lines, both as subprocesses."""
+    """translate on the first demo test documents and the decode CLI on their BPE lines, both as subprocesses; and
+    docs/own-models.md's `--task demo` command ("Checks and translation", after `make demo`; the block's other
+    commands run in tests/test_external_models.py), as written, through a shell, in a folder laid out as a finished
+    demo (its models, binarized data and BPE codes linked from the demo's): the same translations, from the task's
+    models and settings."""
     demo = demo_models
     docs = demo_documents(demo)
     (tmp_path / "in.txt").write_text("\n".join("".join(s + "\n" for s in raw) for _, raw, _ in docs))
@@ -71,6 +75,18 @@ def test_translate_equals_the_decode_cli_and_keeps_the_documents(demo_models, tm
     out = (tmp_path / "out.txt").read_text().split("\n\n")
     assert [len(block.splitlines()) for block in out] == [len(raw) for _, raw, _ in docs], "the same documents"
     assert [line for block in out for line in block.splitlines()] == read_lines(tmp_path / "cli.txt")
+    (command,) = [c for c in shell_commands(REPO / "docs/own-models.md", "## Checks and translation")
+                  if "--task demo" in c]
+    work = tmp_path / "after make demo"
+    for path in ("results/demo/models", "data/demo/bin", "data/demo/bpe"):
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).symlink_to(demo / path, target_is_directory=True)
+    (work / "talks.txt").write_text((tmp_path / "in.txt").read_text())
+    result = subprocess.run(command, shell=True, cwd=work, env=tool_env(), capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    assert f"doc-trans: {N_DOCS} documents" in result.stdout, result.stdout
+    assert (work / "talks.de.txt").read_text() == (tmp_path / "out.txt").read_text()
 
 
 def test_a_folder_of_documents_gives_a_folder_with_the_same_names_and_lines(demo_models, tmp_path):

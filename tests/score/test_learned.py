@@ -409,3 +409,81 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
         assert float(row[columns["COMET[tiny-da]"]].rstrip("*†")) == pytest.approx(da_score * 100, abs=0.006)
         assert float(row[columns["QE[tiny-kiwi]"]].rstrip("*†")) == pytest.approx(kiwi_score * 100, abs=0.006)
     assert all(row[columns["Doc-COMET[tiny-da]"]] != "-" for row in table.rows)
+
+
+def test_the_scoring_pages_comet_configuration_and_qe_command_run_as_written(trained_demo, tiny_comet, tmp_path):
+    """docs/scoring.md's two COMET blocks, as written, on the tiny checkpoints as `/models/wmt22-comet-da` and
+    `/models/wmt22-cometkiwi-da` (the root `/models` replaced by a folder here, nothing else):
+
+    * "The configuration.": the block, a config file of its own, given after a config the test builds (a task with
+      `models:`, the demo's trained models, on its first two test documents; sentence-level and doc-trans, MBR for
+      doc-trans alone, no MBR curve, doc-trans sequential): COMET, Doc-COMET with 2 sentences of context and QE with
+      batches of 16, doc-trans QE-reranked among 12 and with COMET as MBR's utility, as the block sets them;
+    * "Selection by a learned metric" (by hand): its two commands, through a shell with the console scripts on PATH,
+      in a folder where `.venv-comet` is unbabel-comet's environment, `doc/checkpoint_best.pt` and `doc-bin` the
+      demo's document-level model and `test.bpe.en`, `test.docids` the workflow's BPE of the same documents: the
+      workflow's doc-trans+qe translations."""
+    import yaml
+
+    from helpers import doc_blocks, shell_commands
+
+    from docnmt import layout
+
+    page = REPO / "docs/scoring.md"
+    (block,) = doc_blocks(page, "yaml", "**The configuration.**")
+    commands = shell_commands(page, "### Selection by a learned metric")
+    assert [c.split()[0] for c in commands] == [".venv-comet/bin/python", "docnmt-decode"], commands
+    da, kiwi = tiny_comet
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "wmt22-comet-da").symlink_to(da, target_is_directory=True)
+    (models / "wmt22-cometkiwi-da").symlink_to(kiwi, target_is_directory=True)
+    (tmp_path / "comet.yaml").write_text(block.replace("/models/", f"{models}/"), encoding="utf-8")
+    demo = trained_demo
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    ids = (demo / "data/demo/corpus/test.docids").read_text(encoding="utf-8").splitlines()
+    first_two = list(dict.fromkeys(ids))[:2]
+    keep = sum(1 for d in ids if d in first_two)
+    for ext in ("en", "de", "docids"):
+        lines = (demo / f"data/demo/corpus/test.{ext}").read_text(encoding="utf-8").splitlines()[:keep]
+        (corpus / f"test.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    levels = {level: {"checkpoint": str(demo / f"results/demo/models/{level}/checkpoint_best.pt"),
+                      "data": str(demo / f"data/demo/bin/{level}")} for level in ("sentence", "document")}
+    task = {"src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": str(corpus)},
+            "models": {"k": 3, "bpe_codes": str(demo / "data/demo/bpe/codes"), "tokenize": "moses", **levels}}
+    (tmp_path / "task.yaml").write_text(yaml.safe_dump({
+        "tasks": ["mine"], "task_settings": {"mine": task}, "strategies": ["sentence-level", "doc-trans"],
+        "mbr": {"strategies": ["doc-trans"], "curve": {"strategy": None}}, "doc_trans": {"mode": "sequential"}}))
+    work = tmp_path / "work"
+    comet_file = layout.score_file("mine", "test", "comet")
+    run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", comet_file, "--configfile",
+                  str(tmp_path / "task.yaml"), str(tmp_path / "comet.yaml"), env=offline_env())
+    scores = json.loads((work / comet_file).read_text())
+    assert set(scores["systems"]) == {"sentence-level", "doc-trans", "doc-trans+mbr", "doc-trans+qe"}
+    assert "|context:2|batch:16|" in scores["signatures"]["Doc-COMET[wmt22-comet-da]"]
+    assert "|context:0|batch:16|" in scores["signatures"]["COMET[wmt22-comet-da]"]
+    assert "QE[wmt22-cometkiwi-da]" in scores["signatures"]
+    sidecars = {system: json.loads((work / layout.decode_file("mine", "test", system, "json")).read_text())["mbr"]
+                for system in ("doc-trans+qe", "doc-trans+mbr")}
+    assert (sidecars["doc-trans+qe"]["utility"], sidecars["doc-trans+qe"]["count"]) == ("qe:wmt22-cometkiwi-da", 12)
+    assert sidecars["doc-trans+mbr"]["utility"] == "comet:wmt22-comet-da"
+    assert sidecars["doc-trans+mbr"]["metric"]["forward_passes"] > 0
+    # the commands by hand, on the same documents and model: the workflow's QE-reranked doc-trans
+    hand = tmp_path / "by hand"
+    (hand / "doc").mkdir(parents=True)
+    (hand / ".venv-comet").symlink_to(COMET_PYTHON.parent.parent, target_is_directory=True)
+    (hand / "doc/checkpoint_best.pt").symlink_to(levels["document"]["checkpoint"])
+    (hand / "doc-bin").symlink_to(levels["document"]["data"], target_is_directory=True)
+    (hand / "test.bpe.en").symlink_to(work / "data/mine/bpe/test.en")
+    (hand / "test.docids").symlink_to(corpus / "test.docids")
+    for command in commands:
+        command = command.replace("/models/", f"{models}/")
+        result = subprocess.run(command, shell=True, cwd=hand, env=offline_env(), capture_output=True, text=True,
+                                timeout=600)
+        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    sidecar = json.loads((hand / "hyp.json").read_text())
+    assert (sidecar["mbr"]["utility"], sidecar["mbr"]["count"]) == ("qe:kiwi", 12)
+    assert sidecar["mbr"]["selections"] == keep and sidecar["mbr"]["metric"]["signature"].startswith("QE|model:kiwi|")
+    workflow = work / layout.decode_file("mine", "test", "doc-trans+qe", "txt")
+    assert (hand / "hyp.txt").read_text() == workflow.read_text()
