@@ -133,14 +133,14 @@ test-fast: setup ## run the tests that train nothing (the tier `fast`; about 2 m
 # Then make demo-llm's model, trained the same way, and the tables of the strategies its findings compare (sentence-level,
 # doc-trans, cheating; tests/test_demo_llm.py), in results/tables/demo-llm/ there.
 TEST_SNAKEMAKE = $(if $(DOCNMT_OPTION_LEDGER),DOCNMT_OPTION_LEDGER="$(DOCNMT_OPTION_LEDGER)") $(VENV)/bin/python -m snakemake \
-  -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES) --quiet rules
+  -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES)
 TEST_LLM_CONFIG := 'tasks=[demo-llm]' 'strategies=[sentence-level,doc-trans,cheating]' 'mbr={strategies: []}'
 test-demo: setup ## train the demo and the demo's LLM the tests read, from scratch, in TEST_DEMO (.test-demo)
 	rm -rf "$(TEST_DEMO)"
 	mkdir -p "$(TEST_DEMO)"
-	$(TEST_SNAKEMAKE) --config 'tasks=[demo]'
+	$(TEST_SNAKEMAKE) --quiet rules --config 'tasks=[demo]'
 	$(LLM_TRAIN) --train "$(TEST_DEMO)/data/demo/corpus/train" --output "$(TEST_DEMO)/results/demo-llm/model"
-	$(TEST_SNAKEMAKE) tables --config $(TEST_LLM_CONFIG)
+	$(TEST_SNAKEMAKE) tables --quiet rules --config $(TEST_LLM_CONFIG)
 
 bench: setup ## the preprocessing benchmark (bench/preprocess); docs/benchmarks.md has the others
 	$(VENV)/bin/python bench/preprocess
