@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -89,7 +90,7 @@ def test_in_a_fresh_shell_outside_the_checkout_the_activated_venv_runs_python_m_
     """The issue's own check: `source CHECKOUT/.venv/bin/activate && python -m docnmt.decode.translate --help &&
     docnmt-translate --help`, from a folder outside the checkout, without PYTHONPATH."""
     activate = venv() / "bin" / "activate"
-    script = (f"set -e; source {activate}; python -m docnmt.decode.translate --help; docnmt-translate --help; "
+    script = (f"set -e; source {shlex.quote(str(activate))}; python -m docnmt.decode.translate --help; docnmt-translate --help; "
               "docnmt-check-config --help; docnmt-check-corpus --help; docnmt-check-model --help")
     result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=fresh_shell_env(), capture_output=True,
                             text=True, timeout=300)

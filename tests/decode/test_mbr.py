@@ -290,7 +290,8 @@ def test_the_decode_cli_samples_its_candidates_again_under_the_same_seed(toy, tm
     assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 3
     sidecar = json.loads((tmp_path / "one.json").read_text())
     assert sidecar["mbr"] == {"candidates": "sampling", "count": 5, "utility": "chrf", "epsilon": 0.02, "seed": 3,
-                              "selections": 3, "utility_evaluations": 3 * 25}
+                              "selections": 3, "utility_evaluations": 3 * 25,
+                              "incomplete_left_out": 0, "selections_without_complete": 0}
     assert "|mbr:sampling-5-chrf-eps0.02-seed3|" in sidecar["signature"]
 
 

@@ -245,7 +245,10 @@ def test_cxmi_equals_fairseq_score_reference_on_the_same_windows(scored_demo):
 
 def test_the_demos_mbr_decode_is_the_brute_force_choice_among_the_sentence_models_12_best(scored_demo):
     """sentence-level+mbr on the demo's first two test documents: each line is the candidate of the sentence model's
-    12-best with the highest mean sacrebleu sentence chrF against all 12 (subword joins removed)."""
+    12-best with the highest expected sacrebleu sentence chrF against all 12 (subword joins removed), each
+    pseudo-reference weighted by its probability renormalized over the 12 (docnmt.decode.mbr)."""
+    import math
+
     from sacrebleu.metrics import CHRF
 
     from docnmt.decode.backends.fairseq.model import Model
@@ -266,6 +269,8 @@ def test_the_demos_mbr_decode_is_the_brute_force_choice_among_the_sentence_model
         nbest = nbests[line]
         texts = [model.decode(h.tokens) for h in nbest]
         words = [remove_bpe(t) for t in texts]
-        means = [sum(chrf.sentence_score(h, [r]).score for r in words) / len(words) for h in words]
-        assert kept[line] == texts[means.index(max(means))], (line, texts, means)
+        mass = [math.exp(h.logprob - max(h.logprob for h in nbest)) for h in nbest]
+        expected = [sum(m / sum(mass) * chrf.sentence_score(h, [r]).score for m, r in zip(mass, words))
+                    for h in words]
+        assert kept[line] == texts[expected.index(max(expected))], (line, texts, expected)
     assert len(lines) >= 10

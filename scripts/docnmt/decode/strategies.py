@@ -232,9 +232,8 @@ class Decoder:
         ``text`` (default :meth:`text`), and ``source``, the kept text's source (for a learned metric)."""
         if self.mbr is None:
             return nbest[0]
-        texts = [(text or self.text)(h) for h in nbest]
-        return nbest[self.mbr.select([remove_bpe(keep(t) if keep else t) for t in texts], source,
-                                     [h.complete for h in nbest], [h.logprob for h in nbest])]
+        texts = [remove_bpe(keep(t) if keep else t) for t in map(text or self.text, nbest)]
+        return nbest[self.mbr.select(texts, source, [h.complete for h in nbest], [h.logprob for h in nbest])]
 
     def first_segment(self, hyp, count: bool = True, line: int | None = None) -> str:
         segments = split(self.text(hyp))
