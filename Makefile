@@ -112,7 +112,7 @@ models: setup ## install spaCy's de_core_news_sm and en_core_web_sm, the paper's
 	$(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
 
 # The suite on every core with pytest-xdist, a module's tests on one worker (--dist loadscope: a module fixture is
-# made once). The demo the tests read is trained first, alone, in TEST_DEMO (about 6.5 minutes on 2 cores), so that
+# made once). The demo the tests read is trained first, alone, in TEST_DEMO (about 8 minutes on 2 cores), so that
 # no worker waits for it; its tests read it as it is. docs/development.md, "Tests", has the tiers.
 TEST_WORKERS ?= auto
 TEST_DEMO ?= $(CURDIR)/.test-demo
@@ -121,7 +121,7 @@ PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist lo
 # options and config keys it set there; then the audit (tests/test_option_coverage.py, marker audit) reads it.
 TEST_LEDGER ?= $(CURDIR)/.test-ledger
 
-test: setup comet ## run the test suite (what .ci/run runs; about 19 minutes on 2 cores)
+test: setup comet ## run the test suite (what .ci/run runs; about 20 minutes on 2 cores)
 	rm -rf "$(TEST_LEDGER)"
 	$(MAKE) --no-print-directory test-demo DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)"
 	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(PYTEST) -m "not audit" --durations=25

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import all_doc_blocks
+
 pytestmark = pytest.mark.audit
 
 #: What no test can set to a non-default value or run as written here, and why (at most 10 entries): an option
