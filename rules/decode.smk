@@ -12,6 +12,7 @@ rule check_model:
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.external_tasks(config)),
     params:
+        path=model_env_path,
         model=model_params,
         k=lambda w: wf.tasks.task_k(config, w.task),
         separator=lambda w: wf.tasks.task_separator(config, w.task),
@@ -22,13 +23,13 @@ rule check_model:
     benchmark:
         layout.benchmark_file("{task}/check_model/{level}")
     conda:
-        "../envs/fairseq.yaml"
+        model_conda("../envs/fairseq.yaml")
     threads: 1
     resources:
         mem_mb=8000,
         runtime=30,
     shell:
-        "python -m docnmt.decode.checks {params.model:q} --level {wildcards.level:q}"
+        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.decode.checks {params.model:q} --level {wildcards.level:q}"
         " --k {params.k:q} --separator {params.separator:q} {params.codes:q} --sample {input.sample:q}"
         " {params.sample:q} --output {output:q} > {log:q} 2>&1"
 
@@ -50,6 +51,7 @@ for _strategy in config["strategies"]:
             evalset=wf.tasks.alternatives(wf.systems.strategy_evalsets(_strategy)),
             system=wf.systems.system_pattern(_strategy),
         params:
+            path=model_env_path,
             strategy=_strategy,
             model=model_params,
             options=lambda w, input, strategy=_strategy: wf.decode.decode_options(config, strategy, w.task, w.system, input),
@@ -60,14 +62,14 @@ for _strategy in config["strategies"]:
         benchmark:
             layout.benchmark_file("{task}/decode/{evalset}/{system}")
         conda:
-            "../envs/fairseq.yaml"
+            model_conda("../envs/fairseq.yaml")
         threads: 2
         resources:
-            gpu=1,
+            gpu=model_gpus,
             mem_mb=8000,
             runtime=lambda w: wf.tasks.runtime(config, w.task, demo=60, other=720),
         shell:
-            "python -m docnmt.decode.cli --strategy {params.strategy:q} {params.options:q}"
+            "export PATH={params.path:q}\"$PATH\"; python -m docnmt.decode.cli --strategy {params.strategy:q} {params.options:q}"
             " {params.model:q} --src {input.src:q} --docids {input.docids:q}"
             " {params.search:q} {params.tgt:q}"
             " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q} > {log:q} 2>&1"

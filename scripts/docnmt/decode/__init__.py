@@ -10,7 +10,9 @@ Modules:
                   target context with transformers' beam semantics; checks) and backends.causal_lm (model: a
                   decoder-only LLM prompted with a conversation of turns, its search after the longest cached
                   prefix; prompt: the templates and the conversation; checks; tiny: a tiny causal LM trained
-                  on a corpus, make demo-llm's)
+                  on a corpus, make demo-llm's) and backends.vllm (model: the same LLM folders and prompts on
+                  vLLM's engine, in its own environment; epsilon: epsilon sampling as the engine's logits
+                  processor; checks)
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers

@@ -30,10 +30,17 @@ def add_language_code_arguments(parser) -> None:
 
 
 def add_template_argument(parser) -> None:
-    """``--template``: a causal LM's prompt (a name of the repository's templates or a YAML file of one's own)."""
-    parser.add_argument("--template", help="causal-lm: the prompt's template, a name of the repository's "
+    """``--template``: a causal LM's prompt (a name of the repository's templates or a YAML file of one's own); and
+    ``--engine-args``, a backend's own load options (:data:`docnmt.interface.LOAD_OPTIONS`)."""
+    from ..interface import LOAD_OPTIONS, REGISTRY, parse_load_options
+
+    parser.add_argument("--template", help="causal-lm, vllm: the prompt's template, a name of the repository's "
                                            "(translate, translate-no-system) or a YAML file (default: translate, "
                                            "through the tokenizer's chat template)")
+    takes = " and ".join(name for name, b in REGISTRY.items() if b.load_options)
+    parser.add_argument("--engine-args", type=parse_load_options, default={}, metavar="KEY=VALUE,...",
+                        help=f"{takes}: the engine's options, " + "; ".join(f"{key}: {what}" for key, (_, what)
+                                                                              in LOAD_OPTIONS.items()))
 
 
 def add_dtype_argument(parser) -> None:

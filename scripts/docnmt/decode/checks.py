@@ -76,6 +76,12 @@ def main(argv=None) -> int:
 
     if args.template is not None and not backend(args.backend).prompt_template:
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
+    from .backends import engine_options
+
+    try:
+        engine_options(args.backend, args.engine_args)
+    except ValueError as err:
+        parser.error(f"--engine-args {err}")
     return backend(args.backend).functions().check_cli(parser, args)
 
 

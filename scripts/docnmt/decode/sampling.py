@@ -104,11 +104,14 @@ class Sampler:
         return getattr(self.searcher, name)
 
     def search(self, requests: Sequence) -> list[list]:
-        import torch
+        return [self.searcher.sample(request, self.count, self.epsilon, request_seed(self.seed, request))
+                for request in requests]
 
-        out = []
-        for request in requests:
-            generator = torch.Generator(device=self.searcher.model.device)
-            generator.manual_seed(request_seed(self.seed, request))
-            out.append(self.searcher.sample(request, self.count, self.epsilon, generator))
-        return out
+
+def seeded_generator(device, seed: int):
+    """A torch generator on ``device`` seeded with ``seed``: what a torch backend's ``sample`` draws with."""
+    import torch
+
+    generator = torch.Generator(device=device)
+    generator.manual_seed(seed)
+    return generator

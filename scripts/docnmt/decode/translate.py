@@ -346,10 +346,11 @@ def main(argv=None) -> int:
                          + (f" and --{level}-data" if described.needs_data else ""))
         if level in needed:
             check(args.backend, checkpoint, data, level, args.separator, args.k if level == "document" else None,
-                  args.src_lang, args.tgt_lang, template=args.template)
-            models[level] = load_model(args.backend, checkpoint, data, device=args.device, dtype=args.dtype,
-                                       separator=args.separator, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
-                                       template=args.template)
+                  args.src_lang, args.tgt_lang, template=args.template, engine=args.engine_args)
+            same = [m for m in models.values() if m.checkpoint == str(checkpoint)]  # one model for both levels
+            models[level] = same[0] if same else load_model(
+                args.backend, checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator,
+                src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=args.engine_args)
     freeze_heap(argv)
     documents, layout = read_documents(args.input, args.format, args.tgt_lang)
     pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)

@@ -13,12 +13,13 @@ Modules:
   train      -- rules/train.smk: the model preset as fairseq-train arguments, the time limit
   decode     -- rules/decode.smk: a task's model as inputs and options, a strategy's decode inputs and options
   score      -- rules/score.smk: each scorer's inputs and options
+  environments -- where a task's model rules run (its backend's environment: vLLM's) and on how many GPUs
   metrics    -- learned metrics (COMET): the checkpoints' checks, unbabel-comet's environment, the rule comet's
                 inputs and options, and the decodes that select by a learned metric
   tables     -- rules/score.smk: the tables' manifest, which tables and plots, where they go
   targets    -- the Snakefile's rules all and data
 """
 
-from . import corpora, decode, metrics, preprocess, score, systems, tables, targets, tasks, train
+from . import corpora, decode, environments, metrics, preprocess, score, systems, tables, targets, tasks, train
 
-__all__ = ["corpora", "decode", "metrics", "preprocess", "score", "systems", "tables", "targets", "tasks", "train"]
+__all__ = ["corpora", "decode", "environments", "metrics", "preprocess", "score", "systems", "tables", "targets", "tasks", "train"]

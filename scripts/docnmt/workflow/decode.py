@@ -31,10 +31,12 @@ def model_inputs(config: dict, task: str, level: str, model_key: str = "model", 
 def model_args(config: dict, task: str, input: Mapping, model_key: str = "model", data_key: str = "data") -> list:
     """The model options of a docnmt CLI (a list; the rule quotes each): --backend, --model and, for a fairseq
     model, --data; a transformers model's language codes. ``input``: the job's inputs (model_inputs's keys)."""
+    from .environments import engine_options
+
     out = ["--backend", model_backend(config, task), "--model", input[model_key]]
     if data_key in input.keys():
         out += ["--data", input[data_key]]
-    return out + language_codes(config, task)
+    return out + language_codes(config, task) + engine_options(config, task)
 
 
 def model_checks(config: dict, task: str, levels) -> dict:

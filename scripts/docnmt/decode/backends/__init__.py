@@ -26,13 +26,26 @@ from ...interface import backend, backend_of, names
 
 def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,
                device: str | None = None, dtype: str | None = None, separator: str = SEP,
-               src_lang: str | None = None, tgt_lang: str | None = None, template: str | None = None):
+               src_lang: str | None = None, tgt_lang: str | None = None, template: str | None = None,
+               engine: dict | None = None):
     """A model of the backend registered as ``name``: a fairseq checkpoint with its ``data`` folder (dictionaries),
     a transformers model folder (``src_lang``/``tgt_lang``: the language codes of a model with language tokens), or
-    a causal LM's folder (``src_lang``/``tgt_lang``: the languages its prompt names; ``template``: the prompt's)."""
-    options = _template(name, template)
+    a causal LM's folder (``src_lang``/``tgt_lang``: the languages its prompt names; ``template``: the prompt's);
+    ``engine``: the backend's own load options (:attr:`~docnmt.interface.Backend.load_options`, e.g. vLLM's
+    ``tensor_parallel_size``)."""
+    options = {**_template(name, template), **engine_options(name, engine)}
     return backend(name).functions().load(model, data, device=device, dtype=dtype, separator=separator,
                                           src_lang=src_lang, tgt_lang=tgt_lang, **options)
+
+
+def engine_options(name: str, engine: dict | None) -> dict:
+    """The load options of ``engine`` that are set (not None); a ValueError naming any the backend does not take."""
+    given = {key: value for key, value in (engine or {}).items() if value is not None}
+    unknown = sorted(set(given) - set(backend(name).load_options))
+    if unknown:
+        takes = names(lambda b: bool(set(unknown) & set(b.load_options)), " or ")
+        raise ValueError(f"{', '.join(unknown)}: for {takes or 'no'} models, not {name}")
+    return given
 
 
 def _template(name: str, template: str | None) -> dict:
@@ -57,10 +70,10 @@ def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 
 
 def check(name: str, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str = SEP,
           k: int | None = None, src_lang: str | None = None, tgt_lang: str | None = None,
-          sample: Sequence[os.PathLike | str] = (), template: str | None = None) -> dict:
+          sample: Sequence[os.PathLike | str] = (), template: str | None = None, engine: dict | None = None) -> dict:
     """The checks of a model before any decode (:mod:`docnmt.decode.checks`); its report, or an InputError."""
     return backend(name).functions().check(model, data, level, separator, k, src_lang, tgt_lang, sample,
-                                           **_template(name, template))
+                                           **_template(name, template), **engine_options(name, engine))
 
 
 def model_from_args(parser, args, model: Path | None = None, data: Path | None = None, **languages):
@@ -80,8 +93,13 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
     template = getattr(args, "template", None)
     if template is not None and not described.prompt_template:
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
+    engine = getattr(args, "engine_args", None) or {}
+    try:
+        engine_options(args.backend, engine)
+    except ValueError as err:
+        parser.error(f"--engine-args {err}")
     return load_model(args.backend, model, data, device=getattr(args, "device", None), dtype=args.dtype,
-                      separator=args.separator, template=template, **languages)
+                      separator=args.separator, template=template, engine=engine, **languages)
 
 
 def read_config(folder: Path, expected: str):

@@ -26,8 +26,11 @@ from ...checks import check_k, write_report
 
 def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None = None, src_lang: str | None = None,
                           tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
-                          template: str | None = None, max_lines: int = 2000) -> dict:
-    """The checks above, in order; the report of what was found (an :class:`InputError` at the first failure)."""
+                          template: str | None = None, max_lines: int = 2000, max_positions: int | None = None,
+                          backend: str = "causal-lm", config_check=None) -> dict:
+    """The checks above, in order; the report of what was found (an :class:`InputError` at the first failure).
+    ``max_positions``: a context window smaller than the model's (an engine's ``max_model_len``); ``config_check``:
+    another backend's check of the model's config (called with the folder and the config) after the first two."""
     from .. import load_tokenizer
     from .model import check_causal, load_config, prompter_for
 
@@ -36,6 +39,8 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
         raise ValueError(f"level must be sentence or document, got {level!r}")
     config = load_config(folder)
     check_causal(folder, config)
+    if config_check is not None:
+        config_check(folder, config)
     tokenizer = load_tokenizer(folder)
     rows = config.vocab_size
     if len(tokenizer) > rows:
@@ -46,6 +51,7 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
     chat = prompter.chat
     check_k(folder, folder, level, k, None)
     limit = int(getattr(config, "max_position_embeddings", 0) or 2048)
+    limit = min(limit, max_positions) if max_positions else limit
     documents = sentences = longest = 0
     context = (k or 1) - 1 if level == "document" else 0
     for path in map(Path, sample):
@@ -66,7 +72,7 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
             sentences, longest = sentences + 1, max(longest, tokens)
         documents += document if done else document - 1
     return {
-        "checkpoint": str(folder), "backend": "causal-lm", "level": level, "model_type": config.model_type,
+        "checkpoint": str(folder), "backend": backend, "level": level, "model_type": config.model_type,
         "tokenizer": type(tokenizer).__name__, "vocabulary": len(tokenizer), "embeddings": rows,
         "src": src_lang, "tgt": tgt_lang, "template": str(prompter.template.path),
         "chat_template": chat, "k": k if level == "document" else 1, "max_positions": limit,

@@ -72,57 +72,62 @@ def prompter_for(folder: Path, tokenizer, template: str | None, src_lang: str | 
         raise InputError(folder, str(err)) from None
 
 
-def end_ids(tokenizer, net) -> list[int]:
+def end_ids(tokenizer, generation_config, folder) -> list[int]:
     """The tokens that end an answer: the generation config's ``eos_token_id`` (a chat model's end of turn), and the
-    tokenizer's end token."""
-    found = net.generation_config.eos_token_id
+    tokenizer's end token; an InputError naming the model ``folder`` where there is none."""
+    found = getattr(generation_config, "eos_token_id", None)
     ids = [found] if isinstance(found, int) else list(found or [])
     if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
         ids.append(tokenizer.eos_token_id)
     if not ids:
-        raise InputError(net.name_or_path, "expected an end token (eos_token_id) in the tokenizer or the "
-                                           "generation config")
+        raise InputError(folder, "expected an end token (eos_token_id) in the tokenizer or the generation config")
     return [int(i) for i in ids]
 
 
-class CausalLMModel:
-    """A causal LM and its tokenizer from a local folder, on ``device`` in ``dtype``, prompting with ``template`` (a
-    name of :data:`.prompt.TEMPLATES` or a file; None: the repository's ``translate``, which needs the tokenizer's
-    chat template or its own plain form) between ``src_lang`` and ``tgt_lang`` (codes or names)."""
+def generation_config(folder: Path, config):
+    """The folder's generation config (generation_config.json), or the one its model config implies."""
+    from transformers import GenerationConfig
+
+    if (folder / "generation_config.json").is_file():
+        try:
+            return GenerationConfig.from_pretrained(folder, local_files_only=True)
+        except Exception as err:  # noqa: BLE001
+            raise InputError(folder / "generation_config.json", f"could not read it ({type(err).__name__}: {err})"
+                             ) from None
+    return GenerationConfig.from_model_config(config)
+
+
+class PromptedModel:
+    """What every causal-LM backend shares (this one, and vLLM's, :mod:`..vllm`): a model folder's config, tokenizer,
+    prompt (``template``, a name of :data:`.prompt.TEMPLATES` or a file; None: the repository's ``translate``, which
+    needs the tokenizer's chat template or its own plain form, between ``src_lang`` and ``tgt_lang``), its ids (the
+    sentences of a window apart by :attr:`sep`), its conversations and the hypotheses of its answers. The weights are
+    the subclass's to load."""
 
     backend = BACKEND
 
-    def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
-                 separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None,
-                 template: str | None = None):
-        from .. import pretrained
-
+    def __init__(self, folder: os.PathLike | str, separator: str = SEP, src_lang: str | None = None,
+                 tgt_lang: str | None = None, template: str | None = None):
         folder = Path(folder)
         config = load_config(folder)
         check_causal(folder, config)
         tokenizer = load_tokenizer(folder)
-        prompter = prompter_for(folder, tokenizer, template, src_lang, tgt_lang)
-        net, self.device, self.dtype = pretrained("AutoModelForCausalLM", folder, device, dtype)
         self.folder = folder
         self.checkpoint = str(folder)
-        self.net = self.model = net
         self.config = config
         self.tokenizer = tokenizer
-        self.prompter = prompter
-        self.template = prompter.template
-        self.ends = end_ids(tokenizer, net)
+        self.prompter = prompter_for(folder, tokenizer, template, src_lang, tgt_lang)
+        self.template = self.prompter.template
+        self.ends = end_ids(tokenizer, generation_config(folder, config), folder)
         self.eos = self.ends[0]
         self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos)
-        self.vocab = int(net.get_output_embeddings().weight.size(0))
+        self.vocab = int(config.vocab_size)
         #: the id that keeps a window's sentences apart in this model's ids (no token has it)
         self.sep = self.vocab
         self.sep_token = separator
         self.src_lang, self.tgt_lang = src_lang, tgt_lang
         #: the context window: prompt and answer together
         self.max_positions = int(getattr(config, "max_position_embeddings", 0) or 2048)
-        #: the forward's (and generate's) keyword for a cache: ``cache`` (transformers 5.24, which the project pins),
-        #: ``past_key_values`` before it
-        self.cache_keyword = "cache" if "cache" in inspect.signature(net.forward).parameters else "past_key_values"
 
     # ---- tokens -------------------------------------------------------------
     def encode(self, text: str, source: bool = False) -> list[int]:
@@ -194,12 +199,13 @@ class CausalLMModel:
         return Hypothesis(self.encode(f" {SEP} ".join(found), source=True), score, logprob, complete)
 
     # ---- forced scoring -------------------------------------------------------
-    def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
-              batch_size: int = 64) -> list[Scored]:
-        """Log-prob of each target's answer given its source: with ``after_last_sep`` the target's earlier sentences
-        are earlier turns and only the last sentence's answer (and the end of the turn) counts; otherwise the
-        window's sentences are one user message and the whole answer counts."""
-        results = []
+    def forced_pairs(self, sources: Sequence[str], targets: Sequence[str],
+                     after_last_sep: bool = True) -> list[tuple[list[int], list[int]]]:
+        """Each text pair's prompt ids and the answer ids whose log-prob forced scoring sums: with ``after_last_sep``
+        the target's earlier sentences are earlier turns and only the last sentence's answer (and the end of the
+        turn) counts; otherwise the window's sentences are one user message and the whole answer counts. An
+        InputError naming the target where they exceed the context window."""
+        pairs = []
         for number, (source, target) in enumerate(zip(sources, targets), start=1):
             src = [s.strip() for s in source.split(SEP)]
             tgt = [t.strip() for t in target.split(SEP)]
@@ -213,8 +219,68 @@ class CausalLMModel:
             if len(prompt) + len(output) > self.max_positions:
                 raise InputError(f"target {number}", f"expected at most {self.max_positions} tokens (the model's "
                                  f"context window), found {len(prompt) + len(output)} with the prompt")
-            results.append(self.scored(prompt + output[:-1], output))
-        return results
+            pairs.append((prompt, output))
+        return pairs
+
+    # ---- a searcher's requests -------------------------------------------------
+    def prompt(self, number: int, request: Request, max_new_tokens: int) -> tuple[list[int], int]:
+        """Request ``number``'s prompt ids and its answer's token limit (``max_new_tokens``, or the room left in the
+        context window); an InputError naming the request where its ids are not the model's or the prompt leaves no
+        room."""
+        source, prefix, document = list(request.source), list(request.prefix), list(request.document)
+        if not source:
+            raise InputError(f"request {number}", "expected source ids, found an empty source")
+        bad = [t for t in source + prefix + document if not 0 <= t <= self.sep]
+        if bad:
+            raise InputError(f"request {number}", f"expected ids of the vocabulary or the sentence separator "
+                                                  f"{self.sep}, found id {bad[0]}")
+        prompt = self.conversation(source, prefix, document)
+        room = self.max_positions - len(prompt)
+        if room < 1:
+            raise InputError(f"request {number}", f"the prompt has {len(prompt)} tokens, no room for an answer in "
+                                                  f"the model's context window of {self.max_positions}")
+        return prompt, min(max_new_tokens, room)
+
+    def forced(self, number: int, request: Request, target: Sequence[int], end: int | None) -> tuple[list[int],
+                                                                                                      list[int]]:
+        """Request ``number``'s prompt ids and the answer ids of its forced target (a searcher's ``score_forced``):
+        the target sentence, then the end of the turn, or a line break where ``end`` is :attr:`sep` (more lines
+        follow); an InputError where they exceed the context window."""
+        prompt, _ = self.prompt(number, request, 1)
+        text = " ".join(self.sentences(list(target)))
+        if end is not None and int(end) == self.sep:
+            output = list(self.tokenizer(text + "\n", add_special_tokens=False)["input_ids"])
+        else:
+            output = self.answer(text)
+        if len(prompt) + len(output) > self.max_positions:
+            raise InputError(f"request {number}", f"prompt and target too long: {len(prompt) + len(output)} "
+                             f"tokens, the model's context window is {self.max_positions}")
+        return prompt, output
+
+
+class CausalLMModel(PromptedModel):
+    """A causal LM and its tokenizer from a local folder (:class:`PromptedModel`), its weights loaded with
+    transformers on ``device`` in ``dtype``; forced scoring with its forward pass."""
+
+    def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
+                 separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None,
+                 template: str | None = None):
+        from .. import pretrained
+
+        super().__init__(folder, separator, src_lang, tgt_lang, template)
+        net, self.device, self.dtype = pretrained("AutoModelForCausalLM", self.folder, device, dtype)
+        self.net = self.model = net
+        self.vocab = self.sep = int(net.get_output_embeddings().weight.size(0))
+        #: the forward's (and generate's) keyword for a cache: ``cache`` (transformers 5.24, which the project pins),
+        #: ``past_key_values`` before it
+        self.cache_keyword = "cache" if "cache" in inspect.signature(net.forward).parameters else "past_key_values"
+
+    def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
+              batch_size: int = 64) -> list[Scored]:
+        """Log-prob of each target's answer given its source (:meth:`PromptedModel.forced_pairs`), one forward pass
+        each."""
+        return [self.scored(prompt + output[:-1], output) for prompt, output in self.forced_pairs(sources, targets,
+                                                                                                   after_last_sep)]
 
     def scored(self, ids: Sequence[int], output: Sequence[int], cache=None) -> Scored:
         """The log-prob of ``output``, which the last ``len(output)`` positions of ``ids`` predict (``ids`` ends with
@@ -333,21 +399,7 @@ class CausalLMSearcher(Counted):
             self.decoder_positions += int(ids.numel())
 
     def _prompt(self, number: int, request: Request) -> tuple[list[int], int]:
-        """The request's prompt ids and its answer's token limit; an InputError naming the request where the
-        prompt leaves no room in the context window."""
-        source, prefix, document = list(request.source), list(request.prefix), list(request.document)
-        if not source:
-            raise InputError(f"request {number}", "expected source ids, found an empty source")
-        bad = [t for t in source + prefix + document if not 0 <= t <= self.model.sep]
-        if bad:
-            raise InputError(f"request {number}", f"expected ids of the {self.vocabulary} or the sentence separator "
-                                                  f"{self.model.sep}, found id {bad[0]}")
-        prompt = self.model.conversation(source, prefix, document)
-        room = self.max_target_positions - len(prompt)
-        if room < 1:
-            raise InputError(f"request {number}", f"the prompt has {len(prompt)} tokens, no room for an answer in "
-                                                  f"the model's context window of {self.max_target_positions}")
-        return prompt, min(self.max_new_tokens, room)
+        return self.model.prompt(number, request, self.max_new_tokens)
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
@@ -439,13 +491,15 @@ class CausalLMSearcher(Counted):
         per_prompt = len(hyps) // len(prompts)
         return [hyps[n * per_prompt:(n + 1) * per_prompt] for n in range(len(prompts))]
 
-    def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
+    def sample(self, request: Request, count: int, epsilon: float, seed: int) -> list[Hypothesis]:
         """``count`` epsilon samples of the answer to the request's prompt (:mod:`docnmt.decode.sampling`): greedy
-        ``generate`` on ``count`` copies, whose last logits processor draws each token with ``generator``; each
-        sample's log-prob from the model's unprocessed logits."""
+        ``generate`` on ``count`` copies, whose last logits processor draws each token with a torch generator seeded
+        with ``seed``; each sample's log-prob from the model's unprocessed logits."""
         from transformers import LogitsProcessorList
 
-        from ...sampling import EpsilonDraw
+        from ...sampling import EpsilonDraw, seeded_generator
+
+        generator = seeded_generator(self.model.device, seed)
 
         prompt, limit = self._prompt(1, request)
         return self.generate([prompt], limit, copies=count, lines=[self.model.answer_lines(request)], num_beams=1,
@@ -461,15 +515,7 @@ class CausalLMSearcher(Counted):
             raise ValueError(f"expected one target (and end) per request ({len(requests)}), got {len(targets)}")
         results = []
         for number, (request, target) in enumerate(zip(requests, targets), start=1):
-            prompt, _ = self._prompt(number, request)
-            text = " ".join(self.model.sentences(list(target)))
-            if ends is not None and int(ends[number - 1]) == self.model.sep:
-                output = list(self.model.tokenizer(text + "\n", add_special_tokens=False)["input_ids"])
-            else:
-                output = self.model.answer(text)
-            if len(prompt) + len(output) > self.max_target_positions:
-                raise InputError(f"request {number}", f"prompt and target too long: {len(prompt) + len(output)} "
-                                 f"tokens, the model's context window is {self.max_target_positions}")
+            prompt, output = self.model.forced(number, request, target, None if ends is None else ends[number - 1])
             if self.reuse_cache and len(prompt) > 1:
                 cache, ids = self._prefilled(prompt), prompt[-1:] + output[:-1]
             else:

@@ -276,11 +276,11 @@ class Searcher(Counted):
     #: fairseq's search strategy while :meth:`sample` runs (None: beam search)
     sampling = None
 
-    def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
-        """``count`` epsilon samples after the request's prefix (:mod:`docnmt.decode.sampling`), drawn with
-        ``generator`` (a torch generator on the model's device); scores as the search's."""
-        from ...sampling import fairseq_epsilon_sampling
+    def sample(self, request: Request, count: int, epsilon: float, seed: int) -> list[Hypothesis]:
+        """``count`` epsilon samples after the request's prefix (:mod:`docnmt.decode.sampling`), seeded by ``seed``."""
+        from ...sampling import fairseq_epsilon_sampling, seeded_generator
 
+        generator = seeded_generator(self.model.device, seed)
         saved = self.beam, self.sampling
         self.beam, self.sampling = count, fairseq_epsilon_sampling(self.model.dict, epsilon, generator)
         try:

@@ -386,15 +386,17 @@ class HFSearcher(Counted):
             return beam_loop(self, prompt.repeat_interleave(beam, dim=0), logits, encoder_outputs, mask, cache,
                              config, processors, stopping, size)
 
-    def sample(self, request: Request, count: int, epsilon: float, generator) -> list[Hypothesis]:
+    def sample(self, request: Request, count: int, epsilon: float, seed: int) -> list[Hypothesis]:
         """``count`` epsilon samples after the request's context (:mod:`docnmt.decode.sampling`): greedy ``generate``
-        on ``count`` copies of the request, whose last logits processor draws each token with ``generator`` (a torch
-        generator on the model's device); each sample's log-prob from the model's unprocessed logits, its score
-        normalized as the search's."""
+        on ``count`` copies of the request, whose last logits processor draws each token with a torch generator on
+        the model's device seeded with ``seed``; each sample's log-prob from the model's unprocessed logits, its
+        score normalized as the search's."""
         import torch
         from transformers import LogitsProcessorList
 
-        from ...sampling import EpsilonDraw
+        from ...sampling import EpsilonDraw, seeded_generator
+
+        generator = seeded_generator(self.model.device, seed)
 
         ((source, prompt, limit),) = self._check([request])
         src, mask = self.model._pad([source] * count)

@@ -1,0 +1,62 @@
+"""The vllm backend's checks of a model folder, before any decode and without starting the engine: the causal-LM
+backend's (:mod:`..causal_lm.checks`: a causal LM's config and tokenizer, the template, the sample's prompts within
+the context window, here ``max_model_len`` where it is smaller), and, where vLLM would run on the CPU (no CUDA GPU
+here), an attention head size its CPU build runs. Each failure is one line naming the folder or the file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from ....textio import InputError
+from ...checks import write_report
+from ..causal_lm.checks import check_causal_lm_model
+
+
+def cpu_here() -> bool:
+    """Whether vLLM would run on the CPU here: no CUDA GPU."""
+    import torch
+
+    return not torch.cuda.is_available()
+
+
+def check_head_size(folder: Path, config) -> None:
+    """An InputError naming the config where vLLM's CPU build cannot run the model's head size (on the CPU only)."""
+    from .model import CPU_HEAD_SIZES, head_size
+
+    if cpu_here() and head_size(config) not in CPU_HEAD_SIZES:
+        raise InputError(folder / "config.json", f"attention head size {head_size(config)}: vLLM's CPU build runs "
+                                                 f"head sizes {', '.join(map(str, CPU_HEAD_SIZES))} (no GPU here)")
+
+
+def check_vllm_model(folder: os.PathLike | str, level: str, k: int | None = None, src_lang: str | None = None,
+                     tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
+                     template: str | None = None, max_model_len: int | None = None) -> dict:
+    """The checks above; the report (an :class:`InputError` at the first failure)."""
+    from ..causal_lm.model import load_config
+    from .model import head_size
+
+    report = check_causal_lm_model(folder, level, k, src_lang, tgt_lang, sample, template,
+                                   max_positions=max_model_len, backend="vllm", config_check=check_head_size)
+    report["head_size"] = head_size(load_config(Path(folder)))
+    report["device"] = "cpu" if cpu_here() else "cuda"
+    return report
+
+
+def vllm_cli(parser, args) -> int:
+    """docnmt-check-model on a causal LM's folder for vLLM (the vllm backend's ``check_cli``)."""
+    if args.data is not None or args.codes is not None:
+        parser.error("--data and --codes are for fairseq models: a causal LM's folder holds its tokenizer, which "
+                     "segments raw text")
+    report = check_vllm_model(args.model, args.level, args.k, args.src_lang, args.tgt_lang, args.sample,
+                              getattr(args, "template", None), (args.engine_args or {}).get("max_model_len"))
+    write_report(args.output, report)
+    print(f"{args.model}: {report['model_type']} (causal LM) for vLLM on the {report['device']}, head size "
+          f"{report['head_size']}, context window {report['max_positions']}, {report['src']}->{report['tgt']}, "
+          + ("chat template" if report["chat_template"] else "plain prompt")
+          + f" with {Path(report['template']).name}, {args.level}-level"
+          + (f", k={report['k']}" if args.level == "document" else "")
+          + (f"; sample: {report['sample']['documents']} documents, the longest prompt "
+             f"{report['sample']['longest_prompt']}" if report["sample"] else "") + ": OK")
+    return 0

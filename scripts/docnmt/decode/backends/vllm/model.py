@@ -1,0 +1,253 @@
+"""The vllm backend: a decoder-only LLM's local folder run on vLLM's engine (``vllm.LLM``, offline), with the
+causal-LM backend's prompts, strategies and hypotheses (:class:`~..causal_lm.model.PromptedModel`).
+
+The strategies' requests become the same conversations, to the same token ids, as with ``causal-lm``; what differs is
+the engine that answers them. A search round's requests (every sentence of a one-call strategy; sentence i of every
+document in doc-trans) go to the engine in one call, which schedules them (continuous batching) and reads the prompt
+blocks it already holds from its automatic prefix cache. Greedy search and epsilon samples go through
+``LLM.generate``; beam search through ``LLM.beam_search`` (vLLM's semantics: its length penalty counts the prompt,
+and it ends a beam at the tokenizer's end token only); forced scoring (perplexity, CXMI) through ``prompt_logprobs``,
+which vLLM computes without its prefix cache.
+
+Cost counters: ``tokens_cached`` is the engine's ``num_cached_tokens`` of each request, ``tokens_prefilled`` the rest
+of its prompt, ``tokens_generated`` the tokens of its outputs (every sample's; a beam search's: each beam's token at
+each step), ``decoder_positions`` their sum, and ``forward_calls`` the engine's steps (its iteration counter).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from .... import SEP
+from ....interface import Counted, Hypothesis, Request, Scored, backend
+from ....textio import InputError
+from ..causal_lm.model import PromptedModel
+
+BACKEND = "vllm"
+#: the share of memory the engine reserves for weights and its key-value cache where none is configured: vLLM's own
+#: default on a GPU; on the CPU, where the share is of the machine's RAM and other jobs run beside, less
+CPU_MEMORY_UTILIZATION = 0.15
+#: the attention head sizes vLLM's CPU build runs (its attention kernels)
+CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 192, 256)
+
+
+def head_size(config) -> int:
+    """The model's attention head size."""
+    return int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
+
+
+def on_cpu() -> bool:
+    """Whether vLLM runs on the CPU here (its CPU build, or no GPU)."""
+    from vllm.platforms import current_platform
+
+    return current_platform.is_cpu()
+
+
+class VLLMModel(PromptedModel):
+    """A causal LM's folder (:class:`PromptedModel`: its tokenizer and prompt) on a ``vllm.LLM`` engine in ``dtype``
+    (default float32), over ``tensor_parallel_size`` GPUs, reserving ``gpu_memory_utilization`` of the memory
+    (default: vLLM's on a GPU, :data:`CPU_MEMORY_UTILIZATION` on the CPU), with a context of ``max_model_len``
+    tokens (default: the model's) and the engine's ``seed``. Nothing is fetched: the folder is read as it is."""
+
+    backend = BACKEND
+
+    def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
+                 separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None,
+                 template: str | None = None, tensor_parallel_size: int | None = None,
+                 gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
+                 seed: int | None = None):
+        from ....interface import resolve_dtype
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        super().__init__(folder, separator, src_lang, tgt_lang, template)
+        from vllm import LLM
+
+        from .epsilon import EpsilonLogitsProcessor
+
+        cpu = on_cpu()
+        if device is not None and (device == "cpu") != cpu:
+            raise InputError(self.folder, f"vLLM runs on {'the CPU' if cpu else 'the GPU'} here, not on {device}")
+        if cpu and head_size(self.config) not in CPU_HEAD_SIZES:
+            raise InputError(self.folder / "config.json", f"attention head size {head_size(self.config)}: vLLM's CPU "
+                             f"build runs head sizes {', '.join(map(str, CPU_HEAD_SIZES))}")
+        self.dtype = resolve_dtype(dtype)
+        self.device = "cpu" if cpu else "cuda"
+        if max_model_len is not None:
+            self.max_positions = min(self.max_positions, int(max_model_len))
+        self.engine_options = {
+            "tensor_parallel_size": int(tensor_parallel_size or 1),
+            "gpu_memory_utilization": gpu_memory_utilization or (CPU_MEMORY_UTILIZATION if cpu else 0.9),
+            "max_model_len": self.max_positions, "seed": 0 if seed is None else int(seed),
+        }
+        try:
+            self.llm = LLM(model=str(self.folder), tokenizer=str(self.folder), dtype=self.dtype,
+                           enable_prefix_caching=True, disable_log_stats=False,
+                           logits_processors=[EpsilonLogitsProcessor], **self.engine_options)
+        except Exception as err:  # noqa: BLE001
+            raise InputError(self.folder, f"vLLM could not start the model ({type(err).__name__}: {err})") from None
+        self.net = self.model = self.llm
+
+    def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
+              batch_size: int = 64) -> list[Scored]:
+        """Log-prob of each target's answer given its source (:meth:`PromptedModel.forced_pairs`), from the engine's
+        prompt log-probs, all pairs in one call."""
+        return self.prompt_logprobs(self.forced_pairs(sources, targets, after_last_sep))
+
+    def prompt_logprobs(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[Scored]:
+        """For each (prompt, output), the log-prob of the output after the prompt: the engine's ``prompt_logprobs``
+        of the output's positions in prompt + output."""
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        if not pairs:
+            return []
+        params = SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=0, detokenize=False)
+        outputs = self.llm.generate([TokensPrompt(prompt_token_ids=prompt + output) for prompt, output in pairs],
+                                    params, use_tqdm=False)
+        scored = []
+        for (prompt, output), result in zip(pairs, outputs):
+            steps = result.prompt_logprobs[len(prompt):]
+            scored.append(Scored(sum(step[token].logprob for step, token in zip(steps, output)), len(output)))
+        return scored
+
+
+def _metric(llm, name: str) -> float:
+    """A counter's value, or a histogram's count, of the engine's metrics (0 where it has none)."""
+    total = 0.0
+    for metric in llm.get_metrics():
+        if metric.name == name:
+            total += float(getattr(metric, "value", None) or getattr(metric, "count", 0) or 0)
+    return total
+
+
+class VLLMSearcher(Counted):
+    """The search of a :class:`VLLMModel`: each call's requests to the engine at once; ``beam`` 1 is greedy
+    ``LLM.generate``, more is ``LLM.beam_search``; ``max_new_tokens`` limits an answer (its end token included).
+    ``batch_size`` and ``max_tokens`` are the engine's to schedule (it fills its batches itself), kept for the
+    interface."""
+
+    vocabulary = "vocabulary"
+
+    def __init__(self, model: VLLMModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
+                 max_new_tokens: int = 200, max_tokens: int | None = backend(BACKEND).max_tokens):
+        if beam < 1 or batch_size < 1 or max_new_tokens < 1:
+            raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
+                             f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
+        self.model = model
+        self.llm = model.llm
+        self.beam, self.lenpen = beam, lenpen
+        self.batch_size, self.max_tokens, self.max_new_tokens = batch_size, max_tokens, max_new_tokens
+        self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
+        self.max_source_positions = self.max_target_positions = model.max_positions
+        self.reset_counters()
+
+    def reset_counters(self) -> None:
+        super().reset_counters()
+        self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
+
+    def prompt_counters(self) -> dict:
+        return {"tokens_prefilled": self.tokens_prefilled, "tokens_cached": self.tokens_cached,
+                "tokens_generated": self.tokens_generated}
+
+    # ---- the engine's calls ---------------------------------------------------------------
+    def _params(self, limit: int, **options):
+        from vllm import SamplingParams
+
+        end = self.model.prompter.answer_end
+        return SamplingParams(max_tokens=limit, stop_token_ids=list(self.model.ends), logprobs=0,
+                              stop=[end] if end is not None else None, include_stop_str_in_output=True,
+                              **options)
+
+    def _generate(self, prompts: Sequence[list[int]], params) -> list:
+        """The engine's outputs of ``prompts`` (one ``SamplingParams`` or one each), its counters added."""
+        from vllm.inputs import TokensPrompt
+
+        steps = _metric(self.llm, "vllm:iteration_tokens_total")
+        outputs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], params, use_tqdm=False)
+        self.forward_calls += int(_metric(self.llm, "vllm:iteration_tokens_total") - steps)
+        for prompt, result in zip(prompts, outputs):
+            cached = int(result.num_cached_tokens or 0)
+            generated = sum(len(c.token_ids) for c in result.outputs)
+            self.tokens_cached += cached
+            self.tokens_prefilled += len(prompt) - cached
+            self.tokens_generated += generated
+            self.decoder_positions += len(prompt) - cached + generated
+        return outputs
+
+    def _hypothesis(self, answer: Sequence[int], steps, lines: int) -> Hypothesis:
+        """An answer's hypothesis (:meth:`PromptedModel.hypothesis`), cut after its first end token, its log-prob the
+        sum of its tokens' (``steps``: each token's logprobs dict)."""
+        answer = list(answer)
+        length = next((n + 1 for n, t in enumerate(answer) if t in self.model.ends), len(answer))
+        logprob = sum(step[token].logprob for step, token in zip(steps[:length], answer[:length]))
+        return self.model.hypothesis(answer[:length], logprob / max(length, 1) ** self.lenpen, logprob, lines)
+
+    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
+        from vllm.sampling_params import RequestOutputKind  # noqa: F401 (vLLM's offline API is importable)
+
+        prompts = [self.model.prompt(number, request, self.max_new_tokens)
+                   for number, request in enumerate(requests, start=1)]
+        lines = [self.model.answer_lines(request) for request in requests]
+        if self.beam > 1:
+            results = self._beam_search(prompts, lines)
+        else:
+            outputs = self._generate([p for p, _ in prompts], [self._params(limit, temperature=0.0)
+                                                                for _, limit in prompts])
+            results = [[self._hypothesis(c.token_ids, c.logprobs, n) for c in out.outputs]
+                       for out, n in zip(outputs, lines)]
+        self.batch_done(len(requests))
+        return results
+
+    def _beam_search(self, prompts: Sequence[tuple[list[int], int]], lines: Sequence[int]) -> list[list[Hypothesis]]:
+        """``LLM.beam_search`` on the prompts, those of one token limit in one call; each beam's answer cut after its
+        first end token and scored as :meth:`_hypothesis` does, best first by that score."""
+        from vllm.inputs import TokensPrompt
+        from vllm.sampling_params import BeamSearchParams
+
+        results: list[list[Hypothesis] | None] = [None] * len(prompts)
+        for limit in sorted({limit for _, limit in prompts}):
+            chosen = [i for i, (_, lim) in enumerate(prompts) if lim == limit]
+            steps = _metric(self.llm, "vllm:iteration_tokens_total")
+            found = self.llm.beam_search([TokensPrompt(prompt_token_ids=prompts[i][0]) for i in chosen],
+                                         BeamSearchParams(beam_width=self.beam, max_tokens=limit,
+                                                          length_penalty=self.lenpen))
+            self.forward_calls += int(_metric(self.llm, "vllm:iteration_tokens_total") - steps)
+            for i, output in zip(chosen, found):
+                prompt = prompts[i][0]
+                hyps = []
+                for sequence in output.sequences:
+                    answer = sequence.tokens[len(prompt):]
+                    hyps.append(self._hypothesis(answer, sequence.logprobs, lines[i]))
+                    # each step of a beam search runs each beam's last token
+                    self.tokens_generated += len(answer)
+                self.tokens_prefilled += len(prompt)
+                self.decoder_positions += len(prompt) + sum(len(s.tokens) - len(prompt) for s in output.sequences)
+                results[i] = sorted(hyps, key=lambda h: -h.score)
+        return results  # type: ignore[return-value]
+
+    def sample(self, request: Request, count: int, epsilon: float, seed: int) -> list[Hypothesis]:
+        """``count`` epsilon samples of the answer to the request's prompt (:mod:`docnmt.decode.sampling`), drawn by
+        the engine with ``seed`` after its epsilon truncation (:mod:`.epsilon`); each sample's log-prob the model's."""
+        from .epsilon import KEY
+
+        prompt, limit = self.model.prompt(1, request, self.max_new_tokens)
+        (output,) = self._generate([prompt], self._params(limit, n=count, temperature=1.0, seed=int(seed),
+                                                          extra_args={KEY: epsilon}))
+        lines = self.model.answer_lines(request)
+        return [self._hypothesis(c.token_ids, c.logprobs, lines) for c in output.outputs]
+
+    def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],
+                     ends: Sequence[int] | None = None) -> list[Scored]:
+        """Log-prob of each target (a sentence's ids) as the answer to its request's prompt
+        (:meth:`PromptedModel.forced`), from the engine's prompt log-probs, all requests in one call."""
+        if len(targets) != len(requests) or (ends is not None and len(ends) != len(requests)):
+            raise ValueError(f"expected one target (and end) per request ({len(requests)}), got {len(targets)}")
+        pairs = [self.model.forced(number, request, target, None if ends is None else ends[number - 1])
+                 for number, (request, target) in enumerate(zip(requests, targets), start=1)]
+        for prompt, output in pairs:  # prompt log-probs are computed without the prefix cache
+            self.tokens_prefilled += len(prompt) + len(output)
+            self.decoder_positions += len(prompt) + len(output)
+        return self.model.prompt_logprobs(pairs)

@@ -1,0 +1,63 @@
+"""Where a task's model rules run, and on how many GPUs: the environment of its backend
+(:attr:`docnmt.interface.Backend.environment`: vLLM's ``.venv-vllm``, ``make vllm``; ``envs/vllm.yaml`` with
+``--sdm conda``) or the project's own, and the GPUs a decode takes (:meth:`docnmt.interface.Backend.gpus`:
+``models.engine_args.tensor_parallel_size``). The rules that load a task's model (check_model, the decodes,
+perplexity, CXMI) put :func:`env_path` before PATH and take :func:`conda_env` as their conda environment."""
+
+from __future__ import annotations
+
+import os
+
+from docnmt.config import ConfigError
+from docnmt.interface import Environment, backend
+
+from .tasks import is_external, model_backend
+
+
+def environment(config: dict, task: str) -> Environment | None:
+    """The environment of the task's backend (None: the project's)."""
+    return backend(model_backend(config, task)).environment
+
+
+def engine_args(config: dict, task: str) -> dict:
+    """The task's ``models.engine_args`` (empty for the workflow's own models)."""
+    return dict(config["task_settings"][task]["models"].get("engine_args") or {}) if is_external(config, task) else {}
+
+
+def engine_options(config: dict, task: str) -> list[str]:
+    """``--engine-args KEY=VALUE,...`` of the task's engine options, or nothing (a list; the rule quotes each)."""
+    given = engine_args(config, task)
+    return ["--engine-args", ",".join(f"{key}={value}" for key, value in given.items())] if given else []
+
+
+def gpus(config: dict, task: str) -> int:
+    """The GPUs one of the task's decodes asks for (the rules' ``gpu`` resource)."""
+    return backend(model_backend(config, task)).gpus(engine_args(config, task))
+
+
+def conda_env(config: dict, task: str, default: str) -> str:
+    """The conda environment file (relative to rules/) of the task's model rules: its backend's, else ``default``."""
+    env = environment(config, task)
+    return env.conda if env is not None else default
+
+
+def env_path(config: dict, task: str, basedir: str, conda: bool) -> str:
+    """What a model rule puts before PATH: the folder of the backend environment's Python in the checkout
+    ``basedir`` and ':', or nothing (the project's environment, or --sdm conda)."""
+    env = environment(config, task)
+    if env is None or conda:
+        return ""
+    return os.path.join(basedir, os.path.dirname(env.python)) + ":"
+
+
+def check(config: dict, basedir: str, conda: bool) -> None:
+    """A ConfigError naming the task and the make target where a configured task's backend environment is missing
+    (not with --sdm conda, which builds it)."""
+    if conda:
+        return
+    for task in config["tasks"]:
+        env = environment(config, task)
+        if env is not None and not os.path.exists(os.path.join(basedir, env.python)):
+            raise ConfigError(f"config key 'task_settings.{task}.models.backend': {model_backend(config, task)} "
+                              f"models run in {env.venv}, which is not there: run `{env.make}` (it installs "
+                              f"{env.requirements}), or use --sdm conda ({env.conda.removeprefix('../')})")

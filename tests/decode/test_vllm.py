@@ -1,0 +1,116 @@
+"""The backend vllm (docnmt.decode.backends.vllm) against causal-lm on the tests' tiny trained Llama (head size 32),
+in float32 on the CPU: greedy search gives causal-lm's translations for every strategy, forced scoring its
+log-probs within 1e-3, and the cost counters the same prompt tokens. vLLM runs in its own environment (.venv-vllm,
+`make vllm`, which `make test` makes): one process (tests/vllm_side.py) loads the model once for the session and
+writes what the tests compare."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import made_once
+
+REPO = Path(__file__).resolve().parents[2]
+VLLM_PYTHON = Path(os.environ.get("DOCNMT_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
+#: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
+TRAINING_FIXTURES = {"vllm_outputs", "llama"}
+GREEDY = ["sentence-level", "doc-trans", "doc-trans-document", "cheating", "source-primed"]
+
+
+@pytest.fixture(scope="module")
+def documents():
+    """The demo's first 4 test documents, and text pairs with a window of context for the model's own scoring."""
+    import llmmodel
+
+    _, docs = llmmodel.demo_documents()
+    docs = docs[:4]
+    src = [s for d in docs for s in d.src]
+    ref = [t for d in docs for t in d.tgt]
+    pairs = {"src": [" <sep> ".join(src[max(0, i - 1):i + 1]) for i in range(len(src))],
+             "tgt": [" <sep> ".join(ref[max(0, i - 1):i + 1]) for i in range(len(ref))]}
+    return {"src": src, "ref": ref, "docids": [d.docid for d in docs for _ in d.src], "pairs": pairs}
+
+
+@pytest.fixture(scope="module")
+def vllm_outputs(tmp_path_factory, tiny_llama, documents):
+    def run(folder: Path) -> Path:
+        if not VLLM_PYTHON.exists():
+            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+        (folder / "docs.json").write_text(json.dumps(documents), encoding="utf-8")
+        result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), "--model", str(tiny_llama),
+                                 "--documents", str(folder / "docs.json"), "--output", str(folder / "vllm.json")],
+                                capture_output=True, text=True, timeout=900, cwd=folder,
+                                env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
+        assert result.returncode == 0, result.stderr[-4000:]
+        return folder / "vllm.json"
+
+    return json.loads(made_once(tmp_path_factory, "vllm-side", run).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def llama(tiny_llama):
+    from docnmt.decode.backends import load_model
+
+    return load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu")
+
+
+def causal_lm_decode(model, documents, name: str) -> tuple[list[str], dict]:
+    sys.path.insert(0, str(REPO / "tests"))
+    import vllm_side
+
+    from docnmt.decode.backends import make_searcher
+    from docnmt.decode.documents import group
+
+    (_, strategy, context, beam), = [run for run in vllm_side.RUNS if run[0] == name]
+    docs = group(documents["src"], documents["docids"], ref=documents["ref"])
+    return vllm_side.decode(model, docs, strategy, context, beam, make_searcher)
+
+
+@pytest.mark.parametrize("name", GREEDY)
+def test_greedy_vllm_gives_causal_lms_translations_and_reads_the_same_prompt_tokens(vllm_outputs, llama, documents,
+                                                                                   name):
+    expected, counters = causal_lm_decode(llama, documents, name)
+    found = vllm_outputs["decodes"][name]
+    assert found["hypotheses"] == expected
+    assert len(expected) == len(documents["src"]) and all(expected)
+    # the same prompts, whichever engine's cache served them
+    seen = found["counters"]
+    assert seen["tokens_prefilled"] + seen["tokens_cached"] == counters["tokens_prefilled"] + counters["tokens_cached"]
+    assert seen["tokens_generated"] > 0 and seen["forward_calls"] > 0
+
+
+def test_forced_scoring_agrees_within_a_thousandth_of_a_nat(vllm_outputs, llama, documents):
+    from docnmt.decode.backends import make_searcher
+    from docnmt.interface import Request
+
+    searcher = make_searcher(llama, beam=1)
+    requests = [Request(llama.encode(s, source=True)) for s in documents["src"]]
+    targets = [llama.encode(t, source=True) for t in documents["ref"]]
+    expected = [s.logprob for s in searcher.score_forced(requests, targets)]
+    assert vllm_outputs["forced"] == pytest.approx(expected, abs=1e-3)
+    pairs = [s.logprob for s in llama.score(documents["pairs"]["src"], documents["pairs"]["tgt"])]
+    assert vllm_outputs["pairs"] == pytest.approx(pairs, abs=1e-3)
+
+
+def test_beam_search_share_of_equal_translations_is_reported(vllm_outputs, llama, documents):
+    """vLLM's beam search is its own (its length penalty counts the prompt): the share of translations equal to
+    causal-lm's (transformers' beam search) is reported, not required."""
+    expected, _ = causal_lm_decode(llama, documents, "sentence-level-beam-3")
+    found = vllm_outputs["decodes"]["sentence-level-beam-3"]["hypotheses"]
+    share = sum(a == b for a, b in zip(found, expected)) / len(expected)
+    print(f"beam 3, sentence-level: {share:.0%} of {len(expected)} translations equal to causal-lm's")
+    assert len(found) == len(expected) and all(found)
+
+
+def test_epsilon_samples_repeat_under_a_seed_and_an_epsilon_near_1_leaves_the_greedy_answer(vllm_outputs):
+    same, again, greedy = vllm_outputs["samples"]
+    assert same == again and len(same) == 4
+    assert greedy == [vllm_outputs["decodes"]["sentence-level"]["hypotheses"][0]] * 4
+
+
+def test_the_engine_ran_in_float32_on_the_cpu(vllm_outputs):
+    assert vllm_outputs["dtype"] == "float32" and vllm_outputs["device"] == "cpu"
