@@ -100,12 +100,22 @@ LLM_TABLES := decoding_cost bleu_ter pronoun_f1 perplexity context_usage
 LLM_STRATEGIES := sentence-level,no-context,full-segment,last-sentence,first-sentence,2-pass,doc-trans,doc-trans-beam,cheating,source-primed
 LLM_TRAIN = $(VENV)/bin/python -m docnmt.decode.backends.causal_lm.tiny --src en --tgt de --steps $(LLM_STEPS) \
   --threads $(CORES)
-demo-llm: demo ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 13 minutes)
+# BACKEND=vllm: the same model on vLLM's engine (make vllm; the task demo-vllm), its tables in results/tables/demo+demo-vllm/.
+# LLM_BEAM=1: greedy search (config beam), without the MBR rows (mbr.strategies) and without the demo's own models
+# beside (tables in results/tables/demo-llm/ or demo-vllm/), for both backends: then vllm's translations equal
+# causal-lm's (docs/own-models.md, "LLMs on vLLM").
+BACKEND ?= causal-lm
+, := ,
+LLM_BEAM ?=
+LLM_TASK := $(if $(filter vllm,$(BACKEND)),demo-vllm,demo-llm)
+LLM_SEARCH := $(if $(LLM_BEAM),beam=$(LLM_BEAM) 'mbr={strategies: []}')
+LLM_TABLES_NAME := $(if $(LLM_BEAM),$(LLM_TASK),demo+$(LLM_TASK))
+demo-llm: demo $(if $(filter vllm,$(BACKEND)),vllm) ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 13 minutes; BACKEND=vllm: on vLLM)
 	test -f results/demo-llm/model/config.json || $(LLM_TRAIN) --train data/demo/corpus/train \
 	  --output results/demo-llm/model
-	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo,demo-llm]' \
-	  'strategies=[$(LLM_STRATEGIES)]'
-	@for t in $(LLM_TABLES); do echo; cat results/tables/demo+demo-llm/$$t.md; done
+	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables \
+	  --config 'tasks=[$(subst +,$(,),$(LLM_TABLES_NAME))]' 'strategies=[$(LLM_STRATEGIES)]' $(LLM_SEARCH)
+	@for t in $(LLM_TABLES); do echo; cat results/tables/$(LLM_TABLES_NAME)/$$t.md; done
 
 # The demo with learned metrics (docs/scoring.md, "COMET"): a tiny COMET (regression, reference-based) and a tiny
 # CometKiwi (reference-free) checkpoint made in COMET_DEMO_DIR by docnmt.score.tiny_comet, as a researcher's own

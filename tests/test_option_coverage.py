@@ -36,6 +36,9 @@ ALLOWED = {
     "tmux/screen":
         "the paper's three tasks on a Slurm cluster: downloads from the internet and GPU nodes; tests/test_slurm.py "
         "runs the demo through this profile on a one-node Slurm instead",
+    "docs/own-models.md: # a vLLM task on two GPUs (tensor parallelism)":
+        "an 8B model over two GPUs: neither is here; tests/test_vllm_workflow.py dry-runs the block as written and "
+        "finds gpu=2 on its model rules",
     "docs/cluster.md: source .venv/bin/activate":
         "the paper's three tasks on a GPU workstation (training, data, DAG): their corpora download from the internet "
         "and they train on a GPU",

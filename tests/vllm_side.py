@@ -11,6 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
+
+#: the engine's options, as the CLIs take them (--engine-args): every load in this process reuses one engine
+ENGINE = "gpu_memory_utilization=0.1,max_model_len=512,seed=0"
 
 #: (name in the output, strategy, context, beam) of every decode run here
 RUNS = [("sentence-level", "sentence-level", "window", 1), ("doc-trans", "doc-trans", "window", 1),
@@ -40,13 +44,12 @@ def main() -> None:
 
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group
-    from docnmt.interface import Request
+    from docnmt.interface import Request, parse_load_options
 
     given = json.load(open(args.documents, encoding="utf-8"))
     docs = group(given["src"], given["docids"], ref=given["ref"])
     started = time.perf_counter()
-    model = load_model("vllm", args.model, src_lang="en", tgt_lang="de",
-                       engine={"gpu_memory_utilization": 0.1, "seed": 0})
+    model = load_model("vllm", args.model, src_lang="en", tgt_lang="de", engine=parse_load_options(ENGINE))
     result = {"start_seconds": time.perf_counter() - started, "device": model.device, "dtype": model.dtype,
               "decodes": {}}
     for name, strategy, context, beam in RUNS:
@@ -60,7 +63,46 @@ def main() -> None:
     samples = [searcher.sample(requests[0], 4, 0.02, 7), searcher.sample(requests[0], 4, 0.02, 7),
                searcher.sample(requests[0], 4, 0.999, 7)]
     result["samples"] = [[model.decode(h.tokens) for h in drawn] for drawn in samples]
+    # the paper's beam: LLM.beam_search asks for 24 log-probs a step, more than vLLM's default cap of 20
+    result["beam_12"] = [len(hyps) for hyps in make_searcher(model, beam=12, max_len=20).search(requests[:2])]
+    result["clis"] = clis(args.model, given, Path(args.output).parent)
     json.dump(result, open(args.output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
+
+
+def clis(model: str, given: dict, folder: Path) -> dict:
+    """The console scripts on the model, called in this process with the engine options of the model loaded above
+    (--engine-args), so that they reuse its engine (docnmt.decode.backends.vllm.model.ENGINES): each one's exit
+    status and what it wrote."""
+    from docnmt.decode import checks, cli, translate
+    from docnmt.score import cxmi, perplexity
+
+    for name in ("src", "ref", "docids"):
+        (folder / f"test.{name}").write_text("\n".join(given[name]) + "\n", encoding="utf-8")
+    files = {name: str(folder / f"test.{name}") for name in ("src", "ref", "docids")}
+    (folder / "talk.en").write_text("\n".join(given["src"][:4]) + "\n\n" + "\n".join(given["src"][4:7]) + "\n",
+                                    encoding="utf-8")
+    common = ["--backend", "vllm", "--model", model, "--src-lang", "en", "--tgt-lang", "de", "--engine-args", ENGINE]
+    out = {
+        "check": checks.main([*common, "--level", "document", "--k", "3", "--sample", files["src"],
+                              "--output", str(folder / "check.json")]),
+        "decode": cli.main(["--strategy", "doc-trans", *common, "--src", files["src"], "--docids", files["docids"],
+                            "--beam", "1", "--output-bpe", str(folder / "dt.bpe"), "--output", str(folder / "dt.txt"),
+                            "--sidecar", str(folder / "dt.json")]),
+        "perplexity": perplexity.main([*common, "--level", "document", "--src", files["src"], "--docids",
+                                       files["docids"], "--system", f"reference={files['ref']}",
+                                       "--output", str(folder / "ppl.json")]),
+        "cxmi": cxmi.main([*common, "--src", files["src"], "--ref", files["ref"], "--docids", files["docids"],
+                           "--output", str(folder / "cxmi.json"), "--sentences", str(folder / "cxmi.tsv")]),
+        "translate": translate.main(["--backend", "vllm", "--strategy", "doc-trans", "--sentence-model", model,
+                                     "--document-model", model, "--src-lang", "en", "--tgt-lang", "de",
+                                     "--engine-args", ENGINE, "--beam", "1", "--input", str(folder / "talk.en"),
+                                     "--output", str(folder / "talk.de")]),
+    }
+    out["decoded"] = (folder / "dt.txt").read_text(encoding="utf-8").splitlines()
+    out["translated"] = (folder / "talk.de").read_text(encoding="utf-8")
+    out["perplexity_json"] = json.loads((folder / "ppl.json").read_text(encoding="utf-8"))
+    out["cxmi_json"] = json.loads((folder / "cxmi.json").read_text(encoding="utf-8"))
+    return out
 
 
 if __name__ == "__main__":

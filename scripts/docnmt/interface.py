@@ -163,8 +163,10 @@ class Counted:
     its progress hook: ``on_batch``, where set, is called with the number of requests of each batch once that
     batch is searched (``docnmt-translate`` prints its progress lines from it)."""
 
-    track_cache = False  # measure cache_bytes_peak (bench/decode)
-    on_batch = None  # Callable[[int], None] | None
+    track_cache: bool = False  # measure cache_bytes_peak (bench/decode)
+    on_batch: Callable[[int], None] | None = None
+    forward_calls: int = 0
+    decoder_positions: int = 0
 
     def batch_done(self, requests: int) -> None:
         """What a searcher calls after each batch it searched: the progress hook, if any."""
@@ -187,20 +189,45 @@ class Counted:
 @runtime_checkable
 class ModelLike(Protocol):
     """A loaded model, as the strategies, the CLIs and the scorers use it (every backend's model satisfies it; mypy
-    checks that in the suite, ``tests/test_types.py``)."""
+    checks that in the suite, ``tests/test_types.py``). Its data members are read-only here: a backend may narrow
+    them (``sep`` an int where its vocabulary always has one)."""
 
-    backend: str  #: the name it is registered under
-    checkpoint: str  #: the checkpoint file or model folder it was loaded from (sidecars record it)
-    device: str  #: where it runs: cpu, cuda or cuda:N (sidecars record it; 2-pass checks its first pass's)
-    dtype: str  #: the precision it runs in: a value of :data:`DTYPES`
-    sep: int | None  #: the separator's token id (None where the vocabulary has none)
-    eos: int  #: the id that ends a target (an LLM's end of turn)
-    pad: int
-    #: the positions a request may take: an encoder-decoder's per side (source; decoder prompt, prefix and
-    #: continuation), a causal LM's context window (prompt and answer together)
-    max_positions: int
-    #: the prompt's template (a causal LM's :class:`~docnmt.decode.backends.causal_lm.prompt.Template`), or None
-    template: object
+    @property
+    def backend(self) -> str:
+        """The name it is registered under."""
+
+    @property
+    def checkpoint(self) -> str:
+        """The checkpoint file or model folder it was loaded from (sidecars record it)."""
+
+    @property
+    def device(self) -> str:
+        """Where it runs: cpu, cuda or cuda:N (sidecars record it; 2-pass checks its first pass's)."""
+
+    @property
+    def dtype(self) -> str:
+        """The precision it runs in: a value of :data:`DTYPES`."""
+
+    @property
+    def sep(self) -> int | None:
+        """The separator's token id (None where the vocabulary has none)."""
+
+    @property
+    def eos(self) -> int:
+        """The id that ends a target (an LLM's end of turn)."""
+
+    @property
+    def pad(self) -> int: ...
+
+    @property
+    def max_positions(self) -> int:
+        """The positions a request may take: an encoder-decoder's per side (source; decoder prompt, prefix and
+        continuation), a causal LM's context window (prompt and answer together)."""
+
+    @property
+    def template(self) -> object:
+        """The prompt's template (a causal LM's :class:`~docnmt.decode.backends.causal_lm.prompt.Template`), or
+        None."""
 
     def encode(self, text: str, source: bool = False) -> list[int]:
         """A text's ids (a window's sentences apart by :attr:`sep`); a target (``source`` False) ends in
@@ -230,13 +257,28 @@ class SearcherLike(Protocol):
     """A model's search over requests (:class:`Request`), with its cost counters and progress hook
     (:class:`Counted`, which every backend's searcher extends; mypy checks each satisfies this)."""
 
-    model: ModelLike
-    beam: int
-    eos: int
-    pad: int
-    vocab: int  #: the vocabulary's size (ids at or above it are not tokens)
-    max_source_positions: int
-    max_target_positions: int
+    @property
+    def model(self) -> ModelLike: ...
+
+    @property
+    def beam(self) -> int: ...
+
+    @property
+    def eos(self) -> int: ...
+
+    @property
+    def pad(self) -> int: ...
+
+    @property
+    def vocab(self) -> int:
+        """The vocabulary's size (ids at or above it are not tokens)."""
+
+    @property
+    def max_source_positions(self) -> int: ...
+
+    @property
+    def max_target_positions(self) -> int: ...
+
     decoder_positions: int
     forward_calls: int
     track_cache: bool
@@ -266,29 +308,27 @@ class SearcherLike(Protocol):
 
 class BackendModule(Protocol):
     """A backend package's entry points (:attr:`Backend.module`), which :mod:`docnmt.decode.backends` calls; mypy
-    checks each registered package against it (``docnmt.decode.backends.conformance``)."""
+    checks each registered package against it (``docnmt.decode.backends.conformance``).
 
-    def load(self, model: os.PathLike | str, data: os.PathLike | str | None, *, device: str | None = None,
-             dtype: str | None = None, separator: str, src_lang: str | None = None, tgt_lang: str | None = None,
-             **options: Any) -> ModelLike:
-        """The model of a checkpoint or folder (``data``: a fairseq model's data folder); ``options``: the load
-        options the description names (:attr:`Backend.load_options`)."""
-        ...
+    - ``load(model, data, *, device, dtype, separator, src_lang, tgt_lang, **options)``: the model of a checkpoint or
+      folder (``data``: a fairseq model's data folder; ``options``: the description's ``template`` and
+      :attr:`Backend.load_options`);
+    - ``check(model, data, level, separator, k, src_lang, tgt_lang, sample, **options)``: the checks before any
+      decode (docnmt-check-model), a report or an InputError in one line;
+    - ``searcher(model, beam, lenpen, batch_size, max_len, max_tokens)``: the search of a loaded model;
+    - ``check_cli(parser, args)``: docnmt-check-model's run for this backend."""
 
-    def check(self, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str,
-              k: int | None, src_lang: str | None = None, tgt_lang: str | None = None,
-              sample: Sequence[os.PathLike | str] = (), **options: Any) -> dict:
-        """The checks before any decode (docnmt-check-model): a report, or an InputError in one line."""
-        ...
+    @property
+    def load(self) -> Callable[..., ModelLike]: ...
 
-    def searcher(self, model: Any, beam: int, lenpen: float, batch_size: int, max_len: int,
-                 max_tokens: int | None) -> SearcherLike:
-        """The search of a loaded model of this backend."""
-        ...
+    @property
+    def check(self) -> Callable[..., dict]: ...
 
-    def check_cli(self, parser: Any, args: Any) -> int:
-        """docnmt-check-model's run for this backend (its parsed arguments)."""
-        ...
+    @property
+    def searcher(self) -> Callable[[Any, int, float, int, int, int | None], SearcherLike]: ...
+
+    @property
+    def check_cli(self) -> Callable[[Any, Any], int]: ...
 
 
 #: What a backend may be able to do (:attr:`Backend.forced_scoring`, ...), each in words for a skipped strategy's or
@@ -460,7 +500,7 @@ REGISTRY: dict[str, Backend] = {
         module="docnmt.decode.backends.vllm", note="vLLM",
         note_detail="causal-lm's prompts on vLLM's engine, whose beam search is its own (docs/own-models.md, "
                     "'LLMs on vLLM')",
-        bench="decode_causal_lm:vllm_benchmark", max_tokens=32_768,
+        bench="decode_vllm:vllm_benchmark", max_tokens=32_768,
         environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
                                 conda="../envs/vllm.yaml"),
         load_options=tuple(LOAD_OPTIONS),

@@ -155,3 +155,27 @@ def test_the_default_position_limit_binds_on_whole_documents_not_on_sentence_win
 
     assert batch_sizes(3 * 30 + 2 * 30) == [64, 64]
     assert set(batch_sizes(40 * 30 + 39 * 30)[:-1]) == {12}
+
+
+def test_a_backend_without_beam_search_or_forced_scoring_is_not_asked_for_them(monkeypatch):
+    """The description's capabilities decide: doc-trans-beam (an n-best list) is skipped for a backend without beam
+    search, with the reason the tables' notes print, and CXMI for one without forced scoring."""
+    from docnmt import workflow as wf
+    from docnmt.decode.registry import not_for_backend, strategies_for
+
+    monkeypatch.setitem(REGISTRY, "greedy-only", Backend(
+        name="greedy-only", summary="an engine that only answers greedily", text="plain", needs_data=False,
+        language_codes=False, contrapro_in_workflow=False, module="echo_backend", beam_search=False,
+        forced_scoring=False, sampling=False))
+    why = not_for_backend("doc-trans-beam", "greedy-only")
+    assert why == "doc-trans-beam needs what greedy-only models lack: greedy-only models have no beam search (an " \
+                  "n-best list)"
+    assert "doc-trans-beam" not in strategies_for("greedy-only") and "doc-trans" in strategies_for("greedy-only")
+    assert not_for_backend("doc-trans-beam", "vllm") is None and not_for_backend("source-primed", "vllm") is None
+    assert REGISTRY["greedy-only"].lacks(["forced_scoring", "sampling"]) == (
+        "greedy-only models have no forced scoring (perplexity, CXMI) and no sampling (MBR's epsilon samples)")
+    config = {"tasks": ["mine"], "task_settings": {"mine": {"models": {"backend": "greedy-only",
+                                                                       "document": {"checkpoint": "m"}}}}}
+    assert wf.tasks.cxmi_tasks(config) == []
+    config["task_settings"]["mine"]["models"]["backend"] = "vllm"
+    assert wf.tasks.cxmi_tasks(config) == ["mine"]

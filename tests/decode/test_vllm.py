@@ -104,6 +104,7 @@ def test_beam_search_share_of_equal_translations_is_reported(vllm_outputs, llama
     share = sum(a == b for a, b in zip(found, expected)) / len(expected)
     print(f"beam 3, sentence-level: {share:.0%} of {len(expected)} translations equal to causal-lm's")
     assert len(found) == len(expected) and all(found)
+    assert vllm_outputs["beam_12"] == [12, 12]  # the paper's beam, above vLLM's default log-prob cap
 
 
 def test_epsilon_samples_repeat_under_a_seed_and_an_epsilon_near_1_leaves_the_greedy_answer(vllm_outputs):
@@ -114,3 +115,47 @@ def test_epsilon_samples_repeat_under_a_seed_and_an_epsilon_near_1_leaves_the_gr
 
 def test_the_engine_ran_in_float32_on_the_cpu(vllm_outputs):
     assert vllm_outputs["dtype"] == "float32" and vllm_outputs["device"] == "cpu"
+
+
+def test_the_console_scripts_run_on_vllm_with_engine_args_reusing_one_engine(vllm_outputs, documents):
+    """docnmt-check-model, docnmt-decode, docnmt-perplexity, docnmt-cxmi and docnmt-translate with --backend vllm and
+    --engine-args, called in the vLLM process after the model above was loaded with the same engine options (the
+    engine is reused): each exits 0; the decode CLI's doc-trans is the Python API's; perplexity and CXMI are
+    scored."""
+    clis = vllm_outputs["clis"]
+    assert {name: clis[name] for name in ("check", "decode", "perplexity", "cxmi", "translate")} == dict.fromkeys(
+        ("check", "decode", "perplexity", "cxmi", "translate"), 0)
+    assert clis["decoded"] == vllm_outputs["decodes"]["doc-trans"]["hypotheses"]
+    assert len(clis["translated"].strip().split("\n\n")) == 2  # the two documents, a blank line between
+    assert json.dumps(clis["perplexity_json"]) and json.dumps(clis["cxmi_json"])
+
+
+def test_a_vllm_task_checks_its_models_in_vllms_environment_with_its_engine_args(tiny_llama, documents, tmp_path):
+    """A workflow task with backend: vllm and every key of models.engine_args, run for its check_model jobs (no engine
+    starts for a check): the rule runs the check in .venv-vllm with --engine-args, whose max_model_len becomes the
+    context window the check reports."""
+    import yaml
+
+    from helpers import run_snakemake
+
+    if not VLLM_PYTHON.exists():
+        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, lines in (("test.en", documents["src"]), ("test.de", documents["ref"]),
+                        ("test.docids", documents["docids"])):
+        (corpus / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    engine = {"tensor_parallel_size": 1, "gpu_memory_utilization": 0.1, "max_model_len": 256, "seed": 3}
+    task = {"src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": str(corpus)},
+            "models": {"backend": "vllm", "engine_args": engine, "sentence": {"checkpoint": str(tiny_llama)},
+                       "document": {"checkpoint": str(tiny_llama)}}}
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"tasks": ["mine-vllm"],
+                                                        "task_settings": {"mine-vllm": task}}), encoding="utf-8")
+    checks = [f"results/mine-vllm/models/{level}/check.json" for level in ("sentence", "document")]
+    run_snakemake(tmp_path, "--cores", "1", "--configfile", str(REPO / "config.yaml"), str(tmp_path / "mine.yaml"),
+                  *checks)
+    for path in checks:
+        report = json.loads((tmp_path / path).read_text(encoding="utf-8"))
+        assert report["backend"] == "vllm" and report["max_positions"] == 256 and report["head_size"] == 32
+    log = (tmp_path / "logs/mine-vllm/check_model/document.log").read_text(encoding="utf-8")
+    assert "for vLLM on the cpu" in log and "context window 256" in log

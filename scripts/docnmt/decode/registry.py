@@ -41,8 +41,15 @@ class StrategyInfo:
     #: it uses the sentence-level hypotheses where it is given them, without needing them (full-segment: the guide
     #: of :mod:`docnmt.decode.realign`); the workflow gives them where the task decodes sentence-level
     guided: bool = False
-    #: it exists only for backends whose prompt is a conversation (:attr:`docnmt.interface.Backend.prompt_template`)
-    prompted: bool = False
+    #: the capabilities it needs of a backend (:data:`docnmt.interface.CAPABILITIES`): ``conversation`` for a
+    #: strategy that exists only where the prompt is a conversation (source-primed), ``beam_search`` for one that
+    #: keeps an n-best list (doc-trans-beam)
+    needs: tuple[str, ...] = ()
+
+    @property
+    def prompted(self) -> bool:
+        """Whether it exists only for backends whose prompt is a conversation."""
+        return "conversation" in self.needs
 
     @property
     def rule(self) -> str:
@@ -73,14 +80,16 @@ def models_needed(strategy: str, doc_trans_mode: str = "sequential") -> set[str]
 
 
 def not_for_backend(strategy: str, backend_name: str) -> str | None:
-    """Why a strategy does not apply to a backend's models, in words (None: it does): a ``prompted`` strategy needs a
-    backend whose prompt is a conversation (:attr:`docnmt.interface.Backend.prompt_template`)."""
+    """Why a strategy does not apply to a backend's models, in words (None: it does): it needs a capability the
+    backend's description lacks (:meth:`docnmt.interface.Backend.lacks`), such as a prompt that is a conversation."""
     from ..interface import backend, names
 
-    if STRATEGIES[strategy].prompted and not backend(backend_name).prompt_template:
-        return (f"{strategy} is for {names(lambda b: b.prompt_template, ' or ')} models, whose prompt is a "
+    info, described = STRATEGIES[strategy], backend(backend_name)
+    if info.prompted and not described.conversation:
+        return (f"{strategy} is for {names(lambda b: b.conversation, ' or ')} models, whose prompt is a "
                 f"conversation; {backend_name} models have none")
-    return None
+    lacking = described.lacks(info.needs)
+    return f"{strategy} needs what {backend_name} models lack: {lacking}" if lacking else None
 
 
 def strategies_for(backend_name: str) -> list[str]:

@@ -551,7 +551,7 @@ class _Candidate:
     mismatches: int = 0
 
 
-@strategy("doc-trans-beam", "O(NLh)")
+@strategy("doc-trans-beam", "O(NLh)", needs=("beam_search",))
 def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """doc-trans keeping the top-h document contexts after every sentence (beam search over sentences).
 
@@ -589,7 +589,7 @@ def doc_trans_beam(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return [beams[n][0].sentences if len(d) else [] for n, d in enumerate(docs)]
 
 
-@strategy("source-primed", "O(NL)", prompted=True)
+@strategy("source-primed", "O(NL)", needs=("conversation",))
 def source_primed(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """doc-trans after the whole source document (a prompting model's strategy; Hu, Vamvas & Sennrich 2025):
 

@@ -409,7 +409,10 @@ PROMPT_LABELS = {"tokens_prefilled": "tokens prefilled", "tokens_cached": "token
 PROMPT_NOTE = ("Causal LMs: tokens prefilled are the prompt tokens run through the model; tokens from cache those "
                "read from the keys and values of an earlier prompt that shares them (the instruction, a "
                "conversation's earlier turns); tokens generated count every beam's positions, in a batch those of the "
-               "answers that ended before its longest too. Forward calls include the prefill's.")
+               "answers that ended before its longest too. Forward calls include the prefill's. On vLLM's engine "
+               "(backend vllm) the engine counts them: its prefix cache holds whole blocks (128 tokens on the CPU), "
+               "tokens generated are the answers' own, forced scoring's prompts are all prefilled, and forward calls "
+               "are its steps, each of which serves many requests.")
 
 
 def cost_table(manifest: dict) -> Table:

@@ -79,8 +79,10 @@ def german_tasks(config: dict) -> list[str]:
 
 
 def cxmi_tasks(config: dict) -> list[str]:
-    """The configured tasks with a document-level model: CXMI measures how much that model uses its context."""
-    return [t for t in config["tasks"] if "document" in task_levels(config, t)]
+    """The configured tasks with a document-level model whose backend scores forced targets: CXMI measures how much
+    that model uses its context."""
+    return [t for t in config["tasks"] if "document" in task_levels(config, t)
+            and backend(model_backend(config, t)).forced_scoring]
 
 
 # ---- one task's settings -------------------------------------------------------------

@@ -5,11 +5,16 @@
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from .model import CausalLMModel
+    from .model import CausalLMSearcher
+
 
 
 def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
-         src_lang=None, tgt_lang=None, template=None):
+         src_lang=None, tgt_lang=None, template=None) -> CausalLMModel:
     from .model import CausalLMModel
 
     return CausalLMModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang,
@@ -23,7 +28,8 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
     return check_causal_lm_model(model, level, k, src_lang, tgt_lang, sample, template)
 
 
-def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int, max_tokens: int | None):
+def searcher(model: CausalLMModel, beam: int, lenpen: float, batch_size: int, max_len: int,
+             max_tokens: int | None) -> CausalLMSearcher:
     from .model import CausalLMSearcher
 
     return CausalLMSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,

@@ -28,7 +28,7 @@ import copy
 import inspect
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from .... import SEP
 from ....interface import Counted, Hypothesis, Request, Scored, backend
@@ -141,7 +141,8 @@ class PromptedModel:
 
     def sentences(self, ids: Sequence[int]) -> list[str]:
         """The sentences of ids split at :attr:`sep` (end tokens dropped)."""
-        segments, current = [], []
+        segments: list[list[int]] = []
+        current: list[int] = []
         for i in ids:
             if i == self.sep:
                 segments.append(current)
@@ -303,9 +304,9 @@ class PrefixCache:
 
     def __init__(self, entries: int = 64):
         self.entries = entries
-        self.held: list[tuple[list[int], object]] = []
+        self.held: list[tuple[list[int], Any]] = []  # (ids, a transformers cache)
 
-    def longest(self, ids: Sequence[int]) -> tuple[int, object | None]:
+    def longest(self, ids: Sequence[int]) -> tuple[int, Any]:
         best, found = 0, None
         for n, (key, cache) in enumerate(self.held):
             shared = 0
@@ -443,7 +444,7 @@ class CausalLMSearcher(Counted):
         ``copies``: one prompt that many times (samples), ``options`` passed on to ``generate``."""
         import torch
 
-        kwargs = dict(max_new_tokens=limit, do_sample=False, num_beams=self.beam, num_return_sequences=self.beam,
+        kwargs: dict[str, Any] = dict(max_new_tokens=limit, do_sample=False, num_beams=self.beam, num_return_sequences=self.beam,
                       length_penalty=self.lenpen, return_dict_in_generate=True, output_logits=True,
                       output_scores=True, eos_token_id=self.model.ends, pad_token_id=self.pad)
         if self.model.prompter.answer_end is not None:

@@ -62,9 +62,10 @@ class Template:
     document: str = DEFAULT_DOCUMENT
 
     def fill(self, text: str | None, source_language: str, target_language: str, source: str = "",
-             document: str = "") -> str | None:
+             document: str = "") -> str:
+        """``text`` with its placeholders filled ("" for a part the template leaves out)."""
         if text is None:
-            return None
+            return ""
         return text.replace("{source_language}", source_language).replace("{target_language}", target_language) \
             .replace("{document}", document).replace("{source}", source)
 
@@ -144,7 +145,7 @@ class Prompter:
                                             "needs a plain: part (start, user, assistant, end) that writes the "
                                             "conversation out as text")
 
-    def _fill(self, text: str | None, source: str = "") -> str | None:
+    def _fill(self, text: str | None, source: str = "") -> str:
         return self.template.fill(text, self.names["source_language"], self.names["target_language"], source)
 
     def _primer(self, document: Sequence[str]) -> str:
@@ -179,8 +180,8 @@ class Prompter:
         if self.chat:
             return self.tokenizer.apply_chat_template(self.messages(done, current, document), tokenize=False,
                                                       add_generation_prompt=True)
-        plain = self.template.plain
-        parts = [self._fill(plain["start"]).replace("{system}", self._fill(self.template.system) or ""),
+        plain = self.plain
+        parts = [self._fill(plain["start"]).replace("{system}", self._fill(self.template.system)),
                  self._primer(document)]
         for source, target in done:
             parts += [self._fill(plain["user"], source), self._fill(plain["assistant"]), target, plain["end"]]
@@ -194,10 +195,17 @@ class Prompter:
         """An answer's ids as the prompt continues with it: its lines, then the end of the turn (the token ``end``
         after a chat template's answer; a plain template's ``end`` text)."""
         if not self.chat:
-            return list(self.tokenizer(text + self.template.plain["end"], add_special_tokens=False)["input_ids"])
+            return list(self.tokenizer(text + self.plain["end"], add_special_tokens=False)["input_ids"])
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) + [end]
 
     @property
     def answer_end(self) -> str | None:
         """Where a plain template's answer ends in the text (None with a chat template: its end-of-turn token)."""
-        return None if self.chat else self.template.plain["end"]
+        return None if self.chat else self.plain["end"]
+
+    @property
+    def plain(self) -> dict:
+        """The template's plain part (a base model's, which the Prompter checked it has)."""
+        if self.template.plain is None:
+            raise ValueError(f"{self.template.path}: expected the key 'plain' for a tokenizer without a chat template")
+        return self.template.plain

@@ -108,9 +108,9 @@ def examples(tokenizer, prompter, convs) -> list[tuple[list[int], list[int]]]:
     the conversation before it token for token (a plain template's text, which the tokenizer may split otherwise
     across an answer's end), each turn is an example of its own that learns its answer only."""
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
-    found = []
+    found: list[tuple[list[int], list[int]]] = []
     for turns in convs:
-        ids: list[int] = []
+        ids: list[int] | None = []
         labels: list[int] = []
         alone = []
         for j, (source, target) in enumerate(turns):

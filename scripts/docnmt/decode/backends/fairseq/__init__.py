@@ -5,9 +5,13 @@ search (:class:`docnmt.decode.backends.fairseq.search.Searcher`, fairseq's seman
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ....textio import InputError
+
+if TYPE_CHECKING:
+    from .model import Model
+    from .search import Searcher
 
 
 def _data_folder(model, data):
@@ -18,7 +22,7 @@ def _data_folder(model, data):
 
 
 def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
-         src_lang=None, tgt_lang=None):
+         src_lang=None, tgt_lang=None) -> Model:
     from .model import Model
 
     return Model(model, _data_folder(model, data), device=device, dtype=dtype, separator=separator)
@@ -31,7 +35,8 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
     return check_model(model, _data_folder(model, data), level, separator, k)
 
 
-def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int, max_tokens: int | None):
+def searcher(model: Model, beam: int, lenpen: float, batch_size: int, max_len: int,
+             max_tokens: int | None) -> Searcher:
     from .search import Searcher
 
     return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len_b=max_len,

@@ -173,9 +173,9 @@ def recorded_training_data(state: dict, data: Path) -> Path | None:
     return folder
 
 
-def check_k_trained(checkpoint: Path, level: str, k: int, windows: dict | None) -> None:
+def check_k_trained(checkpoint: Path, level: str, k: int | None, windows: dict | None) -> None:
     """A k larger than the largest window of the model's training data: the model never saw that much context."""
-    if level == "document" and windows is not None and k > windows["largest"]:
+    if level == "document" and windows is not None and k is not None and k > windows["largest"]:
         largest = windows["largest"]
         raise InputError(checkpoint, f"k={k} is larger than the model was trained with: its training data "
                                      f"({windows['split']}.*) has windows of at most {largest} sentences "
@@ -199,11 +199,12 @@ def check_codes(codes: Path, sample: Sequence[Path], dictionary, dict_path: Path
                     unknown += 1
                     examples[unit] = examples.get(unit, 0) + 1
     share = unknown / units if units else 0.0
+    first = sorted(examples, key=lambda u: -examples[u])[:10]
     report = {"codes": str(codes), "units": units, "unknown": unknown, "unknown_share": round(share, 4),
-              "unknown_first": sorted(examples, key=lambda u: -examples[u])[:10]}
+              "unknown_first": first}
     if share > max_unknown:
         raise InputError(codes, f"{share:.1%} of the BPE units of the sample ({unknown} of {units}, e.g. "
-                                f"{', '.join(report['unknown_first'][:5])}) are not in {dict_path}: these codes do not "
+                                f"{', '.join(first[:5])}) are not in {dict_path}: these codes do not "
                                 f"fit the model's dictionary (at most {max_unknown:.0%} expected)")
     return report
 

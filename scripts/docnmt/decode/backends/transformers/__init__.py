@@ -5,11 +5,16 @@ and its beam search (:class:`docnmt.decode.backends.transformers.model.HFSearche
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from .model import HFModel
+    from .model import HFSearcher
+
 
 
 def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
-         src_lang=None, tgt_lang=None):
+         src_lang=None, tgt_lang=None) -> HFModel:
     from .model import HFModel
 
     return HFModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang, tgt_lang=tgt_lang)
@@ -22,7 +27,8 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
     return check_transformers_model(model, level, separator, k, src_lang, tgt_lang, sample)
 
 
-def searcher(model, beam: int, lenpen: float, batch_size: int, max_len: int, max_tokens: int | None):
+def searcher(model: HFModel, beam: int, lenpen: float, batch_size: int, max_len: int,
+             max_tokens: int | None) -> HFSearcher:
     from .model import HFSearcher
 
     return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,

@@ -114,7 +114,9 @@ def language_prompt(folder: Path, tokenizer, src_lang: str | None, tgt_lang: str
                                      f"for it (known, e.g.: {', '.join(language_codes(tokenizer, separator)[:6])})")
     tokenizer.src_lang = src_lang
     tokenizer.tgt_lang = tgt_lang
-    return [_language_token(tokenizer, tgt_lang)]
+    token = _language_token(tokenizer, str(tgt_lang))
+    assert token is not None  # checked above
+    return [token]
 
 
 def max_positions(config) -> int:
@@ -191,7 +193,8 @@ class HFModel:
 
     def decode(self, ids: Sequence[int]) -> str:
         """Plain text of token ids, the separator written ``<sep>`` (special tokens dropped)."""
-        segments, current = [], []
+        segments: list[list[int]] = []
+        current: list[int] = []
         for i in ids:
             if i == self.sep:
                 segments.append(current)

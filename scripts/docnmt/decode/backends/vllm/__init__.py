@@ -6,13 +6,19 @@ nothing here imports it before a model is loaded."""
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from .model import VLLMModel
+    from .model import VLLMSearcher
+
 
 
 def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device: str | None = None,
          dtype: str | None = None, separator: str, src_lang: str | None = None, tgt_lang: str | None = None,
          template: str | None = None, tensor_parallel_size: int | None = None,
-         gpu_memory_utilization: float | None = None, max_model_len: int | None = None, seed: int | None = None):
+         gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
+         seed: int | None = None) -> VLLMModel:
     from .model import VLLMModel
 
     return VLLMModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang, tgt_lang=tgt_lang,
@@ -28,7 +34,8 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
     return check_vllm_model(model, level, k, src_lang, tgt_lang, sample, template, max_model_len)
 
 
-def searcher(model: Any, beam: int, lenpen: float, batch_size: int, max_len: int, max_tokens: int | None):
+def searcher(model: VLLMModel, beam: int, lenpen: float, batch_size: int, max_len: int,
+             max_tokens: int | None) -> VLLMSearcher:
     from .model import VLLMSearcher
 
     return VLLMSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,

@@ -17,7 +17,7 @@ each step), ``decoder_positions`` their sum, and ``forward_calls`` the engine's 
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Any, Sequence
 
 from .... import SEP
 from ....interface import Counted, Hypothesis, Request, Scored, backend
@@ -28,8 +28,17 @@ BACKEND = "vllm"
 #: the share of memory the engine reserves for weights and its key-value cache where none is configured: vLLM's own
 #: default on a GPU; on the CPU, where the share is of the machine's RAM and other jobs run beside, less
 CPU_MEMORY_UTILIZATION = 0.15
+#: the widest beam the engine serves: LLM.beam_search asks for 2 x beam log-probs a step, which vLLM caps at the
+#: engine's max_logprobs (20 unless set: beam 10), so the engine is started with twice this
+MAX_BEAM = 32
 #: the attention head sizes vLLM's CPU build runs (its attention kernels)
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 192, 256)
+
+
+#: The engines this process started, by (folder, dtype, engine options): a model loaded again with the same ones
+#: (the translate CLI's two levels, a script's CLIs called in one process) reuses its engine instead of starting
+#: another, which would reserve its memory a second time.
+ENGINES: dict[tuple, object] = {}
 
 
 def head_size(config) -> int:
@@ -81,12 +90,16 @@ class VLLMModel(PromptedModel):
             "gpu_memory_utilization": gpu_memory_utilization or (CPU_MEMORY_UTILIZATION if cpu else 0.9),
             "max_model_len": self.max_positions, "seed": 0 if seed is None else int(seed),
         }
-        try:
-            self.llm = LLM(model=str(self.folder), tokenizer=str(self.folder), dtype=self.dtype,
-                           enable_prefix_caching=True, disable_log_stats=False,
-                           logits_processors=[EpsilonLogitsProcessor], **self.engine_options)
-        except Exception as err:  # noqa: BLE001
-            raise InputError(self.folder, f"vLLM could not start the model ({type(err).__name__}: {err})") from None
+        key = (str(self.folder.resolve()), self.dtype, tuple(sorted(self.engine_options.items())))
+        if key not in ENGINES:
+            try:
+                ENGINES[key] = LLM(model=str(self.folder), tokenizer=str(self.folder), dtype=self.dtype,
+                                   enable_prefix_caching=True, disable_log_stats=False, max_logprobs=2 * MAX_BEAM,
+                                   logits_processors=[EpsilonLogitsProcessor], **self.engine_options)
+            except Exception as err:  # noqa: BLE001
+                raise InputError(self.folder, f"vLLM could not start the model ({type(err).__name__}: {err})"
+                                 ) from None
+        self.llm: Any = ENGINES[key]
         self.net = self.model = self.llm
 
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
@@ -135,6 +148,8 @@ class VLLMSearcher(Counted):
         if beam < 1 or batch_size < 1 or max_new_tokens < 1:
             raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
                              f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
+        if beam > MAX_BEAM:
+            raise ValueError(f"beam {beam}: the vllm backend's engine serves beams of at most {MAX_BEAM}")
         self.model = model
         self.llm = model.llm
         self.beam, self.lenpen = beam, lenpen
