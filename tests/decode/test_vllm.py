@@ -152,8 +152,8 @@ def test_a_vllm_task_checks_its_models_in_vllms_environment_with_its_engine_args
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"tasks": ["mine-vllm"],
                                                         "task_settings": {"mine-vllm": task}}), encoding="utf-8")
     checks = [f"results/mine-vllm/models/{level}/check.json" for level in ("sentence", "document")]
-    run_snakemake(tmp_path, "--cores", "1", "--configfile", str(REPO / "config.yaml"), str(tmp_path / "mine.yaml"),
-                  *checks)
+    run_snakemake(tmp_path, *checks, "--cores", "1", "--configfile", str(REPO / "config.yaml"),
+                  str(tmp_path / "mine.yaml"))
     for path in checks:
         report = json.loads((tmp_path / path).read_text(encoding="utf-8"))
         assert report["backend"] == "vllm" and report["max_positions"] == 256 and report["head_size"] == 32

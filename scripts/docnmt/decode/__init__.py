@@ -12,7 +12,8 @@ Modules:
                   prefix; prompt: the templates and the conversation; checks; tiny: a tiny causal LM trained
                   on a corpus, make demo-llm's) and backends.vllm (model: the same LLM folders and prompts on
                   vLLM's engine, in its own environment; epsilon: epsilon sampling as the engine's logits
-                  processor; checks)
+                  processor; checks); backends.conformance: what mypy checks against the interface's
+                  Protocols
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers
