@@ -179,3 +179,26 @@ def test_a_backend_without_beam_search_or_forced_scoring_is_not_asked_for_them(m
     assert wf.tasks.cxmi_tasks(config) == []
     config["task_settings"]["mine"]["models"]["backend"] = "vllm"
     assert wf.tasks.cxmi_tasks(config) == ["mine"]
+
+
+def test_a_backend_without_forced_scoring_gets_no_perplexity_and_the_table_says_why(monkeypatch, tmp_path):
+    """The tables' manifest asks for no perplexity of a task whose backend cannot score forced targets, and Table 2
+    shows "-" for it with the reason in its notes."""
+    import yaml
+
+    from docnmt import workflow as wf
+    from docnmt.config import validate
+    from docnmt.score.tables import perplexity_table
+
+    monkeypatch.setitem(REGISTRY, "greedy-only", Backend(
+        name="greedy-only", summary="an engine that only answers greedily", text="plain", needs_data=False,
+        language_codes=False, contrapro_in_workflow=False, module="echo_backend", forced_scoring=False))
+    raw = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    raw["tasks"] = ["demo-vllm"]
+    config = validate(raw, REPO / "schemas" / "config.schema.yaml")
+    config["task_settings"]["demo-vllm"]["models"]["backend"] = "greedy-only"
+    entry = wf.tables.task_scores(config, "demo-vllm")
+    assert entry["perplexity"] == {} and "cxmi" not in entry
+    table = perplexity_table({"strategies": ["sentence-level"], "tasks": {"demo-vllm": {**entry, "sidecars": {}}}})
+    assert all(row[-1] == "-" for row in table.rows)
+    assert 'demo-vllm: not scored ("-"): greedy-only models have no forced scoring (perplexity, CXMI)' in table.notes

@@ -159,3 +159,44 @@ def test_a_vllm_task_checks_its_models_in_vllms_environment_with_its_engine_args
         assert report["backend"] == "vllm" and report["max_positions"] == 256 and report["head_size"] == 32
     log = (tmp_path / "logs/mine-vllm/check_model/document.log").read_text(encoding="utf-8")
     assert "for vLLM on the cpu" in log and "context window 256" in log
+
+
+@pytest.fixture
+def llama_copy(tiny_llama, tmp_path):
+    """A copy of the tiny Llama's folder whose config a test may change."""
+    import shutil
+
+    return Path(shutil.copytree(tiny_llama, tmp_path / "llama"))
+
+
+def check_line(*args: str) -> str:
+    """docnmt-check-model --backend vllm's output: its last line of stderr on a failure, else of stdout."""
+    result = subprocess.run([sys.executable, "-m", "docnmt.decode.checks", "--backend", "vllm", *args],
+                            capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    lines = (result.stderr if result.returncode else result.stdout).strip().splitlines()
+    return f"{result.returncode}: {lines[-1] if lines else ''}"
+
+
+def test_check_model_for_vllm_reports_each_problem_in_one_line(llama_copy, hf_marian, tmp_path):
+    """docnmt-check-model --backend vllm, without starting the engine: the head size vLLM's CPU build cannot run, a
+    model that is not a causal LM, a prompt beyond the context window (--engine-args max_model_len), a template
+    without its placeholder, each one line naming the file; and a passing check's line names the head size and the
+    context window."""
+    config = json.loads((llama_copy / "config.json").read_text(encoding="utf-8"))
+    sample = tmp_path / "talk.en"
+    sample.write_text("We went to the station early .\nThe train was late again .\n", encoding="utf-8")
+    common = ["--src-lang", "en", "--tgt-lang", "de", "--level", "document", "--k", "3", "--sample", str(sample)]
+    ok = check_line("--model", str(llama_copy), *common)
+    assert ok.startswith("0: ") and "head size 32, context window 512" in ok and ok.endswith(": OK")
+    short = check_line("--model", str(llama_copy), *common, "--engine-args", "max_model_len=40")
+    assert short.startswith("2: ") and f"{sample}:" in short and "context window 40" in short
+    template = tmp_path / "mine.yaml"
+    template.write_text("system: Translate.\nuser: no placeholder\n", encoding="utf-8")
+    bad = check_line("--model", str(llama_copy), *common, "--template", str(template))
+    assert bad.startswith("2: ") and "mine.yaml" in bad and "{source}" in bad
+    not_causal = check_line("--model", str(hf_marian), *common)
+    assert not_causal.startswith("2: ") and "not a causal LM" in not_causal
+    config.update(head_dim=16, hidden_size=64, num_attention_heads=4, num_key_value_heads=4)
+    (llama_copy / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    small = check_line("--model", str(llama_copy), *common)
+    assert small.startswith("2: ") and "config.json" in small and "attention head size 16" in small

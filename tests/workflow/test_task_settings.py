@@ -22,7 +22,7 @@ def test_the_workflows_own_tasks_have_both_levels_the_configured_k_and_sep():
 
 def test_external_tasks_take_levels_k_separator_and_paths_from_their_models():
     config = external_config()
-    assert tasks.external_tasks(config) == ["demo-llm", "mine", "mine-doc", "hf", "llm"]  # config.yaml's first
+    assert tasks.external_tasks(config) == ["demo-llm", "demo-vllm", "mine", "mine-doc", "hf", "llm"]  # config.yaml's first
     assert tasks.task_levels(config, "mine-doc") == ["document"]
     assert (tasks.task_k(config, "mine"), tasks.task_separator(config, "mine")) == (4, "<brk>")
     assert tasks.model_file(config, "mine", "sentence") == "models/sentence/checkpoint.pt"
@@ -38,7 +38,7 @@ def test_tasks_by_kind_follow_task_settings():
     assert tasks.real_tasks(config) == ["news", "ted", "os"]
     assert tasks.tasks_of_type(config, "demo") == ["demo"]
     assert tasks.contrapro_tasks(config) == ["news", "os", "demo"]
-    assert tasks.german_tasks(config) == ["news", "os", "demo", "demo-llm"]
+    assert tasks.german_tasks(config) == ["news", "os", "demo", "demo-llm", "demo-vllm"]
     assert tasks.cxmi_tasks(config) == ["news", "ted", "os"]  # the configured ones only
     assert tasks.evalsets(config, "news") == ["test", "contrapro"] and tasks.evalsets(config, "ted") == ["test"]
 

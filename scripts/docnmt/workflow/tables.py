@@ -10,9 +10,10 @@ import json
 from docnmt import layout
 from docnmt.config import tables_name
 from docnmt.decode import mbr
+from docnmt.interface import backend
 
 from .systems import curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_strategies, task_systems
-from .tasks import LEVELS, cxmi_tasks, evalsets, german_tasks, task_levels, tgt
+from .tasks import LEVELS, cxmi_tasks, evalsets, german_tasks, model_backend, task_levels, tgt
 
 #: Plots of the report, each with its caption in report/{name}.rst, and its category.
 PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage", "mbr": "MBR selection"}
@@ -32,6 +33,10 @@ def task_scores(config: dict, task: str) -> dict:
         entry["comet"] = {"test": layout.score_file(task, "test", "comet")}
     if skipped_strategies(config, task):
         entry["skipped"] = skipped_strategies(config, task)
+    lacking = backend(model_backend(config, task)).lacks(["forced_scoring"])
+    if lacking:  # perplexity and CXMI score forced targets: not scored, the tables say why
+        entry["perplexity"] = {}
+        entry["unscored"] = {"perplexity": lacking, "cxmi": lacking}
     if task in german_tasks(config):
         entry["pronouns"] = {e: layout.score_file(task, e, "pronouns") for e in evalsets(config, task)}
     if settings["contrapro"]:

@@ -46,6 +46,39 @@ def head_size(config) -> int:
     return int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
 
 
+def preload_without_spaces() -> None:
+    """On the CPU vLLM preloads torch's libgomp and its own tcmalloc in its engine's processes (LD_PRELOAD), which the
+    dynamic loader splits at spaces: from an environment in a folder with a space ("/home/me/my projects/...") the
+    libraries are not loaded and the engine's worker hangs. This preloads them, before vLLM does, through links in a
+    folder without a space (vLLM then leaves LD_PRELOAD alone)."""
+    import glob
+    import tempfile
+
+    import torch
+    import vllm
+
+    torch_lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    found = (glob.glob(os.path.join(os.path.dirname(vllm.__file__), "libs", "libtcmalloc*.so*"))[:1]
+             + glob.glob(os.path.join(torch_lib, "libgomp*.so*"))[:1])
+    if not any(any(c.isspace() for c in path) for path in found):
+        return
+    base = tempfile.gettempdir()
+    folder = os.path.join(base if not any(c.isspace() for c in base) else "/tmp", f"docnmt-vllm-libs-{os.getuid()}")
+    os.makedirs(folder, exist_ok=True)
+    links = []
+    for path in found:
+        link = os.path.join(folder, os.path.basename(path))
+        if os.path.islink(link) and os.readlink(link) != path:
+            os.unlink(link)
+        if not os.path.lexists(link):
+            os.symlink(path, link)
+        links.append(link)
+    # what else is preloaded and loadable (not the pieces of a path split at its spaces)
+    kept = [part for part in os.environ.get("LD_PRELOAD", "").replace(":", " ").split() if os.path.isfile(part)
+            and "libgomp" not in part and "libtcmalloc" not in part]
+    os.environ["LD_PRELOAD"] = ":".join([*links, *kept])
+
+
 def on_cpu() -> bool:
     """Whether vLLM runs on the CPU here (its CPU build, or no GPU)."""
     from vllm.platforms import current_platform
@@ -91,6 +124,8 @@ class VLLMModel(PromptedModel):
             "max_model_len": self.max_positions, "seed": 0 if seed is None else int(seed),
         }
         key = (str(self.folder.resolve()), self.dtype, tuple(sorted(self.engine_options.items())))
+        if cpu:
+            preload_without_spaces()
         if key not in ENGINES:
             try:
                 ENGINES[key] = LLM(model=str(self.folder), tokenizer=str(self.folder), dtype=self.dtype,
