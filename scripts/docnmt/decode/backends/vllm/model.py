@@ -79,6 +79,15 @@ def preload_without_spaces() -> None:
     os.environ["LD_PRELOAD"] = ":".join([*links, *kept])
 
 
+def compiles() -> bool:
+    """Whether vLLM may compile the model with torch.compile here: not where torch lies in a folder with a space,
+    whose C++ build of the compiled graph gets the include and library folders split at the space ("cannot find
+    -ltorch"); the engine then runs the model eagerly (``enforce_eager``), with the same outputs."""
+    import torch
+
+    return not any(c.isspace() for c in os.path.dirname(torch.__file__))
+
+
 def on_cpu() -> bool:
     """Whether vLLM runs on the CPU here (its CPU build, or no GPU)."""
     from vllm.platforms import current_platform
@@ -130,6 +139,7 @@ class VLLMModel(PromptedModel):
             try:
                 ENGINES[key] = LLM(model=str(self.folder), tokenizer=str(self.folder), dtype=self.dtype,
                                    enable_prefix_caching=True, disable_log_stats=False, max_logprobs=2 * MAX_BEAM,
+                                   enforce_eager=not compiles(),
                                    logits_processors=[EpsilonLogitsProcessor], **self.engine_options)
             except Exception as err:  # noqa: BLE001
                 raise InputError(self.folder, f"vLLM could not start the model ({type(err).__name__}: {err})"
