@@ -82,7 +82,8 @@ def preload_without_spaces() -> None:
 def compiles() -> bool:
     """Whether vLLM may compile the model with torch.compile here: not where torch lies in a folder with a space,
     whose C++ build of the compiled graph gets the include and library folders split at the space ("cannot find
-    -ltorch"); the engine then runs the model eagerly (``enforce_eager``), with the same outputs."""
+    -ltorch"); the engine then runs the model eagerly (``enforce_eager``), and its processes without TorchDynamo
+    (``TORCHDYNAMO_DISABLE``: vLLM's sampler compiles a function of its own even so), with the same outputs."""
     import torch
 
     return not any(c.isspace() for c in os.path.dirname(torch.__file__))
@@ -135,6 +136,8 @@ class VLLMModel(PromptedModel):
         key = (str(self.folder.resolve()), self.dtype, tuple(sorted(self.engine_options.items())))
         if cpu:
             preload_without_spaces()
+        if not compiles():
+            os.environ["TORCHDYNAMO_DISABLE"] = "1"
         if key not in ENGINES:
             try:
                 ENGINES[key] = LLM(model=str(self.folder), tokenizer=str(self.folder), dtype=self.dtype,
