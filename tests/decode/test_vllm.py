@@ -189,14 +189,14 @@ def test_check_model_for_vllm_reports_each_problem_in_one_line(llama_copy, hf_ma
     ok = check_line("--model", str(llama_copy), *common)
     assert ok.startswith("0: ") and "head size 32, context window 512" in ok and ok.endswith(": OK")
     short = check_line("--model", str(llama_copy), *common, "--engine-args", "max_model_len=40")
-    assert short.startswith("2: ") and f"{sample}:" in short and "context window 40" in short
+    assert short.startswith("1: error: ") and f"{sample}:" in short and "context window 40" in short
     template = tmp_path / "mine.yaml"
     template.write_text("system: Translate.\nuser: no placeholder\n", encoding="utf-8")
     bad = check_line("--model", str(llama_copy), *common, "--template", str(template))
-    assert bad.startswith("2: ") and "mine.yaml" in bad and "{source}" in bad
+    assert bad.startswith("1: error: ") and "mine.yaml" in bad and "{source}" in bad
     not_causal = check_line("--model", str(hf_marian), *common)
-    assert not_causal.startswith("2: ") and "not a causal LM" in not_causal
+    assert not_causal.startswith("1: error: ") and "not a causal LM" in not_causal
     config.update(head_dim=16, hidden_size=64, num_attention_heads=4, num_key_value_heads=4)
     (llama_copy / "config.json").write_text(json.dumps(config), encoding="utf-8")
     small = check_line("--model", str(llama_copy), *common)
-    assert small.startswith("2: ") and "config.json" in small and "attention head size 16" in small
+    assert small.startswith("1: error: ") and "config.json" in small and "attention head size 16" in small
