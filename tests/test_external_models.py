@@ -228,7 +228,7 @@ def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_
     assert row(bleu, "doc-trans", "mine-doc")[0] != "-", "doc-trans runs sequentially without the first pass"
     assert "mine-doc: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine-doc.models); " \
            "2-pass (no sentence-level model in task_settings.mine-doc.models); source-primed (source-primed is for " \
-           "causal-lm models" in bleu
+           "causal-lm or vllm models" in bleu
     sidecar = json.loads((two_tasks / "results/mine-doc/decode/test/doc-trans.json").read_text())
     assert sidecar["doc_trans_mode"] == "sequential" and sidecar["separator"] == SEPARATOR
     parallel = json.loads((two_tasks / "results/mine/decode/test/doc-trans.json").read_text())
