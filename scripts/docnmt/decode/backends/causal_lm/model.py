@@ -348,7 +348,20 @@ def left_padded(caches: Sequence, config):
     return batched
 
 
-class CausalLMSearcher(Counted):
+class PromptCounted(Counted):
+    """The counters of a searcher that prompts a causal LM with a cache (this backend's and vLLM's): tokens
+    prefilled, read from the cache and generated, beside the shared ones (:meth:`Counted.prompt_counters`)."""
+
+    def reset_counters(self) -> None:
+        super().reset_counters()
+        self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
+
+    def prompt_counters(self) -> dict:
+        return {"tokens_prefilled": self.tokens_prefilled, "tokens_cached": self.tokens_cached,
+                "tokens_generated": self.tokens_generated}
+
+
+class CausalLMSearcher(PromptCounted):
     """``generate``'s greedy or beam search (``beam``) on each request's prompt, after the longest prefix the
     :class:`PrefixCache` holds (``reuse_cache``); ``max_new_tokens`` limits an answer (its end token included).
 
@@ -383,14 +396,6 @@ class CausalLMSearcher(Counted):
         self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
         self.max_source_positions = self.max_target_positions = model.max_positions
         self.reset_counters()
-
-    def reset_counters(self) -> None:
-        super().reset_counters()
-        self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
-
-    def prompt_counters(self) -> dict:
-        return {"tokens_prefilled": self.tokens_prefilled, "tokens_cached": self.tokens_cached,
-                "tokens_generated": self.tokens_generated}
 
     def _count(self, module, args, kwargs):
         """A forward pre-hook on the model while ``generate`` runs: each forward call and its positions."""

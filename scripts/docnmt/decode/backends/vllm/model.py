@@ -20,9 +20,9 @@ import os
 from typing import Any, Sequence
 
 from .... import SEP
-from ....interface import Counted, Hypothesis, Request, Scored, backend
+from ....interface import Hypothesis, Request, Scored, backend
 from ....textio import InputError
-from ..causal_lm.model import PromptedModel
+from ..causal_lm.model import PromptCounted, PromptedModel
 
 BACKEND = "vllm"
 #: the share of memory the engine reserves for weights and its key-value cache where none is configured: vLLM's own
@@ -183,7 +183,7 @@ def _metric(llm, name: str) -> float:
     return total
 
 
-class VLLMSearcher(Counted):
+class VLLMSearcher(PromptCounted):
     """The search of a :class:`VLLMModel`: each call's requests to the engine at once; ``beam`` 1 is greedy
     ``LLM.generate``, more is ``LLM.beam_search``; ``max_new_tokens`` limits an answer (its end token included).
     ``batch_size`` and ``max_tokens`` are the engine's to schedule (it fills its batches itself), kept for the
@@ -205,14 +205,6 @@ class VLLMSearcher(Counted):
         self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
         self.max_source_positions = self.max_target_positions = model.max_positions
         self.reset_counters()
-
-    def reset_counters(self) -> None:
-        super().reset_counters()
-        self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
-
-    def prompt_counters(self) -> dict:
-        return {"tokens_prefilled": self.tokens_prefilled, "tokens_cached": self.tokens_cached,
-                "tokens_generated": self.tokens_generated}
 
     # ---- the engine's calls ---------------------------------------------------------------
     def _params(self, limit: int, **options):
@@ -249,8 +241,6 @@ class VLLMSearcher(Counted):
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
-        from vllm.sampling_params import RequestOutputKind  # noqa: F401 (vLLM's offline API is importable)
-
         prompts = [self.model.prompt(number, request, self.max_new_tokens)
                    for number, request in enumerate(requests, start=1)]
         lines = [self.model.answer_lines(request) for request in requests]
