@@ -53,7 +53,8 @@ def vllm_benchmark(args) -> None:
     if args.random_size:
         folder = random_model(folder, args.random_size, Path(args.workdir) / "bench-random-llm")
     languages = dict(src_lang=args.src_lang or "en", tgt_lang=args.tgt_lang or "de", template=args.template)
-    models = {"causal-lm": CausalLMModel(folder, device="cpu", dtype=args.dtype, **languages)}
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")  # vLLM's build picks its own
+    models = {"causal-lm": CausalLMModel(folder, device=device, dtype=args.dtype, **languages)}
     started = time.perf_counter()
     models["vllm"] = VLLMModel(folder, dtype=args.dtype, **languages)
     start_seconds = time.perf_counter() - started
@@ -90,7 +91,7 @@ def vllm_benchmark(args) -> None:
     print(f"decode benchmark, vllm against causal-lm: {folder} ({models['vllm'].config.model_type}, {params:.1f}M "
           f"parameters, head size {models['vllm'].config.hidden_size // models['vllm'].config.num_attention_heads}), "
           f"{len(docs)} documents of {min(len(d) for d in docs)}-{max(len(d) for d in docs)} sentences ({n_sent} "
-          f"sentences), beam {args.beam}, context {args.context} (k {k}), device cpu, dtype {args.dtype}, torch "
+          f"sentences), beam {args.beam}, context {args.context} (k {k}), device {device}, dtype {args.dtype}, torch "
           f"threads {torch.get_num_threads()}, vLLM's engine started in {start_seconds:.0f} s, {args.repeats} "
           "interleaved repeats, medians")
     print("| strategy | causal-lm s | vllm s | vllm / causal-lm | prefilled (causal-lm / vllm) | from cache | "

@@ -36,7 +36,7 @@ def test_gpu_check_runs_on_cpu(small_demo_data, tmp_path):
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--data", str(small_demo_data / "data/demo"), "--out", str(out),
          "--device", "cpu", "--dtype", "bfloat16", "--updates", "10", "--docs", "2", "--beam", "2", "--h", "2",
-         "--max-len-b", str(MAX_LEN), "--min-agreement", "0", "--no-bench"],
+         "--max-len-b", str(MAX_LEN), "--min-agreement", "0", "--no-bench", "--vllm", "none"],
         capture_output=True, text=True, env=dict(tool_env(), OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1")),
         timeout=1500,
     )

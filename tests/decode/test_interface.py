@@ -201,4 +201,8 @@ def test_a_backend_without_forced_scoring_gets_no_perplexity_and_the_table_says_
     assert entry["perplexity"] == {} and "cxmi" not in entry
     table = perplexity_table({"strategies": ["sentence-level"], "tasks": {"demo-vllm": {**entry, "sidecars": {}}}})
     assert all(row[-1] == "-" for row in table.rows)
-    assert 'demo-vllm: not scored ("-"): greedy-only models have no forced scoring (perplexity, CXMI)' in table.notes
+    assert ('demo-vllm: not scored ("-"), and no CXMI or context-usage tables: greedy-only models have no forced '
+            'scoring (perplexity, CXMI)') in table.notes
+    # the reasons are not inputs of the tables' rule
+    files = wf.tables.manifest_files(config, ["demo-vllm"])
+    assert files and all(f.startswith("results/") for f in files), files

@@ -99,7 +99,8 @@ def perplexity_table(manifest: dict) -> Table:
                  ["sentence-level rows: the sentence-level model, each sentence alone; document-level rows: the "
                   "document-level model, each sentence after the k-1 previous sentences of the same text "
                   "(source window and target context); per token, </s> included (docnmt.score.perplexity)."]
-                 + [f"{t}: not scored (\"-\"): {manifest['tasks'][t]['unscored']['perplexity']}" for t in tasks
+                 + [f"{t}: not scored (\"-\"), and no CXMI or context-usage tables: "
+                    f"{manifest['tasks'][t]['unscored']['perplexity']}" for t in tasks
                     if "perplexity" in manifest["tasks"][t].get("unscored", {})]
                  + model_notes(dtypes, "the forced scoring") + model_notes(_test_sidecars(manifest), "the search"))
 

@@ -68,12 +68,16 @@ def score_manifest(config: dict, tasks=None) -> dict:
                if qe_strategies(config) else {})}
 
 
+#: Entries of a task's manifest that hold reasons, not files.
+REASONS = ("skipped", "unscored")
+
+
 def manifest_files(config: dict, tasks=None) -> list[str]:
     """All files the manifest names (the inputs of the tables and plots)."""
     files = []
     for entry in score_manifest(config, tasks)["tasks"].values():
         for key, value in entry.items():
-            if isinstance(value, dict) and key != "skipped":
+            if isinstance(value, dict) and key not in REASONS:
                 files += list(value.values())
     return files
 
