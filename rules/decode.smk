@@ -57,6 +57,7 @@ for _strategy in config["strategies"]:
             options=lambda w, input, strategy=_strategy: wf.decode.decode_options(config, strategy, w.task, w.system, input),
             tgt=lambda w: wf.decode.tgt_lang_args(config, w.task),
             search=lambda w: wf.decode.search_args(config, w.task),
+            journal=layout.decode_journal("{task}", "{evalset}", "{system}"),
         log:
             layout.log_file("{task}/decode/{evalset}/{system}"),
         benchmark:
@@ -72,4 +73,5 @@ for _strategy in config["strategies"]:
             "export PATH={params.path:q}\"$PATH\"; python -m docnmt.decode.cli --strategy {params.strategy:q} {params.options:q}"
             " {params.model:q} --src {input.src:q} --docids {input.docids:q}"
             " {params.search:q} {params.tgt:q}"
-            " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q} > {log:q} 2>&1"
+            " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q}"
+            " --journal {params.journal:q} > {log:q} 2>&1"

@@ -134,6 +134,12 @@ def decode_file(task: str, evalset: str, strategy: str, ext: str) -> str:
     return f"results/{task}/decode/{evalset}/{strategy}.{ext}"
 
 
+def decode_journal(task: str, evalset: str, strategy: str) -> str:
+    """A decode's resume journal (:mod:`docnmt.decode.journal`): not an output, so Snakemake keeps it when the job
+    fails or is killed, and the rerun continues from it; the decode removes it once its outputs are written."""
+    return f"results/{task}/decode/{evalset}/{strategy}.journal"
+
+
 def score_file(task: str, evalset: str, name: str) -> str:
     """``results/{task}/scores/{evalset}/{name}.json``."""
     return f"results/{task}/scores/{evalset}/{name}.json"

@@ -40,6 +40,11 @@ CLI::
         [--mbr-candidates sampling --mbr-epsilon 0.02 --mbr-seed 1]] \
         --tgt-lang de --output-bpe hyp.bpe --output hyp.txt --sidecar hyp.json
 
+Resuming: the decode writes its finished chunks of requests to a journal (``--journal``, default beside the sidecar:
+``SIDECAR`` with the suffix ``.journal``) as it goes; rerun after a kill with the same model, inputs and settings, it
+continues from there, to the same output (:mod:`docnmt.decode.journal`). The sidecar's ``resumed`` counts what came
+from the journal (chunks, requests, seconds, cost counters); its totals include it. ``--no-journal`` writes none.
+
 With ``--mbr`` every kept hypothesis is chosen among candidates by expected utility (:mod:`docnmt.decode.mbr`):
 the n-best of a beam of ``--mbr-count`` (``--beam`` is then that count), or epsilon samples. The sidecar records
 the settings, the selections and the utility evaluations under ``mbr``.
@@ -60,6 +65,7 @@ from . import metric_client
 from .selection import Selector
 from .arguments import add_backend_argument, add_search_arguments, add_template_argument, positive_int
 from .documents import context_k, group
+from .journal import Journal, JournaledSearcher, decode_key
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
 from ..manual import argument_parser
@@ -89,6 +95,25 @@ def _sha256(path: Path) -> str:
     import hashlib
 
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+#: The decode's input files, by checksum in the journal's key; the other arguments but the outputs are its settings.
+JOURNAL_INPUTS = ("model", "src", "docids", "ref", "first_pass", "first_pass_sidecar", "round_one", "round_one_sidecar")
+NOT_SETTINGS = JOURNAL_INPUTS + ("data", "output_bpe", "output", "sidecar", "journal", "no_journal", "comet_env")
+
+
+def _journal(args, model) -> Journal | None:
+    """The decode's resume journal (None with --no-journal), keyed by its inputs' checksums and its settings."""
+    if args.no_journal:
+        return None
+    inputs: dict = {name: getattr(args, name) for name in JOURNAL_INPUTS}
+    inputs["data"] = None if args.data is None else (args.data, "dict.*.txt")
+    inputs["template"] = None if model.template is None else model.template.path
+    settings = {name: value if isinstance(value, (int, float, str, bool, type(None), dict, list)) else str(value)
+                for name, value in sorted(vars(args).items()) if name not in NOT_SETTINGS}
+    settings.update(device=str(model.device).split(":")[0], dtype=model.dtype)
+    path = args.journal or args.sidecar.with_suffix(".journal")
+    return Journal(path, decode_key(args.strategy, inputs, settings))
 
 
 def _round_one(args, model, n: int, first_pass_sha256: str) -> dict | None:
@@ -154,6 +179,9 @@ def main(argv=None) -> int:
     parser.add_argument("--output-bpe", required=True, type=Path)
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--sidecar", required=True, type=Path)
+    parser.add_argument("--journal", type=Path,
+                        help="the resume journal (default: the sidecar's path with the suffix .journal)")
+    parser.add_argument("--no-journal", action="store_true", help="write no resume journal (a rerun starts afresh)")
     mbr_selection.add_arguments(parser)
     args = parser.parse_args(argv)
     from ..interface import backend
@@ -209,6 +237,9 @@ def main(argv=None) -> int:
         from .sampling import Sampler
 
         searcher = Sampler(searcher, count=mbr.count, epsilon=mbr.epsilon, seed=mbr.seed)
+    journal = _journal(args, model)
+    if journal is not None:
+        searcher = JournaledSearcher(searcher, journal)
     k = context_k(args.context, args.k, docs)
     decoder = Decoder(searcher, k=k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
                       max_rounds=args.max_rounds, mbr=selector)
@@ -219,6 +250,8 @@ def main(argv=None) -> int:
         if scorer is not None:
             scorer.close()
     seconds = time.perf_counter() - start
+    resumed = {"chunks": 0, "requests": 0, "seconds": 0.0} if journal is None else dict(searcher.resumed)
+    seconds += resumed["seconds"]  # the cost of one decode: the journal's chunks and this run's
 
     hyps = [""] * len(src)
     written = 0
@@ -258,6 +291,7 @@ def main(argv=None) -> int:
         "sep_mismatch": decoder.stats.sep_mismatch,
         "context_truncated": decoder.stats.context_truncated,
         "rounds": decoder.stats.rounds,
+        "resumed": {name: round(value, 3) if isinstance(value, float) else value for name, value in resumed.items()},
         "cost": info.cost,
         "signature": f"docnmt-decode|strategy:{args.strategy}|backend:{args.backend}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
                      + ("|context:document" if args.context == "document" else "")
@@ -302,6 +336,8 @@ def main(argv=None) -> int:
             ft.write(d + "\n")
         json.dump(sidecar, fj, indent=1)
         fj.write("\n")
+    if journal is not None:
+        journal.finish()
     if parallel:
         switched = decoder.stats.sequential_from_round
         print(f"doc-trans (parallel): {decoder.stats.rounds} rounds, sentences decoded per round "

@@ -1,0 +1,223 @@
+"""A decode's finished work on disk as it goes, so that a killed decode resumes where it stopped.
+
+A decode is deterministic: rerun with the same model, inputs and settings, it asks its searcher for the same
+searches in the same order (one call for the one-call strategies, one per round for doc-trans, doc-trans-beam and
+the other round-based ones), each with the same requests, until the point where it was killed.
+:class:`JournaledSearcher` wraps the decode's searcher (the Sampler of MBR's epsilon samples included) and splits
+each search call into chunks of at most :data:`CHUNK` requests, the longest requests first (so that the searcher
+batches them as it would the whole call). After each chunk it appends the chunk's hypotheses, its cost counters and
+its seconds to the :class:`Journal`, a file of JSON lines, flushed and synced. A rerun reads each chunk that the
+journal holds for the same call, chunk and requests (compared by a digest of their token ids) instead of searching
+it again, and searches the rest. The chunks of a resumed run are those of an uninterrupted one (the journal keeps
+its chunk size), so its output is the same, byte for byte.
+
+The journal's first line is its key: everything that changes the output (:func:`decode_key`: the model's and the
+inputs' checksums, the strategy and the search settings, the package version). A journal with another key is
+replaced, and the decode says so in one line naming what differs. A line cut short by the kill is dropped. The
+journal is removed when the decode has written its outputs.
+
+The cost counters of the chunks read from the journal are counted apart (:attr:`JournaledSearcher.resumed`) and
+added to the totals, so that the sidecar's cost is that of one decode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..interface import Hypothesis
+
+#: Requests per chunk of a search call: the granularity of resuming (4 batches of the default 64 requests).
+CHUNK = 256
+#: The counters a chunk records, beside a prompting searcher's ``prompt_counters()``.
+COUNTERS = ("decoder_positions", "forward_calls")
+FORMAT = "docnmt-decode-journal/1"
+
+
+def file_digest(path: os.PathLike | str, pattern: str = "*") -> str:
+    """sha256 of a file; of a folder, of its files matching ``pattern`` (recursively, by relative path and
+    content)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob(pattern) if p.is_file())
+    for file in files:
+        if file != path:
+            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def decode_key(strategy: str, inputs: dict[str, Any], settings: dict[str, Any]) -> dict:
+    """A decode's journal key: the strategy, ``inputs`` (name: path, or (path, pattern) for a folder's files, or
+    None) by checksum, and the search ``settings`` (JSON values)."""
+    from .. import __version__
+
+    checksums = {}
+    for name, value in inputs.items():
+        if value is None:
+            continue
+        path, pattern = value if isinstance(value, tuple) else (value, "*")
+        checksums[name] = file_digest(path, pattern) if Path(path).exists() else str(path)
+    return {"strategy": strategy, "inputs": checksums, "settings": settings, "version": __version__}
+
+
+def requests_digest(requests: Sequence) -> str:
+    """A digest of the requests' token ids (source, prefix, document)."""
+    digest = hashlib.sha256()
+    for request in requests:
+        for part in (request.source, request.prefix, getattr(request, "document", ()) or ()):
+            digest.update(",".join(map(str, part)).encode("ascii") + b";")
+        digest.update(b"|")
+    return digest.hexdigest()
+
+
+def _differences(old: dict, new: dict) -> list[str]:
+    found = []
+    for field in ("strategy", "version"):
+        if old.get(field) != new.get(field):
+            found.append(field)
+    for group in ("inputs", "settings"):
+        mine, theirs = old.get(group, {}), new.get(group, {})
+        found += [name for name in sorted(set(mine) | set(theirs)) if mine.get(name) != theirs.get(name)]
+    return found or ["format"]
+
+
+class Journal:
+    """The journal file at ``path`` for a decode with ``key``: the records of a journal with the same key are read,
+    one with another key is replaced (one line on stdout says why)."""
+
+    def __init__(self, path: os.PathLike | str, key: dict, chunk: int | None = None):
+        self.path = Path(path)
+        self.key = key
+        self.chunk = chunk or CHUNK
+        self.records: dict[tuple[int, int], dict] = {}
+        self.appended = 0
+        header, records, valid = self._read()
+        if header is not None and header.get("key") == key:
+            self.chunk = int(header["chunk"])
+            self.records = {(r["call"], r["chunk"]): r for r in records}
+            with open(self.path, "r+b") as handle:  # drop a line cut short by the kill
+                handle.truncate(valid)
+            print(f"resuming from {self.path}: {len(self.records)} chunks "
+                  f"({sum(len(r['hyps']) for r in records)} requests) done before", flush=True)
+        else:
+            if header is not None:
+                print(f"{self.path}: written for another decode ({', '.join(_differences(header.get('key', {}), key))}"
+                      " differ): starting afresh", flush=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"format": FORMAT, "key": key, "chunk": self.chunk}) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+
+    def _read(self) -> tuple[dict | None, list[dict], int]:
+        """The header, the complete records, and the bytes they take; (None, [], 0) for no or a foreign file."""
+        if not self.path.exists():
+            return None, [], 0
+        header, records, valid = None, [], 0
+        with open(self.path, "rb") as handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break
+                try:
+                    entry = json.loads(raw)
+                except ValueError:
+                    break
+                if header is None:
+                    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+                        return None, [], 0
+                    header = entry
+                else:
+                    records.append(entry)
+                valid += len(raw)
+        return header, records, valid
+
+    def lookup(self, call: int, chunk: int, digest: str) -> dict | None:
+        """The record of chunk ``chunk`` of search call ``call`` with these requests, if the journal holds it."""
+        record = self.records.get((call, chunk))
+        return record if record is not None and record["digest"] == digest else None
+
+    def append(self, call: int, chunk: int, digest: str, hyps: list[list[Hypothesis]], counters: dict,
+               seconds: float) -> None:
+        """Record a searched chunk (synced to disk before this returns)."""
+        entry = {"call": call, "chunk": chunk, "digest": digest, "counters": counters, "seconds": seconds,
+                 "hyps": [[[h.tokens, h.score, h.logprob, h.complete] for h in nbest] for nbest in hyps]}
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.appended += 1
+
+    def finish(self) -> None:
+        """The decode's outputs are written: the journal is no longer needed."""
+        self.path.unlink(missing_ok=True)
+
+
+def _hypotheses(saved: list) -> list[list[Hypothesis]]:
+    return [[Hypothesis(list(tokens), score, logprob, complete) for tokens, score, logprob, complete in nbest]
+            for nbest in saved]
+
+
+def _size(request) -> int:
+    return len(request.source) + len(request.prefix) + len(getattr(request, "document", ()) or ())
+
+
+class JournaledSearcher:
+    """``searcher`` with its finished chunks in ``journal`` (module docstring): the same searches, the same results,
+    and the cost counters of the chunks read from the journal (:attr:`resumed`) added to the searcher's."""
+
+    def __init__(self, searcher, journal: Journal):
+        self.searcher = searcher
+        self.journal = journal
+        self.calls = 0
+        self.resumed: dict[str, float] = {"chunks": 0, "requests": 0, "seconds": 0.0}
+
+    def __getattr__(self, name):  # model, beam, score_forced, ...: the wrapped searcher's
+        return getattr(self.searcher, name)
+
+    def _counters(self) -> dict:
+        return {**{name: getattr(self.searcher, name) for name in COUNTERS}, **self.searcher.prompt_counters()}
+
+    @property
+    def decoder_positions(self) -> int:
+        return self.searcher.decoder_positions + int(self.resumed.get("decoder_positions", 0))
+
+    @property
+    def forward_calls(self) -> int:
+        return self.searcher.forward_calls + int(self.resumed.get("forward_calls", 0))
+
+    def prompt_counters(self) -> dict:
+        return {name: value + int(self.resumed.get(name, 0)) for name, value in self.searcher.prompt_counters().items()}
+
+    def search(self, requests: Sequence) -> list:
+        self.calls += 1
+        order = sorted(range(len(requests)), key=lambda i: -_size(requests[i]))
+        results: list = [None] * len(requests)
+        for number, start in enumerate(range(0, len(order), self.journal.chunk)):
+            chosen = order[start:start + self.journal.chunk]
+            part = [requests[i] for i in chosen]
+            digest = requests_digest(part)
+            record = self.journal.lookup(self.calls, number, digest)
+            if record is not None:
+                found = _hypotheses(record["hyps"])
+                for name, value in record["counters"].items():
+                    self.resumed[name] = self.resumed.get(name, 0) + value
+                self.resumed["chunks"] += 1
+                self.resumed["requests"] += len(part)
+                self.resumed["seconds"] += record["seconds"]
+            else:
+                before, begin = self._counters(), time.perf_counter()
+                found = self.searcher.search(part)
+                after = self._counters()
+                self.journal.append(self.calls, number, digest, found,
+                                    {name: after[name] - before[name] for name in after},
+                                    time.perf_counter() - begin)
+            for i, nbest in zip(chosen, found):
+                results[i] = nbest
+        return results

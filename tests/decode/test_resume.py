@@ -1,0 +1,152 @@
+"""A decode killed with SIGKILL partway resumes from its journal (docnmt.decode.journal) to the uninterrupted output.
+
+The kill comes at a point the test chooses, not at a time: tests/killed.py runs the decode CLI with the journal's
+chunk size set and sends itself SIGKILL right after the journal has synced its N-th chunk."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO, tool_env
+from docnmt.decode import cli as decode_cli
+
+KILLED = REPO / "tests" / "killed.py"
+#: Requests per journal chunk in these tests (the default, 256, would make one chunk of the test sets).
+CHUNK = 4
+#: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
+TRAINING_FIXTURES = {"tiny_llama"}
+
+
+def killed(argv: list[str], after: int) -> subprocess.CompletedProcess:
+    """The decode CLI in a child that kills itself once the journal holds ``after`` chunks."""
+    return subprocess.run([sys.executable, str(KILLED), str(CHUNK), str(after), *argv], capture_output=True,
+                          text=True, env=tool_env(), timeout=600)
+
+
+def outputs(folder: Path, name: str) -> list[str]:
+    return ["--output-bpe", str(folder / f"{name}.bpe"), "--output", str(folder / f"{name}.txt"),
+            "--sidecar", str(folder / f"{name}.json")]
+
+
+def decode(argv: list[str], folder: Path, name: str, monkeypatch) -> dict:
+    """The decode in this process, with the tests' chunk size: its sidecar."""
+    from docnmt.decode import journal
+
+    monkeypatch.setattr(journal, "CHUNK", CHUNK)
+    assert decode_cli.main(argv + outputs(folder, name)) == 0
+    return json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def kill_and_resume(argv: list[str], tmp_path: Path, after: int, monkeypatch, capsys) -> tuple[dict, dict]:
+    """Decode uninterrupted; decode again, killed after ``after`` chunks; rerun the killed one. Asserts what holds
+    for every backend and strategy, returns both sidecars."""
+    whole = decode(argv, tmp_path, "whole", monkeypatch)
+    assert not (tmp_path / "whole.journal").exists(), "the journal is removed once the outputs are written"
+    result = killed(argv + outputs(tmp_path, "resumed"), after)
+    assert result.returncode == -9, result.stdout[-2000:] + result.stderr[-3000:]
+    journal = tmp_path / "resumed.journal"
+    assert len(journal.read_text(encoding="utf-8").splitlines()) == 1 + after, "the header and the finished chunks"
+    assert not any((tmp_path / f"resumed.{ext}").exists() for ext in ("bpe", "txt", "json")), "no outputs"
+    with open(journal, "a", encoding="utf-8") as handle:  # a record the kill cut short
+        handle.write('{"call": 9, "chunk": 0, "digest": "ab')
+    capsys.readouterr()
+    resumed = json.loads(json.dumps(decode(argv, tmp_path, "resumed", monkeypatch)))
+    assert f"resuming from {journal}: {after} chunks" in capsys.readouterr().out
+    for ext in ("bpe", "txt"):
+        assert (tmp_path / f"resumed.{ext}").read_bytes() == (tmp_path / f"whole.{ext}").read_bytes()
+    assert resumed["resumed"]["chunks"] == after and 0 < resumed["resumed"]["requests"] <= after * CHUNK
+    assert whole["resumed"] == {"chunks": 0, "requests": 0, "seconds": 0.0}
+    assert resumed["requests"] == whole["requests"] and resumed["rounds"] == whole["rounds"]
+    assert not journal.exists()
+    return whole, resumed
+
+
+@pytest.fixture(scope="module")
+def fairseq_inputs(demo_models, tmp_path_factory) -> tuple[Path, list[str]]:
+    """The demo's first 9 test documents (40 sentences, BPE), and the decode arguments of its models."""
+    from docnmt.textio import read_lines
+
+    w, folder = demo_models, tmp_path_factory.mktemp("resume-inputs")
+    for name, source in (("src", "data/demo/bpe/test.en"), ("docids", "data/demo/corpus/test.docids")):
+        (folder / name).write_text("".join(f"{line}\n" for line in read_lines(w / source)[:40]), encoding="utf-8")
+    return w, ["--src", str(folder / "src"), "--docids", str(folder / "docids"), "--beam", "4", "--tgt-lang", "de"]
+
+
+def fairseq_model(w: Path, level: str) -> list[str]:
+    return ["--model", str(w / f"results/demo/models/{level}/checkpoint_best.pt"),
+            "--data", str(w / f"data/demo/bin/{level}")]
+
+
+def test_a_killed_fairseq_sentence_level_decode_resumes_to_the_same_output(fairseq_inputs, tmp_path, monkeypatch,
+                                                                           capsys):
+    w, common = fairseq_inputs
+    whole, resumed = kill_and_resume(["--strategy", "sentence-level", *fairseq_model(w, "sentence"), *common],
+                                     tmp_path, 3, monkeypatch, capsys)
+    # the same chunks searched, once each, between the two runs: the cost of one decode
+    assert (resumed["decoder_positions"], resumed["forward_calls"]) == (whole["decoder_positions"],
+                                                                        whole["forward_calls"])
+    assert resumed["resumed"]["requests"] == 3 * CHUNK and 0 < resumed["resumed"]["decoder_positions"]
+
+
+def test_a_killed_fairseq_parallel_doc_trans_resumes_in_a_later_round(fairseq_inputs, tmp_path, monkeypatch, capsys):
+    w, common = fairseq_inputs
+    decode(["--strategy", "sentence-level", *fairseq_model(w, "sentence"), *common], tmp_path, "first", monkeypatch)
+    argv = ["--strategy", "doc-trans", "--doc-trans-mode", "parallel", "--first-pass", str(tmp_path / "first.bpe"),
+            *fairseq_model(w, "document"), *common]
+    round_one = -(-40 // CHUNK)  # chunks of round 1 (every sentence); the kill comes 2 chunks into round 2
+    whole, resumed = kill_and_resume(argv, tmp_path, round_one + 2, monkeypatch, capsys)
+    assert whole["redecoded_per_round"][1] > 2 * CHUNK, "round 2 has more chunks than the two done"
+    assert resumed["redecoded_per_round"] == whole["redecoded_per_round"] and resumed["converged"]
+    assert (resumed["decoder_positions"], resumed["forward_calls"]) == (whole["decoder_positions"],
+                                                                        whole["forward_calls"])
+
+
+def test_a_journal_of_another_decode_is_replaced_with_one_line_naming_the_difference(fairseq_inputs, tmp_path,
+                                                                                       monkeypatch, capsys):
+    w, common = fairseq_inputs
+    argv = ["--strategy", "sentence-level", *fairseq_model(w, "sentence"), *common]
+    journal = tmp_path / "mine.journal"
+    assert killed(argv + outputs(tmp_path, "x") + ["--journal", str(journal)], 2).returncode == -9
+    changed = [a if a != "4" else "3" for a in argv]  # beam 3
+    capsys.readouterr()
+    sidecar = decode(changed + ["--journal", str(journal)], tmp_path, "x", monkeypatch)
+    assert f"{journal}: written for another decode (beam differ): starting afresh" in capsys.readouterr().out
+    assert sidecar["resumed"]["chunks"] == 0 and not journal.exists()
+    # --no-journal: nothing written, nothing read
+    assert killed(argv + outputs(tmp_path, "y") + ["--no-journal"], 1).returncode == 0
+    assert not (tmp_path / "y.journal").exists()
+
+
+@pytest.fixture(scope="module")
+def llm_inputs(tmp_path_factory) -> list[str]:
+    """Three of the demo's test documents, plain text (a causal LM reads it), and their ids."""
+    import llmmodel
+
+    _, docs = llmmodel.demo_documents()
+    folder = tmp_path_factory.mktemp("resume-llm")
+    (folder / "src").write_text("".join(f"{s}\n" for d in docs[:3] for s in d.src), encoding="utf-8")
+    (folder / "docids").write_text("".join(f"{d.docid}\n" for d in docs[:3] for _ in d.src), encoding="utf-8")
+    return ["--backend", "causal-lm", "--src", str(folder / "src"), "--docids", str(folder / "docids"), "--beam", "1",
+            "--src-lang", "en", "--tgt-lang", "de", "--max-len-b", "40"]
+
+
+@pytest.mark.parametrize("strategy", ["sentence-level", "doc-trans"])
+def test_a_killed_causal_lm_decode_resumes_to_the_same_output(tiny_llama, llm_inputs, strategy, tmp_path, monkeypatch,
+                                                              capsys):
+    argv = ["--strategy", strategy, "--model", str(tiny_llama), *llm_inputs]
+    after = 2
+    if strategy == "doc-trans":
+        decode(["--strategy", "sentence-level", "--model", str(tiny_llama), *llm_inputs], tmp_path, "first",
+               monkeypatch)
+        argv += ["--doc-trans-mode", "parallel", "--first-pass", str(tmp_path / "first.bpe")]
+        sentences = len(Path(llm_inputs[llm_inputs.index("--src") + 1]).read_text().splitlines())
+        after = -(-sentences // CHUNK) + 1  # one chunk into round 2
+    whole, resumed = kill_and_resume(argv, tmp_path, after, monkeypatch, capsys)
+    # the resumed run starts with an empty prefix cache: the prompt tokens split otherwise between prefilled and
+    # cached, but they and the generated ones add up to one decode's
+    assert resumed["tokens_generated"] == whole["tokens_generated"]
+    assert (resumed["tokens_prefilled"] + resumed["tokens_cached"]
+            == whole["tokens_prefilled"] + whole["tokens_cached"])
