@@ -150,3 +150,30 @@ def test_a_killed_causal_lm_decode_resumes_to_the_same_output(tiny_llama, llm_in
     assert resumed["tokens_generated"] == whole["tokens_generated"]
     assert (resumed["tokens_prefilled"] + resumed["tokens_cached"]
             == whole["tokens_prefilled"] + whole["tokens_cached"])
+
+
+def test_the_decoding_pages_resume_command_runs_as_written(demo_models, tmp_path):
+    """docs/decoding.md's block, in a folder holding its files (the demo's sentence-level model, its test set twice:
+    1026 sentences, 5 chunks of the default 256 requests): killed after 3 chunks, the command as written resumes with
+    the line the page shows."""
+    from helpers import shell_commands
+    from docnmt.textio import read_lines
+
+    command, = shell_commands(REPO / "docs" / "decoding.md", "## Resuming a killed decode")
+    w = demo_models
+    (tmp_path / "sent.pt").symlink_to(w / "results/demo/models/sentence/checkpoint_best.pt")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sentence").symlink_to(w / "data/demo/bin/sentence")
+    src, ids = read_lines(w / "data/demo/bpe/test.en"), read_lines(w / "data/demo/corpus/test.docids")
+    (tmp_path / "test.bpe.en").write_text("".join(f"{s}\n" for s in src + src), encoding="utf-8")
+    (tmp_path / "test.docids").write_text("".join(f"{d}\n" for d in ids + [f"{d}-again" for d in ids]), encoding="utf-8")
+    argv = command.split()
+    assert argv[:3] == ["python", "-m", "docnmt.decode.cli"]
+    first = subprocess.run([sys.executable, str(KILLED), "256", "3", *argv[3:]], cwd=tmp_path, capture_output=True,
+                           text=True, env=tool_env(), timeout=600)
+    assert first.returncode == -9, first.stderr[-3000:]
+    again = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, env=tool_env(),
+                           timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "resuming from hyp.journal: 3 chunks (768 requests) done before" in again.stdout
+    assert len((tmp_path / "hyp.bpe").read_text(encoding="utf-8").splitlines()) == 2 * len(src)
