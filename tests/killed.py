@@ -1,6 +1,6 @@
 """The decode CLI, killed at a point the test chooses: ``python tests/killed.py CHUNK AFTER ARGS...`` runs
 ``docnmt.decode.cli`` with ARGS and the journal's chunk size CHUNK (docnmt.decode.journal), and sends itself SIGKILL
-right after the journal has synced its AFTER-th chunk (tests/decode/test_resume.py)."""
+right after the journal has synced its AFTER-th chunk (tests/decode/test_decode_resume.py)."""
 
 import os
 import signal

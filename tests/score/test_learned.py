@@ -338,7 +338,9 @@ def test_qe_with_a_reference_based_checkpoint_stops_with_one_line_naming_hparams
     result = comet_run("-m", "docnmt.score.learned", "serve", "--checkpoint", da, "--qe", check=False)
     assert result.returncode == 1 and not result.stdout
     assert f"{da / 'hparams.yaml'}: COMET checkpoint 'da' is reference-based" in result.stderr
-    with pytest.raises(InputError, match="the COMET scorer of checkpoint 'da' stopped"):
+    with pytest.raises(InputError, match="the COMET scorer of checkpoint 'da', loading the checkpoint: the child "
+                                         r"stopped \(exit status 1\); its last stderr lines: error: .*hparams.yaml: "
+                                         "COMET checkpoint 'da' is reference-based"):
         MetricClient(str(COMET_PYTHON), "da", da, qe=True)
 
 
@@ -373,7 +375,8 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
     python, calls = comet_python_wrapper(tmp_path / "comet-python")
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config.update(tasks=["demo"], strategies=["sentence-level", "doc-trans"], metrics={"comet": {
-        "tiny-da": str(da), "tiny-kiwi": str(kiwi)}, "comet_python": str(python), "context": 1, "batch_size": 8},
+        "tiny-da": str(da), "tiny-kiwi": str(kiwi)}, "comet_python": str(python), "context": 1, "batch_size": 8,
+        "timeout": 300},
         qe_rerank={"strategies": ["sentence-level"], "checkpoint": "tiny-kiwi", "count": 4})
     config["mbr"]["strategies"] = []
     config["scoring"].update(significance_baselines=["sentence-level"], bootstrap_samples=100)
@@ -388,6 +391,7 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
     qe_sidecar = json.loads((work / layout.decode_file("demo", "test", "sentence-level+qe", "json")).read_text())
     assert qe_sidecar["mbr"]["utility"] == "qe:tiny-kiwi" and qe_sidecar["mbr"]["metric"]["forward_passes"] > 0
     assert qe_sidecar["strategy"] == "sentence-level" and qe_sidecar["mbr"]["count"] == 4
+    assert qe_sidecar["mbr"]["metric"]["timeout"] == 300, "metrics.timeout reaches the decode"
     assert not (work / layout.decode_file("demo", "test", "doc-trans+qe", "json")).exists()
     scores = json.loads((work / comet_file).read_text())
     assert scores["context"] == 1
@@ -487,3 +491,59 @@ def test_the_scoring_pages_comet_configuration_and_qe_command_run_as_written(tra
     assert sidecar["mbr"]["selections"] == keep and sidecar["mbr"]["metric"]["signature"].startswith("QE|model:kiwi|")
     workflow = work / layout.decode_file("mine", "test", "doc-trans+qe", "txt")
     assert (hand / "hyp.txt").read_text() == workflow.read_text()
+
+
+def faulty_comet_env(folder, mode: str):
+    """A COMET environment file whose Python runs the scorer with a fault (tests/faulty_comet.py)."""
+    fake = folder / f"python-{mode}"
+    fake.write_text(f'#!/bin/sh\nexec "{COMET_PYTHON}" "{REPO / "tests" / "faulty_comet.py"}" {mode} "$@"\n')
+    fake.chmod(0o755)
+    (folder / f"comet-env-{mode}.json").write_text(json.dumps({"python": str(fake)}))
+    return folder / f"comet-env-{mode}.json"
+
+
+@pytest.mark.parametrize("mode", ["print", "die", "hang"])
+def test_a_scorer_that_prints_dies_or_hangs_ends_the_decode_cleanly(toy, tiny_comet, tmp_path, mode):
+    """The selection server's faults (docnmt.decode.metric_client): what it prints to stdout is logged and changes
+    nothing; a server that dies or hangs at its second request ends the decode with one line naming the checkpoint,
+    the request and its last stderr lines, within the timeout, and no output is written."""
+    import sys
+    import time
+
+    root, checkpoint, _ = toy
+    da, _ = tiny_comet
+    (tmp_path / "test.src").write_text("s3 s7 s11\ns1 s2\ns5 s9 s4 s8\n", encoding="utf-8")
+    (tmp_path / "test.docids").write_text("a\na\nb\n", encoding="utf-8")
+
+    def decode(name, env_file):
+        begin = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-m", "docnmt.decode.cli", "--strategy", "doc-trans", "--model", str(checkpoint),
+             "--data", str(root / "bin"), "--src", str(tmp_path / "test.src"), "--docids", str(tmp_path / "test.docids"),
+             "--k", "2", "--tgt-lang", "de", "--mbr", "--mbr-count", "3", "--mbr-utility", "comet:tiny-da",
+             "--comet-checkpoint", f"tiny-da={da}", "--comet-env", str(env_file), "--comet-timeout", "20",
+             "--output-bpe", str(tmp_path / f"{name}.bpe"), "--output", str(tmp_path / f"{name}.txt"),
+             "--sidecar", str(tmp_path / f"{name}.json")], capture_output=True, text=True, env=offline_env(),
+            timeout=300)
+        return result, time.monotonic() - begin
+
+    result, _ = decode(mode, faulty_comet_env(tmp_path, mode))
+    if mode == "print":
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "a library's progress bar on stdout" in result.stderr
+        assert "and a line written to file descriptor 1" in result.stderr
+        comet_run("-m", "docnmt.score.learned", "env", "--output", tmp_path / "comet-env.json")
+        clean, _ = decode("clean", tmp_path / "comet-env.json")
+        assert clean.returncode == 0, clean.stderr[-3000:]
+        assert (tmp_path / "print.bpe").read_text() == (tmp_path / "clean.bpe").read_text()
+        return
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    happened = "the child stopped (exit status 3)" if mode == "die" else \
+        "no answer within 20 s (the timeout); the child was killed"
+    assert last.startswith(f"error: {da}: the COMET scorer of checkpoint 'tiny-da', request 2 (9 segments, source ")
+    assert f": {happened}; its last stderr lines: " in last and f"faulty scorer: {mode} at request 2" in last
+    assert not any((tmp_path / f"{mode}.{ext}").exists() for ext in ("bpe", "txt", "json")), "no output"
+    assert (tmp_path / f"{mode}.journal").exists(), "the finished chunks stay for the rerun"
+    leftover = subprocess.run(["pgrep", "-f", f"python-{mode}|faulty_comet.py {mode}"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", "the scorer was killed"

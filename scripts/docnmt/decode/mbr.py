@@ -152,6 +152,11 @@ def add_arguments(parser) -> None:
     group.add_argument("--comet-env", type=Path,
                        help="where unbabel-comet's Python is: the JSON file of python -m docnmt.score.learned env "
                             "(default: this Python)")
+    from .metric_client import DEFAULT_TIMEOUT
+
+    group.add_argument("--comet-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                       help="the longest wait for the COMET scorer's answer (its loading included) before the decode "
+                            "stops with one line; default: %(default)s")
     group.add_argument("--mbr-epsilon", type=float, default=DEFAULT_EPSILON,
                        help="epsilon sampling: tokens below this probability are never drawn; default: %(default)s")
     group.add_argument("--mbr-seed", type=int, help="epsilon sampling: the seed (required)")

@@ -286,7 +286,14 @@ def score_files(args) -> int:
 # ---- serve: scores for the selection of a decode in another environment (docnmt.decode.metric_client) ------
 def serve(args, stdin=None, stdout=None) -> int:
     """Load one checkpoint, then answer JSON lines: ``{"src": [...], "mt": [...], "ref": [...] (reference-based)}``
-    -> ``{"scores": [...]}`` (a bad request: ``{"error": "..."}``). The first line out says what it loaded."""
+    -> ``{"scores": [...]}`` (a bad request: ``{"error": "..."}``). The first line out says what it loaded.
+
+    With ``--protocol-fds IN,OUT`` (:mod:`docnmt.decode.metric_client`) the requests and answers go through those
+    file descriptors, and whatever the libraries print goes to stderr; otherwise through stdin and stdout."""
+    if getattr(args, "protocol_fds", None):
+        requests, answers = (int(fd) for fd in args.protocol_fds.split(","))
+        stdin, stdout = open(requests, encoding="utf-8"), open(answers, "w", encoding="utf-8")
+        sys.stdout = sys.stderr  # a stray print cannot reach the answers
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     point = checkpoint(args.name or Path(args.checkpoint).name, args.checkpoint)
     if args.qe and not point.reference_free:
@@ -350,6 +357,9 @@ def main(argv=None) -> int:
     serve_parser.add_argument("--name")
     serve_parser.add_argument("--qe", action="store_true", help="refuse a reference-based checkpoint")
     serve_parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    serve_parser.add_argument("--protocol-fds", metavar="IN,OUT",
+                              help="read requests from file descriptor IN and write answers to OUT instead of stdin "
+                                   "and stdout (the decode's client, docnmt.decode.metric_client, passes them)")
     env = sub.add_parser("env", help="write where this environment's Python is (JSON)")
     env.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)

@@ -96,7 +96,8 @@ def selection_options(config: dict, system: str, input: Mapping) -> list[str]:
         name, args = mbr_checkpoint(config), []
     else:
         return []
-    return args + ["--comet-checkpoint", f"{name}={checkpoints(config)[name]}", "--comet-env", input["comet_env"]]
+    return args + ["--comet-checkpoint", f"{name}={checkpoints(config)[name]}", "--comet-env", input["comet_env"],
+                   "--comet-timeout", str(config["metrics"]["timeout"])]
 
 
 # ---- the rule comet ---------------------------------------------------------------------------------------
