@@ -5,7 +5,8 @@ documents of at least ``--min-sentences`` sentences (consecutive documents joine
 (``--model``) as both levels:
 
 1. every strategy against sentence-level, each run next to a sentence-level run (interleaved, ``--repeats``
-   times): median wall ratio; tokens prefilled, read from the cache and generated; forward calls; and their
+   times): median wall ratio; tokens prefilled, read from the cache and generated; forward calls; the most the
+   prefix cache held (MiB, its limit: --cache-bytes of the decode CLI, 2 GiB on the CPU by default); and their
    ratios to sentence-level;
 2. doc-trans (sequential, the context of ``--context``) with the reused cache against ``generate`` on the whole
    prompt of each sentence (the way the papers' scripts run it), interleaved: the median wall ratio, and whether
@@ -31,7 +32,7 @@ from decode_transformers import tiny_model
 
 ROWS = ["sentence-level", "full-segment", "last-sentence", "first-sentence", "2-pass", "doc-trans",
         "doc-trans-beam", "cheating"]
-COUNTERS = ("tokens_prefilled", "tokens_cached", "tokens_generated", "forward_calls")
+COUNTERS = ("tokens_prefilled", "tokens_cached", "tokens_generated", "forward_calls", "cache_bytes_peak")
 
 
 def random_model(tokenizer_folder: Path, size: str, out: Path) -> Path:
@@ -96,7 +97,7 @@ def causal_lm_benchmark(args) -> None:
         """A strategy's decode: with the reused cache in batches (the backend's search), or (``reuse_cache=False``,
         ``batch_size=1``) generate on each request's whole prompt, one request at a time, as the papers' scripts."""
         searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=max_len, reuse_cache=reuse_cache,
-                                    batch_size=batch_size)
+                                    batch_size=batch_size, cache_bytes=args.cache_bytes)
         decoder = Decoder(searcher, k=k, h=args.h, sentence_searcher=searcher, doc_trans_mode="sequential")
         start = time.perf_counter()
         if strategy == "2-pass":  # with its first pass, in the time and the counters
@@ -122,10 +123,12 @@ def causal_lm_benchmark(args) -> None:
           f"{sum(p.numel() for p in model.net.parameters()) / 1e6:.1f}M parameters), {len(docs)} documents of "
           f"{min(len(d) for d in docs)}-{max(len(d) for d in docs)} sentences ({n_sent} sentences), beam {args.beam}, "
           f"context {args.context} (k {k}), h {args.h}, device {model.device}, dtype {model.dtype}, torch threads "
-          f"{torch.get_num_threads()}, {args.repeats} interleaved repeats, medians")
+          f"{torch.get_num_threads()}, prefix cache limit "
+          f"{'the default' if args.cache_bytes is None else f'{args.cache_bytes / (1 << 20):.0f} MiB'}, {args.repeats} "
+          "interleaved repeats, medians")
     print("| strategy | wall s | wall ratio | tokens prefilled | ratio | tokens from cache | tokens generated | ratio "
-          "| forward calls | ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| forward calls | ratio | prefix cache peak MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     first = runs["sentence-level"][0][0]
     for name, pairs in runs.items():
         r = pairs[0][0]
@@ -133,7 +136,8 @@ def causal_lm_benchmark(args) -> None:
         print(f"| {name} | {statistics.median(x['seconds'] for x, _ in pairs):.2f} | {ratio:.2f} | "
               f"{r['tokens_prefilled']} | {r['tokens_prefilled'] / first['tokens_prefilled']:.2f} | "
               f"{r['tokens_cached']} | {r['tokens_generated']} | {r['tokens_generated'] / first['tokens_generated']:.2f} "
-              f"| {r['forward_calls']} | {r['forward_calls'] / first['forward_calls']:.2f} |")
+              f"| {r['forward_calls']} | {r['forward_calls'] / first['forward_calls']:.2f} | "
+              f"{r['cache_bytes_peak'] / (1 << 20):.1f} |")
 
     # doc-trans with the reused cache (in batches, and one request at a time) against generate on each sentence's
     # whole prompt, one at a time; interleaved, medians of the ratios

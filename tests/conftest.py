@@ -191,12 +191,13 @@ def tiny_llama(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_qwen2_base(tmp_path_factory) -> Path:
-    """A tiny Qwen2 whose tokenizer has no chat template (a base model's, tests/llmmodel.py), 60 updates on the demo's
-    pairs written out with the plain part of the template translate: its folder."""
+    """A tiny Qwen2 whose tokenizer has no chat template (a base model's, tests/llmmodel.py), 300 updates on the demo's
+    pairs written out with the plain part of the template translate (enough to answer with a translation and the
+    template's end, a blank line: 60 answered with the blank line alone): its folder."""
     import llmmodel
 
     return made_once(tmp_path_factory, "llm-qwen2-plain",
-                     lambda folder: llmmodel.build(folder / "model", architecture="qwen2", steps=60, chat=False))
+                     lambda folder: llmmodel.build(folder / "model", architecture="qwen2", steps=300, chat=False))
 
 
 def _bare_python(root: Path) -> Path:

@@ -182,6 +182,7 @@ def two_tasks(own, hf_marian, tiny_llama, tmp_path_factory) -> Path:
     data["task_settings"]["hf"] = hf_task(workdir, hf_marian)
     del data["task_settings"]["hf"]["pronoun_min_examples"]
     data["scoring"] = {"pronoun_min_examples": 2}
+    data["decode"] = {"cache_bytes": "64M"}  # the causal LM's prefix cache; the other backends hold none
     (workdir / "llm").mkdir()
     data["task_settings"]["llm"] = llm_task(workdir / "llm", tiny_llama)
     config.write_text(yaml.safe_dump(data))
@@ -393,6 +394,9 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama
     assert "tokens from cache" in cost and "mine tokens prefilled" not in cost
     sidecar = json.loads((workdir / "results/llm/decode/test/doc-trans.json").read_text(encoding="utf-8"))
     assert sidecar["template"] == "my-chat.yaml" and sidecar["tokens_cached"] == int(cached)
+    assert sidecar["prefix_cache"]["limit_bytes"] == 64 << 20, "decode.cache_bytes reaches the decode"
+    assert 0 < sidecar["prefix_cache"]["bytes_peak"] <= 64 << 20
+    assert "prefix_cache" not in json.loads((workdir / "results/mine/decode/test/doc-trans.json").read_text())
     perplexity = (tables / "perplexity.md").read_text(encoding="utf-8")
     assert "causal LM" in perplexity
     src = read_lines(workdir / "llm/hf-corpus/test.en")

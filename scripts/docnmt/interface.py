@@ -315,7 +315,9 @@ class BackendModule(Protocol):
       :attr:`Backend.load_options`);
     - ``check(model, data, level, separator, k, src_lang, tgt_lang, sample, **options)``: the checks before any
       decode (docnmt-check-model), a report or an InputError in one line;
-    - ``searcher(model, beam, lenpen, batch_size, max_len, max_tokens)``: the search of a loaded model;
+    - ``searcher(model, beam, lenpen, batch_size, max_len, max_tokens, cache_bytes)``: the search of a loaded model
+      (``cache_bytes``: the limit of a prefix cache held across requests, :attr:`Backend.prefix_cache`; None: its
+      default);
     - ``check_cli(parser, args)``: docnmt-check-model's run for this backend."""
 
     @property
@@ -325,7 +327,7 @@ class BackendModule(Protocol):
     def check(self) -> Callable[..., dict]: ...
 
     @property
-    def searcher(self) -> Callable[[Any, int, float, int, int, int | None], SearcherLike]: ...
+    def searcher(self) -> Callable[[Any, int, float, int, int, int | None, int | None], SearcherLike]: ...
 
     @property
     def check_cli(self) -> Callable[[Any, Any], int]: ...
@@ -405,7 +407,8 @@ class Backend:
     #: whether the workflow's ContraPro evaluation (forced scoring of BPE-level contrastive targets) runs with it
     contrapro_in_workflow: bool
     #: the module with ``load(model, data, **options)``, ``check(model, data, level, ...)``,
-    #: ``searcher(model, beam, lenpen, batch_size, max_len, max_tokens)`` and ``check_cli(parser, args)`` (docnmt-check-model)
+    #: ``searcher(model, beam, lenpen, batch_size, max_len, max_tokens, cache_bytes)`` and ``check_cli(parser, args)``
+    #: (docnmt-check-model)
     module: str
     #: how the tables' notes name the backend's models (None: the default backend, no note), and what they say of
     #: what differs from the paper's search
@@ -423,6 +426,9 @@ class Backend:
     forced_scoring: bool = True
     beam_search: bool = True
     sampling: bool = True
+    #: whether its searcher holds a prefix cache across requests, bounded by ``--cache-bytes`` (config
+    #: ``decode.cache_bytes``)
+    prefix_cache: bool = False
     #: its own environment (None: the project's ``.venv``, ``envs/fairseq.yaml``)
     environment: Environment | None = None
     #: the load options its models take beyond the shared ones (``load(..., **options)``), each a config key of
@@ -490,7 +496,7 @@ REGISTRY: dict[str, Backend] = {
         module="docnmt.decode.backends.causal_lm", note="causal LM",
         note_detail="a prompt of turns from a template, each context sentence an earlier turn, and generate's search "
                     "(docs/own-models.md, 'LLMs')",
-        bench="decode_causal_lm:causal_lm_benchmark", max_tokens=32_768,
+        bench="decode_causal_lm:causal_lm_benchmark", max_tokens=32_768, prefix_cache=True,
     ),
     "vllm": Backend(
         name="vllm",

@@ -284,7 +284,8 @@ def test_check_model_and_translate_run_from_the_command_line(tiny_llama, tmp_pat
     assert "llama (causal LM), en->de, chat template with translate.yaml" in capsys.readouterr().out
     assert json.loads((tmp_path / "check.json").read_text())["sample"]["documents"] == 2
     # doc-trans with the reused cache, the whole document in one turn, source-primed
-    for strategy, extra in (("doc-trans", []), ("full-segment", ["--context", "document"]), ("source-primed", [])):
+    for strategy, extra in (("doc-trans", ["--cache-bytes", "16M"]), ("full-segment", ["--context", "document"]),
+                            ("source-primed", [])):
         out = tmp_path / f"{strategy}.txt"
         assert translate.main(["--backend", "causal-lm", "--document-model", str(tiny_llama), "--src-lang", "en",
                                "--tgt-lang", "de", "--strategy", strategy, "--input", str(talks), "--output",
@@ -518,3 +519,141 @@ def test_mbr_stays_near_the_beams_output_on_the_tiny_llm(llama_model):
             bleu["mbr" if selector else "beam"] = sacrebleu.corpus_bleu(out, [refs]).score
         assert abs(bleu["mbr"] - bleu["beam"]) <= 5, (strategy, bleu)
         assert selector.record()["incomplete_left_out"] > 0, "the n-best holds run-on answers"
+
+
+# ---- the prefix cache, bounded in bytes --------------------------------------------------------------------------
+def _filled(model, ids):
+    """The model's keys and values of ``ids`` (a transformers cache of one row)."""
+    import torch
+    from transformers.cache_utils import DynamicCache
+
+    cache = DynamicCache(config=model.net.config)
+    with torch.no_grad():
+        model.net(input_ids=torch.tensor([ids]), use_cache=True, **{model.cache_keyword: cache})
+    return cache
+
+
+def test_the_prefix_cache_finds_the_longest_shared_prefix_holds_views_and_keeps_within_its_bytes(llama_model):
+    """PrefixCache: the longest prefix any held prompt shares (a trie walk), a view of its keys and values (the same
+    storage, nothing copied) that the caller may grow without changing what is held, least recently used prompts
+    dropped to stay within the limit, and a cache larger than the limit not kept."""
+    from docnmt.decode.backends.causal_lm.model import PrefixCache, cache_bytes
+
+    model = llama_model
+    prompts = {name: list(range(10, 10 + n)) + extra for name, n, extra in
+               (("a", 30, [1, 2, 3]), ("b", 30, [4, 5]), ("c", 12, [7] * 20), ("d", 40, []))}
+    caches = {name: _filled(model, ids) for name, ids in prompts.items()}
+    one = cache_bytes(caches["a"]) // 33  # bytes per position
+    held = PrefixCache(limit=one * 70)
+    held.keep(prompts["a"], caches["a"])
+    held.keep(prompts["b"], caches["b"])  # 33 + 32 positions: both fit
+    assert len(held) == 2 and held.bytes == one * 65
+    length, view = held.longest(list(range(10, 40)) + [4, 5, 6])
+    assert length == 32 and view.get_seq_length() == 32  # b's 32 positions
+    stored = held.held[max(held.held)][1]
+    assert view.layers[0].keys.data_ptr() == stored.layers[0].keys.data_ptr(), "a view, not a copy"
+    view.update(view.layers[0].keys[..., -1:, :], view.layers[0].values[..., -1:, :], 0)  # the caller grows its view
+    assert stored.get_seq_length() == 32 and held.longest(prompts["b"] + [9])[0] == 32, "what is held is unchanged"
+    assert held.longest([99, 10, 11])[0] == 0 and held.longest([10, 11, 12, 13])[0] == 4
+    held.keep(prompts["c"], caches["c"])  # 32 more: a (used least recently) goes
+    assert len(held) == 2 and held.bytes == one * 64 <= held.limit and held.evicted == 1
+    assert held.longest(prompts["a"])[0] == 30, "a's own positions went; b shares its first 30"
+    assert held.longest([10] * 5)[0] == 1
+    too_big = PrefixCache(limit=one * 20)
+    too_big.keep(prompts["d"], caches["d"])
+    assert len(too_big) == 0 and too_big.bytes == 0 and too_big.longest(prompts["d"]) == (0, None)
+    assert held.peak == one * 65
+
+
+def test_a_small_cache_limit_changes_no_output_and_holds_within_it(llama_model, test_docs):
+    """doc-trans with a prefix cache of a few prompts: the same translations as without a cache, the cache's bytes
+    never over the limit (cache_bytes_peak), fewer tokens read from the cache than with the default limit."""
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    def run(**options):
+        searcher = CausalLMSearcher(llama_model, beam=1, max_new_tokens=40, **options)
+        out = REGISTRY["doc-trans"](Decoder(searcher, k=3, h=1, doc_trans_mode="sequential"), test_docs)
+        return out, searcher
+
+    plain, _ = run(reuse_cache=False)
+    default, roomy = run()
+    limit = 2 * roomy.cache_bytes_peak // len(roomy.cache)  # about two prompts' keys and values
+    small, tight = run(cache_bytes=limit)
+    none, nothing = run(cache_bytes=0)
+    assert small == default == plain == none
+    assert 0 < tight.cache_bytes_peak <= limit < roomy.cache_bytes_peak and tight.cache.evicted > 0
+    assert nothing.tokens_cached == 0 < tight.tokens_cached < roomy.tokens_cached
+
+
+def test_the_cache_limit_is_an_option_of_the_causal_lms_only(tiny_llama, tmp_path, capsys):
+    """--cache-bytes: sizes with binary suffixes, reaching the sidecar; refused for a backend without a prefix
+    cache and for a size that is not one."""
+    from docnmt.decode import cli as decode_cli
+    from docnmt.decode.arguments import byte_size
+
+    assert (byte_size("512M"), byte_size("1.5G"), byte_size("2048"), byte_size("4KiB")) == \
+        (512 << 20, 3 << 29, 2048, 4096)
+    (tmp_path / "src").write_text("The lamp is old.\nIt is bright.\n", encoding="utf-8")
+    (tmp_path / "ids").write_text("a\na\n", encoding="utf-8")
+    common = ["--strategy", "doc-trans", "--src", str(tmp_path / "src"), "--docids", str(tmp_path / "ids"),
+              "--beam", "1", "--max-len-b", "20", "--tgt-lang", "de", "--output-bpe", str(tmp_path / "o.bpe"),
+              "--output", str(tmp_path / "o.txt"), "--sidecar", str(tmp_path / "o.json")]
+    assert decode_cli.main(common + ["--backend", "causal-lm", "--model", str(tiny_llama), "--src-lang", "en",
+                                     "--cache-bytes", "1M"]) == 0
+    record = json.loads((tmp_path / "o.json").read_text())["prefix_cache"]
+    assert record["limit_bytes"] == 1 << 20 and 0 < record["bytes_peak"] <= 1 << 20
+    for extra, message in ((["--model", "x.pt", "--data", str(tmp_path), "--cache-bytes", "1G"],
+                            "--cache-bytes bounds a prefix cache held across requests; fairseq models hold none"),
+                           (["--backend", "causal-lm", "--model", str(tiny_llama), "--cache-bytes", "lots"],
+                            "expected a size in bytes such as 2G or 512M, found 'lots'")):
+        with pytest.raises(SystemExit):
+            decode_cli.main(common + extra)
+        assert message in capsys.readouterr().err
+
+
+# ---- log-probabilities at a stop string ----------------------------------------------------------------------------
+def test_an_answer_stopped_by_a_stop_string_has_the_log_prob_of_its_own_tokens(tiny_qwen2_base, test_docs,
+                                                                               monkeypatch):
+    """A base model's plain template ends an answer with a stop string (a blank line). In a batch, generate fills a
+    row that stopped with pad tokens while the others go on, and this model's pad token is an end token. The
+    answer's tokens and log-prob are those up to the stop, as a forced-scoring pass on the same tokens after the
+    same prompt gives them, greedy and sampled (before, the pad was taken for the answer's end token and its
+    log-prob, about -17 nats, was added)."""
+    from docnmt.decode.backends import load_model
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+    from docnmt.interface import Request
+
+    model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu", template="translate")
+    stop = model.prompter.answer_end
+    assert model.pad in model.ends
+    answers, pairs = [], []
+    hypothesis = model.hypothesis
+
+    def recorded(answer, score, logprob, lines=1):
+        answers.append((list(answer), logprob))
+        return hypothesis(answer, score, logprob, lines)
+
+    monkeypatch.setattr(model, "hypothesis", recorded)
+    searcher = CausalLMSearcher(model, beam=1, max_new_tokens=30, reuse_cache=False)
+    generate = searcher.generate
+
+    def paired(prompts, limit, copies=1, **options):  # each row's prompt with its answer
+        start = len(answers)
+        found = generate(prompts, limit, copies=copies, **options)
+        pairs.extend(zip([p for p in prompts for _ in range(copies)], answers[start:]))
+        return found
+
+    monkeypatch.setattr(searcher, "generate", paired)
+    requests = [Request(model.encode(s, source=True), []) for d in test_docs for s in d.src]
+    searcher.search(requests)
+    searcher.sample(requests[0], 6, 0.02, seed=3)
+    assert len(pairs) == len(requests) + 6
+    stopped = set()
+    for prompt, (answer, logprob) in pairs:
+        text = model.tokenizer.decode(answer)
+        assert not set(answer) & set(model.ends), "no end token, no pad"
+        if text.endswith(stop):
+            stopped.add(len(answer))
+        forced = model.scored(prompt + answer[:-1], answer)
+        assert logprob == pytest.approx(forced.logprob, abs=2e-4), (text, logprob, forced.logprob)
+    assert len(stopped) >= 3, "answers of several lengths ended by the stop string while their batch went on"

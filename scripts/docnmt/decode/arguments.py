@@ -89,9 +89,37 @@ def add_search_arguments(parser) -> None:
     parser.add_argument("--max-len-b", type=positive_int, default=200,
                         help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
                              "--max-len-a 0; transformers' max_new_tokens); default 200, as both")
+    parser.add_argument("--cache-bytes", type=byte_size, metavar="BYTES",
+                        help="causal-lm: the most the prefix cache of earlier prompts holds, in bytes (K, M, G: "
+                             "binary multiples; 0: no cache); default: a fifth of a GPU's memory, 2G on the CPU")
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
     add_dtype_argument(parser)
     add_separator_argument(parser)
+
+
+#: The suffixes of :func:`byte_size`.
+BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def byte_size(text: str) -> int:
+    """A size in bytes: a number with an optional binary suffix K, M, G or T (``512M``, ``1.5G``)."""
+    import argparse
+
+    value = str(text).strip().upper().removesuffix("B").removesuffix("I")
+    unit = value[-1:] if value[-1:] in BYTE_UNITS else ""
+    try:
+        number = float(value[:len(value) - len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size in bytes such as 2G or 512M, found {text!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a size of 0 bytes or more, found {text!r}")
+    return int(number * BYTE_UNITS[unit])
+
+
+def check_cache_bytes(parser, args) -> None:
+    """A parser error where ``--cache-bytes`` is given for a backend that holds no prefix cache."""
+    if args.cache_bytes is not None and not REGISTRY[args.backend].prefix_cache:
+        parser.error(f"--cache-bytes bounds a prefix cache held across requests; {args.backend} models hold none")
 
 
 def add_scoring_model_arguments(parser) -> None:

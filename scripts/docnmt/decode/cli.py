@@ -63,7 +63,7 @@ from ..corpora.corpus import read_docids
 from . import mbr as mbr_selection
 from . import metric_client
 from .selection import Selector
-from .arguments import add_backend_argument, add_search_arguments, add_template_argument, positive_int
+from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes, positive_int
 from .documents import context_k, group
 from .journal import Journal, JournaledSearcher, decode_key
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
@@ -187,6 +187,7 @@ def main(argv=None) -> int:
     from ..interface import backend
 
     plain = backend(args.backend).plain_text
+    check_cache_bytes(parser, args)
     mbr = mbr_selection.from_args(parser, args)
     if mbr is not None and args.round_one is not None:
         parser.error("--round-one is 2-pass's beam-best output: it is not round 1 of a decode with --mbr")
@@ -230,7 +231,7 @@ def main(argv=None) -> int:
     if round_one is not None:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
     searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
-                             max_len=args.max_len_b, max_tokens=args.max_tokens)
+                             max_len=args.max_len_b, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes)
     scorer = metric_client.from_args(mbr, args)
     selector = None if mbr is None else Selector(mbr, scorer, prepare=None if plain else _detokenizer(args))
     if mbr is not None and mbr.candidates == "sampling":
@@ -301,6 +302,10 @@ def main(argv=None) -> int:
                      + f"|version:{__version__}",
         "host": platform.node(),
     }
+    if backend(args.backend).prefix_cache:  # the prefix cache's limit and the most it held (this run's)
+        held = searcher.cache
+        sidecar["prefix_cache"] = {"limit_bytes": held.limit, "bytes_peak": searcher.cache_bytes_peak,
+                                   "evicted": held.evicted}
     if "doc_trans_mode" in info.sidecar:
         sidecar["doc_trans_mode"] = args.doc_trans_mode
     if selector is not None:

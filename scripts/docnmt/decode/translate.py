@@ -75,7 +75,7 @@ from .. import SEP, layout
 from ..corpora import testsets
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
-from .arguments import add_backend_argument, add_search_arguments, add_template_argument
+from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes
 from .documents import Document, context_k
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed, not_for_backend
 from ..manual import argument_parser
@@ -215,7 +215,8 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
 def translate(documents, pipeline: TextPipeline, strategy: str, document_model=None, sentence_model=None,
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
-              max_len: int = 200, context: str = "window", max_tokens: int | None = None) -> list[list[str]]:
+              max_len: int = 200, context: str = "window", max_tokens: int | None = None,
+              cache_bytes: int | None = None) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
     from .backends import make_searcher
 
@@ -239,7 +240,7 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         if model is None:
             return None
         made = make_searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len,
-                             max_tokens=max_tokens)
+                             max_tokens=max_tokens, cache_bytes=cache_bytes)
         made.on_batch = Progress(name, total, stream)
         return made
 
@@ -320,6 +321,7 @@ def main(argv=None) -> int:
     refused = not_for_backend(args.strategy, described.name)
     if refused:
         parser.error(refused)
+    check_cache_bytes(parser, args)
     given_text = [f"--{o}" for o in ("tokenize", "codes") if getattr(args, o) not in (None, "none")] if plain else []
     given_data = [] if described.needs_data else \
         [f"--{level}-data" for level in ("sentence", "document") if getattr(args, f"{level}_data")]
@@ -358,7 +360,7 @@ def main(argv=None) -> int:
     translations = translate(documents, pipeline, args.strategy, models.get("document"), models.get("sentence"),
                              k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
                              doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b,
-                             context=args.context, max_tokens=args.max_tokens)
+                             context=args.context, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes)
     seconds = time.perf_counter() - started
     write_documents(args.output, layout, documents, translations, system=args.system_name or f"docnmt-{args.strategy}")
     empty = sum(not t for doc in translations for t in doc)

@@ -121,11 +121,13 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
 
 def search_args(config: dict, task: str) -> list:
     """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator, context, and
-    decode.max_tokens where it is set."""
-    max_tokens = config["decode"].get("max_tokens")
+    decode.max_tokens and decode.cache_bytes (for a backend with a prefix cache) where they are set."""
+    max_tokens, cache = config["decode"].get("max_tokens"), config["decode"].get("cache_bytes")
+    with_cache = cache is not None and backend(model_backend(config, task)).prefix_cache
     return ["--beam", config["beam"], "--k", task_k(config, task), "--h", config["h"], "--dtype",
             config["decode"]["dtype"], "--separator", task_separator(config, task)] + context_args(config, task) \
-        + ([] if max_tokens is None else ["--max-tokens", int(max_tokens)])
+        + ([] if max_tokens is None else ["--max-tokens", int(max_tokens)]) \
+        + (["--cache-bytes", str(cache)] if with_cache else [])
 
 
 def context_args(config: dict, task: str) -> list[str]:

@@ -29,11 +29,11 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
 
 
 def searcher(model: CausalLMModel, beam: int, lenpen: float, batch_size: int, max_len: int,
-             max_tokens: int | None) -> CausalLMSearcher:
+             max_tokens: int | None, cache_bytes: int | None = None) -> CausalLMSearcher:
     from .model import CausalLMSearcher
 
     return CausalLMSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,
-                            max_tokens=max_tokens)
+                            max_tokens=max_tokens, cache_bytes=cache_bytes)
 
 
 def check_cli(parser, args) -> int:

@@ -16,14 +16,16 @@ The answer's lines are its sentences (:meth:`CausalLMModel.hypothesis`).
 
 :class:`CausalLMSearcher` searches with ``generate`` (greedy or beam, transformers' semantics) on the prompt, after
 the longest prefix of it whose keys and values it already holds (:class:`PrefixCache`): a conversation's earlier
-turns, or the instruction every request shares, are computed once and copied from the cache (``cache=`` of
-``generate``, cropped to the shared prefix and repeated for the beams). With ``reuse_cache=False`` it runs
+turns, or the instruction every request shares, are computed once and read from the cache (``cache=`` of
+``generate``: a view of the held keys and values cropped to the shared prefix, repeated for the beams; the cache is
+bounded in bytes, ``cache_bytes``). With ``reuse_cache=False`` it runs
 ``generate`` on the whole prompt, as the papers' scripts do; the outputs are the same (tests/decode/test_causal_lm.py).
 The requests of a search are searched in batches, each prompt's cache padded on the left (:func:`left_padded`).
 """
 
 from __future__ import annotations
 
+import collections
 import copy
 import inspect
 import os
@@ -297,39 +299,158 @@ class CausalLMModel(PromptedModel):
         return Scored(float(picked.sum()), len(output))
 
 
+#: The prefix cache's default limit in bytes: on a GPU a fifth of its memory, elsewhere 2 GiB
+#: (:func:`default_cache_bytes`; CLI ``--cache-bytes``, config ``decode.cache_bytes``).
+CPU_CACHE_BYTES = 2 << 30
+GPU_CACHE_SHARE = 0.2
+
+
+def default_cache_bytes(device) -> int:
+    """The prefix cache's default limit on ``device``: a fifth of a GPU's memory, or 2 GiB."""
+    import torch
+
+    if str(device).startswith("cuda"):
+        return int(GPU_CACHE_SHARE * torch.cuda.get_device_properties(torch.device(device)).total_memory)
+    return CPU_CACHE_BYTES
+
+
+def cache_bytes(cache) -> int:
+    """The bytes a transformers cache's keys and values hold."""
+    total = 0
+    for layer in cache.layers:
+        for name in ("keys", "values"):
+            tensor = getattr(layer, name, None)
+            if tensor is not None:
+                total += tensor.numel() * tensor.element_size()
+    return total
+
+
+def cache_view(cache, length: int):
+    """A cache of the first ``length`` positions of ``cache`` that shares its tensors (a new cache object with new
+    layer objects holding views; transformers grows, repeats and reorders a dynamic cache by replacing its tensors,
+    never in place, so neither changes the other). Layers of another kind than ``DynamicLayer`` (sliding windows)
+    are deep-copied and cropped."""
+    from transformers.cache_utils import DynamicLayer
+
+    view = copy.copy(cache)
+    layers = []
+    for layer in cache.layers:
+        if type(layer) is DynamicLayer:
+            mine = copy.copy(layer)
+            if getattr(layer, "is_initialized", False) and layer.keys is not None and layer.keys.dim() == 4:
+                mine.keys, mine.values = layer.keys[..., :length, :], layer.values[..., :length, :]
+        else:
+            mine = copy.deepcopy(layer)
+            surplus = mine.get_seq_length() - length
+            if surplus > 0:
+                mine.crop(-surplus)
+        layers.append(mine)
+    view.layers = layers
+    return view
+
+
+class _Node:
+    """A node of the prefix cache's trie: the next tokens, and the entries whose prompts pass through it."""
+
+    __slots__ = ("children", "entries")
+
+    def __init__(self):
+        self.children: dict[int, _Node] = {}
+        self.entries: set[int] = set()
+
+
 class PrefixCache:
     """The keys and values of recent prompts, by their token ids: a new prompt continues from the longest prefix
-    any of them shares with it (a copy, cropped to that prefix). At most ``entries`` are kept, the least recently
-    used dropped first."""
+    any of them shares with it (a view of it, :func:`cache_view`: nothing is copied). The held caches take at most
+    ``limit`` bytes; the least recently used are dropped first, and a cache larger than the limit is not kept.
 
-    def __init__(self, entries: int = 64):
-        self.entries = entries
-        self.held: list[tuple[list[int], Any]] = []  # (ids, a transformers cache)
+    The prompts are held in a trie of their tokens, so a lookup walks the new prompt once, whatever the number of
+    held prompts. ``bytes`` is what the held caches take now, ``peak`` the most they took."""
+
+    def __init__(self, limit: int = CPU_CACHE_BYTES):
+        if limit < 0:
+            raise ValueError(f"the prefix cache's limit must be >= 0 bytes, got {limit}")
+        self.limit = limit
+        self.bytes = self.peak = 0
+        self.root = _Node()
+        self.held: collections.OrderedDict[int, tuple[tuple[int, ...], Any, int]] = collections.OrderedDict()
+        self.by_ids: dict[tuple[int, ...], int] = {}
+        self.evicted = 0
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self.held)
 
     def longest(self, ids: Sequence[int]) -> tuple[int, Any]:
-        best, found = 0, None
-        for n, (key, cache) in enumerate(self.held):
-            shared = 0
-            for a, b in zip(key, ids):
-                if a != b:
-                    break
-                shared += 1
-            if shared > best:
-                best, found = shared, n
+        """The length of the longest prefix of ``ids`` a held prompt shares, and a view of that prompt's cache cropped
+        to it ((0, None): none shares any)."""
+        node, depth, found = self.root, 0, None
+        for token in ids:
+            node = node.children.get(token)
+            if node is None:
+                break
+            depth += 1
+            found = node
         if found is None:
             return 0, None
-        entry = self.held.pop(found)
-        self.held.append(entry)
-        cache = copy.deepcopy(entry[1])
-        surplus = cache.get_seq_length() - best
-        if surplus > 0:
-            cache.crop(-surplus)  # transformers 5: a negative count of tokens to remove
-        return best, cache
+        entry = max(found.entries)  # the newest of the prompts that share the prefix
+        self.held.move_to_end(entry)
+        return depth, cache_view(self.held[entry][1], depth)
 
     def keep(self, ids: Sequence[int], cache) -> None:
-        self.held = [(key, c) for key, c in self.held if key != list(ids)]
-        self.held.append((list(ids), copy.deepcopy(cache)))
-        del self.held[:-self.entries]
+        """Hold ``cache``, the keys and values of ``ids`` (a view of it; the caller may go on growing its own)."""
+        key = tuple(ids)
+        if key in self.by_ids:
+            self._drop(self.by_ids[key])
+        size = cache_bytes(cache)
+        if size > self.limit:
+            return
+        while self.held and self.bytes + size > self.limit:
+            self._drop(next(iter(self.held)))
+            self.evicted += 1
+        entry, self._next = self._next, self._next + 1
+        node = self.root
+        for token in key:
+            node = node.children.setdefault(token, _Node())
+            node.entries.add(entry)
+        self.held[entry] = (key, cache_view(cache, len(key)), size)
+        self.by_ids[key] = entry
+        self.bytes += size
+        self.peak = max(self.peak, self.bytes)
+
+    def _drop(self, entry: int) -> None:
+        key, _, size = self.held.pop(entry)
+        del self.by_ids[key]
+        self.bytes -= size
+        node = self.root
+        for token in key:
+            child = node.children[token]
+            child.entries.discard(entry)
+            if not child.entries:  # no held prompt passes here: the whole branch goes
+                del node.children[token]
+                return
+            node = child
+
+
+def answer_length(answer: Sequence[int], ends, pad: int | None, stop: str | None = None, pieces=None) -> int:
+    """The tokens of a generated answer that are its own, whose log-probs are the answer's: up to its first end token
+    or, with a stop string ``stop`` (a plain template's end), up to the token that completes it (``pieces(ids)``:
+    each token's text), whichever comes first, both included. After either, ``generate`` fills a finished row of a
+    batch with ``pad`` (which may be an end token), and those positions are not the answer's. An answer with
+    neither (cut at the token limit) is whole, less any pad tokens at its end."""
+    length = next((n + 1 for n, t in enumerate(answer) if t in ends), None)
+    if stop is not None and pieces is not None:
+        text = ""
+        for n, piece in enumerate(pieces(answer[:length])):
+            text += piece
+            if stop in text:
+                return n + 1
+    if length is not None:
+        return length
+    length = len(answer)
+    while length > 0 and pad is not None and answer[length - 1] == pad:
+        length -= 1
+    return length
 
 
 def left_padded(caches: Sequence, config):
@@ -373,13 +494,15 @@ class CausalLMSearcher(PromptCounted):
 
     Cost counters beyond the shared ones: ``tokens_prefilled`` (prompt tokens run through the model),
     ``tokens_cached`` (prompt tokens read from the cache), ``tokens_generated`` (positions generated, every beam's;
-    in a batch, those of the answers that ended before its longest too).
+    in a batch, those of the answers that ended before its longest too), and ``cache_bytes_peak`` (the most bytes
+    the prefix cache held). ``cache_bytes``: the prefix cache's limit (None: :func:`default_cache_bytes` of the
+    model's device).
     """
 
     vocabulary = "vocabulary"
 
     def __init__(self, model: CausalLMModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
-                 max_new_tokens: int = 200, reuse_cache: bool = True, cache_entries: int = 64,
+                 max_new_tokens: int = 200, reuse_cache: bool = True, cache_bytes: int | None = None,
                  max_tokens: int | None = backend(BACKEND).max_tokens):
         if beam < 1 or batch_size < 1 or max_new_tokens < 1:
             raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
@@ -392,7 +515,7 @@ class CausalLMSearcher(PromptCounted):
         self.max_tokens = max_tokens
         self.max_new_tokens = max_new_tokens
         self.reuse_cache = reuse_cache
-        self.cache = PrefixCache(cache_entries)
+        self.cache = PrefixCache(default_cache_bytes(model.device) if cache_bytes is None else cache_bytes)
         self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
         self.max_source_positions = self.max_target_positions = model.max_positions
         self.reset_counters()
@@ -406,6 +529,10 @@ class CausalLMSearcher(PromptCounted):
 
     def _prompt(self, number: int, request: Request) -> tuple[list[int], int]:
         return self.model.prompt(number, request, self.max_new_tokens)
+
+    def _pieces(self, ids: Sequence[int]) -> list[str]:
+        """Each token's text (where a stop string may end an answer)."""
+        return self.model.tokenizer.batch_decode([[t] for t in ids], clean_up_tokenization_spaces=False)
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
@@ -438,6 +565,7 @@ class CausalLMSearcher(PromptCounted):
             with torch.no_grad():
                 self.net(input_ids=ids, use_cache=True, **{self.model.cache_keyword: cache})
             self.cache.keep(prompt[:-1], cache)
+            self.cache_bytes_peak = max(self.cache_bytes_peak, self.cache.bytes)
         self.tokens_cached += reused
         self.tokens_prefilled += len(prompt) - reused
         return cache
@@ -489,7 +617,7 @@ class CausalLMSearcher(PromptCounted):
         self.tokens_generated += (self.forward_calls - calls) * kwargs["num_beams"] * len(rows)
         hyps = []
         for row, (answer, step) in enumerate(zip(answers, steps.float())):
-            length = next((n + 1 for n, t in enumerate(answer) if t in self.model.ends), len(answer))
+            length = answer_length(answer, self.model.ends, self.pad, self.model.prompter.answer_end, self._pieces)
             logprob = float(step[:length].sum())
             score = scores[row] if scores is not None else logprob / length ** self.lenpen
             hyps.append(self.model.hypothesis(answer[:length], score, logprob, lines[row // (copies * kwargs[

@@ -36,7 +36,7 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
 
 
 def searcher(model: Model, beam: int, lenpen: float, batch_size: int, max_len: int,
-             max_tokens: int | None) -> Searcher:
+             max_tokens: int | None, cache_bytes: int | None = None) -> Searcher:
     from .search import Searcher
 
     return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len_b=max_len,

@@ -28,7 +28,7 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
 
 
 def searcher(model: HFModel, beam: int, lenpen: float, batch_size: int, max_len: int,
-             max_tokens: int | None) -> HFSearcher:
+             max_tokens: int | None, cache_bytes: int | None = None) -> HFSearcher:
     from .model import HFSearcher
 
     return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,

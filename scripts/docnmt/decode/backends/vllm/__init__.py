@@ -35,7 +35,7 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
 
 
 def searcher(model: VLLMModel, beam: int, lenpen: float, batch_size: int, max_len: int,
-             max_tokens: int | None) -> VLLMSearcher:
+             max_tokens: int | None, cache_bytes: int | None = None) -> VLLMSearcher:
     from .model import VLLMSearcher
 
     return VLLMSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,
