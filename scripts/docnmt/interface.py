@@ -167,11 +167,42 @@ class Counted:
     on_batch: Callable[[int], None] | None = None
     forward_calls: int = 0
     decoder_positions: int = 0
+    #: batches split in two because they ran out of the device's memory (:meth:`searched_in_halves`)
+    oom_splits: int = 0
+    max_tokens: int | None = None
 
     def batch_done(self, requests: int) -> None:
         """What a searcher calls after each batch it searched: the progress hook, if any."""
         if self.on_batch is not None:
             self.on_batch(requests)
+
+    def searched_in_halves(self, batch: list[int], search: Callable[[list[int]], list],
+                           positions: Callable[[int], int]) -> list:
+        """``search(batch)``, a batch of request numbers; where it runs out of the device's memory
+        (``torch.OutOfMemoryError``), the batch split in two and each half searched so, down to one request, whose
+        running out of memory is an InputError naming the request's positions (``positions(i)``: beam x (source or
+        prompt + prefix + answer limit)) and ``--max-tokens``. Each split is counted (:attr:`oom_splits`). The
+        output is the same as far as a request's search does not depend on its batch (in float32 a causal LM's does
+        not; fairseq's scores may move in their last bits, docnmt.decode.backends.fairseq.search, "Batches")."""
+        import torch
+
+        try:
+            return search(batch)
+        except torch.OutOfMemoryError:
+            pass  # out of the handler: its traceback holds the failed batch's tensors
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        if len(batch) == 1:
+            limit = "the backend's default" if self.max_tokens is None else self.max_tokens
+            raise InputError(f"request {batch[0] + 1}", f"one request of {positions(batch[0])} positions (beam x "
+                                                        f"(source or prompt + prefix + answer limit)) runs out of the "
+                                                        f"device's memory alone (--max-tokens {limit} bounds batches, "
+                                                        "not a request): lower --beam or --max-len-b, shorten the "
+                                                        "context, or use a device with more memory")
+        self.oom_splits += 1
+        half = len(batch) // 2
+        return (self.searched_in_halves(batch[:half], search, positions)
+                + self.searched_in_halves(batch[half:], search, positions))
 
     def prompt_counters(self) -> dict:
         """The counters of a searcher that prompts a model with a cache (a causal LM's): tokens prefilled, read from
@@ -181,6 +212,7 @@ class Counted:
     def reset_counters(self) -> None:
         self.forward_calls = 0
         self.decoder_positions = 0
+        self.oom_splits = 0
         self.encoder_positions = 0
         self.cache_bytes_peak = 0
 

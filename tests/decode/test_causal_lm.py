@@ -657,3 +657,55 @@ def test_an_answer_stopped_by_a_stop_string_has_the_log_prob_of_its_own_tokens(t
         forced = model.scored(prompt + answer[:-1], answer)
         assert logprob == pytest.approx(forced.logprob, abs=2e-4), (text, logprob, forced.logprob)
     assert len(stopped) >= 3, "answers of several lengths ended by the stop string while their batch went on"
+
+
+# ---- a batch that runs out of memory --------------------------------------------------------------------------------
+def test_a_batch_that_runs_out_of_memory_is_split_and_the_output_is_the_same(tiny_llama, tmp_path, monkeypatch):
+    """torch.OutOfMemoryError injected into every batch of more than two requests (as a GPU raises it): each is split
+    in two until it fits; the decode's output equals the run without the error, and its sidecar counts the splits.
+    A single request that runs out of memory ends the decode with one line naming its positions and --max-tokens."""
+    import torch
+
+    from docnmt.decode import cli as decode_cli
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    (tmp_path / "src").write_text("The lamp is old.\nIt is bright.\nI like it.\nAre you coming?\nYes, gladly.\n"
+                                  "See you tomorrow.\nThe table is new.\n", encoding="utf-8")
+    (tmp_path / "ids").write_text("a\na\na\nb\nb\nb\nb\n", encoding="utf-8")
+
+    def decode(name, *extra):
+        assert decode_cli.main(["--strategy", "sentence-level", "--backend", "causal-lm", "--model", str(tiny_llama),
+                                "--src", str(tmp_path / "src"), "--docids", str(tmp_path / "ids"), "--beam", "2",
+                                "--max-len-b", "20", "--src-lang", "en", "--tgt-lang", "de", "--no-journal", *extra,
+                                "--output-bpe", str(tmp_path / f"{name}.bpe"), "--output", str(tmp_path / f"{name}.txt"),
+                                "--sidecar", str(tmp_path / f"{name}.json")]) == 0
+        return (tmp_path / f"{name}.txt").read_text(), json.loads((tmp_path / f"{name}.json").read_text())
+
+    whole, whole_car = decode("whole")
+    generate = CausalLMSearcher.generate
+    sizes = []
+
+    def short_of_memory(self, prompts, *args, **kwargs):
+        sizes.append(len(prompts))
+        if len(prompts) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return generate(self, prompts, *args, **kwargs)
+
+    monkeypatch.setattr(CausalLMSearcher, "generate", short_of_memory)
+    split, split_car = decode("split")
+    assert split == whole and whole_car["oom_splits"] == 0
+    assert sizes == [7, 3, 1, 2, 4, 2, 2] and split_car["oom_splits"] == 3  # 7 -> 3 + 4, 3 -> 1 + 2, 4 -> 2 + 2
+
+    def never(self, prompts, *args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory")
+
+    monkeypatch.setattr(CausalLMSearcher, "generate", never)
+    with pytest.raises(InputError, match=r"request \d: one request of \d+ positions \(beam x \(source or prompt \+ "
+                                         r"prefix \+ answer limit\)\) runs out of the device's memory alone "
+                                         r"\(--max-tokens 32768 bounds batches, not a request\)"):
+        decode_cli.main.__wrapped__(["--strategy", "sentence-level", "--backend", "causal-lm", "--model",
+                                     str(tiny_llama), "--src", str(tmp_path / "src"), "--docids", str(tmp_path / "ids"),
+                                     "--tgt-lang", "de", "--src-lang", "en", "--no-journal", "--output-bpe",
+                                     str(tmp_path / "x.bpe"), "--output", str(tmp_path / "x.txt"), "--sidecar",
+                                     str(tmp_path / "x.json")])
+    assert not (tmp_path / "x.txt").exists()

@@ -147,6 +147,27 @@ def test_batching_does_not_change_the_output(toy):
     assert_same_nbest(Searcher(model, beam=12, batch_size=5).search(requests), batched, "batches of 5 (order restored)")
 
 
+def test_a_batch_that_runs_out_of_memory_is_split_in_two_until_it_fits(toy, monkeypatch):
+    """torch.OutOfMemoryError injected into every batch of more than 3 requests: the searcher splits each in two
+    (Counted.searched_in_halves), counts the splits, and gives the n-best lists of the unsplit search."""
+    import torch
+
+    root, _, model = toy
+    requests, _ = context_requests(root, model)
+    expected = Searcher(model, beam=4, batch_size=len(requests)).search(requests)
+    searcher = Searcher(model, beam=4, batch_size=len(requests))
+    search_batch = Searcher._search_batch
+
+    def short_of_memory(self, batch, naive):
+        if len(batch) > 3:
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return search_batch(self, batch, naive)
+
+    monkeypatch.setattr(Searcher, "_search_batch", short_of_memory)
+    assert_same_nbest(searcher.search(requests), expected, "split batches")
+    assert searcher.oom_splits >= len(requests) // 4 > 0
+
+
 def test_max_len_limits_the_continuation_on_both_paths(toy):
     root, _, model = toy
     requests, _ = context_requests(root, model)

@@ -288,6 +288,7 @@ def main(argv=None) -> int:
         "forward_calls": searcher.forward_calls,
         **searcher.prompt_counters(),
         "requests": decoder.stats.requests,
+        "oom_splits": searcher.oom_splits,
         "seconds": round(seconds, 3),
         "sep_mismatch": decoder.stats.sep_mismatch,
         "context_truncated": decoder.stats.context_truncated,

@@ -34,7 +34,7 @@ from ..interface import Hypothesis
 #: Requests per chunk of a search call: the granularity of resuming (4 batches of the default 64 requests).
 CHUNK = 256
 #: The counters a chunk records, beside a prompting searcher's ``prompt_counters()``.
-COUNTERS = ("decoder_positions", "forward_calls")
+COUNTERS = ("decoder_positions", "forward_calls", "oom_splits")
 FORMAT = "docnmt-decode-journal/1"
 
 
@@ -191,6 +191,10 @@ class JournaledSearcher:
     @property
     def forward_calls(self) -> int:
         return self.searcher.forward_calls + int(self.resumed.get("forward_calls", 0))
+
+    @property
+    def oom_splits(self) -> int:
+        return self.searcher.oom_splits + int(self.resumed.get("oom_splits", 0))
 
     def prompt_counters(self) -> dict:
         return {name: value + int(self.resumed.get(name, 0)) for name, value in self.searcher.prompt_counters().items()}

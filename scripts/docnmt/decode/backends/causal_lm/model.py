@@ -542,9 +542,12 @@ class CausalLMSearcher(PromptCounted):
         lines = [self.model.answer_lines(request) for request in requests]
         order = sorted(range(len(prompts)), key=lambda i: (prompts[i][1], -len(prompts[i][0]), i))
         results: list[list[Hypothesis] | None] = [None] * len(prompts)
-        for batch in token_batches(order, lambda i: self.beam * (len(prompts[i][0]) + prompts[i][1]), self.max_tokens,
-                                   self.batch_size, together=lambda first, i: prompts[first][1] == prompts[i][1]):
-            found = self.generate([prompts[i][0] for i in batch], prompts[batch[0]][1], lines=[lines[i] for i in batch])
+        positions = lambda i: self.beam * (len(prompts[i][0]) + prompts[i][1])  # noqa: E731
+        for batch in token_batches(order, positions, self.max_tokens, self.batch_size,
+                                   together=lambda first, i: prompts[first][1] == prompts[i][1]):
+            found = self.searched_in_halves(
+                batch, lambda part: self.generate([prompts[i][0] for i in part], prompts[part[0]][1],
+                                                  lines=[lines[i] for i in part]), positions)
             for i, hyps in zip(batch, found):
                 results[i] = hyps
             self.batch_done(len(batch))

@@ -296,7 +296,8 @@ class Searcher(Counted):
         checked = self._check(requests)
         results: list[list[Hypothesis] | None] = [None] * len(checked)
         for batch in self._batches(checked):
-            hyps = self._search_batch([checked[i] for i in batch], naive)
+            hyps = self.searched_in_halves(batch, lambda part: self._search_batch([checked[i] for i in part], naive),
+                                           lambda i: checked_positions(self.beam, checked[i]))
             for i, h in zip(batch, hyps):
                 results[i] = h
             self.batch_done(len(batch))

@@ -324,7 +324,9 @@ class HFSearcher(Counted):
         checked = self._check(requests)
         results: list[list[Hypothesis] | None] = [None] * len(checked)
         for batch in self._batches(checked):
-            for i, hyps in zip(batch, self._search_batch([checked[i] for i in batch])):
+            found = self.searched_in_halves(batch, lambda part: self._search_batch([checked[i] for i in part]),
+                                            lambda i: checked_positions(self.beam, checked[i]))
+            for i, hyps in zip(batch, found):
                 results[i] = hyps
             self.batch_done(len(batch))
         return results  # type: ignore[return-value]
