@@ -32,13 +32,19 @@ def test_killed_training_resumes_from_its_last_checkpoint(small_demo_data, tmp_p
     last = tmp_path / "results/demo/models/document/checkpoints/checkpoint_last.pt"
     snakemake = [str(Path(tool_env()["PATH"].split(os.pathsep)[0]) / "snakemake"), "-s", str(REPO / "Snakefile"),
                  "--directory", str(tmp_path), target, *cpu, "--configfile", TEST_CONFIG]
-    proc = subprocess.Popen(snakemake, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    # the training holds right after it has put checkpoint_last.pt in place (tests/hold/sitecustomize.py), and is
+    # killed there: never before its first checkpoint, never after it finished
+    held = tmp_path / "held"
+    env = dict(tool_env(), DOCNMT_TEST_HOLD=f"checkpoint_last.pt={held}",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "tests" / "hold"), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen(snakemake, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        deadline = time.time() + 300
-        while not last.exists() and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.1)
-        assert last.exists(), "training never wrote checkpoint_last.pt"
+        deadline = time.time() + 600
+        while not held.exists() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.2)
+        assert held.exists(), f"the training never put checkpoint_last.pt in place (Snakemake's exit: {proc.poll()})"
+        assert proc.poll() is None, "Snakemake is still running: the training holds"
         os.killpg(proc.pid, signal.SIGKILL)  # the node is preempted: Snakemake and fairseq die at once
     finally:
         proc.wait(timeout=60)
