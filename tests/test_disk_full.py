@@ -134,3 +134,6 @@ def test_decode_on_a_full_disk_is_one_line_and_leaves_no_hypotheses(tmp_path, sm
     assert result.stderr.splitlines()[-1] == f"error: {names}: {MESSAGE}", result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert leftovers(small_fs) == ["decode", "test"], "no hypothesis file, no temporary"
+    # the resume journal met the full disk first: given up in one line, the decode went on to its outputs
+    assert (f"{out / 'sentence-level.journal'}: no space left on the device for the resume journal: decoding on "
+            "without it") in result.stdout

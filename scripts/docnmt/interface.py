@@ -184,13 +184,16 @@ class Counted:
         prompt + prefix + answer limit)) and ``--max-tokens``. Each split is counted (:attr:`oom_splits`). The
         output is the same as far as a request's search does not depend on its batch (in float32 a causal LM's does
         not; fairseq's scores may move in their last bits, docnmt.decode.backends.fairseq.search, "Batches")."""
-        import torch
+        import sys
 
         try:
             return search(batch)
-        except torch.OutOfMemoryError:
-            pass  # out of the handler: its traceback holds the failed batch's tensors
-        if torch.cuda.is_available():
+        except Exception as err:  # torch.OutOfMemoryError, by name: this module imports no torch (the scorers')
+            if type(err).__name__ != "OutOfMemoryError":
+                raise
+        # out of the handler: its traceback held the failed batch's tensors
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
             torch.cuda.empty_cache()
         if len(batch) == 1:
             limit = "the backend's default" if self.max_tokens is None else self.max_tokens

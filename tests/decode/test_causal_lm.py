@@ -537,7 +537,7 @@ def test_the_prefix_cache_finds_the_longest_shared_prefix_holds_views_and_keeps_
     """PrefixCache: the longest prefix any held prompt shares (a trie walk), a view of its keys and values (the same
     storage, nothing copied) that the caller may grow without changing what is held, least recently used prompts
     dropped to stay within the limit, and a cache larger than the limit not kept."""
-    from docnmt.decode.backends.causal_lm.model import PrefixCache, cache_bytes
+    from docnmt.decode.backends.causal_lm.prefix_cache import PrefixCache, cache_bytes
 
     model = llama_model
     prompts = {name: list(range(10, 10 + n)) + extra for name, n, extra in

@@ -87,7 +87,7 @@ def echo_backend(monkeypatch):
 
     module.load = lambda model, data, **options: calls.append(("load", model, data, options)) or EchoModel(model)
     module.check = lambda model, data, level, *rest: calls.append(("check", model, level)) or {"backend": "echo"}
-    module.searcher = lambda model, beam, lenpen, batch_size, max_len, max_tokens: EchoSearcher(model, beam)
+    module.searcher = lambda model, beam, lenpen, batch_size, max_len, max_tokens, cache_bytes: EchoSearcher(model, beam)
     module.check_cli = lambda parser, args: calls.append(("check_cli", args.model)) or 0
     monkeypatch.setitem(sys.modules, "echo_backend", module)
     monkeypatch.setitem(REGISTRY, "echo", Backend(

@@ -98,6 +98,7 @@ class Journal:
         self.chunk = chunk or CHUNK
         self.records: dict[tuple[int, int], dict] = {}
         self.appended = 0
+        self.enabled = True
         header, records, valid = self._read()
         if header is not None and header.get("key") == key:
             self.chunk = int(header["chunk"])
@@ -111,10 +112,7 @@ class Journal:
                 print(f"{self.path}: written for another decode ({', '.join(_differences(header.get('key', {}), key))}"
                       " differ): starting afresh", flush=True)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps({"format": FORMAT, "key": key, "chunk": self.chunk}) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            self._write("w", {"format": FORMAT, "key": key, "chunk": self.chunk})
 
     def _read(self) -> tuple[dict | None, list[dict], int]:
         """The header, the complete records, and the bytes they take; (None, [], 0) for no or a foreign file."""
@@ -148,11 +146,28 @@ class Journal:
         """Record a searched chunk (synced to disk before this returns)."""
         entry = {"call": call, "chunk": chunk, "digest": digest, "counters": counters, "seconds": seconds,
                  "hyps": [[[h.tokens, h.score, h.logprob, h.complete] for h in nbest] for nbest in hyps]}
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        self._write("a", entry)
         self.appended += 1
+
+    def _write(self, mode: str, entry: dict) -> None:
+        """One line, synced; on a full disk the journal is given up (one line says so) and the decode goes on: its
+        outputs then meet the full disk themselves, and say so."""
+        from ..textio import is_disk_full
+
+        if not self.enabled:
+            return
+        try:
+            with open(self.path, mode, encoding="utf-8") as handle:
+                handle.write(json.dumps(entry) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as err:
+            if not is_disk_full(err):
+                raise
+            self.enabled = False
+            self.path.unlink(missing_ok=True)
+            print(f"{self.path}: no space left on the device for the resume journal: decoding on without it",
+                  flush=True)
 
     def finish(self) -> None:
         """The decode's outputs are written: the journal is no longer needed."""

@@ -25,8 +25,6 @@ The requests of a search are searched in batches, each prompt's cache padded on 
 
 from __future__ import annotations
 
-import collections
-import copy
 import inspect
 import os
 from pathlib import Path
@@ -36,6 +34,7 @@ from .... import SEP
 from ....interface import Counted, Hypothesis, Request, Scored, backend
 from ....textio import InputError
 from .. import load_tokenizer
+from .prefix_cache import PrefixCache, default_cache_bytes
 from .prompt import Prompter, load_template, turns
 
 BACKEND = "causal-lm"
@@ -297,139 +296,6 @@ class CausalLMModel(PromptedModel):
         lprobs = torch.log_softmax(logits, dim=-1)
         picked = lprobs[torch.arange(len(output), device=lprobs.device), torch.tensor(list(output), device=lprobs.device)]
         return Scored(float(picked.sum()), len(output))
-
-
-#: The prefix cache's default limit in bytes: on a GPU a fifth of its memory, elsewhere 2 GiB
-#: (:func:`default_cache_bytes`; CLI ``--cache-bytes``, config ``decode.cache_bytes``).
-CPU_CACHE_BYTES = 2 << 30
-GPU_CACHE_SHARE = 0.2
-
-
-def default_cache_bytes(device) -> int:
-    """The prefix cache's default limit on ``device``: a fifth of a GPU's memory, or 2 GiB."""
-    import torch
-
-    if str(device).startswith("cuda"):
-        return int(GPU_CACHE_SHARE * torch.cuda.get_device_properties(torch.device(device)).total_memory)
-    return CPU_CACHE_BYTES
-
-
-def cache_bytes(cache) -> int:
-    """The bytes a transformers cache's keys and values hold."""
-    total = 0
-    for layer in cache.layers:
-        for name in ("keys", "values"):
-            tensor = getattr(layer, name, None)
-            if tensor is not None:
-                total += tensor.numel() * tensor.element_size()
-    return total
-
-
-def cache_view(cache, length: int):
-    """A cache of the first ``length`` positions of ``cache`` that shares its tensors (a new cache object with new
-    layer objects holding views; transformers grows, repeats and reorders a dynamic cache by replacing its tensors,
-    never in place, so neither changes the other). Layers of another kind than ``DynamicLayer`` (sliding windows)
-    are deep-copied and cropped."""
-    from transformers.cache_utils import DynamicLayer
-
-    view = copy.copy(cache)
-    layers = []
-    for layer in cache.layers:
-        if type(layer) is DynamicLayer:
-            mine = copy.copy(layer)
-            if getattr(layer, "is_initialized", False) and layer.keys is not None and layer.keys.dim() == 4:
-                mine.keys, mine.values = layer.keys[..., :length, :], layer.values[..., :length, :]
-        else:
-            mine = copy.deepcopy(layer)
-            surplus = mine.get_seq_length() - length
-            if surplus > 0:
-                mine.crop(-surplus)
-        layers.append(mine)
-    view.layers = layers
-    return view
-
-
-class _Node:
-    """A node of the prefix cache's trie: the next tokens, and the entries whose prompts pass through it."""
-
-    __slots__ = ("children", "entries")
-
-    def __init__(self):
-        self.children: dict[int, _Node] = {}
-        self.entries: set[int] = set()
-
-
-class PrefixCache:
-    """The keys and values of recent prompts, by their token ids: a new prompt continues from the longest prefix
-    any of them shares with it (a view of it, :func:`cache_view`: nothing is copied). The held caches take at most
-    ``limit`` bytes; the least recently used are dropped first, and a cache larger than the limit is not kept.
-
-    The prompts are held in a trie of their tokens, so a lookup walks the new prompt once, whatever the number of
-    held prompts. ``bytes`` is what the held caches take now, ``peak`` the most they took."""
-
-    def __init__(self, limit: int = CPU_CACHE_BYTES):
-        if limit < 0:
-            raise ValueError(f"the prefix cache's limit must be >= 0 bytes, got {limit}")
-        self.limit = limit
-        self.bytes = self.peak = 0
-        self.root = _Node()
-        self.held: collections.OrderedDict[int, tuple[tuple[int, ...], Any, int]] = collections.OrderedDict()
-        self.by_ids: dict[tuple[int, ...], int] = {}
-        self.evicted = 0
-        self._next = 0
-
-    def __len__(self) -> int:
-        return len(self.held)
-
-    def longest(self, ids: Sequence[int]) -> tuple[int, Any]:
-        """The length of the longest prefix of ``ids`` a held prompt shares, and a view of that prompt's cache cropped
-        to it ((0, None): none shares any)."""
-        node, depth, found = self.root, 0, None
-        for token in ids:
-            node = node.children.get(token)
-            if node is None:
-                break
-            depth += 1
-            found = node
-        if found is None:
-            return 0, None
-        entry = max(found.entries)  # the newest of the prompts that share the prefix
-        self.held.move_to_end(entry)
-        return depth, cache_view(self.held[entry][1], depth)
-
-    def keep(self, ids: Sequence[int], cache) -> None:
-        """Hold ``cache``, the keys and values of ``ids`` (a view of it; the caller may go on growing its own)."""
-        key = tuple(ids)
-        if key in self.by_ids:
-            self._drop(self.by_ids[key])
-        size = cache_bytes(cache)
-        if size > self.limit:
-            return
-        while self.held and self.bytes + size > self.limit:
-            self._drop(next(iter(self.held)))
-            self.evicted += 1
-        entry, self._next = self._next, self._next + 1
-        node = self.root
-        for token in key:
-            node = node.children.setdefault(token, _Node())
-            node.entries.add(entry)
-        self.held[entry] = (key, cache_view(cache, len(key)), size)
-        self.by_ids[key] = entry
-        self.bytes += size
-        self.peak = max(self.peak, self.bytes)
-
-    def _drop(self, entry: int) -> None:
-        key, _, size = self.held.pop(entry)
-        del self.by_ids[key]
-        self.bytes -= size
-        node = self.root
-        for token in key:
-            child = node.children[token]
-            child.entries.discard(entry)
-            if not child.entries:  # no held prompt passes here: the whole branch goes
-                del node.children[token]
-                return
-            node = child
 
 
 def answer_length(answer: Sequence[int], ends, pad: int | None, stop: str | None = None, pieces=None) -> int:

@@ -221,8 +221,7 @@ class Searcher(Counted):
         self.lenpen = lenpen
         self.max_len_a = max_len_a
         self.max_len_b = max_len_b
-        self.batch_size = batch_size
-        self.max_tokens = max_tokens
+        self.batch_size, self.max_tokens = batch_size, max_tokens
         self.shared_prefix = shared_prefix
         self.eos, self.pad = model.eos, model.pad
         self.vocab = len(model.dict)
