@@ -521,7 +521,7 @@ def test_a_scorer_that_prints_dies_or_hangs_ends_the_decode_cleanly(toy, tiny_co
             [sys.executable, "-m", "docnmt.decode.cli", "--strategy", "doc-trans", "--model", str(checkpoint),
              "--data", str(root / "bin"), "--src", str(tmp_path / "test.src"), "--docids", str(tmp_path / "test.docids"),
              "--k", "2", "--tgt-lang", "de", "--mbr", "--mbr-count", "3", "--mbr-utility", "comet:tiny-da",
-             "--comet-checkpoint", f"tiny-da={da}", "--comet-env", str(env_file), "--comet-timeout", "20",
+             "--comet-checkpoint", f"tiny-da={da}", "--comet-env", str(env_file), "--comet-timeout", "12",
              "--output-bpe", str(tmp_path / f"{name}.bpe"), "--output", str(tmp_path / f"{name}.txt"),
              "--sidecar", str(tmp_path / f"{name}.json")], capture_output=True, text=True, env=offline_env(),
             timeout=300)
@@ -532,15 +532,13 @@ def test_a_scorer_that_prints_dies_or_hangs_ends_the_decode_cleanly(toy, tiny_co
         assert result.returncode == 0, result.stderr[-3000:]
         assert "a library's progress bar on stdout" in result.stderr
         assert "and a line written to file descriptor 1" in result.stderr
-        comet_run("-m", "docnmt.score.learned", "env", "--output", tmp_path / "comet-env.json")
-        clean, _ = decode("clean", tmp_path / "comet-env.json")
-        assert clean.returncode == 0, clean.stderr[-3000:]
-        assert (tmp_path / "print.bpe").read_text() == (tmp_path / "clean.bpe").read_text()
+        record = json.loads((tmp_path / "print.json").read_text())["mbr"]  # every answer read, none garbled
+        assert record["selections"] == 3 and record["metric"]["forward_passes"] == 9 * record["metric"]["requests"] > 0
         return
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
     happened = "the child stopped (exit status 3)" if mode == "die" else \
-        "no answer within 20 s (the timeout); the child was killed"
+        "no answer within 12 s (the timeout); the child was killed"
     assert last.startswith(f"error: {da}: the COMET scorer of checkpoint 'tiny-da', request 2 (9 segments, source ")
     assert f": {happened}; its last stderr lines: " in last and f"faulty scorer: {mode} at request 2" in last
     assert not any((tmp_path / f"{mode}.{ext}").exists() for ext in ("bpe", "txt", "json")), "no output"
