@@ -392,6 +392,7 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
     assert qe_sidecar["mbr"]["utility"] == "qe:tiny-kiwi" and qe_sidecar["mbr"]["metric"]["forward_passes"] > 0
     assert qe_sidecar["strategy"] == "sentence-level" and qe_sidecar["mbr"]["count"] == 4
     assert qe_sidecar["mbr"]["metric"]["timeout"] == 300, "metrics.timeout reaches the decode"
+    assert "|batch:8|" in qe_sidecar["mbr"]["metric"]["signature"], "metrics.batch_size reaches the selection"
     assert not (work / layout.decode_file("demo", "test", "doc-trans+qe", "json")).exists()
     scores = json.loads((work / comet_file).read_text())
     assert scores["context"] == 1

@@ -154,6 +154,9 @@ def add_arguments(parser) -> None:
                             "(default: this Python)")
     from .metric_client import DEFAULT_TIMEOUT
 
+    group.add_argument("--comet-batch-size", type=int, default=64, metavar="SEGMENTS",
+                       help="segments per forward pass of the COMET scorer (config metrics.batch_size); default: "
+                            "%(default)s")
     group.add_argument("--comet-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                        help="the longest wait for the COMET scorer's answer (its loading included) before the decode "
                             "stops with one line; default: %(default)s")

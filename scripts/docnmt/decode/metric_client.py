@@ -192,4 +192,5 @@ def from_args(settings, args):
     if settings is None or not settings.learned:
         return None
     name, _, folder = args.comet_checkpoint.partition("=")
-    return MetricClient(comet_python(args.comet_env), name, Path(folder), qe=settings.qe, timeout=args.comet_timeout)
+    return MetricClient(comet_python(args.comet_env), name, Path(folder), qe=settings.qe, timeout=args.comet_timeout,
+                        batch_size=args.comet_batch_size)

@@ -97,7 +97,8 @@ def selection_options(config: dict, system: str, input: Mapping) -> list[str]:
     else:
         return []
     return args + ["--comet-checkpoint", f"{name}={checkpoints(config)[name]}", "--comet-env", input["comet_env"],
-                   "--comet-timeout", str(config["metrics"]["timeout"])]
+                   "--comet-timeout", str(config["metrics"]["timeout"]), "--comet-batch-size",
+                   str(config["metrics"]["batch_size"])]
 
 
 # ---- the rule comet ---------------------------------------------------------------------------------------
