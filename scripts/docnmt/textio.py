@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import secrets
@@ -20,6 +21,21 @@ import shutil
 import sys
 from pathlib import Path
 from typing import Iterator, Sequence
+
+
+def file_digest(path: os.PathLike | str, pattern: str = "*") -> str:
+    """sha256 (hex) of a file, read in blocks (a checkpoint may hold gigabytes); of a folder, of its files matching
+    ``pattern`` (recursively, by relative path and content)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob(pattern) if p.is_file())
+    for file in files:
+        if file != path:
+            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 class InputError(Exception):

@@ -67,7 +67,7 @@ from .arguments import add_backend_argument, add_search_arguments, add_template_
 from .documents import context_k, group
 from .journal import Journal, JournaledSearcher, decode_key
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
-from ..textio import InputError, atomic_outputs, cli_errors, load_json, read_lines
+from ..textio import InputError, atomic_outputs, cli_errors, file_digest, load_json, read_lines
 from ..manual import argument_parser
 
 
@@ -89,12 +89,6 @@ def _detokenizer(args):
         return detokenize(remove_bpe(text), args.src_lang if side == "source" else args.tgt_lang)
 
     return prepare
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 #: The decode's input files, by checksum in the journal's key; the other arguments but the outputs are its settings.
@@ -226,7 +220,7 @@ def main(argv=None) -> int:
 
     model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
     freeze_heap(argv)
-    first_pass_sha256 = None if args.first_pass is None else _sha256(args.first_pass)
+    first_pass_sha256 = None if args.first_pass is None else file_digest(args.first_pass)
     round_one = None if args.round_one is None else _round_one(args, model, len(src), first_pass_sha256)
     if round_one is not None:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])

@@ -30,27 +30,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..interface import Hypothesis
+from ..textio import file_digest
 
 #: Requests per chunk of a search call: the granularity of resuming (4 batches of the default 64 requests).
 CHUNK = 256
 #: The counters a chunk records, beside a prompting searcher's ``prompt_counters()``.
 COUNTERS = ("decoder_positions", "forward_calls", "oom_splits")
 FORMAT = "docnmt-decode-journal/1"
-
-
-def file_digest(path: os.PathLike | str, pattern: str = "*") -> str:
-    """sha256 of a file; of a folder, of its files matching ``pattern`` (recursively, by relative path and
-    content)."""
-    path = Path(path)
-    digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob(pattern) if p.is_file())
-    for file in files:
-        if file != path:
-            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
-        with open(file, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
 
 
 def decode_key(strategy: str, inputs: dict[str, Any], settings: dict[str, Any]) -> dict:
@@ -92,10 +78,9 @@ class Journal:
     """The journal file at ``path`` for a decode with ``key``: the records of a journal with the same key are read,
     one with another key is replaced (one line on stdout says why)."""
 
-    def __init__(self, path: os.PathLike | str, key: dict, chunk: int | None = None):
+    def __init__(self, path: os.PathLike | str, key: dict):
         self.path = Path(path)
-        self.key = key
-        self.chunk = chunk or CHUNK
+        self.chunk = CHUNK
         self.records: dict[tuple[int, int], dict] = {}
         self.appended = 0
         self.enabled = True

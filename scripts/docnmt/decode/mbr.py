@@ -152,9 +152,9 @@ def add_arguments(parser) -> None:
     group.add_argument("--comet-env", type=Path,
                        help="where unbabel-comet's Python is: the JSON file of python -m docnmt.score.learned env "
                             "(default: this Python)")
-    from .metric_client import DEFAULT_TIMEOUT
+    from .metric_client import DEFAULT_BATCH_SIZE, DEFAULT_TIMEOUT
 
-    group.add_argument("--comet-batch-size", type=int, default=64, metavar="SEGMENTS",
+    group.add_argument("--comet-batch-size", type=int, default=DEFAULT_BATCH_SIZE, metavar="SEGMENTS",
                        help="segments per forward pass of the COMET scorer (config metrics.batch_size); default: "
                             "%(default)s")
     group.add_argument("--comet-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",

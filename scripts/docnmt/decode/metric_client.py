@@ -33,6 +33,8 @@ from ..textio import InputError, load_json
 #: The longest wait for an answer (and for the checkpoint's loading), in seconds: far above a selection's scoring
 #: (a beam of 12: 144 segments) and an XL checkpoint's loading on a GPU.
 DEFAULT_TIMEOUT = 600.0
+#: Segments per forward pass of the scorer where none is given (config metrics.batch_size, --comet-batch-size).
+DEFAULT_BATCH_SIZE = 64
 #: The seconds a closed server gets to exit before it is killed.
 GRACE = 10.0
 #: The child's stderr lines an error quotes.
@@ -55,7 +57,7 @@ class MetricClient:
     """One checkpoint, served by a child process in unbabel-comet's environment (module docstring, "Faults"); counts
     the segments it scores (the metric's forward passes)."""
 
-    def __init__(self, python: str, name: str, folder: os.PathLike | str, qe: bool = False, batch_size: int = 64,
+    def __init__(self, python: str, name: str, folder: os.PathLike | str, qe: bool = False, batch_size: int = DEFAULT_BATCH_SIZE,
                  timeout: float = DEFAULT_TIMEOUT, grace: float = GRACE):
         self.name, self.folder, self.timeout, self.grace = name, str(folder), timeout, grace
         self.segments = 0
@@ -106,8 +108,7 @@ class MetricClient:
         deadline = time.monotonic() + self.timeout
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
-            ready = select.select([self._answers], [], [], max(0.0, left))[0] if left > 0 else []
-            if not ready:
+            if left <= 0 or not select.select([self._answers], [], [], left)[0]:
                 self.kill()
                 self._fail(what, f"no answer within {self.timeout:g} s (the timeout); the child was killed")
             block = os.read(self._answers, 1 << 16)

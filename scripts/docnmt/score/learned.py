@@ -42,7 +42,6 @@ CLIs::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -51,7 +50,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..manual import argument_parser
-from ..textio import InputError, atomic_outputs, atomic_write, cli_errors
+from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, file_digest
 from .scoring import ALPHA, bootstrap_seed, compared, resample_indices
 
 #: unbabel-comet's model classes (hparams.yaml's class_identifier) that score without a reference.
@@ -93,11 +92,7 @@ class Checkpoint:
     def digest(self) -> str:
         """The first 12 hex digits of the checkpoint file's sha256 (its signature's ``ckpt``): read once (a
         checkpoint may hold gigabytes), whatever the columns signed."""
-        sha = hashlib.sha256()
-        with open(self.ckpt, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 22), b""):
-                sha.update(block)
-        return sha.hexdigest()[:12]
+        return file_digest(self.ckpt)[:12]
 
 
 def checkpoint(name: str, path: os.PathLike | str) -> Checkpoint:

@@ -95,15 +95,15 @@ class PrefixCache:
     def longest(self, ids: Sequence[int]) -> tuple[int, Any]:
         """The length of the longest prefix of ``ids`` a held prompt shares, and a view of that prompt's cache cropped
         to it ((0, None): none shares any)."""
-        node, depth, found = self.root, 0, None
+        node, depth = self.root, 0
         for token in ids:
             child = node.children.get(token)
             if child is None:
                 break
-            node, depth, found = child, depth + 1, child
-        if found is None:
+            node, depth = child, depth + 1
+        if depth == 0:
             return 0, None
-        entry = max(found.entries)  # the newest of the prompts that share the prefix
+        entry = max(node.entries)  # the newest of the prompts that share the prefix
         self.held.move_to_end(entry)
         return depth, cache_view(self.held[entry][1], depth)
 
