@@ -109,7 +109,7 @@ def model_gpus(w):
 def model_params(w, input):
     """The model options of a docnmt CLI from a job's wildcards and inputs (wf.decode.model_args): a rule's
     params.model."""
-    return wf.decode.model_args(config, w.task, input)
+    return wf.decode.model_args(config, w.task, input, level=wf.decode.model_level(w))
 
 
 #: The name of a strategy's decode rule (rules/decode.smk, where tests/test_docs.py finds it), from the registry.

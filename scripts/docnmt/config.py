@@ -104,9 +104,21 @@ def _check_models(name: str, task: dict) -> None:
 
     models, key = task["models"], f"task_settings.{name}.models"
     backend = described(models["backend"])
+    if backend.served != ("endpoint" in models):
+        raise ConfigError(f"config key '{key}.endpoint': " + (
+            f"a {backend.name} model needs its endpoint (base_url, ...): it is {backend.summary}" if backend.served
+            else f"an endpoint is for {names(lambda b: b.served, ' or ')} models, not {backend.name} models"))
+    if "engine_args" in models and backend.served:
+        raise ConfigError(f"config key '{key}.engine_args': a {backend.name} model's settings are its endpoint's "
+                          f"({key}.endpoint)")
     for level in ("sentence", "document"):
         if level not in models:
             continue
+        given, expected = sorted({"checkpoint", "model"} & set(models[level])), "model" if backend.served else "checkpoint"
+        if given != [expected]:
+            raise ConfigError(f"config key '{key}.{level}': expected {expected}: " + (
+                "the model's name on the server" if backend.served else "the checkpoint or model folder")
+                + f" for a {backend.name} model, found {', '.join(given) or 'neither checkpoint nor model'}")
         if backend.needs_data and "data" not in models[level]:
             raise ConfigError(f"config key '{key}.{level}.data' is missing (required for a {backend.name} model: its "
                               "data folder with dict.SRC.txt and dict.TGT.txt)")

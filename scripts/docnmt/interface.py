@@ -55,6 +55,31 @@ class Request:
     #: a prompting backend's whole source document, given before the conversation (source-primed; its sentences
     #: apart by the model's ``sep``); empty for every other strategy and backend
     document: Sequence[int] = field(default_factory=tuple)
+    #: the source line (0-based, in the decode's source file) whose translation the request searches, where the
+    #: strategy knows it: a backend's error about one request names it (:class:`RequestError`); not compared
+    line: int | None = field(default=None, compare=False)
+
+
+class RequestError(InputError):
+    """A request that failed for a reason of its own (a served model's endpoint gave up on it): names the endpoint
+    (``where``) and, where known, the source line of the request (:attr:`Request.line`, 0-based). The decode CLI names
+    the document and sentence of that line (:meth:`located`)."""
+
+    def __init__(self, where: str, message: str, request_line: int | None = None):
+        self.request_line = request_line
+        self.where, self.what = where, message
+        super().__init__(where, message)
+
+    def located(self, docs) -> "RequestError":
+        """The error with the request's document and sentence named (``docs``: the decode's documents)."""
+        if self.request_line is None:
+            return self
+        for doc in docs:
+            if self.request_line in doc.lines:
+                place = (f"the request of document {doc.docid}, sentence {doc.lines.index(self.request_line) + 1} "
+                         f"(source line {self.request_line + 1})")
+                return RequestError(self.where, f"{place}: {self.what}", None)
+        return RequestError(self.where, f"the request of source line {self.request_line + 1}: {self.what}", None)
 
 
 @dataclass
@@ -385,8 +410,21 @@ LOAD_OPTIONS: dict[str, tuple[type, str]] = {
     "gpu_memory_utilization": (float, "the share of the GPU's memory the engine reserves (on the CPU: of the RAM; "
                                       "default 0.15 there, vLLM's 0.9 on a GPU)"),
     "max_model_len": (int, "the context window the engine serves, at most the model's"),
-    "seed": (int, "the engine's random seed"),
+    "seed": (int, "the engine's random seed; a served model's sampling seed (sent with each request)"),
+    "base_url": (str, "the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (CLI --base-url)"),
+    "api_key_env": (str, "the environment variable that holds the endpoint's key (CLI --api-key-env; default "
+                         "OPENAI_API_KEY); the key itself is never written anywhere"),
+    "max_concurrency": (int, "the most requests in flight at once (default 8)"),
+    "timeout": (float, "seconds to wait for one answer before it counts as failed (default 600)"),
+    "max_retries": (int, "retries of a request after a rate limit, a server error or a timeout (default 6)"),
+    "retry_backoff": (float, "seconds before the first retry, doubled for each next one (default 1)"),
+    "temperature": (float, "the served model's sampling temperature (default 0: greedy)"),
+    "prompt_logprobs": (bool, "the endpoint gives prompt log-probs (vLLM's prompt_logprobs and /tokenize): "
+                              "forced scoring, perplexity and CXMI run (default false)"),
 }
+
+#: How :func:`parse_load_options` reads a boolean option's value.
+BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
 def parse_load_options(text: str | None, where: str = "--engine-args") -> dict:
@@ -399,10 +437,13 @@ def parse_load_options(text: str | None, where: str = "--engine-args") -> dict:
             raise ValueError(f"{where}: expected KEY=VALUE with KEY one of {', '.join(LOAD_OPTIONS)}, found {item!r}")
         kind = LOAD_OPTIONS[key.strip()][0]
         try:
-            options[key.strip()] = kind(value.strip())
-        except ValueError:
-            raise ValueError(f"{where}: {key.strip()} expects {kind.__name__ == 'int' and 'an integer' or 'a number'}"
-                             f", found {value.strip()!r}") from None
+            if kind is bool:
+                options[key.strip()] = BOOLEANS[value.strip().lower()]
+            else:
+                options[key.strip()] = kind(value.strip())
+        except (ValueError, KeyError):
+            expects = {int: "an integer", float: "a number", bool: "true or false"}[kind]
+            raise ValueError(f"{where}: {key.strip()} expects {expects}, found {value.strip()!r}") from None
     return options
 
 
@@ -457,8 +498,10 @@ class Backend:
     #: the default of ``--max-tokens``: the most positions one search batch holds (:func:`token_batches`)
     max_tokens: int = MAX_TOKENS
     #: what its searcher can do beyond greedy search (:data:`CAPABILITIES`); the workflow, the CLIs and the tables
-    #: skip a strategy or table that needs what it cannot, with the reason in the notes
-    forced_scoring: bool = True
+    #: skip a strategy or table that needs what it cannot, with the reason in the notes. A capability given as a
+    #: load option's name (a str) depends on that option: a served model scores forced targets where its endpoint
+    #: gives prompt log-probs (``prompt_logprobs``)
+    forced_scoring: bool | str = True
     beam_search: bool = True
     sampling: bool = True
     #: whether its searcher holds a prefix cache across requests, bounded by ``--cache-bytes`` (config
@@ -471,21 +514,28 @@ class Backend:
     load_options: tuple[str, ...] = ()
     #: the load option that says how many GPUs a decode takes (None: one)
     gpus_option: str | None = None
+    #: whether its model is a name on a server (an OpenAI-compatible endpoint), not a file or folder: no model file
+    #: is an input of a rule, and the sidecar records the endpoint's answer of who served it
+    served: bool = False
 
     @property
     def conversation(self) -> bool:
         """Whether its prompt is a conversation (the strategies that need one: source-primed)."""
         return self.prompt_template
 
-    def can(self, capability: str) -> bool:
-        """Whether it has a capability of :data:`CAPABILITIES`."""
+    def can(self, capability: str, options: dict | None = None) -> bool:
+        """Whether it has a capability of :data:`CAPABILITIES` (``options``: the load options of the models in
+        question, for a capability that depends on one)."""
         if capability not in CAPABILITIES:
             raise ValueError(f"unknown capability {capability!r}, expected one of {', '.join(CAPABILITIES)}")
-        return bool(getattr(self, capability))
+        value = getattr(self, capability)
+        return bool((options or {}).get(value)) if isinstance(value, str) else bool(value)
 
-    def lacks(self, needs) -> str | None:
-        """Why it cannot serve something that ``needs`` these capabilities, in words (None: it can)."""
-        missing = [CAPABILITIES[need] for need in needs if not self.can(need)]
+    def lacks(self, needs, options: dict | None = None) -> str | None:
+        """Why it cannot serve something that ``needs`` these capabilities, in words (None: it can; ``options``: as
+        :meth:`can`'s)."""
+        missing = [CAPABILITIES[need] + (f" without {getattr(self, need)}: true" if isinstance(getattr(self, need), str)
+                                         else "") for need in needs if not self.can(need, options)]
         return f"{self.name} models have no {' and no '.join(missing)}" if missing else None
 
     def gpus(self, options: dict | None = None) -> int:
@@ -544,8 +594,22 @@ REGISTRY: dict[str, Backend] = {
         bench="decode_vllm:vllm_benchmark", max_tokens=32_768,
         environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
                                 conda="../envs/vllm.yaml"),
-        load_options=tuple(LOAD_OPTIONS),
+        load_options=("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "seed"),
         gpus_option="tensor_parallel_size",
+    ),
+    "openai": Backend(
+        name="openai",
+        summary="a model served behind an OpenAI-compatible endpoint (vllm serve, SGLang, llama.cpp's server, a "
+                "hosted API): its name on the server, causal-lm's conversations as chat messages",
+        text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
+        module="docnmt.decode.backends.openai", note="served",
+        note_detail="causal-lm's conversations sent as chat messages to an OpenAI-compatible endpoint, greedy (no "
+                    "beam search in the API), its cost the tokens the server reports; a hosted model may change "
+                    "behind its name (docs/own-models.md, 'Served models')",
+        bench=None, max_tokens=32_768, forced_scoring="prompt_logprobs", beam_search=False, sampling=False,
+        load_options=("base_url", "api_key_env", "max_concurrency", "timeout", "max_retries", "retry_backoff",
+                      "temperature", "seed", "prompt_logprobs"),
+        served=True,
     ),
 }
 

@@ -39,8 +39,24 @@ def add_template_argument(parser) -> None:
                                            "through the tokenizer's chat template)")
     takes = " and ".join(name for name, b in REGISTRY.items() if b.load_options)
     parser.add_argument("--engine-args", type=parse_load_options, default={}, metavar="KEY=VALUE,...",
-                        help=f"{takes}: the engine's options, " + "; ".join(f"{key}: {what}" for key, (_, what)
-                                                                              in LOAD_OPTIONS.items()))
+                        help=f"{takes}: the engine's or the endpoint's options, " + "; ".join(
+                            f"{key}: {what}" for key, (_, what) in LOAD_OPTIONS.items()))
+    served = " or ".join(name for name, b in REGISTRY.items() if b.served)
+    parser.add_argument("--base-url", metavar="URL",
+                        help=f"{served}: the OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1); --model is "
+                             "then the model's name on the server")
+    parser.add_argument("--api-key-env", metavar="VAR",
+                        help=f"{served}: the environment variable that holds the endpoint's key (default "
+                             "OPENAI_API_KEY; the key is read from there only, and never written)")
+
+
+def engine_args_of(args) -> dict:
+    """The load options a CLI's arguments give: ``--engine-args``, with ``--base-url`` and ``--api-key-env``."""
+    engine = dict(getattr(args, "engine_args", None) or {})
+    for key in ("base_url", "api_key_env"):
+        if getattr(args, key, None) is not None:
+            engine[key] = getattr(args, key)
+    return engine
 
 
 def add_dtype_argument(parser) -> None:

@@ -76,8 +76,10 @@ def main(argv=None) -> int:
 
     if args.template is not None and not backend(args.backend).prompt_template:
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
+    from .arguments import engine_args_of
     from .backends import engine_options
 
+    args.engine_args = engine_args_of(args)
     try:
         engine_options(args.backend, args.engine_args)
     except ValueError as err:

@@ -68,6 +68,7 @@ from .documents import context_k, group
 from .journal import Journal, JournaledSearcher, decode_key
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, file_digest, load_json, read_lines
+from ..interface import RequestError
 from ..manual import argument_parser
 
 
@@ -204,6 +205,11 @@ def main(argv=None) -> int:
     refused = not_for_backend(args.strategy, args.backend)
     if refused:
         parser.error(refused)
+    if args.beam > 1 and not backend(args.backend).can("beam_search"):
+        parser.error(f"--beam {args.beam}{' (--mbr-count)' if mbr is not None else ''}: "
+                     f"{backend(args.backend).lacks(['beam_search'])}: use --beam 1 (greedy)")
+    if mbr is not None and mbr.candidates == "sampling" and not backend(args.backend).can("sampling"):
+        parser.error(f"--mbr-candidates sampling: {backend(args.backend).lacks(['sampling'])}")
     if info.reference and ref is None:
         parser.error(f"{args.strategy} needs --ref")
     if info.first_pass and first_pass is None:
@@ -241,6 +247,8 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     try:
         out = REGISTRY[args.strategy](decoder, docs)
+    except RequestError as err:  # a request that failed for a reason of its own: name its document and sentence
+        raise err.located(docs) from None
     finally:
         if scorer is not None:
             scorer.close()
@@ -297,6 +305,8 @@ def main(argv=None) -> int:
                      + f"|version:{__version__}",
         "host": platform.node(),
     }
+    if backend(args.backend).served:  # who served it: the endpoint, the model it reported, the settings, the time
+        sidecar["served"] = model.served_record()
     if backend(args.backend).prefix_cache:  # the prefix cache's limit and the most it held (this run's)
         held = searcher.cache
         sidecar["prefix_cache"] = {"limit_bytes": held.limit, "bytes_peak": searcher.cache_bytes_peak,
@@ -320,7 +330,8 @@ def main(argv=None) -> int:
         sidecar["first_pass_sha256"] = first_pass_sha256
     if args.first_pass_sidecar:
         first = load_json(args.first_pass_sidecar, "first-pass decode sidecar")
-        sidecar["first_pass"] = {k: first[k] for k in ("model", "decoder_positions", "forward_calls", "seconds")}
+        sidecar["first_pass"] = {k: first[k] for k in ("model", "decoder_positions", "forward_calls", "seconds",
+                                                        *searcher.prompt_counters()) if k in first}
         sidecar["decoder_positions_with_first_pass"] = sidecar["decoder_positions"] + first["decoder_positions"]
         sidecar["seconds_with_first_pass"] = round(seconds + first["seconds"], 3)
     if round_one is not None:  # the whole cost from scratch includes the reused round 1

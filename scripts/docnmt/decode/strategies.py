@@ -221,7 +221,7 @@ class Decoder:
             prefix_sents = prefix_sents[1:] if prefix_sents else prefix_sents
             if len(prefix_sents) >= len(source_sents):
                 prefix_sents = prefix_sents[len(prefix_sents) - len(source_sents) + 1:]
-        return Request(src_ids, prefix_ids, document_ids), truncated
+        return Request(src_ids, prefix_ids, document_ids, line=line), truncated
 
     def text(self, hyp) -> str:
         return self.searcher.model.decode(hyp.tokens)
@@ -404,7 +404,7 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
     from ..interface import Request
 
-    requests = [Request(searcher.model.encode(docs[n].src[i], source=True), []) for n, i in flat]
+    requests = [Request(searcher.model.encode(docs[n].src[i], source=True), [], line=docs[n].lines[i]) for n, i in flat]
     dec.stats.requests += len(requests)
     out = [[""] * len(d) for d in docs]
     dec.stats.rounds += 1

@@ -75,7 +75,7 @@ from .. import SEP, layout
 from ..corpora import testsets
 from ..textio import InputError, atomic_outputs, cli_errors, read_lines
 from ..preprocess.encode import TextPipeline
-from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes
+from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes, engine_args_of
 from .documents import Document, context_k
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, models_needed, not_for_backend
 from ..manual import argument_parser
@@ -348,11 +348,11 @@ def main(argv=None) -> int:
                          + (f" and --{level}-data" if described.needs_data else ""))
         if level in needed:
             check(args.backend, checkpoint, data, level, args.separator, args.k if level == "document" else None,
-                  args.src_lang, args.tgt_lang, template=args.template, engine=args.engine_args)
+                  args.src_lang, args.tgt_lang, template=args.template, engine=engine_args_of(args))
             same = [m for m in models.values() if m.checkpoint == str(checkpoint)]  # one model for both levels
             models[level] = same[0] if same else load_model(
                 args.backend, checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator,
-                src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=args.engine_args)
+                src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=engine_args_of(args))
     freeze_heap(argv)
     documents, layout = read_documents(args.input, args.format, args.tgt_lang)
     pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)

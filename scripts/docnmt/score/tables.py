@@ -418,8 +418,35 @@ PROMPT_NOTE = ("Causal LMs: tokens prefilled are the prompt tokens run through t
                "are its steps, each of which serves many requests.")
 
 
+#: A served model's counters (backend openai: what each response's ``usage`` reported, and the requests) in Table 1.
+SERVED_COUNTERS = ("prompt_tokens", "cached_tokens", "completion_tokens", "api_requests")
+SERVED_LABELS = {"prompt_tokens": "prompt tokens", "cached_tokens": "cached prompt tokens",
+                 "completion_tokens": "completion tokens", "api_requests": "API requests"}
+SERVED_NOTE = ("Served models (backend openai): prompt, cached prompt and completion tokens are those the server "
+               "reported in each answer's usage (cached: read from its prefix cache, where it reports them: vLLM with "
+               "--enable-prompt-tokens-details, hosted APIs); API requests are those answered (the sidecars count "
+               "retries apart). Decoder positions are the prompt tokens not cached and the completion tokens, forward "
+               "calls the requests. The search is greedy: the API has no beam search. 2-pass's counts include its "
+               "first pass. A hosted model may change behind its name: each sidecar records the model and the "
+               "fingerprints the server reported, and the time.")
+
+
+def served_counts(entry: dict) -> dict[str, int]:
+    """A served decode's counters (:data:`SERVED_COUNTERS`), with its first pass's where it has one (2-pass)."""
+    first = entry.get("first_pass") or {}
+    return {c: int(entry[c]) + int(first.get(c) or 0) for c in SERVED_COUNTERS if c in entry}
+
+
+def price_of(counts: dict[str, int], prices: dict) -> float:
+    """What the tokens cost at ``prices`` per million (input, cached_input (default input), output)."""
+    cached = counts.get("cached_tokens", 0)
+    return ((counts.get("prompt_tokens", 0) - cached) * prices["input"]
+            + cached * prices.get("cached_input", prices["input"])
+            + counts.get("completion_tokens", 0) * prices["output"]) / 1e6
+
+
 def cost_table(manifest: dict) -> Table:
-    header, per_task, prompted = ["strategy", "paper cost"], [], []
+    header, per_task, prompted, served = ["strategy", "paper cost"], [], [], []
     for t, spec in manifest["tasks"].items():
         sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
         per_task.append(sidecars)
@@ -429,14 +456,22 @@ def cost_table(manifest: dict) -> Table:
         prompted.append(any(PROMPT_COUNTERS[0] in sc for sc in sidecars.values()))
         if prompted[-1]:
             header += [f"{t} {label}" for counter in PROMPT_COUNTERS for label in (PROMPT_LABELS[counter], "×SL")]
+        # a task on a served model: the tokens its server reported and the requests, and their price where given
+        served.append(any(SERVED_COUNTERS[0] in sc for sc in sidecars.values()))
+        if served[-1]:
+            header += [f"{t} {label}" for counter in SERVED_COUNTERS for label in (SERVED_LABELS[counter], "×SL")]
+            if spec.get("prices"):
+                header += [f"{t} cost", f"{t} cost ×SL"]
     rows = []
     for strategy in manifest["strategies"]:
         paper = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
         cells = [label_of(strategy), paper]
-        for sidecars, with_prompts in zip(per_task, prompted):
+        for sidecars, with_prompts, with_served, spec in zip(per_task, prompted, served, manifest["tasks"].values()):
             entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
+            priced = with_served and bool(spec.get("prices"))
             if entry is None:
-                cells += [DASH] * (8 + 2 * len(PROMPT_COUNTERS) * with_prompts)
+                cells += [DASH] * (8 + 2 * len(PROMPT_COUNTERS) * with_prompts
+                                   + 2 * len(SERVED_COUNTERS) * with_served + 2 * priced)
                 continue
             positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
             seconds = entry.get("seconds_with_first_pass", entry["seconds"])
@@ -450,6 +485,16 @@ def cost_table(manifest: dict) -> Table:
                     value, ref = entry.get(counter), (base or {}).get(counter)
                     cells += [DASH if value is None else str(value),
                               _fmt(value / ref, 2) if value is not None and ref else DASH]
+            if with_served:
+                counts, base_counts = served_counts(entry), served_counts(base or {})
+                for counter in SERVED_COUNTERS:
+                    value, ref = counts.get(counter), base_counts.get(counter)
+                    cells += [DASH if value is None else str(value),
+                              _fmt(value / ref, 2) if value is not None and ref else DASH]
+                if priced:
+                    cost = price_of(counts, spec["prices"])
+                    ref_cost = price_of(base_counts, spec["prices"]) if base_counts else None
+                    cells += [_fmt(cost, 4), _fmt(cost / ref_cost, 2) if ref_cost else DASH]
         rows.append(cells)
     labelled = {f"{manifest_task} {s}": sc[s] for manifest_task, sc in zip(manifest["tasks"], per_task) for s in sc}
     devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
@@ -469,7 +514,10 @@ def cost_table(manifest: dict) -> Table:
                   "decode rules. Utility evaluations: MBR selection's pairwise utility scores (n^2 per selection of "
                   "n candidates; its search is a beam of n, or n samples); QE reranking's QE scores (n per "
                   "selection); for a learned metric (COMET, QE) each is one forward pass of the metric."]
-                 + ([PROMPT_NOTE] if any(prompted) else []) + mbr_notes(manifest) + model_notes(labelled, "the search")
+                 + ([PROMPT_NOTE] if any(prompted) else []) + ([SERVED_NOTE] if any(served) else [])
+                 + [f"Cost: at {', '.join(f'{k} {v}' for k, v in spec['prices'].items())} per million tokens "
+                    f"(task_settings.{t}.models.endpoint.prices)" for t, spec in manifest["tasks"].items()
+                    if spec.get("prices")] + mbr_notes(manifest) + model_notes(labelled, "the search")
                  + realigned_notes(labelled))
 
 

@@ -21,18 +21,35 @@ from .tasks import (
 
 # ---- a task's models -------------------------------------------------------------------
 def model_inputs(config: dict, task: str, level: str, model_key: str = "model", data_key: str = "data") -> dict:
-    """{model_key: the model, data_key: its data folder}; a transformers model has no data folder."""
+    """{model_key: the model, data_key: its data folder}; a transformers model has no data folder, a served model
+    (a name on a server) no file at all."""
+    if backend(model_backend(config, task)).served:
+        return {}
     files = {model_key: model_file(config, task, level)}
     if backend(model_backend(config, task)).needs_data:
         files[data_key] = binarized(config, task, level)
     return files
 
 
-def model_args(config: dict, task: str, input: Mapping, model_key: str = "model", data_key: str = "data") -> list:
+def model_level(wildcards) -> str:
+    """The level of the model a job loads: its ``level`` wildcard (check_model, perplexity), else sentence for the
+    sentence-level decode (its ``system``), else document (the other decodes, CXMI)."""
+    if hasattr(wildcards, "level"):
+        return wildcards.level
+    system = getattr(wildcards, "system", None)
+    return "sentence" if system is not None and mbr.parse_system(system)[0] == "sentence-level" else "document"
+
+
+def model_args(config: dict, task: str, input: Mapping, model_key: str = "model", data_key: str = "data",
+               level: str = "document") -> list:
     """The model options of a docnmt CLI (a list; the rule quotes each): --backend, --model and, for a fairseq
-    model, --data; a transformers model's language codes. ``input``: the job's inputs (model_inputs's keys)."""
+    model, --data; a transformers model's language codes. ``input``: the job's inputs (model_inputs's keys); a served
+    model, which is no input, is the name configured for ``level``."""
     from .environments import engine_options
 
+    if model_key not in input.keys():  # a served model: its name on the server (``level``'s), no input file
+        out = ["--backend", model_backend(config, task), "--model", model_file(config, task, level)]
+        return out + language_codes(config, task) + engine_options(config, task)
     out = ["--backend", model_backend(config, task), "--model", input[model_key]]
     if data_key in input.keys():
         out += ["--data", input[data_key]]
@@ -123,8 +140,10 @@ def search_args(config: dict, task: str) -> list:
     """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator, context, and
     decode.max_tokens and decode.cache_bytes (for a backend with a prefix cache) where they are set."""
     max_tokens, cache = config["decode"].get("max_tokens"), config["decode"].get("cache_bytes")
-    with_cache = cache is not None and backend(model_backend(config, task)).prefix_cache
-    return ["--beam", config["beam"], "--k", task_k(config, task), "--h", config["h"], "--dtype",
+    described = backend(model_backend(config, task))
+    with_cache = cache is not None and described.prefix_cache
+    beam = config["beam"] if described.can("beam_search") else 1  # greedy where the backend has no beam search
+    return ["--beam", beam, "--k", task_k(config, task), "--h", config["h"], "--dtype",
             config["decode"]["dtype"], "--separator", task_separator(config, task)] + context_args(config, task) \
         + ([] if max_tokens is None else ["--max-tokens", int(max_tokens)]) \
         + (["--cache-bytes", str(cache)] if with_cache else [])

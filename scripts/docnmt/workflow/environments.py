@@ -19,9 +19,27 @@ def environment(config: dict, task: str) -> Environment | None:
     return backend(model_backend(config, task)).environment
 
 
+#: The keys of ``models.endpoint`` that are not load options: the tables' (prices per million tokens).
+ENDPOINT_TABLE_KEYS = ("prices",)
+
+
 def engine_args(config: dict, task: str) -> dict:
-    """The task's ``models.engine_args`` (empty for the workflow's own models)."""
-    return dict(config["task_settings"][task]["models"].get("engine_args") or {}) if is_external(config, task) else {}
+    """The task's load options: ``models.engine_args`` (vLLM's engine), or for a served model ``models.endpoint``
+    less its prices (empty for the workflow's own models)."""
+    if not is_external(config, task):
+        return {}
+    models = config["task_settings"][task]["models"]
+    if backend(models["backend"]).served:
+        return {k: v for k, v in (models.get("endpoint") or {}).items() if k not in ENDPOINT_TABLE_KEYS}
+    return dict(models.get("engine_args") or {})
+
+
+def prices(config: dict, task: str) -> dict | None:
+    """A served task's prices per million tokens (``models.endpoint.prices``: input, cached_input, output), or
+    None."""
+    if not is_external(config, task):
+        return None
+    return (config["task_settings"][task]["models"].get("endpoint") or {}).get("prices")
 
 
 def engine_options(config: dict, task: str) -> list[str]:

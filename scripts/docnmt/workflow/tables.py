@@ -12,6 +12,7 @@ from docnmt.config import tables_name
 from docnmt.decode import mbr
 from docnmt.interface import backend
 
+from .environments import engine_args, prices
 from .systems import curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_strategies, task_systems
 from .tasks import LEVELS, cxmi_tasks, evalsets, german_tasks, model_backend, task_levels, tgt
 
@@ -33,10 +34,12 @@ def task_scores(config: dict, task: str) -> dict:
         entry["comet"] = {"test": layout.score_file(task, "test", "comet")}
     if skipped_strategies(config, task):
         entry["skipped"] = skipped_strategies(config, task)
-    lacking = backend(model_backend(config, task)).lacks(["forced_scoring"])
+    lacking = backend(model_backend(config, task)).lacks(["forced_scoring"], engine_args(config, task))
     if lacking:  # perplexity and CXMI score forced targets: not scored, the tables say why
         entry["perplexity"] = {}
         entry["unscored"] = {"perplexity": lacking, "cxmi": lacking}
+    if prices(config, task):
+        entry["prices"] = prices(config, task)
     if task in german_tasks(config):
         entry["pronouns"] = {e: layout.score_file(task, e, "pronouns") for e in evalsets(config, task)}
     if settings["contrapro"]:
@@ -68,8 +71,9 @@ def score_manifest(config: dict, tasks=None) -> dict:
                if qe_strategies(config) else {})}
 
 
-#: Entries of a task's manifest that hold reasons, not files.
-REASONS = ("skipped", "unscored")
+#: Entries of a task's manifest that are not files: reasons (a strategy skipped, a table unscored) and a served
+#: model's prices.
+NOT_FILES = ("skipped", "unscored", "prices")
 
 
 def manifest_files(config: dict, tasks=None) -> list[str]:
@@ -77,7 +81,7 @@ def manifest_files(config: dict, tasks=None) -> list[str]:
     files = []
     for entry in score_manifest(config, tasks)["tasks"].values():
         for key, value in entry.items():
-            if isinstance(value, dict) and key not in REASONS:
+            if isinstance(value, dict) and key not in NOT_FILES:
                 files += list(value.values())
     return files
 

@@ -81,8 +81,10 @@ def german_tasks(config: dict) -> list[str]:
 def cxmi_tasks(config: dict) -> list[str]:
     """The configured tasks with a document-level model whose backend scores forced targets: CXMI measures how much
     that model uses its context."""
+    from .environments import engine_args
+
     return [t for t in config["tasks"] if "document" in task_levels(config, t)
-            and backend(model_backend(config, t)).forced_scoring]
+            and backend(model_backend(config, t)).can("forced_scoring", engine_args(config, t))]
 
 
 # ---- one task's settings -------------------------------------------------------------
@@ -176,5 +178,6 @@ def binarized(config: dict, task: str, level: str) -> str:
 
 def model_file(config: dict, task: str, level: str) -> str:
     if is_external(config, task):
-        return config["task_settings"][task]["models"][level]["checkpoint"]
+        files = config["task_settings"][task]["models"][level]
+        return files["checkpoint"] if "checkpoint" in files else files["model"]  # a served model's name
     return layout.model_file(task, level)

@@ -98,7 +98,9 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
     template = getattr(args, "template", None)
     if template is not None and not described.prompt_template:
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
-    engine = getattr(args, "engine_args", None) or {}
+    from ..arguments import engine_args_of
+
+    engine = engine_args_of(args)
     try:
         engine_options(args.backend, engine)
     except ValueError as err:

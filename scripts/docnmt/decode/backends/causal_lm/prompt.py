@@ -133,13 +133,16 @@ def turns(sources: Sequence[str], context: Sequence[str]) -> tuple[list[tuple[st
 
 
 class Prompter:
-    """Renders conversations to token ids for one tokenizer and template, between two languages."""
+    """Renders conversations to token ids for one tokenizer and template, between two languages; ``chat``: whether
+    the conversation is a chat template's (None: where the tokenizer has one; a served model's messages, which the
+    server renders, have no tokenizer here and are always chat)."""
 
-    def __init__(self, tokenizer, template: Template, src_lang: str | None, tgt_lang: str | None):
+    def __init__(self, tokenizer, template: Template, src_lang: str | None, tgt_lang: str | None,
+                 chat: bool | None = None):
         self.tokenizer = tokenizer
         self.template = template
         self.names = {"source_language": language_name(src_lang), "target_language": language_name(tgt_lang)}
-        self.chat = bool(getattr(tokenizer, "chat_template", None))
+        self.chat = bool(getattr(tokenizer, "chat_template", None)) if chat is None else chat
         if not self.chat and template.plain is None:
             raise InputError(template.path, "the tokenizer has no chat template (a base model), so the template "
                                             "needs a plain: part (start, user, assistant, end) that writes the "

