@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import DEMO_COMMAND, DEMO_LLM_CONFIG, DEMO_LLM_TRAIN, REPO, TEST_CONFIG, made_once, run_snakemake
+from helpers import (DEMO_COMMAND, DEMO_LLM_CONFIG, DEMO_LLM_TRAIN, REPO, TEST_CONFIG, VLLM_PYTHON, made_once,
+                     run_snakemake)
 
 # One torch thread in the tests and everything they start (a Snakemake job gets its rule's threads instead):
 # pytest-xdist runs a worker per core, and a second torch thread on a busy core only waits, spinning.
@@ -30,7 +31,7 @@ for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 #: The fixtures that train a model (directly or through another fixture): a test using one is of the tier
 #: ``trains``. A test module names its own such fixtures in a module-level ``TRAINING_FIXTURES`` set; a test that
 #: trains otherwise (or asks for a fixture with ``request.getfixturevalue``) is marked ``@pytest.mark.trains``.
-TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "tiny_qwen2_base", "small_demo_data"}
+TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "tiny_qwen2_base", "small_demo_data", "vllm_outputs"}
 #: The fixtures of the trained demo: a test using one is of the tier ``demo``.
 DEMO_FIXTURES = {"trained_demo", "demo_models", "trained_demo_llm"}
 
@@ -198,6 +199,41 @@ def tiny_qwen2_base(tmp_path_factory) -> Path:
 
     return made_once(tmp_path_factory, "llm-qwen2-plain",
                      lambda folder: llmmodel.build(folder / "model", architecture="qwen2", steps=300, chat=False))
+
+
+@pytest.fixture(scope="session")
+def vllm_documents():
+    """The demo's first 4 test documents, and text pairs with a window of context for the model's own scoring."""
+    import llmmodel
+
+    _, docs = llmmodel.demo_documents()
+    docs = docs[:4]
+    src = [s for d in docs for s in d.src]
+    ref = [t for d in docs for t in d.tgt]
+    pairs = {"src": [" <sep> ".join(src[max(0, i - 1):i + 1]) for i in range(len(src))],
+             "tgt": [" <sep> ".join(ref[max(0, i - 1):i + 1]) for i in range(len(ref))]}
+    return {"src": src, "ref": ref, "docids": [d.docid for d in docs for _ in d.src], "pairs": pairs}
+
+
+@pytest.fixture(scope="session")
+def vllm_outputs(tmp_path_factory, tiny_llama, vllm_documents):
+    """What the backend vllm gives on :func:`vllm_documents` with the tiny Llama (tests/vllm_side.py, in vLLM's
+    environment, one engine start for the session): the strategies' translations, forced scores, samples."""
+    import json
+    import subprocess
+
+    def run(folder: Path) -> Path:
+        if not VLLM_PYTHON.exists():
+            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+        (folder / "docs.json").write_text(json.dumps(vllm_documents), encoding="utf-8")
+        result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), "--model", str(tiny_llama),
+                                 "--documents", str(folder / "docs.json"), "--output", str(folder / "vllm.json")],
+                                capture_output=True, text=True, timeout=900, cwd=folder,
+                                env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
+        assert result.returncode == 0, result.stderr[-4000:]
+        return folder / "vllm.json"
+
+    return json.loads(made_once(tmp_path_factory, "vllm-side", run).read_text(encoding="utf-8"))
 
 
 def _bare_python(root: Path) -> Path:

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+#: vLLM's environment (``make vllm``), where the vllm backend's tests and the served model's server run vLLM.
+VLLM_PYTHON = Path(os.environ.get("DOCNMT_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
 
 #: The unmodified IWSLT17 TED samples beside the checkout; tests that read them skip where it is absent.
 REAL_SAMPLES = REPO.parent / "shared" / "real-samples"

@@ -35,6 +35,8 @@ DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16":
 #: default (fairseq-generate runs in float32 without --fp16), as the paper searched. Half precision
 #: is an option (``--dtype``, config ``decode.dtype``); the tables' notes name it where it was used.
 DEFAULT_DTYPE = "float32"
+#: The dtype a served model's decodes record: its precision is the server's, which the endpoint does not report.
+SERVED_DTYPE = "served"
 
 
 def resolve_dtype(dtype: str | None, device: str | None = None) -> str:
@@ -422,6 +424,10 @@ LOAD_OPTIONS: dict[str, tuple[type, str]] = {
     "prompt_logprobs": (bool, "the endpoint gives prompt log-probs (vLLM's prompt_logprobs and /tokenize): "
                               "forced scoring, perplexity and CXMI run (default false)"),
 }
+
+#: The load options that say how requests reach a served model, not what comes back: a decode's resume journal holds
+#: across them (a preempted job whose server restarted at another address resumes).
+TRANSPORT_OPTIONS = ("base_url", "api_key_env", "max_concurrency", "timeout", "max_retries", "retry_backoff")
 
 #: How :func:`parse_load_options` reads a boolean option's value.
 BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}

@@ -12,43 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from helpers import made_once
+from helpers import VLLM_PYTHON
 
 REPO = Path(__file__).resolve().parents[2]
-VLLM_PYTHON = Path(os.environ.get("DOCNMT_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
 #: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
-TRAINING_FIXTURES = {"vllm_outputs", "llama"}
+TRAINING_FIXTURES = {"llama"}
 GREEDY = ["sentence-level", "doc-trans", "doc-trans-document", "cheating", "source-primed"]
 
 
 @pytest.fixture(scope="module")
-def documents():
-    """The demo's first 4 test documents, and text pairs with a window of context for the model's own scoring."""
-    import llmmodel
-
-    _, docs = llmmodel.demo_documents()
-    docs = docs[:4]
-    src = [s for d in docs for s in d.src]
-    ref = [t for d in docs for t in d.tgt]
-    pairs = {"src": [" <sep> ".join(src[max(0, i - 1):i + 1]) for i in range(len(src))],
-             "tgt": [" <sep> ".join(ref[max(0, i - 1):i + 1]) for i in range(len(ref))]}
-    return {"src": src, "ref": ref, "docids": [d.docid for d in docs for _ in d.src], "pairs": pairs}
-
-
-@pytest.fixture(scope="module")
-def vllm_outputs(tmp_path_factory, tiny_llama, documents):
-    def run(folder: Path) -> Path:
-        if not VLLM_PYTHON.exists():
-            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
-        (folder / "docs.json").write_text(json.dumps(documents), encoding="utf-8")
-        result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), "--model", str(tiny_llama),
-                                 "--documents", str(folder / "docs.json"), "--output", str(folder / "vllm.json")],
-                                capture_output=True, text=True, timeout=900, cwd=folder,
-                                env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
-        assert result.returncode == 0, result.stderr[-4000:]
-        return folder / "vllm.json"
-
-    return json.loads(made_once(tmp_path_factory, "vllm-side", run).read_text(encoding="utf-8"))
+def documents(vllm_documents):
+    return vllm_documents
 
 
 @pytest.fixture(scope="module")

@@ -104,8 +104,11 @@ def _journal(args, model) -> Journal | None:
     inputs: dict = {name: getattr(args, name) for name in JOURNAL_INPUTS}
     inputs["data"] = None if args.data is None else (args.data, "dict.*.txt")
     inputs["template"] = None if model.template is None else model.template.path
+    from ..interface import TRANSPORT_OPTIONS
+
     settings = {name: value if isinstance(value, (int, float, str, bool, type(None), dict, list)) else str(value)
-                for name, value in sorted(vars(args).items()) if name not in NOT_SETTINGS}
+                for name, value in sorted(vars(args).items()) if name not in NOT_SETTINGS + TRANSPORT_OPTIONS}
+    settings["engine_args"] = {k: v for k, v in sorted(settings["engine_args"].items()) if k not in TRANSPORT_OPTIONS}
     settings.update(device=str(model.device).split(":")[0], dtype=model.dtype)
     path = args.journal or args.sidecar.with_suffix(".journal")
     return Journal(path, decode_key(args.strategy, inputs, settings))

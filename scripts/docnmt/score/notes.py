@@ -4,6 +4,7 @@ what MBR rows are, which decodes mapped a window's output back to its sentences,
 from __future__ import annotations
 
 from ..decode.mbr import Settings, parse_system
+from ..interface import SERVED_DTYPE
 
 
 #: The precision of the paper's search and scoring (fairseq's default); any other is named in the notes.
@@ -24,7 +25,10 @@ def dtype_notes(records: dict[str, dict], what: str) -> list[str]:
         if dtype == PAPER_DTYPE:
             continue
         where = ", ".join(labels)
-        if dtype == "unrecorded":
+        if dtype == SERVED_DTYPE:
+            notes.append(f"{what[0].upper()}{what[1:]} in the server's own precision ({where}): an endpoint does not "
+                         "report it.")
+        elif dtype == "unrecorded":
             notes.append(f"Precision of {what} not recorded ({where}): score files from an older version, which "
                          "used float16 on CUDA; rerun them to record it.")
         else:

@@ -426,9 +426,13 @@ SERVED_NOTE = ("Served models (backend openai): prompt, cached prompt and comple
                "reported in each answer's usage (cached: read from its prefix cache, where it reports them: vLLM with "
                "--enable-prompt-tokens-details, hosted APIs); API requests are those answered (the sidecars count "
                "retries apart). Decoder positions are the prompt tokens not cached and the completion tokens, forward "
-               "calls the requests. The search is greedy: the API has no beam search. 2-pass's counts include its "
-               "first pass. A hosted model may change behind its name: each sidecar records the model and the "
+               "calls the requests. The search is greedy: the API has no beam search. The counts of 2-pass and of "
+               "doc-trans in its parallel mode include their sentence-level first pass. A hosted model may change behind its name: each sidecar records the model and the "
                "fingerprints the server reported, and the time.")
+
+
+#: A served task's prices per million tokens (models.endpoint.prices), in the cost note's order.
+PRICES = ("input", "cached_input", "output")
 
 
 def served_counts(entry: dict) -> dict[str, int]:
@@ -515,8 +519,8 @@ def cost_table(manifest: dict) -> Table:
                   "n candidates; its search is a beam of n, or n samples); QE reranking's QE scores (n per "
                   "selection); for a learned metric (COMET, QE) each is one forward pass of the metric."]
                  + ([PROMPT_NOTE] if any(prompted) else []) + ([SERVED_NOTE] if any(served) else [])
-                 + [f"Cost: at {', '.join(f'{k} {v}' for k, v in spec['prices'].items())} per million tokens "
-                    f"(task_settings.{t}.models.endpoint.prices)" for t, spec in manifest["tasks"].items()
+                 + [f"Cost: at {', '.join(f'{k} {spec['prices'][k]}' for k in PRICES if k in spec['prices'])} per "
+                    f"million tokens (task_settings.{t}.models.endpoint.prices)" for t, spec in manifest["tasks"].items()
                     if spec.get("prices")] + mbr_notes(manifest) + model_notes(labelled, "the search")
                  + realigned_notes(labelled))
 

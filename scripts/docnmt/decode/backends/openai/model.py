@@ -28,7 +28,7 @@ import json
 from typing import Any, Sequence
 
 from .... import SEP
-from ....interface import Counted, Hypothesis, Request, Scored, backend
+from ....interface import SERVED_DTYPE, Counted, Hypothesis, Request, Scored, backend
 from ....textio import InputError
 from ..causal_lm.prompt import Prompter, load_template, turns
 from .endpoint import Endpoint, EndpointError, Settings
@@ -48,7 +48,7 @@ class ServedModel:
 
     backend = BACKEND
     device = "endpoint"
-    dtype = "served"
+    dtype = SERVED_DTYPE
 
     def __init__(self, name: str, settings: Settings, separator: str = SEP, src_lang: str | None = None,
                  tgt_lang: str | None = None, template: str | None = None):
@@ -220,7 +220,7 @@ class ServedModel:
 
 
 class ServedSearcher(Counted):
-    """Greedy answers of a :class:`ServedModel` (``beam`` must be 1: the API has no beam search), at most
+    """Greedy answers of a :class:`ServedModel` (``beam`` must be 1 to search: the API has no beam search), at most
     ``max_new_tokens`` tokens each, a search call's requests sent concurrently. ``batch_size`` and ``max_tokens``
     are the server's to schedule (kept for the interface)."""
 
@@ -228,14 +228,11 @@ class ServedSearcher(Counted):
 
     def __init__(self, model: ServedModel, beam: int = 1, lenpen: float = 1.0, batch_size: int = 64,
                  max_new_tokens: int = 200, max_tokens: int | None = backend(BACKEND).max_tokens):
-        if beam != 1:
-            raise ValueError(f"beam {beam}: {backend(BACKEND).lacks(['beam_search'])} (the API answers greedily "
-                             "or by sampling): use --beam 1")
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         self.model = model
         self.endpoint = model.endpoint
-        self.beam, self.lenpen = 1, lenpen
+        self.beam, self.lenpen = beam, lenpen
         self.batch_size, self.max_tokens, self.max_new_tokens = batch_size, max_tokens, max_new_tokens
         self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
         self.max_source_positions = self.max_target_positions = model.max_positions
@@ -258,7 +255,11 @@ class ServedSearcher(Counted):
                 "completion_tokens": e.completion_tokens, "api_requests": e.requests, "retries": e.retries}
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
-        """The answer to each request's conversation, as a one-hypothesis list."""
+        """The answer to each request's conversation, as a one-hypothesis list; a ValueError for a beam of more than
+        one (forced scoring, which searches nothing, takes any)."""
+        if self.beam != 1:
+            raise ValueError(f"beam {self.beam}: {backend(BACKEND).lacks(['beam_search'])} (the API answers greedily "
+                             "or by sampling): use --beam 1")
         work = [(self.model.request_messages(number, request), self.model.answer_lines(request), request.line)
                 for number, request in enumerate(requests, start=1)]
 
