@@ -337,7 +337,7 @@ def test_a_workflow_task_on_the_served_model_writes_every_table_without_training
     assert "A hosted model may change behind its name" in cost
     assert "doc-trans-beam needs what openai models lack: openai models have no beam search" in cost
     assert "Cost: at input 0.5, cached_input 0.25, output 2.0 per million tokens" in cost
-    for name in ("perplexity.md", "bleu_ter.md", "cxmi.md", "pronoun_f1.md"):
+    for name in ("perplexity.md", "bleu_ter.md", "context_usage.md", "pronoun_f1.md"):
         assert (tables / name).is_file(), name
     sidecar = json.loads((work / layout.decode_file("served", "test", "doc-trans", "json")).read_text())
     assert sidecar["served"]["reported_model"] == NAME and sidecar["beam"] == 1

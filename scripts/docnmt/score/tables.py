@@ -435,6 +435,12 @@ SERVED_NOTE = ("Served models (backend openai): prompt, cached prompt and comple
 PRICES = ("input", "cached_input", "output")
 
 
+def price_note(task: str, prices: dict) -> str:
+    """The note that says at what prices a task's cost column was computed."""
+    given = ", ".join(f"{name} {prices[name]}" for name in PRICES if name in prices)
+    return f"Cost: at {given} per million tokens (task_settings.{task}.models.endpoint.prices)."
+
+
 def served_counts(entry: dict) -> dict[str, int]:
     """A served decode's counters (:data:`SERVED_COUNTERS`), with its first pass's where it has one (2-pass)."""
     first = entry.get("first_pass") or {}
@@ -519,9 +525,8 @@ def cost_table(manifest: dict) -> Table:
                   "n candidates; its search is a beam of n, or n samples); QE reranking's QE scores (n per "
                   "selection); for a learned metric (COMET, QE) each is one forward pass of the metric."]
                  + ([PROMPT_NOTE] if any(prompted) else []) + ([SERVED_NOTE] if any(served) else [])
-                 + [f"Cost: at {', '.join(f'{k} {spec['prices'][k]}' for k in PRICES if k in spec['prices'])} per "
-                    f"million tokens (task_settings.{t}.models.endpoint.prices)" for t, spec in manifest["tasks"].items()
-                    if spec.get("prices")] + mbr_notes(manifest) + model_notes(labelled, "the search")
+                 + [price_note(t, spec["prices"]) for t, spec in manifest["tasks"].items() if spec.get("prices")]
+                 + mbr_notes(manifest) + model_notes(labelled, "the search")
                  + realigned_notes(labelled))
 
 
