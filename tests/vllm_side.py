@@ -44,7 +44,8 @@ def main() -> None:
 
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group
-    from docnmt.interface import Request, parse_load_options
+    from docnmt.interface import Request
+    from docnmt.load_options import parse_load_options
 
     given = json.load(open(args.documents, encoding="utf-8"))
     docs = group(given["src"], given["docids"], ref=given["ref"])

@@ -59,6 +59,7 @@ CLIS = {
     "docnmt.decode.checks": ("own models", ["check_model"]),
     "docnmt.decode.translate": ("own models", []),
     "docnmt.decode.backends.causal_lm.tiny": ("own models", []),
+    "docnmt.decode.backends.vllm.serve": ("own models", []),
     "docnmt.score.scoring": ("scoring", ["bleu_ter"]),
     "docnmt.score.pronouns": ("scoring", ["pronoun_f1"]),
     "docnmt.score.perplexity": ("scoring", ["perplexity"]),
@@ -95,6 +96,7 @@ BY_HAND = {
     "docnmt.train.fairseq_train": "run by docnmt.train.cli (rule train): fairseq-train with atomic checkpoint copies",
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
     "docnmt.decode.backends.causal_lm.tiny": "no rule: make demo-llm trains the demo's tiny causal LM with it",
+    "docnmt.decode.backends.vllm.serve": "no rule: vllm serve on a model folder, for the backend openai (in .venv-vllm)",
     "docnmt.score.tiny_comet": "no rule: makes a tiny COMET checkpoint (the tests, make demo-comet) in .venv-comet",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
 }

@@ -175,7 +175,7 @@ def test_source_primed_is_refused_for_models_without_a_conversation(tmp_path, ca
                   "--src", str(tmp_path / "src"), "--docids", str(tmp_path / "ids"), "--tgt-lang", "de",
                   "--output-bpe", str(tmp_path / "o.bpe"), "--output", str(tmp_path / "o"),
                   "--sidecar", str(tmp_path / "o.json")])
-    assert "source-primed is for causal-lm or vllm models, whose prompt is a conversation; fairseq models have none" in \
+    assert "source-primed is for causal-lm, vllm or openai models, whose prompt is a conversation; fairseq models have none" in \
         capsys.readouterr().err
     assert not list(tmp_path.glob("o*"))
 

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -20,13 +21,16 @@ import pytest
 import yaml
 
 from faulty_endpoint import FaultyProxy
-from helpers import REPO, VLLM_PYTHON, run_snakemake, tool_env
+from helpers import REPO, VLLM_PYTHON, doc_blocks, run_snakemake, tool_env
 
 #: The module's fixtures that train a model or start the server (conftest gives their tests the tier ``trains``).
 TRAINING_FIXTURES = {"served", "served_model", "llama"}
-#: The model's name on the server, and the variable that holds the server's key.
-NAME = "tiny-llama"
-KEY_ENV = "DOCNMT_TEST_SERVED_KEY"
+#: The model's name on the server, and the variable that holds the server's key (docs/own-models.md's).
+NAME = "my-llm"
+KEY_ENV = "DOCNMT_SERVED_KEY"
+PAGE = REPO / "docs/own-models.md"
+#: The served models' section of the manual, and its parts whose blocks the tests run as written.
+SECTION = "## Served models"
 #: The greedy decodes of tests/vllm_side.py compared here (window context, max_len 40).
 COMPARED = ["sentence-level", "doc-trans", "cheating"]
 
@@ -59,30 +63,32 @@ def key() -> str:
 
 @pytest.fixture(scope="module")
 def served(tiny_llama, tmp_path_factory, key):
-    """vLLM's server on the tiny Llama (as ``tiny-llama``, with ``key``, prompt token details on): its root URL.
-    The key is in this process's environment (``KEY_ENV``) while the module runs."""
+    """docs/own-models.md's local server (vLLM's, on a model folder) started as written, with the tiny Llama for
+    its folder, a free port for 8000 and this module's key for the page's: its root URL. The key is in this
+    process's environment (``KEY_ENV``) while the module runs."""
     if not VLLM_PYTHON.exists():
         pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+    (block,) = doc_blocks(PAGE, "bash", SECTION, "**A local server.**")
     folder = tmp_path_factory.mktemp("served")
     port = free_port()
     log = folder / "server.log"
-    command = [str(VLLM_PYTHON), "-m", "docnmt.decode.backends.vllm.serve", str(tiny_llama), "--host", "127.0.0.1",
-               "--port", str(port), "--served-model-name", NAME, "--api-key", key, "--dtype", "float32",
-               "--max-model-len", "512", "--gpu-memory-utilization", "0.1", "--seed", "0",
-               "--enable-prompt-tokens-details"]
+    command = (block.replace("models/my-llm", str(tiny_llama)).replace("8000", str(port))
+               .replace("sk-my-own-key", key).replace(".venv-vllm/bin/python", str(VLLM_PYTHON)))
     with open(log, "w") as out, pytest.MonkeyPatch.context() as patch:
         patch.setenv(KEY_ENV, key)
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=folder,
+        process = subprocess.Popen(["bash", "-c", command], stdout=out, stderr=subprocess.STDOUT, cwd=REPO,
+                                   start_new_session=True,
                                    env={**os.environ, "PYTHONPATH": str(REPO / "scripts"), "CUDA_VISIBLE_DEVICES": ""})
         try:
             wait_until_served(f"http://127.0.0.1:{port}", key, process, log)
-            yield {"url": f"http://127.0.0.1:{port}", "base_url": f"http://127.0.0.1:{port}/v1", "log": log}
+            yield {"url": f"http://127.0.0.1:{port}", "base_url": f"http://127.0.0.1:{port}/v1", "log": log,
+                   "port": port}
         finally:
-            process.terminate()
+            os.killpg(process.pid, signal.SIGTERM)
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                process.kill()
+                os.killpg(process.pid, signal.SIGKILL)
 
 
 def engine(base_url: str, **more) -> dict:
@@ -227,16 +233,16 @@ def test_check_model_reports_each_problem_in_one_line(served, tmp_path, monkeypa
         proxy.refuse("prompt_logprobs")  # as a hosted API answers a field it does not know
         cases = [
             (["--model", NAME, "--base-url", "http://127.0.0.1:9/v1", "--level", "sentence"], KEY_ENV,
-             "http://127.0.0.1:9/v1 (model tiny-llama): unreachable (ConnectError"),
+             "http://127.0.0.1:9/v1 (model my-llm): unreachable (ConnectError"),
             (base, "DOCNMT_TEST_WRONG_KEY", "401 Unauthorized (the key in $DOCNMT_TEST_WRONG_KEY was refused)"),
             (base, "DOCNMT_TEST_UNSET_KEY", "401 Unauthorized ($DOCNMT_TEST_UNSET_KEY is not set"),
             (["--model", "no-such-model", *base[2:]], KEY_ENV,
-             "the server serves no model 'no-such-model' (it serves: tiny-llama)"),
+             "the server serves no model 'no-such-model' (it serves: my-llm)"),
             (["--model", NAME, "--base-url", proxy.url + "/v1", "--level", "sentence", "--engine-args",
               "prompt_logprobs=true"], KEY_ENV, "prompt_logprobs is set, but the server gives no prompt log-probs"),
             ([*base, "--sample", str(long)], KEY_ENV,
              f"{long}:2: document 1: the prompt of this sentence, with its 1 previous sentences as turns, was "
-             f"refused by {served['base_url']} (model tiny-llama): 400 This model's maximum context length is 512"),
+             f"refused by {served['base_url']} (model my-llm): 400 This model's maximum context length is 512"),
         ]
         for args, key_env, expected in cases:
             result = check(*args, key_env=key_env)
@@ -302,43 +308,76 @@ def test_the_retry_limit_stops_the_decode_in_one_line_writes_nothing_and_keeps_t
     assert json.loads((tmp_path / "hyp.json").read_text())["resumed"]["requests"] == documents
 
 
-# ---- the workflow ------------------------------------------------------------------------------
-def test_a_workflow_task_on_the_served_model_writes_every_table_without_training(served, vllm_documents, key,
-                                                                                tmp_path):
-    """A task with models: {backend: openai, ...} on two of the documents: the strategies (doc-trans-beam skipped:
-    no beam search), BLEU, pronouns, perplexity and CXMI (prompt log-probs on), and Table 1 with the tokens the
-    server reported and their cost; no rule trains, and no file of the run holds the key."""
+# ---- the manual's commands and the workflow ----------------------------------------------------
+def test_the_manuals_check_and_translate_commands_run_as_written(served, vllm_documents, key, tmp_path):
+    (block,) = doc_blocks(PAGE, "bash", SECTION, "**Checking and translating.**")
+    docs = {}
+    for line, docid in zip(vllm_documents["src"], vllm_documents["docids"]):
+        docs.setdefault(docid, []).append(line)
+    (tmp_path / "talks.en").write_text("\n\n".join("\n".join(d) for d in docs.values()) + "\n", encoding="utf-8")
+    result = subprocess.run(["bash", "-c", "set -e\n" + block.replace("8000", str(served["port"]))], cwd=tmp_path,
+                            capture_output=True, text=True, env=tool_env(), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert f"{NAME} at {served['base_url']}: served, en->de" in result.stdout and "prompt log-probs" in result.stdout
+    translated = [line for line in (tmp_path / "talks.de").read_text(encoding="utf-8").split("\n\n")]
+    assert len(translated) == len(docs) and all(translated)
+    assert files_holding(tmp_path, key) == [] and key not in result.stdout + result.stderr
+
+
+def test_the_manuals_workflow_blocks_run_on_the_served_model_without_training(served, vllm_documents, key,
+                                                                              tmp_path):
+    """docs/own-models.md's two tasks, a local server's and a hosted provider's, as written with only the corpus
+    folder, the server's address and the hosted model's name replaced by the tiny Llama's server, its key in
+    $OPENAI_API_KEY too, and the hosted task at temperature 0.3: the strategies (doc-trans-beam and MBR skipped: no
+    beam search), BLEU, pronouns, perplexity and CXMI (prompt log-probs on for the local task), and Table 1 with the
+    tokens the server reported and the hosted task's cost; no rule trains, and no file of the run holds the key."""
     from docnmt import layout
 
-    corpus = tmp_path / "corpus"
+    corpus = tmp_path / "my-talks"
     corpus.mkdir()
     first_two = list(dict.fromkeys(vllm_documents["docids"]))[:2]
     keep = [i for i, d in enumerate(vllm_documents["docids"]) if d in first_two]
     for name, ext in (("src", "en"), ("ref", "de"), ("docids", "docids")):
         (corpus / f"test.{ext}").write_text("".join(vllm_documents[name][i] + "\n" for i in keep), encoding="utf-8")
-    endpoint = {"base_url": served["base_url"], "api_key_env": KEY_ENV, "prompt_logprobs": True,
-                "max_concurrency": 4, "prices": {"input": 0.5, "cached_input": 0.25, "output": 2.0}}
-    config = {"tasks": ["served"], "strategies": ["sentence-level", "doc-trans", "cheating", "doc-trans-beam"],
-              "mbr": {"strategies": []},
-              "task_settings": {"served": {
-                  "description": "the tiny Llama behind vllm serve", "src": "en", "tgt": "de",
-                  "pronoun_min_examples": 1, "corpus": {"type": "prepared", "dir": str(corpus)},
-                  "models": {"backend": "openai", "endpoint": endpoint, "sentence": {"model": NAME},
-                             "document": {"model": NAME}}}}}
-    (tmp_path / "served.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    local, hosted = doc_blocks(PAGE, "yaml", SECTION, "**In the workflow.**")[0], \
+        doc_blocks(PAGE, "yaml", SECTION, "A hosted provider's block")[0]
+    configs = []
+    for name, block in (("local", local), ("hosted", hosted)):
+        configs.append(tmp_path / f"{name}.yaml")
+        configs[-1].write_text(block.replace("/data/my-talks", str(corpus))
+                               .replace("http://127.0.0.1:8000/v1", served["base_url"])
+                               .replace("https://api.openai.com/v1", served["base_url"])
+                               .replace("gpt-4.1", NAME), encoding="utf-8")
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump({
+        "tasks": ["mine-served", "mine-hosted"],
+        "strategies": ["sentence-level", "doc-trans", "cheating", "doc-trans-beam"], "mbr": {"strategies": ["doc-trans"]},
+        "task_settings": {"mine-hosted": {"pronoun_min_examples": 1, "models": {"endpoint": {"temperature": 0.3}}},
+                          "mine-served": {"pronoun_min_examples": 1}}}), encoding="utf-8")
     work = tmp_path / "work"
     result = run_snakemake(work, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
-                           str(tmp_path / "served.yaml"))
+                           *map(str, configs), str(tmp_path / "run.yaml"),
+                           env={**tool_env(), "OPENAI_API_KEY": key})
     assert "rule train" not in result.stdout + result.stderr
-    tables = work / layout.combined_tables_dir("served")
+    tables = work / layout.combined_tables_dir("mine-served+mine-hosted")
     cost = (tables / "decoding_cost.md").read_text(encoding="utf-8")
-    assert "served prompt tokens" in cost and "served cached prompt tokens" in cost
-    assert "served completion tokens" in cost and "served API requests" in cost and "served cost" in cost
+    for task in ("mine-served", "mine-hosted"):
+        for column in ("prompt tokens", "cached prompt tokens", "completion tokens", "API requests"):
+            assert f"| {task} {column} |" in cost
+    assert "| mine-hosted cost |" in cost and "| mine-served cost |" not in cost
     assert "A hosted model may change behind its name" in cost
-    assert "doc-trans-beam needs what openai models lack: openai models have no beam search" in cost
-    assert "Cost: at input 0.5, cached_input 0.25, output 2.0 per million tokens" in cost
-    for name in ("perplexity.md", "bleu_ter.md", "context_usage.md", "pronoun_f1.md"):
+    assert "doc-trans-beam (doc-trans-beam needs what openai models lack: openai models have no beam search" in cost
+    assert "doc-trans+mbr (openai models have no beam search" in cost
+    assert "Cost: at input 2.0, cached_input 0.5, output 8.0 per million tokens " \
+           "(task_settings.mine-hosted.models.endpoint.prices)." in cost
+    assert "The search in the server's own precision" in cost
+    perplexity = (tables / "perplexity.md").read_text(encoding="utf-8")
+    assert "mine-hosted models have no forced scoring (perplexity, CXMI) without prompt_logprobs: true" in perplexity \
+        or "openai models have no forced scoring (perplexity, CXMI) without prompt_logprobs: true" in perplexity
+    for name in ("bleu_ter.md", "context_usage.md", "pronoun_f1.md"):
         assert (tables / name).is_file(), name
-    sidecar = json.loads((work / layout.decode_file("served", "test", "doc-trans", "json")).read_text())
-    assert sidecar["served"]["reported_model"] == NAME and sidecar["beam"] == 1
+    served_doc = json.loads((work / layout.decode_file("mine-served", "test", "doc-trans", "json")).read_text())
+    hosted_doc = json.loads((work / layout.decode_file("mine-hosted", "test", "doc-trans", "json")).read_text())
+    assert served_doc["served"]["reported_model"] == NAME and served_doc["beam"] == 1
+    assert (hosted_doc["served"]["temperature"], hosted_doc["served"]["seed"], hosted_doc["context"]) == \
+        (0.3, 1, "document")
     assert files_holding(work, key) == [] and key not in result.stdout + result.stderr

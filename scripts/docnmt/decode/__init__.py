@@ -12,7 +12,10 @@ Modules:
                   prefix; prompt: the templates and the conversation; checks; tiny: a tiny causal LM trained
                   on a corpus, make demo-llm's) and backends.vllm (model: the same LLM folders and prompts on
                   vLLM's engine, in its own environment; epsilon: epsilon sampling as the engine's logits
-                  processor; checks); backends.conformance: what mypy checks against the interface's
+                  processor; checks; serve: vllm serve started as the backend starts its engine) and
+                  backends.openai (model: a model served behind an OpenAI-compatible endpoint, causal-lm's
+                  conversations as chat messages; endpoint: the client, concurrency, retries, the key from the
+                  environment; checks); backends.conformance: what mypy checks against the interface's
                   Protocols
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
@@ -34,5 +37,6 @@ Modules:
   translate    -- raw documents translated with any strategy (tokenizer, BPE, search, detokenizer)
 
 CLI: ``python -m docnmt.decode.cli --strategy NAME ...``, ``python -m docnmt.decode.checks``,
-``python -m docnmt.decode.translate``, ``python -m docnmt.decode.backends.causal_lm.tiny``.
+``python -m docnmt.decode.translate``, ``python -m docnmt.decode.backends.causal_lm.tiny``; in vLLM's environment
+``python -m docnmt.decode.backends.vllm.serve``.
 """

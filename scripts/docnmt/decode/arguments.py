@@ -31,8 +31,9 @@ def add_language_code_arguments(parser) -> None:
 
 def add_template_argument(parser) -> None:
     """``--template``: a causal LM's prompt (a name of the repository's templates or a YAML file of one's own); and
-    ``--engine-args``, a backend's own load options (:data:`docnmt.interface.LOAD_OPTIONS`)."""
-    from ..interface import LOAD_OPTIONS, REGISTRY, parse_load_options
+    ``--engine-args``, a backend's own load options (:data:`docnmt.load_options.LOAD_OPTIONS`)."""
+    from ..interface import REGISTRY
+    from ..load_options import LOAD_OPTIONS, parse_load_options
 
     parser.add_argument("--template", help="causal-lm, vllm: the prompt's template, a name of the repository's "
                                            "(translate, translate-no-system) or a YAML file (default: translate, "

@@ -104,7 +104,7 @@ def _journal(args, model) -> Journal | None:
     inputs: dict = {name: getattr(args, name) for name in JOURNAL_INPUTS}
     inputs["data"] = None if args.data is None else (args.data, "dict.*.txt")
     inputs["template"] = None if model.template is None else model.template.path
-    from ..interface import TRANSPORT_OPTIONS
+    from ..load_options import TRANSPORT_OPTIONS
 
     settings = {name: value if isinstance(value, (int, float, str, bool, type(None), dict, list)) else str(value)
                 for name, value in sorted(vars(args).items()) if name not in NOT_SETTINGS + TRANSPORT_OPTIONS}

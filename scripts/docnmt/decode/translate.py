@@ -172,7 +172,8 @@ class Progress:
 # ---- a task's models ---------------------------------------------------------------
 #: The options a task of the config gives (:func:`task_models`'s keys); given on the command line, they win.
 TASK_OPTIONS = ("backend", "src_lang", "tgt_lang", "sentence_model", "sentence_data", "document_model",
-                "document_data", "k", "separator", "tokenize", "codes", "template", "context")
+                "document_data", "k", "separator", "tokenize", "codes", "template", "context", "base_url",
+                "api_key_env", "engine_args")
 def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(".")) -> dict:
     """The translate options of a task of the workflow's config: models, data folders, k, separator, BPE, tokenizer."""
     from ..config import WORKFLOW_CONFIG, ConfigError, load_workflow
@@ -189,9 +190,16 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
     options = {"src_lang": settings["src"], "tgt_lang": settings["tgt"]}
     models = settings.get("models")
     if models is not None:
+        from ..load_options import models_load_options
+
         options["backend"] = models["backend"]
+        engine = models_load_options(models)
+        options.update({key: engine.pop(key) for key in ("base_url", "api_key_env") if key in engine})
+        options["engine_args"] = engine
         for level in ("sentence", "document"):
-            if level in models:
+            if level in models and "model" in models[level]:  # a served model: its name on the server
+                options[f"{level}_model"] = Path(models[level]["model"])
+            elif level in models:
                 options[f"{level}_model"] = Path(workdir) / models[level]["checkpoint"]
                 if "data" in models[level]:
                     options[f"{level}_data"] = Path(workdir) / models[level]["data"]
@@ -318,6 +326,8 @@ def main(argv=None) -> int:
         from ..interface import names
 
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
+    if args.beam > 1 and not described.can("beam_search"):
+        parser.error(f"--beam {args.beam}: {described.lacks(['beam_search'])}: use --beam 1 (greedy)")
     refused = not_for_backend(args.strategy, described.name)
     if refused:
         parser.error(refused)

@@ -60,6 +60,7 @@ from ..tablefmt import Table
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from ..manual import argument_parser
 from .notes import mbr_notes, model_notes, realigned_notes, skipped_notes
+from .served_cost import SERVED_COUNTERS, SERVED_LABELS, SERVED_NOTE, price_note, price_of, served_counts
 
 #: Marks for a BLEU/TER difference that paired bootstrap resampling finds significant.
 MARKS = {"sentence-level": "*", "last-sentence": "†"}
@@ -416,43 +417,6 @@ PROMPT_NOTE = ("Causal LMs: tokens prefilled are the prompt tokens run through t
                "(backend vllm) the engine counts them: its prefix cache holds whole blocks (128 tokens on the CPU), "
                "tokens generated are the answers' own, forced scoring's prompts are all prefilled, and forward calls "
                "are its steps, each of which serves many requests.")
-
-
-#: A served model's counters (backend openai: what each response's ``usage`` reported, and the requests) in Table 1.
-SERVED_COUNTERS = ("prompt_tokens", "cached_tokens", "completion_tokens", "api_requests")
-SERVED_LABELS = {"prompt_tokens": "prompt tokens", "cached_tokens": "cached prompt tokens",
-                 "completion_tokens": "completion tokens", "api_requests": "API requests"}
-SERVED_NOTE = ("Served models (backend openai): prompt, cached prompt and completion tokens are those the server "
-               "reported in each answer's usage (cached: read from its prefix cache, where it reports them: vLLM with "
-               "--enable-prompt-tokens-details, hosted APIs); API requests are those answered (the sidecars count "
-               "retries apart). Decoder positions are the prompt tokens not cached and the completion tokens, forward "
-               "calls the requests. The search is greedy: the API has no beam search. The counts of 2-pass and of "
-               "doc-trans in its parallel mode include their sentence-level first pass. A hosted model may change behind its name: each sidecar records the model and the "
-               "fingerprints the server reported, and the time.")
-
-
-#: A served task's prices per million tokens (models.endpoint.prices), in the cost note's order.
-PRICES = ("input", "cached_input", "output")
-
-
-def price_note(task: str, prices: dict) -> str:
-    """The note that says at what prices a task's cost column was computed."""
-    given = ", ".join(f"{name} {prices[name]}" for name in PRICES if name in prices)
-    return f"Cost: at {given} per million tokens (task_settings.{task}.models.endpoint.prices)."
-
-
-def served_counts(entry: dict) -> dict[str, int]:
-    """A served decode's counters (:data:`SERVED_COUNTERS`), with its first pass's where it has one (2-pass)."""
-    first = entry.get("first_pass") or {}
-    return {c: int(entry[c]) + int(first.get(c) or 0) for c in SERVED_COUNTERS if c in entry}
-
-
-def price_of(counts: dict[str, int], prices: dict) -> float:
-    """What the tokens cost at ``prices`` per million (input, cached_input (default input), output)."""
-    cached = counts.get("cached_tokens", 0)
-    return ((counts.get("prompt_tokens", 0) - cached) * prices["input"]
-            + cached * prices.get("cached_input", prices["input"])
-            + counts.get("completion_tokens", 0) * prices["output"]) / 1e6
 
 
 def cost_table(manifest: dict) -> Table:

@@ -11,7 +11,7 @@ import os
 from docnmt.config import ConfigError
 from docnmt.interface import Environment, backend
 
-from .tasks import is_external, model_backend
+from .tasks import engine_args, model_backend
 
 
 def environment(config: dict, task: str) -> Environment | None:
@@ -19,33 +19,13 @@ def environment(config: dict, task: str) -> Environment | None:
     return backend(model_backend(config, task)).environment
 
 
-#: The keys of ``models.endpoint`` that are not load options: the tables' (prices per million tokens).
-ENDPOINT_TABLE_KEYS = ("prices",)
-
-
-def engine_args(config: dict, task: str) -> dict:
-    """The task's load options: ``models.engine_args`` (vLLM's engine), or for a served model ``models.endpoint``
-    less its prices (empty for the workflow's own models)."""
-    if not is_external(config, task):
-        return {}
-    models = config["task_settings"][task]["models"]
-    if backend(models["backend"]).served:
-        return {k: v for k, v in (models.get("endpoint") or {}).items() if k not in ENDPOINT_TABLE_KEYS}
-    return dict(models.get("engine_args") or {})
-
-
-def prices(config: dict, task: str) -> dict | None:
-    """A served task's prices per million tokens (``models.endpoint.prices``: input, cached_input, output), or
-    None."""
-    if not is_external(config, task):
-        return None
-    return (config["task_settings"][task]["models"].get("endpoint") or {}).get("prices")
-
-
 def engine_options(config: dict, task: str) -> list[str]:
-    """``--engine-args KEY=VALUE,...`` of the task's engine options, or nothing (a list; the rule quotes each)."""
+    """``--engine-args KEY=VALUE,...`` of the task's load options, or nothing; a served model's endpoint and key
+    variable as ``--base-url`` and ``--api-key-env`` (a list; the rule quotes each)."""
     given = engine_args(config, task)
-    return ["--engine-args", ",".join(f"{key}={value}" for key, value in given.items())] if given else []
+    named = [arg for key in ("base_url", "api_key_env") if key in given
+             for arg in (f"--{key.replace('_', '-')}", str(given.pop(key)))]
+    return named + (["--engine-args", ",".join(f"{key}={value}" for key, value in given.items())] if given else [])
 
 
 def gpus(config: dict, task: str) -> int:

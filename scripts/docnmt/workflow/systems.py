@@ -9,8 +9,9 @@ import re
 
 from docnmt.decode import mbr
 from docnmt.decode.strategies import STRATEGIES, models_needed, not_for_backend
+from docnmt.interface import backend
 
-from .tasks import EVALSETS, model_backend, task_levels
+from .tasks import EVALSETS, engine_args, model_backend, task_levels
 
 
 def strategy_rule_name(strategy: str) -> str:
@@ -105,22 +106,43 @@ def curve_counts(config: dict) -> list[int]:
     return sorted(set(config["mbr"]["curve"]["counts"]) - {config["mbr"]["count"]})
 
 
+def selection_unavailable(config: dict, task: str, kind: str) -> str | None:
+    """Why the task's backend cannot make the candidates of a selection (``kind`` mbr: mbr.candidates, a beam's
+    n-best or epsilon samples; qe: a beam's n-best), in words; None where it can."""
+    needs = ["sampling"] if kind == "mbr" and config["mbr"]["candidates"] == "sampling" else ["beam_search"]
+    return backend(model_backend(config, task)).lacks(needs, engine_args(config, task))
+
+
+def skipped_selections(config: dict, task: str) -> dict[str, str]:
+    """{system: why} for the MBR and QE systems the task's backend cannot make the candidates of (the tables say
+    so)."""
+    skipped = {}
+    for kind, chosen in (("mbr", mbr_strategies(config)), ("qe", qe_strategies(config))):
+        why = selection_unavailable(config, task, kind)
+        if why:
+            skipped.update({mbr.system_name(s, kind=kind): why for s in chosen})
+    return skipped
+
+
 def task_systems(config: dict, task: str, evalset: str) -> list[str]:
     """What is decoded and scored on one evaluation set of a task: its strategies, then (on the test set) each
     one of mbr.strategies with MBR selection (docnmt.decode.mbr.system_name: doc-trans+mbr) and each of
-    qe_rerank.strategies with QE reranking (doc-trans+qe)."""
+    qe_rerank.strategies with QE reranking (doc-trans+qe), where the task's backend makes their candidates."""
     strategies = task_strategies(config, task, evalset)
     if evalset != "test":
         return strategies
-    return (strategies + [mbr.system_name(s) for s in mbr_strategies(config) if s in strategies]
-            + [mbr.system_name(s, kind="qe") for s in qe_strategies(config) if s in strategies])
+    with_mbr = [] if selection_unavailable(config, task, "mbr") else mbr_strategies(config)
+    with_qe = [] if selection_unavailable(config, task, "qe") else qe_strategies(config)
+    return (strategies + [mbr.system_name(s) for s in with_mbr if s in strategies]
+            + [mbr.system_name(s, kind="qe") for s in with_qe if s in strategies])
 
 
 def curve_systems(config: dict, task: str) -> list[str]:
     """The MBR decodes of the report's candidate-count plot on the test set (mbr.curve): its strategy with each
     count of mbr.curve.counts (doc-trans+mbr-4), where the task decodes that strategy with MBR."""
     strategy = config["mbr"]["curve"]["strategy"]
-    if strategy not in mbr_strategies(config) or strategy not in task_strategies(config, task, "test"):
+    if strategy not in mbr_strategies(config) or strategy not in task_strategies(config, task, "test") \
+            or selection_unavailable(config, task, "mbr"):
         return []
     return [mbr.system_name(strategy, n) for n in curve_counts(config)]
 

@@ -12,9 +12,9 @@ from docnmt.config import tables_name
 from docnmt.decode import mbr
 from docnmt.interface import backend
 
-from .environments import engine_args, prices
-from .systems import curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_strategies, task_systems
-from .tasks import LEVELS, cxmi_tasks, evalsets, german_tasks, model_backend, task_levels, tgt
+from .systems import (curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_selections,
+                      skipped_strategies, task_systems)
+from .tasks import LEVELS, cxmi_tasks, engine_args, evalsets, german_tasks, model_backend, prices, task_levels, tgt
 
 #: Plots of the report, each with its caption in report/{name}.rst, and its category.
 PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage", "mbr": "MBR selection"}
@@ -32,8 +32,9 @@ def task_scores(config: dict, task: str) -> dict:
     }
     if config["metrics"]["comet"]:
         entry["comet"] = {"test": layout.score_file(task, "test", "comet")}
-    if skipped_strategies(config, task):
-        entry["skipped"] = skipped_strategies(config, task)
+    skipped = {**skipped_strategies(config, task), **skipped_selections(config, task)}
+    if skipped:
+        entry["skipped"] = skipped
     lacking = backend(model_backend(config, task)).lacks(["forced_scoring"], engine_args(config, task))
     if lacking:  # perplexity and CXMI score forced targets: not scored, the tables say why
         entry["perplexity"] = {}

@@ -9,6 +9,7 @@ import re
 
 from docnmt import SEP, layout
 from docnmt.interface import DEFAULT as DEFAULT_BACKEND, backend
+from docnmt.load_options import models_load_options
 
 #: The splits of every corpus.
 SPLITS = ["train", "valid", "test"]
@@ -81,8 +82,6 @@ def german_tasks(config: dict) -> list[str]:
 def cxmi_tasks(config: dict) -> list[str]:
     """The configured tasks with a document-level model whose backend scores forced targets: CXMI measures how much
     that model uses its context."""
-    from .environments import engine_args
-
     return [t for t in config["tasks"] if "document" in task_levels(config, t)
             and backend(model_backend(config, t)).can("forced_scoring", engine_args(config, t))]
 
@@ -117,6 +116,20 @@ def task_separator(config: dict, task: str) -> str:
 def model_backend(config: dict, task: str) -> str:
     """fairseq, or transformers for a task whose models: are Hugging Face model folders (docnmt.decode.backends)."""
     return config["task_settings"][task]["models"]["backend"] if is_external(config, task) else DEFAULT_BACKEND
+
+
+def engine_args(config: dict, task: str) -> dict:
+    """The task's load options (:func:`docnmt.load_options.models_load_options`: vLLM's ``engine_args``, a served
+    model's ``endpoint`` less its prices; empty for the workflow's own models)."""
+    return models_load_options(config["task_settings"][task]["models"]) if is_external(config, task) else {}
+
+
+def prices(config: dict, task: str) -> dict | None:
+    """A served task's prices per million tokens (``models.endpoint.prices``: input, cached_input, output), or
+    None."""
+    if not is_external(config, task):
+        return None
+    return (config["task_settings"][task]["models"].get("endpoint") or {}).get("prices")
 
 
 def language_codes(config: dict, task: str) -> list[str]:

@@ -9,18 +9,20 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ...interface import BackendModule, ModelLike, SearcherLike
-    from . import causal_lm, fairseq, transformers, vllm
+    from . import causal_lm, fairseq, openai, transformers, vllm
     from .causal_lm.model import CausalLMModel, CausalLMSearcher
     from .fairseq.model import Model
     from .fairseq.search import Searcher
+    from .openai.model import ServedModel, ServedSearcher
     from .transformers.model import HFModel, HFSearcher
     from .vllm.model import VLLMModel, VLLMSearcher
 
     def packages() -> list[BackendModule]:
-        return [fairseq, transformers, causal_lm, vllm]
+        return [fairseq, transformers, causal_lm, vllm, openai]
 
-    def models(a: Model, b: HFModel, c: CausalLMModel, d: VLLMModel) -> list[ModelLike]:
-        return [a, b, c, d]
+    def models(a: Model, b: HFModel, c: CausalLMModel, d: VLLMModel, e: ServedModel) -> list[ModelLike]:
+        return [a, b, c, d, e]
 
-    def searchers(a: Searcher, b: HFSearcher, c: CausalLMSearcher, d: VLLMSearcher) -> list[SearcherLike]:
-        return [a, b, c, d]
+    def searchers(a: Searcher, b: HFSearcher, c: CausalLMSearcher, d: VLLMSearcher,
+                  e: ServedSearcher) -> list[SearcherLike]:
+        return [a, b, c, d, e]

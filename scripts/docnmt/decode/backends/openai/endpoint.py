@@ -1,5 +1,5 @@
 """An OpenAI-compatible endpoint as the backend ``openai`` reaches it: its settings (:class:`Settings`, the load
-options of :data:`docnmt.interface.LOAD_OPTIONS`), the key read from the environment only, and :class:`Endpoint`,
+options of :data:`docnmt.load_options.LOAD_OPTIONS`), the key read from the environment only, and :class:`Endpoint`,
 which sends requests through the ``openai`` client, concurrently up to ``max_concurrency``, and retries a rate limit
 (429), a server error (5xx), a timeout or a dropped connection with exponential backoff up to ``max_retries`` times;
 then, or at once for any other error (a wrong key, an unknown model, a prompt over the context window), it raises an

