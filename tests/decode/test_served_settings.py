@@ -1,0 +1,175 @@
+"""The backend openai's settings without a server: the endpoint's load options and their errors, the config's
+models.endpoint and each level's model name, what the workflow makes of a served task (its options, beam 1, no model
+file as input, MBR and QE skipped, perplexity and CXMI by prompt_logprobs, prices), the served model's byte ids and
+conversations, Table 1's counts and price, and a failed request located in its document. tests/decode/test_openai.py
+runs them against a real server."""
+
+import copy
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from helpers import REPO
+
+pytestmark = pytest.mark.fast
+
+ENDPOINT = {"base_url": "http://127.0.0.1:8000/v1", "api_key_env": "MY_KEY"}
+
+
+def raw_config(endpoint=None, **models) -> dict:
+    raw = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    raw["tasks"] = ["served"]
+    raw["strategies"] = ["sentence-level", "doc-trans", "doc-trans-beam"]
+    raw["mbr"] = {"strategies": ["doc-trans"]}
+    raw["task_settings"]["served"] = {
+        "src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": "data/served"},
+        "models": {"backend": "openai", "endpoint": dict(ENDPOINT if endpoint is None else endpoint),
+                   "sentence": {"model": "my-llm"}, "document": {"model": "my-llm"}, **models}}
+    return raw
+
+
+def validated(raw: dict) -> dict:
+    from docnmt.config import validate
+
+    return validate(copy.deepcopy(raw), REPO / "schemas" / "config.schema.yaml")
+
+
+def test_load_options_read_booleans_strings_and_numbers_and_name_a_bad_value():
+    from docnmt.load_options import parse_load_options
+
+    assert parse_load_options("base_url=http://h:1/v1,prompt_logprobs=true,max_retries=2,timeout=1.5") == {
+        "base_url": "http://h:1/v1", "prompt_logprobs": True, "max_retries": 2, "timeout": 1.5}
+    assert parse_load_options("prompt_logprobs=no") == {"prompt_logprobs": False}
+    with pytest.raises(ValueError, match="prompt_logprobs expects true or false, found 'maybe'"):
+        parse_load_options("prompt_logprobs=maybe")
+    with pytest.raises(ValueError, match="max_concurrency expects an integer, found 'many'"):
+        parse_load_options("max_concurrency=many")
+
+
+def test_the_endpoints_settings_need_a_url_and_sane_numbers():
+    from docnmt.decode.backends.openai.endpoint import Settings
+
+    with pytest.raises(ValueError, match=r"needs its endpoint: --base-url URL"):
+        Settings.of(None)
+    with pytest.raises(ValueError, match="max_concurrency must be >= 1, got 0"):
+        Settings.of("http://h/v1", max_concurrency=0)
+    settings = Settings.of("http://h:8000/v1/", timeout=None, max_retries=3)
+    assert (settings.base_url, settings.root, settings.timeout, settings.max_retries) == \
+        ("http://h:8000/v1", "http://h:8000", 600.0, 3)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r["task_settings"]["served"]["models"].pop("endpoint"),
+     r"'task_settings.served.models.endpoint': a openai model needs its endpoint"),
+    (lambda r: r["task_settings"]["served"]["models"].update(backend="causal-lm", sentence={"checkpoint": "m"},
+                                                            document={"checkpoint": "m"}),
+     r"'task_settings.served.models.endpoint': an endpoint is for openai models, not causal-lm models"),
+    (lambda r: r["task_settings"]["served"]["models"].update(sentence={"checkpoint": "my-llm"}),
+     r"'task_settings.served.models.sentence': expected model: the model's name on the server for a openai model, "
+     r"found checkpoint"),
+    (lambda r: r["task_settings"]["served"]["models"].update(engine_args={"seed": 1}),
+     r"'task_settings.served.models.engine_args': a openai model's settings are its endpoint's"),
+    (lambda r: r["task_settings"]["served"]["models"]["endpoint"].update(api_key_env="sk-123 456"),
+     r"api_key_env"),
+    (lambda r: r["task_settings"]["served"]["models"]["endpoint"].update(prices={"input": 1.0}),
+     r"'task_settings.served.models.endpoint.prices.output' is missing"),
+])
+def test_a_served_tasks_config_errors_name_the_key(change, message):
+    from docnmt.config import ConfigError
+
+    raw = raw_config()
+    change(raw)
+    with pytest.raises(ConfigError, match=message):
+        validated(raw)
+
+
+def test_the_workflow_gives_a_served_task_its_endpoint_beam_1_and_no_model_file():
+    from docnmt import workflow as wf
+
+    config = validated(raw_config({**ENDPOINT, "prompt_logprobs": True, "max_concurrency": 4,
+                                   "prices": {"input": 1.0, "output": 4.0}}))
+    options = wf.environments.engine_options(config, "served")
+    assert options[:4] == ["--base-url", ENDPOINT["base_url"], "--api-key-env", "MY_KEY"]
+    assert options[4] == "--engine-args" and "prompt_logprobs=True" in options[5] and "prices" not in options[5]
+    assert wf.decode.search_args(config, "served")[:2] == ["--beam", 1]
+    assert wf.decode.model_inputs(config, "served", "document") == {}
+    args = wf.decode.model_args(config, "served", {}, level="sentence")
+    assert args[:4] == ["--backend", "openai", "--model", "my-llm"]
+    assert wf.decode.model_level(SimpleNamespace(system="sentence-level+mbr")) == "sentence"
+    assert wf.decode.model_level(SimpleNamespace(system="doc-trans")) == "document"
+    assert wf.decode.model_level(SimpleNamespace(level="sentence", system="x")) == "sentence"
+    assert "served" in wf.tasks.cxmi_tasks(config)
+    entry = wf.tables.task_scores(config, "served")
+    assert entry["prices"] == {"input": 1.0, "output": 4.0} and "unscored" not in entry
+    assert entry["skipped"] == {
+        "doc-trans-beam": "doc-trans-beam needs what openai models lack: openai models have no beam search (an "
+                          "n-best list)",
+        "doc-trans+mbr": "openai models have no beam search (an n-best list)"}
+    assert "doc-trans+mbr" not in wf.systems.task_systems(config, "served", "test")
+    assert not any("prices" in path for path in wf.tables.manifest_files(config))
+
+
+def test_without_prompt_log_probs_perplexity_and_cxmi_are_left_out_with_the_reason():
+    from docnmt import workflow as wf
+
+    config = validated(raw_config())
+    assert "served" not in wf.tasks.cxmi_tasks(config)
+    entry = wf.tables.task_scores(config, "served")
+    why = "openai models have no forced scoring (perplexity, CXMI) without prompt_logprobs: true"
+    assert entry["unscored"] == {"perplexity": why, "cxmi": why} and entry["perplexity"] == {}
+
+
+def test_a_served_models_ids_are_its_texts_bytes_and_its_prompt_causal_lms_messages():
+    from docnmt.decode.backends.openai.endpoint import Settings
+    from docnmt.decode.backends.openai.model import EOS_ID, SEP_ID, ServedModel
+    from docnmt.interface import Request
+
+    model = ServedModel("my-llm", Settings.of("http://127.0.0.1:9/v1"), src_lang="en", tgt_lang="de")
+    ids = model.encode("Grüß dich. <sep> Wie geht's?")
+    assert ids[-1] == EOS_ID and ids.count(SEP_ID) == 1 and max(i for i in ids if i < 256) > 127
+    assert model.decode(ids) == "Grüß dich. <sep> Wie geht's?"
+    request = Request(model.encode("She came. <sep> He left.", source=True),
+                      model.encode("Sie kam. <sep>", source=False)[:-1])
+    messages = model.request_messages(1, request)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert (messages[1]["content"], messages[2]["content"], messages[3]["content"]) == ("She came.", "Sie kam.",
+                                                                                         "He left.")
+    assert model.answer_lines(request) == 1
+    assert model.fits(request.source, request.prefix)  # no window reported: no limit
+    model.max_positions = model.estimate(messages) + 1  # the estimate leaves no room for an answer token
+    model._counts_tokens = False  # a server without /tokenize: the estimate decides
+    assert not model.fits(request.source, request.prefix)
+    hyp = model.hypothesis("Er ging.\n", "stop", 1)
+    assert (model.decode(hyp.tokens), hyp.complete) == ("Er ging.", True)
+    cut = model.hypothesis("Er ging.\nUnd", "length", 1)
+    assert (model.decode(cut.tokens), cut.complete) == ("Er ging. Und", False)
+    from docnmt.textio import InputError
+
+    with pytest.raises(InputError, match="forced scoring needs the endpoint's prompt log-probs"):
+        model.scored_answer(messages, "Er ging.")
+
+
+def test_table_1_counts_a_first_pass_and_prices_tokens_per_million():
+    from docnmt.score.served_cost import price_note, price_of, served_counts
+
+    entry = {"prompt_tokens": 1000, "cached_tokens": 400, "completion_tokens": 100, "api_requests": 10,
+             "first_pass": {"prompt_tokens": 500, "cached_tokens": 0, "completion_tokens": 50, "api_requests": 10}}
+    counts = served_counts(entry)
+    assert counts == {"prompt_tokens": 1500, "cached_tokens": 400, "completion_tokens": 150, "api_requests": 20}
+    # (1500 - 400) x 2 + 400 x 0.5 + 150 x 8, per million
+    assert price_of(counts, {"input": 2.0, "cached_input": 0.5, "output": 8.0}) == pytest.approx(3600 / 1e6)
+    assert price_of(counts, {"input": 2.0, "output": 8.0}) == pytest.approx(4200 / 1e6)  # cached at the input price
+    assert price_note("t", {"output": 8.0, "input": 2.0}) == \
+        "Cost: at input 2.0, output 8.0 per million tokens (task_settings.t.models.endpoint.prices)."
+
+
+def test_a_failed_request_is_named_by_its_document_and_sentence():
+    from docnmt.decode.documents import group
+    from docnmt.interface import RequestError
+
+    docs = group(["a", "b", "c", "d"], ["x", "x", "y", "y"])
+    err = RequestError("http://h/v1 (model m)", "gave up after 2 retries: 500 boom", 3)
+    assert str(err.located(docs)) == ("http://h/v1 (model m): the request of document y, sentence 2 (source line 4): "
+                                      "gave up after 2 retries: 500 boom")
+    assert str(RequestError("e", "no line").located(docs)) == "e: no line"
