@@ -564,7 +564,7 @@ REGISTRY: dict[str, Backend] = {
         note_detail="causal-lm's conversations sent as chat messages to an OpenAI-compatible endpoint, greedy (no "
                     "beam search in the API), its cost the tokens the server reports; a hosted model may change "
                     "behind its name (docs/own-models.md, 'Served models')",
-        bench=None, max_tokens=32_768, forced_scoring="prompt_logprobs", beam_search=False, sampling=False,
+        bench="decode_openai:openai_benchmark", max_tokens=32_768, forced_scoring="prompt_logprobs", beam_search=False, sampling=False,
         load_options=("base_url", "api_key_env", "max_concurrency", "timeout", "max_retries", "retry_backoff",
                       "temperature", "seed", "prompt_logprobs"),
         served=True,

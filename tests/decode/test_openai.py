@@ -77,7 +77,7 @@ def served(tiny_llama, tmp_path_factory, key):
     with open(log, "w") as out, pytest.MonkeyPatch.context() as patch:
         patch.setenv(KEY_ENV, key)
         process = subprocess.Popen(["bash", "-c", command], stdout=out, stderr=subprocess.STDOUT, cwd=REPO,
-                                   start_new_session=True,
+                                   process_group=0,  # its own group (killed with it), in this session
                                    env={**os.environ, "PYTHONPATH": str(REPO / "scripts"), "CUDA_VISIBLE_DEVICES": ""})
         try:
             wait_until_served(f"http://127.0.0.1:{port}", key, process, log)
