@@ -269,7 +269,7 @@ def test_every_check_fails_with_one_line(tiny_llama, tmp_path):
     with pytest.raises(InputError, match=r"long.txt:4: document 2: the prompt of this sentence, with its 1 previous "
                                          r"sentences as turns, has \d+ tokens, the model's context window 512"):
         check("causal-lm", tiny_llama, None, "document", k=3, src_lang="en", tgt_lang="de", sample=[long])
-    with pytest.raises(ValueError, match="a prompt template is for causal-lm or vllm models, not transformers"):
+    with pytest.raises(ValueError, match="a prompt template is for causal-lm, vllm or openai models, not transformers"):
         check("transformers", tiny_llama, None, "sentence", template="translate")
 
 
@@ -295,7 +295,7 @@ def test_check_model_and_translate_run_from_the_command_line(tiny_llama, tmp_pat
     with pytest.raises(SystemExit):
         translate.main(["--backend", "transformers", "--document-model", str(tiny_llama), "--template", "translate",
                         "--input", str(talks), "--output", str(tmp_path / "x.txt")])
-    assert "--template is for causal-lm or vllm models" in capsys.readouterr().err
+    assert "--template is for causal-lm, vllm or openai models" in capsys.readouterr().err
 
 
 def test_forced_scoring_counts_the_answer_after_its_context_turns(llama_model):
