@@ -226,7 +226,7 @@ def test_translate_takes_a_tasks_models_from_the_config(external, tmp_path):
     assert options == {"backend": "fairseq", "src_lang": "en", "tgt_lang": "de",
                        "document_model": external / "ck/checkpoint_best.pt",
                        "document_data": external / "data-bin", "k": K, "separator": SEPARATOR, "tokenize": "none",
-                       "codes": "none", "context": "window"}
+                       "codes": "none", "context": "window", "engine_args": {}}
     own = translate.task_models("demo", None, tmp_path)
     assert own["document_model"] == tmp_path / "results/demo/models/document/checkpoint_best.pt"
     assert (own["codes"], own["separator"], own["k"]) == (str(tmp_path / "data/demo/bpe/codes"), "<sep>", 3)

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import signal
 import socket
 import subprocess
@@ -56,6 +57,20 @@ def wait_until_served(url: str, key: str, process: subprocess.Popen, log: Path, 
     raise AssertionError(f"the server did not answer within {limit} s:\n{log.read_text()[-4000:]}")
 
 
+def stop(process: subprocess.Popen) -> None:
+    """Stops the server's process group (bash, the server, its engine's processes)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=30)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 @pytest.fixture(scope="module")
 def key() -> str:
     return f"sk-docnmt-{secrets.token_hex(16)}"
@@ -72,8 +87,8 @@ def served(tiny_llama, tmp_path_factory, key):
     folder = tmp_path_factory.mktemp("served")
     port = free_port()
     log = folder / "server.log"
-    command = (block.replace("models/my-llm", str(tiny_llama)).replace("8000", str(port))
-               .replace("sk-my-own-key", key).replace(".venv-vllm/bin/python", str(VLLM_PYTHON)))
+    command = (block.replace("models/my-llm", shlex.quote(str(tiny_llama))).replace("8000", str(port))
+               .replace("sk-my-own-key", key).replace(".venv-vllm/bin/python", shlex.quote(str(VLLM_PYTHON))))
     with open(log, "w") as out, pytest.MonkeyPatch.context() as patch:
         patch.setenv(KEY_ENV, key)
         process = subprocess.Popen(["bash", "-c", command], stdout=out, stderr=subprocess.STDOUT, cwd=REPO,
@@ -84,11 +99,7 @@ def served(tiny_llama, tmp_path_factory, key):
             yield {"url": f"http://127.0.0.1:{port}", "base_url": f"http://127.0.0.1:{port}/v1", "log": log,
                    "port": port}
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+            stop(process)
 
 
 def engine(base_url: str, **more) -> dict:

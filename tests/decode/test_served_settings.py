@@ -173,3 +173,22 @@ def test_a_failed_request_is_named_by_its_document_and_sentence():
     assert str(err.located(docs)) == ("http://h/v1 (model m): the request of document y, sentence 2 (source line 4): "
                                       "gave up after 2 retries: 500 boom")
     assert str(RequestError("e", "no line").located(docs)) == "e: no line"
+
+
+def test_two_searchers_of_one_served_model_count_their_own_tokens():
+    """translate's two levels share one model (one endpoint): each searcher counts what was sent since it began."""
+    from docnmt.decode.backends import make_searcher
+    from docnmt.decode.backends.openai.endpoint import Settings
+    from docnmt.decode.backends.openai.model import ServedModel
+
+    model = ServedModel("my-llm", Settings.of("http://127.0.0.1:9/v1"), src_lang="en", tgt_lang="de")
+    usage = SimpleNamespace(prompt_tokens=100, completion_tokens=10,
+                            prompt_tokens_details=SimpleNamespace(cached_tokens=40))
+    first = make_searcher(model, beam=1)
+    model.endpoint.count(usage)
+    second = make_searcher(model, beam=1)
+    model.endpoint.count(usage)
+    assert first.prompt_counters() == {"prompt_tokens": 200, "cached_tokens": 80, "completion_tokens": 20,
+                                       "api_requests": 2, "retries": 0}
+    assert second.prompt_counters()["api_requests"] == 1
+    assert (second.decoder_positions, second.forward_calls) == (100 - 40 + 10, 1)

@@ -35,7 +35,7 @@ from ....interface import Counted, Hypothesis, Request, Scored, backend
 from ....textio import InputError
 from .. import load_tokenizer
 from .prefix_cache import PrefixCache, default_cache_bytes
-from .prompt import Prompter, load_template, turns
+from .prompt import Prompter, forced_turns, load_template, turns
 
 BACKEND = "causal-lm"
 
@@ -209,13 +209,7 @@ class PromptedModel:
         InputError naming the target where they exceed the context window."""
         pairs = []
         for number, (source, target) in enumerate(zip(sources, targets), start=1):
-            src = [s.strip() for s in source.split(SEP)]
-            tgt = [t.strip() for t in target.split(SEP)]
-            if after_last_sep and len(tgt) > 1:
-                done, current = turns(src, tgt[:-1])
-                answer = tgt[-1]
-            else:
-                done, current, answer = [], "\n".join(src), "\n".join(tgt)
+            done, current, answer = forced_turns(source, target, after_last_sep)
             prompt = self.prompter.ids(done, current)
             output = self.answer(answer)
             if len(prompt) + len(output) > self.max_positions:

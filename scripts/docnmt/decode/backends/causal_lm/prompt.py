@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from .... import SEP
 from ....textio import InputError
 
 #: The templates in the repository, by name (``--template NAME`` or a path to a file of one's own).
@@ -130,6 +131,19 @@ def turns(sources: Sequence[str], context: Sequence[str]) -> tuple[list[tuple[st
                                                                                                         - earlier + 1:]
     done = [(source, target) for source, target in zip(sources, context)]
     return done, "\n".join(sources[len(context):])
+
+
+def forced_turns(source: str, target: str, after_last_sep: bool = True) -> tuple[list[tuple[str, str]], str, str]:
+    """A forced-scoring pair (a window's source and target, sentences apart by ``<sep>``) as a conversation and the
+    answer whose log-prob counts: with ``after_last_sep`` the target's earlier sentences are earlier turns and only
+    the last sentence is the answer; otherwise the window's sentences are one user message, the whole target the
+    answer (its lines)."""
+    src = [s.strip() for s in source.split(SEP)]
+    tgt = [t.strip() for t in target.split(SEP)]
+    if after_last_sep and len(tgt) > 1:
+        done, current = turns(src, tgt[:-1])
+        return done, current, tgt[-1]
+    return [], "\n".join(src), "\n".join(tgt)
 
 
 class Prompter:

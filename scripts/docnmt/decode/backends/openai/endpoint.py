@@ -111,9 +111,9 @@ def retry_after(err: BaseException) -> float | None:
 
 
 class Endpoint:
-    """The client of one endpoint and model (``model``: its name on the server), with the counters of what it sent:
-    ``requests`` (answered), ``retries``, and the tokens of ``usage`` (``prompt_tokens``, ``cached_tokens``,
-    ``completion_tokens``)."""
+    """The client of one endpoint and model (``model``: its name on the server), with the counters of what it sent
+    since it was made: ``requests`` (answered), ``retries``, and the tokens of ``usage`` (``prompt_tokens``,
+    ``cached_tokens``, ``completion_tokens``)."""
 
     def __init__(self, settings: Settings, model: str):
         import openai
@@ -126,11 +126,14 @@ class Endpoint:
                                     timeout=settings.timeout, max_retries=0)
         self.lock = threading.Lock()
         self.seen: dict[str, Any] = {}
-        self.reset()
-
-    def reset(self) -> None:
         self.requests = self.retries = 0
         self.prompt_tokens = self.cached_tokens = self.completion_tokens = 0
+
+    def counts(self) -> dict[str, int]:
+        """The counters so far (a searcher reports what they grew by since it began)."""
+        with self.lock:
+            return {"requests": self.requests, "retries": self.retries, "prompt_tokens": self.prompt_tokens,
+                    "cached_tokens": self.cached_tokens, "completion_tokens": self.completion_tokens}
 
     @property
     def name(self) -> str:

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from .... import SEP
 from ....interface import SERVED_DTYPE, Counted, Hypothesis, Request, Scored, backend
 from ....textio import InputError
-from ..causal_lm.prompt import Prompter, load_template, turns
+from ..causal_lm.prompt import Prompter, forced_turns, load_template, turns
 from .endpoint import Endpoint, EndpointError, Settings
 
 BACKEND = "openai"
@@ -202,13 +202,7 @@ class ServedModel:
         pairs them (with ``after_last_sep`` the target's earlier sentences are earlier turns)."""
         pairs = []
         for source, target in zip(sources, targets):
-            src = [s.strip() for s in source.split(SEP)]
-            tgt = [t.strip() for t in target.split(SEP)]
-            if after_last_sep and len(tgt) > 1:
-                done, current = turns(src, tgt[:-1])
-                answer = tgt[-1]
-            else:
-                done, current, answer = [], "\n".join(src), "\n".join(tgt)
+            done, current, answer = forced_turns(source, target, after_last_sep)
             pairs.append((self.prompter.messages(done, current), answer))
         return self.endpoint.map(lambda pair: self.scored_answer(*pair), pairs)
 
@@ -240,19 +234,24 @@ class ServedSearcher(Counted):
 
     def reset_counters(self) -> None:
         super().reset_counters()
-        self.endpoint.reset()
+        self.base = self.endpoint.counts()  # the endpoint's counts so far (another searcher of the model's)
+
+    def _counts(self) -> dict[str, int]:
+        """What the endpoint counted since :meth:`reset_counters`."""
+        return {name: value - self.base[name] for name, value in self.endpoint.counts().items()}
 
     def _sync(self) -> None:
         """The shared counters from the endpoint's: the server's positions, and one call a request."""
-        e = self.endpoint
-        self.decoder_positions = e.prompt_tokens - e.cached_tokens + e.completion_tokens
-        self.forward_calls = e.requests
+        counts = self._counts()
+        self.decoder_positions = counts["prompt_tokens"] - counts["cached_tokens"] + counts["completion_tokens"]
+        self.forward_calls = counts["requests"]
 
     def prompt_counters(self) -> dict:
         self._sync()
-        e = self.endpoint
-        return {"prompt_tokens": e.prompt_tokens, "cached_tokens": e.cached_tokens,
-                "completion_tokens": e.completion_tokens, "api_requests": e.requests, "retries": e.retries}
+        counts = self._counts()
+        return {"prompt_tokens": counts["prompt_tokens"], "cached_tokens": counts["cached_tokens"],
+                "completion_tokens": counts["completion_tokens"], "api_requests": counts["requests"],
+                "retries": counts["retries"]}
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The answer to each request's conversation, as a one-hypothesis list; a ValueError for a beam of more than
