@@ -35,6 +35,17 @@ def decode(model, docs, strategy: str, context: str, beam: int, make_searcher) -
     return [h for doc in out for h in doc], counters
 
 
+def decode_run(model, documents: dict, name: str) -> tuple[list[str], dict]:
+    """The decode ``name`` of :data:`RUNS` (its strategy, context and beam) with ``model`` on ``documents`` (src,
+    docids, ref), as this process runs it: how the tests run the same decode with another backend's model."""
+    from docnmt.decode.backends import make_searcher
+    from docnmt.decode.documents import group
+
+    (_, strategy, context, beam), = [run for run in RUNS if run[0] == name]
+    docs = group(documents["src"], documents["docids"], ref=documents["ref"])
+    return decode(model, docs, strategy, context, beam, make_searcher)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", required=True)

@@ -23,6 +23,7 @@ import yaml
 
 from faulty_endpoint import FaultyProxy
 from helpers import REPO, VLLM_PYTHON, doc_blocks, run_snakemake, tool_env
+from vllm_side import decode_run
 
 #: The module's fixtures that train a model or start the server (conftest gives their tests the tier ``trains``).
 TRAINING_FIXTURES = {"served", "served_model", "llama"}
@@ -121,19 +122,6 @@ def llama(tiny_llama):
     return load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu")
 
 
-def decode(model, documents, name: str) -> tuple[list[str], dict]:
-    """tests/vllm_side.py's decode ``name`` (its strategy, context and beam) with ``model``."""
-    sys.path.insert(0, str(REPO / "tests"))
-    import vllm_side
-
-    from docnmt.decode.backends import make_searcher
-    from docnmt.decode.documents import group
-
-    (_, strategy, context, beam), = [run for run in vllm_side.RUNS if run[0] == name]
-    docs = group(documents["src"], documents["docids"], ref=documents["ref"])
-    return vllm_side.decode(model, docs, strategy, context, beam, make_searcher)
-
-
 def files_holding(root: Path, text: str) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and text.encode() in p.read_bytes()]
 
@@ -142,9 +130,9 @@ def files_holding(root: Path, text: str) -> list[Path]:
 @pytest.mark.parametrize("name", COMPARED)
 def test_greedy_served_translations_equal_vllms_and_causal_lms_with_the_same_prompt_tokens(
         served_model, llama, vllm_outputs, vllm_documents, name):
-    found, counters = decode(served_model, vllm_documents, name)
+    found, counters = decode_run(served_model, vllm_documents, name)
     assert found == vllm_outputs["decodes"][name]["hypotheses"]
-    expected, local = decode(llama, vllm_documents, name)
+    expected, local = decode_run(llama, vllm_documents, name)
     assert found == expected and all(found)
     # the server rendered the same conversations into as many tokens as causal-lm's prompts held
     assert counters["prompt_tokens"] == local["tokens_prefilled"] + local["tokens_cached"]
@@ -280,7 +268,7 @@ def test_retries_ride_out_rate_limits_server_errors_and_a_timeout(served, vllm_o
         model = load_model("openai", NAME, src_lang="en", tgt_lang="de",
                            engine=engine(proxy.url + "/v1", timeout=1.5, retry_backoff=0.01, max_retries=4,
                                          max_concurrency=1))
-        found, counters = decode(model, vllm_documents, "sentence-level")
+        found, counters = decode_run(model, vllm_documents, "sentence-level")
         assert proxy.count("/v1/chat/completions") == len(vllm_documents["src"]) + 4
     assert found == vllm_outputs["decodes"]["sentence-level"]["hypotheses"]
     assert (counters["retries"], counters["api_requests"]) == (4, len(vllm_documents["src"]))

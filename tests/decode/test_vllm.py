@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import VLLM_PYTHON
+from vllm_side import decode_run
 
 REPO = Path(__file__).resolve().parents[2]
 #: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
@@ -32,22 +33,10 @@ def llama(tiny_llama):
     return load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu")
 
 
-def causal_lm_decode(model, documents, name: str) -> tuple[list[str], dict]:
-    sys.path.insert(0, str(REPO / "tests"))
-    import vllm_side
-
-    from docnmt.decode.backends import make_searcher
-    from docnmt.decode.documents import group
-
-    (_, strategy, context, beam), = [run for run in vllm_side.RUNS if run[0] == name]
-    docs = group(documents["src"], documents["docids"], ref=documents["ref"])
-    return vllm_side.decode(model, docs, strategy, context, beam, make_searcher)
-
-
 @pytest.mark.parametrize("name", GREEDY)
 def test_greedy_vllm_gives_causal_lms_translations_and_reads_the_same_prompt_tokens(vllm_outputs, llama, documents,
                                                                                    name):
-    expected, counters = causal_lm_decode(llama, documents, name)
+    expected, counters = decode_run(llama, documents, name)
     found = vllm_outputs["decodes"][name]
     assert found["hypotheses"] == expected
     assert len(expected) == len(documents["src"]) and all(expected)
@@ -73,7 +62,7 @@ def test_forced_scoring_agrees_within_a_thousandth_of_a_nat(vllm_outputs, llama,
 def test_beam_search_share_of_equal_translations_is_reported(vllm_outputs, llama, documents):
     """vLLM's beam search is its own (its length penalty counts the prompt): the share of translations equal to
     causal-lm's (transformers' beam search) is reported, not required."""
-    expected, _ = causal_lm_decode(llama, documents, "sentence-level-beam-3")
+    expected, _ = decode_run(llama, documents, "sentence-level-beam-3")
     found = vllm_outputs["decodes"]["sentence-level-beam-3"]["hypotheses"]
     share = sum(a == b for a, b in zip(found, expected)) / len(expected)
     print(f"beam 3, sentence-level: {share:.0%} of {len(expected)} translations equal to causal-lm's")

@@ -37,7 +37,9 @@ def model_level(wildcards) -> str:
     if hasattr(wildcards, "level"):
         return wildcards.level
     system = getattr(wildcards, "system", None)
-    return "sentence" if system is not None and mbr.parse_system(system)[0] == "sentence-level" else "document"
+    if system is None:
+        return "document"
+    return STRATEGIES[mbr.parse_system(system)[0]].models[0]  # the model the strategy decodes with
 
 
 def model_args(config: dict, task: str, input: Mapping, model_key: str = "model", data_key: str = "data",

@@ -24,6 +24,23 @@ from ....textio import InputError, read_lines
 from ...checks import check_k, write_report
 
 
+def sample_sentences(sample: Sequence[os.PathLike | str], context: int, max_lines: int = 2000):
+    """Each sentence of a check's sample (raw text files, documents separated by blank lines; the first
+    ``max_lines`` lines of each) as the checks prompt it: (the file's place in ``sample``, the file, line number,
+    document number, its ``context`` previous sentences of the document as turns, each its own translation's
+    stand-in, the sentence)."""
+    for place, path in enumerate(map(Path, sample)):
+        done: list[tuple[str, str]] = []
+        document = 1
+        for number, line in enumerate(read_lines(path)[:max_lines], start=1):
+            if not line.strip():
+                if done:
+                    document, done = document + 1, []
+                continue
+            yield place, path, number, document, done[len(done) - context:] if context else [], line.strip()
+            done.append((line.strip(), line.strip()))
+
+
 def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None = None, src_lang: str | None = None,
                           tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
                           template: str | None = None, max_lines: int = 2000, max_positions: int | None = None,
@@ -52,25 +69,18 @@ def check_causal_lm_model(folder: os.PathLike | str, level: str, k: int | None =
     check_k(folder, folder, level, k, None)
     limit = int(getattr(config, "max_position_embeddings", 0) or 2048)
     limit = min(limit, max_positions) if max_positions else limit
-    documents = sentences = longest = 0
+    last_document: dict[int, int] = {}  # each file's last document
+    sentences = longest = 0
     context = (k or 1) - 1 if level == "document" else 0
-    for path in map(Path, sample):
-        done: list[tuple[str, str]] = []
-        document = 1
-        for number, line in enumerate(read_lines(path)[:max_lines], start=1):
-            if not line.strip():
-                if done:
-                    document, done = document + 1, []
-                continue
-            turns = done[len(done) - context:] if context else []
-            tokens = len(prompter.ids(turns, line.strip()))
-            if tokens >= limit:
-                raise InputError(path, f"document {document}: the prompt of this sentence, with its {len(turns)} "
-                                       f"previous sentences as turns, has {tokens} tokens, the model's context "
-                                       f"window {limit}: split the sentence or use a smaller k", number)
-            done.append((line.strip(), line.strip()))
-            sentences, longest = sentences + 1, max(longest, tokens)
-        documents += document if done else document - 1
+    for place, path, number, document, turns, sentence in sample_sentences(sample, context, max_lines):
+        tokens = len(prompter.ids(turns, sentence))
+        if tokens >= limit:
+            raise InputError(path, f"document {document}: the prompt of this sentence, with its {len(turns)} "
+                                   f"previous sentences as turns, has {tokens} tokens, the model's context "
+                                   f"window {limit}: split the sentence or use a smaller k", number)
+        last_document[place] = document
+        sentences, longest = sentences + 1, max(longest, tokens)
+    documents = sum(last_document.values())
     return {
         "checkpoint": str(folder), "backend": backend, "level": level, "model_type": config.model_type,
         "tokenizer": type(tokenizer).__name__, "vocabulary": len(tokenizer), "embeddings": rows,

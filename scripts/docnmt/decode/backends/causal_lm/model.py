@@ -98,6 +98,32 @@ def generation_config(folder: Path, config):
     return GenerationConfig.from_model_config(config)
 
 
+def checked_request(number: int, request: Request, sep: int, ids: str) -> tuple[list[int], list[int], list[int]]:
+    """Request ``number``'s source, prefix and document ids, each below or at ``sep`` (a model's ``ids``, in words,
+    for the message); an InputError naming the request where the source is empty or an id is not the model's."""
+    source, prefix, document = list(request.source), list(request.prefix), list(request.document)
+    if not source:
+        raise InputError(f"request {number}", "expected source ids, found an empty source")
+    bad = [t for t in source + prefix + document if not 0 <= t <= sep]
+    if bad:
+        raise InputError(f"request {number}", f"expected {ids} or the sentence separator {sep}, found id {bad[0]}")
+    return source, prefix, document
+
+
+def answer_lines(request: Request, sep: int) -> int:
+    """The lines a request's answer should have: its last message's sentences (``sep``: the model's separator id)."""
+    sources = 1 + sum(1 for t in request.source if t == sep)
+    return sources - sum(1 for t in request.prefix if t == sep)
+
+
+def answer_sentences(text: str, ended: bool, lines: int) -> tuple[list[str], bool]:
+    """An answer's text as sentences and whether it is complete: its non-empty lines, stripped (the answer to one
+    sentence: those lines joined by spaces); complete where it ``ended`` with ``lines`` lines."""
+    found = [line.strip() for line in text.split("\n") if line.strip()] or [""]
+    complete = ended and len(found) == lines
+    return ([" ".join(found)] if lines == 1 else found), complete
+
+
 class PromptedModel:
     """What every causal-LM backend shares (this one, and vLLM's, :mod:`..vllm`): a model folder's config, tokenizer,
     prompt (``template``, a name of :data:`.prompt.TEMPLATES` or a file; None: the repository's ``translate``, which
@@ -178,8 +204,7 @@ class PromptedModel:
 
     def answer_lines(self, request: Request) -> int:
         """The lines the request's answer should have: its last message's sentences."""
-        sources = 1 + sum(1 for t in request.source if t == self.sep)
-        return sources - sum(1 for t in request.prefix if t == self.sep)
+        return answer_lines(request, self.sep)
 
     def hypothesis(self, answer: list[int], score: float, logprob: float, lines: int = 1) -> Hypothesis:
         """An answer as a hypothesis: the answer to one sentence is that sentence's translation (its lines joined
@@ -194,10 +219,7 @@ class PromptedModel:
         end = self.prompter.answer_end
         if end is not None and end in text:
             text, ended = text[:text.index(end)], True
-        found = [line.strip() for line in text.split("\n") if line.strip()] or [""]
-        complete = ended and len(found) == lines
-        if lines == 1:
-            found = [" ".join(found)]
+        found, complete = answer_sentences(text, ended, lines)
         return Hypothesis(self.encode(f" {SEP} ".join(found), source=True), score, logprob, complete)
 
     # ---- forced scoring -------------------------------------------------------
@@ -223,13 +245,7 @@ class PromptedModel:
         """Request ``number``'s prompt ids and its answer's token limit (``max_new_tokens``, or the room left in the
         context window); an InputError naming the request where its ids are not the model's or the prompt leaves no
         room."""
-        source, prefix, document = list(request.source), list(request.prefix), list(request.document)
-        if not source:
-            raise InputError(f"request {number}", "expected source ids, found an empty source")
-        bad = [t for t in source + prefix + document if not 0 <= t <= self.sep]
-        if bad:
-            raise InputError(f"request {number}", f"expected ids of the vocabulary or the sentence separator "
-                                                  f"{self.sep}, found id {bad[0]}")
+        source, prefix, document = checked_request(number, request, self.sep, "ids of the vocabulary")
         prompt = self.conversation(source, prefix, document)
         room = self.max_positions - len(prompt)
         if room < 1:

@@ -15,32 +15,25 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from ....textio import InputError, read_lines
+from ....textio import InputError
 from ...checks import write_report
+from ..causal_lm.checks import sample_sentences
 from .endpoint import EndpointError, Settings
 
 
 def longest_prompt(model, sample: Sequence[os.PathLike | str], context: int, max_lines: int = 2000):
-    """The sample's sentence whose conversation is the longest (by the bytes estimate): (its messages, its estimate,
-    its file, line, document), or None; with the count of documents and sentences."""
-    best, documents, sentences = None, 0, 0
-    for path in map(Path, sample):
-        done: list[tuple[str, str]] = []
-        document = 1
-        for number, line in enumerate(read_lines(path)[:max_lines], start=1):
-            if not line.strip():
-                if done:
-                    document, done = document + 1, []
-                continue
-            turns = done[len(done) - context:] if context else []
-            messages = model.prompter.messages(turns, line.strip())
-            size = model.estimate(messages)
-            if best is None or size > best[1]:
-                best = (messages, size, path, number, document)
-            done.append((line.strip(), line.strip()))
-            sentences += 1
-        documents += document if done else document - 1
-    return best, documents, sentences
+    """The sample's sentence whose conversation is the longest by the bytes estimate (:func:`..causal_lm.checks.
+    sample_sentences`): (its messages, its estimate, its turns, its file, line, document), or None; with the counts
+    of documents and sentences."""
+    best, last_document, sentences = None, {}, 0
+    for place, path, number, document, turns, sentence in sample_sentences(sample, context, max_lines):
+        messages = model.prompter.messages(turns, sentence)
+        size = model.estimate(messages)
+        if best is None or size > best[1]:
+            best = (messages, size, len(turns), path, number, document)
+        last_document[place] = document  # each file's last document
+        sentences += 1
+    return best, sum(last_document.values()), sentences
 
 
 def check_served_model(name: str, settings: Settings, level: str, k: int | None = None, src_lang: str | None = None,
@@ -70,13 +63,12 @@ def check_served_model(name: str, settings: Settings, level: str, k: int | None 
     context = (k or 1) - 1 if level == "document" else 0
     best, documents, sentences = longest_prompt(model, sample, context)
     if best is not None:
-        messages, size, path, number, document = best
+        messages, size, turns, path, number, document = best
         try:
             endpoint.chat(messages, 1)
         except EndpointError as err:
-            raise InputError(path, f"document {document}: the prompt of this sentence, with its {min(context, len(messages) // 2 - 1)} "
-                                   f"previous sentences as turns, was refused by {endpoint.name}: {err.what}",
-                             number) from None
+            raise InputError(path, f"document {document}: the prompt of this sentence, with its {turns} previous "
+                                   f"sentences as turns, was refused by {endpoint.name}: {err.what}", number) from None
     window = None if model.max_positions == UNKNOWN_WINDOW else model.max_positions
     return {
         "checkpoint": name, "backend": "openai", "level": level, "base_url": settings.base_url,

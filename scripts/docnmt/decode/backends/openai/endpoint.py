@@ -256,21 +256,16 @@ class Endpoint:
         error stops the rest (those not yet sent are not sent) and is raised."""
         if len(items) <= 1 or self.settings.max_concurrency == 1:
             return [work(item) for item in items]
-        results: list[Any] = [None] * len(items)
         with ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(items)),
                                 thread_name_prefix="docnmt-openai") as pool:
-            futures = {pool.submit(work, item): n for n, item in enumerate(items)}
+            futures = [pool.submit(work, item) for item in items]
             done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-            for future in pending:
+            for future in pending:  # an error came first: those not yet sent are not sent
                 future.cancel()
-            for future in done:
-                if future.exception() is not None:
-                    for other in pending:
-                        other.cancel()
-                    raise future.exception()  # type: ignore[misc]
-            for future, n in futures.items():
-                results[n] = future.result()
-        return results
+            failed = next((f for f in futures if f in done and f.exception() is not None), None)
+            if failed is not None:
+                raise failed.exception()  # type: ignore[misc]
+            return [future.result() for future in futures]
 
     def record(self) -> dict:
         """What the sidecar keeps of the endpoint (never the key): its URL, the model's name there and what the

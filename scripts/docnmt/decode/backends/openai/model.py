@@ -30,6 +30,7 @@ from typing import Any, Sequence
 from .... import SEP
 from ....interface import SERVED_DTYPE, Counted, Hypothesis, Request, Scored, backend
 from ....textio import InputError
+from ..causal_lm.model import answer_lines, answer_sentences, checked_request
 from ..causal_lm.prompt import Prompter, forced_turns, load_template, turns
 from .endpoint import Endpoint, EndpointError, Settings
 
@@ -150,29 +151,18 @@ class ServedModel:
 
     def answer_lines(self, request: Request) -> int:
         """The lines the request's answer should have: its last message's sentences."""
-        sources = 1 + sum(1 for t in request.source if t == self.sep)
-        return sources - sum(1 for t in request.prefix if t == self.sep)
+        return answer_lines(request, self.sep)
 
     def hypothesis(self, text: str, finish_reason: str, lines: int = 1) -> Hypothesis:
         """An answer's text as a hypothesis, as :meth:`..causal_lm.model.PromptedModel.hypothesis` makes it: its
         non-empty lines its sentences (one sentence's lines joined by spaces); complete where the server ended it
         (finish reason ``stop``) with ``lines`` lines. The API gives no score: 0."""
-        found = [line.strip() for line in text.split("\n") if line.strip()] or [""]
-        complete = finish_reason == "stop" and len(found) == lines
-        if lines == 1:
-            found = [" ".join(found)]
+        found, complete = answer_sentences(text, finish_reason == "stop", lines)
         return Hypothesis(self.encode(f" {SEP} ".join(found), source=True), 0.0, 0.0, complete)
 
     def request_messages(self, number: int, request: Request) -> list[dict]:
         """Request ``number``'s messages; an InputError naming it where its ids are not a served model's."""
-        source, prefix, document = list(request.source), list(request.prefix), list(request.document)
-        if not source:
-            raise InputError(f"request {number}", "expected source ids, found an empty source")
-        bad = [t for t in source + prefix + document if not 0 <= t <= self.sep]
-        if bad:
-            raise InputError(f"request {number}", f"expected UTF-8 bytes or the sentence separator {self.sep}, found "
-                                                  f"id {bad[0]}")
-        return self.messages(source, prefix, document)
+        return self.messages(*checked_request(number, request, self.sep, "UTF-8 bytes"))
 
     # ---- forced scoring -------------------------------------------------------------------
     def scored_answer(self, messages: list[dict], answer: str, line: int | None = None,
