@@ -34,7 +34,7 @@ from .... import SEP
 from ....interface import Counted, Hypothesis, Request, Scored, backend
 from ....textio import InputError
 from .. import load_tokenizer
-from .prefix_cache import PrefixCache, default_cache_bytes
+from .prefix_cache import PrefixCache, cache_view, default_cache_bytes, recording, unshareable
 from .prompt import Prompter, forced_turns, load_template, turns
 
 BACKEND = "causal-lm"
@@ -390,7 +390,9 @@ class CausalLMSearcher(PromptCounted):
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         self.max_new_tokens = max_new_tokens
-        self.reuse_cache = reuse_cache
+        #: why the prefix cache is off for this model although asked for (None: it is on, or was not asked for)
+        self.cache_off = unshareable(model.net.config) if reuse_cache else None
+        self.reuse_cache = reuse_cache and self.cache_off is None
         self.cache = PrefixCache(default_cache_bytes(model.device) if cache_bytes is None else cache_bytes)
         self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
         self.max_source_positions = self.max_target_positions = model.max_positions
@@ -436,7 +438,7 @@ class CausalLMSearcher(PromptCounted):
 
         reused, cache = self.cache.longest(prompt[:-1])
         if cache is None:
-            cache = DynamicCache(config=self.net.config)
+            cache = recording(DynamicCache(config=self.net.config))
         if reused < len(prompt) - 1:
             ids = torch.tensor([prompt[reused:-1]], device=self.model.device)
             self.forward_calls += 1
@@ -447,7 +449,7 @@ class CausalLMSearcher(PromptCounted):
             self.cache_bytes_peak = max(self.cache_bytes_peak, self.cache.bytes)
         self.tokens_cached += reused
         self.tokens_prefilled += len(prompt) - reused
-        return cache
+        return cache_view(cache, len(prompt) - 1, generating=True)
 
     def generate(self, prompts: list[list[int]], limit: int, copies: int = 1, lines: Sequence[int] | None = None,
                  **options) -> list[list[Hypothesis]]:

@@ -1,6 +1,7 @@
 """The causal LM's prefix cache (:class:`PrefixCache`): the keys and values of recent prompts, which a new prompt
 continues from, bounded in bytes (:func:`default_cache_bytes`), found through a trie of the prompts' tokens, and read
-as views (:func:`cache_view`), never copies. :class:`~docnmt.decode.backends.causal_lm.model.CausalLMSearcher`
+as views (:func:`cache_view`), never copies. Sliding-window layers (Mistral, Gemma 2 and 3, Cohere2) are held with
+every position (:func:`recording`), as full attention's are, so that any prefix of a held prompt can be read. :class:`~docnmt.decode.backends.causal_lm.model.CausalLMSearcher`
 holds one."""
 
 from __future__ import annotations
@@ -36,25 +37,59 @@ def cache_bytes(cache) -> int:
     return total
 
 
-def cache_view(cache, length: int):
-    """A cache of the first ``length`` positions of ``cache`` that shares its tensors (a new cache object with new
-    layer objects holding views; transformers grows, repeats and reorders a dynamic cache by replacing its tensors,
-    never in place, so neither changes the other). Layers of another kind than ``DynamicLayer`` (sliding windows)
-    are deep-copied and cropped."""
-    from transformers.cache_utils import DynamicLayer
+#: The cache layers a view can share (transformers' names): full attention's, and a sliding window's that recorded
+#: its past (:func:`recording`). Another kind (a linear-attention or indexed layer) turns the prefix cache off
+#: (:func:`unshareable`).
+SHAREABLE = ("DynamicLayer", "DynamicSlidingWindowLayer")
 
+
+def unshareable(config) -> str | None:
+    """Why the prefix cache cannot hold a model's keys and values (None: it can): a cache layer of another kind than
+    :data:`SHAREABLE`, named."""
+    from transformers.cache_utils import DynamicCache
+
+    kinds = sorted({type(layer).__name__ for layer in DynamicCache(config=config).layers} - set(SHAREABLE))
+    return f"its cache layers of kind {', '.join(kinds)} cannot be shared between prompts" if kinds else None
+
+
+def sliding(layer) -> bool:
+    return bool(getattr(layer, "is_sliding", False))
+
+
+def recording(cache):
+    """``cache`` with each sliding-window layer recording its past: it keeps the keys and values of every position,
+    not only the window's last (transformers' ``activate_past_recording``), so that a view of any shorter prefix
+    of it can be taken (:func:`cache_view`). The attention is the same either way: a recording layer gives the
+    forward pass the window's positions only."""
+    for layer in cache.layers:
+        if sliding(layer):
+            layer.activate_past_recording()
+    return cache
+
+
+def cache_view(cache, length: int, generating: bool = False):
+    """A cache of the first ``length`` positions of ``cache`` (whose sliding-window layers recorded their past,
+    :func:`recording`) that shares its tensors: a new cache object with new layer objects holding views; transformers
+    grows, repeats and reorders a dynamic cache by replacing its tensors, never in place, so neither changes the
+    other. A sliding-window layer's view records its past too, so that a prompt run after it can be held in turn;
+    ``generating``: it holds the window's last positions only and records nothing, as the layer of a ``generate``
+    without a prefix cache does (fewer bytes while the answer grows)."""
     view = copy.copy(cache)
     layers = []
     for layer in cache.layers:
-        if type(layer) is DynamicLayer:
-            mine = copy.copy(layer)
-            if getattr(layer, "is_initialized", False) and layer.keys is not None and layer.keys.dim() == 4:
-                mine.keys, mine.values = layer.keys[..., :length, :], layer.values[..., :length, :]
-        else:
-            mine = copy.deepcopy(layer)
-            surplus = mine.get_seq_length() - length
-            if surplus > 0:
-                mine.crop(-surplus)
+        mine = copy.copy(layer)
+        if getattr(layer, "is_initialized", False) and layer.keys is not None and layer.keys.dim() == 4:
+            start = 0
+            if sliding(layer):
+                held = layer.keys.size(-2)
+                if held != layer.cumulative_length:
+                    raise ValueError(f"a sliding-window layer that holds {held} of its {layer.cumulative_length} "
+                                     "positions (it did not record its past) cannot give a view of a prefix")
+                mine.cumulative_length = length
+                mine.record_past = not generating
+                if generating:
+                    start = max(0, length - layer.sliding_window + 1)
+            mine.keys, mine.values = layer.keys[..., start:length, :], layer.values[..., start:length, :]
         layers.append(mine)
     view.layers = layers
     return view

@@ -2,7 +2,8 @@
 the tests' (tests/llmmodel.py).
 
 A byte-level BPE tokenizer is trained on the corpus (``tokenizers``), with a ChatML chat template
-(``<|im_start|>``, ``<|im_end|>``; ``chat=False``: none, as a base model's), and a Llama or Qwen2 model is trained on
+(``<|im_start|>``, ``<|im_end|>``; ``chat=False``: none, as a base model's), and a model of one of the families
+people translate with (:data:`FAMILIES`: Llama, Qwen2, Qwen3, Mistral, Gemma 2, Gemma 3, Phi-3, Cohere2) is trained on
 the corpus's pairs written as conversations the way this backend prompts (:mod:`.prompt`), every answer learned
 (:func:`conversations`):
 
@@ -27,7 +28,7 @@ and +0.12, and the window strategies still work (none: +0.15 and +0.27, but full
 CLI::
 
     python -m docnmt.decode.backends.causal_lm.tiny --train data/demo/corpus/train --src en --tgt de \\
-        --output results/demo-llm/model [--steps 1600] [--docs 600] [--architecture llama|qwen2] [--threads 2] \\
+        --output results/demo-llm/model [--steps 1600] [--docs 600] [--architecture llama|qwen2|...] [--threads 2] \\
         [--windows 0.1] [--seed 1]
 """
 
@@ -64,23 +65,64 @@ def build_tokenizer(texts: list[str], folder: Path, vocab_size: int = 2000, chat
     return fast
 
 
-def tiny_model(tokenizer, architecture: str = "llama", max_positions: int = 512, hidden: int = 128, layers: int = 3,
-               seed: int = 1, heads: int = 4):
-    """A randomly initialized Llama or Qwen2 model for ``tokenizer``, ending answers at ``<|im_end|>``."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+#: The causal-LM families people translate with, as transformers builds them: for each, the config and model classes
+#: and what its tiny model sets beyond the shared sizes (:func:`tiny_model`). ``window`` marks the families whose
+#: attention layers (all, or some of them) see a sliding window of the last tokens only; their tiny models take the
+#: window from :func:`tiny_model`'s ``window``. The released models of each are in docs/own-models.md, "LLM families".
+FAMILIES: dict[str, dict] = {
+    "llama": dict(config="LlamaConfig", model="LlamaForCausalLM"),
+    "qwen2": dict(config="Qwen2Config", model="Qwen2ForCausalLM"),
+    "qwen3": dict(config="Qwen3Config", model="Qwen3ForCausalLM", head_dim=True),
+    "mistral": dict(config="MistralConfig", model="MistralForCausalLM", window="all"),
+    "gemma2": dict(config="Gemma2Config", model="Gemma2ForCausalLM", window="alternating", head_dim=True,
+                   extra=dict(attn_logit_softcapping=50.0, final_logit_softcapping=30.0)),
+    "gemma3": dict(config="Gemma3TextConfig", model="Gemma3ForCausalLM", window="alternating", head_dim=True,
+                   extra=dict(attn_logit_softcapping=None, final_logit_softcapping=None)),
+    "phi3": dict(config="Phi3Config", model="Phi3ForCausalLM"),
+    "cohere2": dict(config="Cohere2Config", model="Cohere2ForCausalLM", window="alternating"),
+}
 
+
+def family_options(architecture: str, hidden: int, heads: int, layers: int, window: int | None) -> dict:
+    """The config options of a family's tiny model beyond the shared sizes: the head size where the family sets its
+    own, and the sliding window (``window`` tokens; alternating families: every layer but the last of each pair)."""
+    if architecture not in FAMILIES:
+        raise ValueError(f"unknown architecture {architecture!r}, expected one of {', '.join(FAMILIES)}")
+    family = FAMILIES[architecture]
+    options: dict = dict(family.get("extra", {}))
+    if family.get("head_dim"):
+        options.update(head_dim=hidden // heads)
+        if architecture.startswith("gemma"):
+            options.update(query_pre_attn_scalar=hidden // heads)
+    kind = family.get("window")
+    if kind is not None and window is not None:
+        options.update(sliding_window=window)
+        if kind == "alternating":
+            options.update(layer_types=["full_attention" if i % 2 else "sliding_attention" for i in range(layers)])
+    elif kind is not None:
+        options.update(sliding_window=None)
+        if kind == "alternating":
+            options.update(layer_types=["full_attention"] * layers)
+    return options
+
+
+def tiny_model(tokenizer, architecture: str = "llama", max_positions: int = 512, hidden: int = 128, layers: int = 3,
+               seed: int = 1, heads: int = 4, window: int | None = None):
+    """A randomly initialized model of a family of :data:`FAMILIES` for ``tokenizer``, ending answers at
+    ``<|im_end|>``; ``window``: its sliding window in tokens, where the family has one (None: none)."""
+    import torch
+    import transformers
+
+    options = family_options(architecture, hidden, heads, layers, window)
     torch.manual_seed(seed)
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
-    options = dict(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
+    options.update(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
                    num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
                    max_position_embeddings=max_positions, bos_token_id=None, eos_token_id=[end, tokenizer.eos_token_id],
                    pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
-    classes = {"llama": (LlamaConfig, LlamaForCausalLM), "qwen2": (Qwen2Config, Qwen2ForCausalLM)}
-    if architecture not in classes:
-        raise ValueError(f"unknown architecture {architecture!r}, expected one of {', '.join(classes)}")
-    config_class, model_class = classes[architecture]
-    model = model_class(config_class(**options))
+    family = FAMILIES[architecture]
+    config = getattr(transformers, family["config"])(**options)
+    model = getattr(transformers, family["model"])(config)
     model.generation_config.eos_token_id = [end, tokenizer.eos_token_id]
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     return model
@@ -171,9 +213,11 @@ def train(model, data: list[tuple[list[int], list[int]]], steps: int, pad: int, 
 
 def build(folder: Path, docs, src: str = "en", tgt: str = "de", architecture: str = "llama", steps: int = 1600,
           chat: bool = True, hidden: int = 128, layers: int = 3, batch_size: int = 16, threads: int = 1,
-          seed: int = 1, windows: float = 0.1) -> Path:
-    """Tokenizer and model trained on ``docs`` (documents with ``src`` and ``tgt`` sentences) on ``threads`` CPU
-    threads, saved in ``folder``."""
+          seed: int = 1, windows: float = 0.1, max_positions: int = 512, window: int | None = None,
+          heads: int = 4) -> Path:
+    """Tokenizer and model (a family of :data:`FAMILIES`, a context window of ``max_positions`` tokens, a sliding
+    ``window``) trained on ``docs`` (documents with ``src`` and ``tgt`` sentences) in ``steps`` updates (0: left
+    random) on ``threads`` CPU threads, saved in ``folder``."""
     import torch
 
     from .prompt import Prompter, load_template
@@ -183,9 +227,11 @@ def build(folder: Path, docs, src: str = "en", tgt: str = "de", architecture: st
     texts = [s for doc in docs for s in doc.src + doc.tgt]
     tokenizer = build_tokenizer(texts + [template.system or "", "English German"], folder, chat=chat)
     prompter = Prompter(tokenizer, template, src, tgt)
-    model = tiny_model(tokenizer, architecture, hidden=hidden, layers=layers, seed=seed)
-    data = examples(tokenizer, prompter, conversations(docs, windows=windows, seed=seed))
-    train(model, data, steps, tokenizer.pad_token_id, batch_size, seed=seed)
+    model = tiny_model(tokenizer, architecture, max_positions=max_positions, hidden=hidden, layers=layers, seed=seed,
+                       window=window, heads=heads)
+    if steps:
+        data = examples(tokenizer, prompter, conversations(docs, windows=windows, seed=seed))
+        train(model, data, steps, tokenizer.pad_token_id, batch_size, seed=seed)
     model.save_pretrained(folder)
     return folder
 
@@ -203,7 +249,11 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path, help="the model folder to write")
     parser.add_argument("--steps", type=int, default=1600, help="updates")
     parser.add_argument("--docs", type=int, default=600, help="the first N training documents (0: all)")
-    parser.add_argument("--architecture", default="llama", choices=["llama", "qwen2"])
+    parser.add_argument("--architecture", default="llama", choices=list(FAMILIES),
+                        help="the model's family (its transformers config and model classes)")
+    parser.add_argument("--max-positions", type=int, default=512, help="the context window in tokens")
+    parser.add_argument("--window", type=int, default=None,
+                        help="the sliding window in tokens of a family that has one (default: none)")
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=16, help="conversations per update")
@@ -220,7 +270,8 @@ def main(argv=None) -> int:
     tmp = args.output.with_name(args.output.name + ".tmp")
     tmp.mkdir(parents=True, exist_ok=True)
     build(tmp, docs, args.src, args.tgt, args.architecture, args.steps, hidden=args.hidden, layers=args.layers,
-          batch_size=args.batch_size, threads=args.threads, seed=args.seed, windows=args.windows)
+          batch_size=args.batch_size, threads=args.threads, seed=args.seed, windows=args.windows,
+          max_positions=args.max_positions, window=args.window)
     if args.output.exists():
         import shutil
 

@@ -1,0 +1,189 @@
+"""Every causal-LM family people translate with (docnmt.decode.backends.causal_lm.tiny.FAMILIES: Llama, Qwen2, Qwen3,
+Mistral, Gemma 2, Gemma 3, Phi-3, Cohere2), each as a tiny model built here from its transformers config, with a
+sliding window (24 tokens) where the family has one and a context window (128 tokens) that the tests' prompts
+outgrow: docnmt-check-model passes, every strategy at beam 1 and beam 4 gives the same translations with the prefix
+cache as without it (and with a cache too small to hold one prompt), forced scoring and MBR's samples too, and the
+prefix cache holds views, never copies, of a sliding window's keys. On vLLM's CPU build, each family's greedy
+translations equal causal-lm's (docs/own-models.md, "LLM families")."""
+
+from __future__ import annotations
+
+import pytest
+
+from docnmt.decode.documents import context_k, group
+from docnmt.decode.strategies import REGISTRY, Decoder
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from docnmt.decode.backends.causal_lm.tiny import FAMILIES  # noqa: E402
+
+#: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
+TRAINING_FIXTURES = {"family", "family_model", "vllm_families"}
+#: the sliding window and the context window of the families' tiny models, in tokens: a prompt of this backend (the
+#: instruction and one sentence) is longer than the window, and a document's conversation longer than the context
+WINDOW, CONTEXT = 24, 128
+#: the strategies a causal LM decodes with: the paper's nine and source-primed
+STRATEGIES = list(REGISTRY)
+
+
+def build_family(folder, architecture: str):
+    """A family's tiny model (2 layers of 64, heads of 32 as vLLM's CPU build needs), 150 updates on the demo's
+    conversations: enough to answer with a sentence and end its turn."""
+    import llmmodel
+    from docnmt.decode.backends.causal_lm.tiny import build
+
+    docs, _ = llmmodel.demo_documents(40)
+    return build(folder / "model", docs, architecture=architecture, steps=150, hidden=64, heads=2, layers=2,
+                 window=WINDOW, max_positions=CONTEXT)
+
+
+def family_folder(tmp_path_factory, architecture: str):
+    from helpers import made_once
+
+    return made_once(tmp_path_factory, f"llm-family-{architecture}", lambda folder: build_family(folder, architecture))
+
+
+@pytest.fixture(scope="module", params=list(FAMILIES))
+def family(request, tmp_path_factory):
+    """(architecture, the tiny model's folder) of each family."""
+    return request.param, family_folder(tmp_path_factory, request.param)
+
+
+@pytest.fixture(scope="module")
+def family_model(family):
+    from docnmt.decode.backends import load_model
+
+    return load_model("causal-lm", family[1], src_lang="en", tgt_lang="de", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def documents():
+    import llmmodel
+
+    _, docs = llmmodel.demo_documents()
+    docs = docs[:2]  # the first 4 sentences of two documents
+    return group([s for d in docs for s in d.src[:4]], [d.docid for d in docs for _ in d.src[:4]],
+                 ref=[t for d in docs for t in d.tgt[:4]])
+
+
+def decode(model, strategy: str, docs, beam: int, context: str = "window", **options):
+    """A strategy's translations with the causal-lm searcher of these ``options`` (2-pass: after its first pass,
+    sentence-level's with the same searcher), and the searcher and decoder."""
+    import copy
+
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    if strategy == "2-pass":
+        first, _, _ = decode(model, "sentence-level", docs, beam, context, **options)
+        docs = copy.deepcopy(docs)
+        for doc, hyps in zip(docs, first):
+            doc.first_pass = hyps
+    searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=16, **options)
+    decoder = Decoder(searcher, k=context_k(context, 3, docs), h=2, sentence_searcher=searcher,
+                      doc_trans_mode="sequential")
+    return REGISTRY[strategy](decoder, docs), searcher, decoder
+
+
+def test_the_tiny_models_are_the_families_with_their_windows(family, family_model):
+    """Each tiny model is of its family, and the families with a sliding window have one of WINDOW tokens, shorter
+    than every prompt of the tests."""
+    architecture, _ = family
+    config = family_model.net.config
+    assert type(family_model.net).__name__ == FAMILIES[architecture]["model"]
+    assert family_model.max_positions == CONTEXT
+    if FAMILIES[architecture].get("window"):
+        assert config.sliding_window == WINDOW
+        assert len(family_model.conversation(family_model.encode("Hello.", source=True), [])) > WINDOW
+
+
+def test_check_model_passes(family, tmp_path, capsys):
+    from docnmt.decode import checks
+
+    sample = tmp_path / "talk.txt"
+    sample.write_text("It is late.\nWhere is the train?\n\nExcuse me.\n", encoding="utf-8")
+    assert checks.main(["--backend", "causal-lm", "--model", str(family[1]), "--level", "document", "--k", "3",
+                        "--src-lang", "en", "--tgt-lang", "de", "--sample", str(sample)]) == 0
+    assert f"{family_model_type(family[1])} (causal LM)" in capsys.readouterr().out
+
+
+def family_model_type(folder) -> str:
+    import json
+
+    return json.loads((folder / "config.json").read_text(encoding="utf-8"))["model_type"]
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_every_strategy_gives_the_same_translations_with_the_prefix_cache_as_without(family_model, documents, beam):
+    """Every strategy, the prefix cache on (the default limit, and a limit too small to hold one prompt) and off
+    (generate on each whole prompt, one request at a time): the same translations. At beam 1, doc-trans with the
+    whole document as context outgrows the context window and drops its oldest turns, with the same translations."""
+    for strategy in STRATEGIES:
+        plain, _, _ = decode(family_model, strategy, documents, beam, reuse_cache=False, batch_size=1)
+        cached, searcher, _ = decode(family_model, strategy, documents, beam)
+        assert cached == plain, strategy
+        assert searcher.tokens_cached > 0, strategy
+        assert any(s for doc in cached for s in doc), f"{strategy}: every translation empty"
+    if beam > 1:
+        return
+    tiny, searcher, _ = decode(family_model, "doc-trans", documents, beam, cache_bytes=64 << 10)
+    assert tiny == decode(family_model, "doc-trans", documents, beam, reuse_cache=False, batch_size=1)[0]
+    assert searcher.cache.bytes <= 64 << 10
+    whole, _, decoder = decode(family_model, "doc-trans", documents, beam, context="document")
+    assert decoder.stats.context_truncated > 0, "the document's conversation outgrows the context window"
+    assert whole == decode(family_model, "doc-trans", documents, beam, context="document", reuse_cache=False,
+                           batch_size=1)[0]
+
+
+def test_forced_scoring_and_samples_are_the_same_with_the_prefix_cache_as_without(family_model, documents):
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+    from docnmt.decode.sampling import Sampler
+    from docnmt.interface import Request
+
+    model, doc = family_model, documents[0]
+    requests = [Request(model.encode(" <sep> ".join(doc.src[max(0, i - 1):i + 1]), source=True),
+                        model.encode(" <sep> ".join(doc.ref[max(0, i - 1):i]) + " <sep>")[:-1] if i else [])
+                for i in range(4)]
+    targets = [model.encode(doc.ref[i])[:-1] for i in range(4)]
+    cached = CausalLMSearcher(model, reuse_cache=True).score_forced(requests, targets)
+    plain = CausalLMSearcher(model, reuse_cache=False).score_forced(requests, targets)
+    assert [s.logprob for s in cached] == pytest.approx([s.logprob for s in plain], abs=1e-4)
+    assert all(s.logprob < 0 for s in cached)
+    samples = {}
+    for reuse in (True, False):
+        searcher = CausalLMSearcher(model, beam=1, max_new_tokens=16, reuse_cache=reuse)
+        samples[reuse] = REGISTRY["doc-trans"](Decoder(Sampler(searcher, 3, 0.02, 7), k=3, h=2), documents[:1])
+    assert samples[True] == samples[False]
+
+
+def test_the_prefix_cache_holds_views_of_a_sliding_windows_every_position(family_model):
+    """A sliding-window layer was deep-copied (outside the byte limit) and could not be cropped to a shorter prefix
+    once its window was full (issue 57, fault 1). Now it records its past, and what is held and read are views of
+    one storage, counted in the limit, for every kind of layer."""
+    from transformers.cache_utils import DynamicCache
+
+    from docnmt.decode.backends.causal_lm.prefix_cache import PrefixCache, cache_bytes, recording
+
+    model = family_model
+    ids = list(range(10, 10 + 3 * WINDOW))
+    cache = recording(DynamicCache(config=model.net.config))
+    with torch.no_grad():
+        model.net(input_ids=torch.tensor([ids]), use_cache=True, **{model.cache_keyword: cache})
+    held = PrefixCache(limit=2 * cache_bytes(cache))
+    held.keep(ids, cache)
+    assert held.bytes == cache_bytes(cache), "every position of every layer is counted"
+    length, view = held.longest(ids[:WINDOW + 5] + [1, 2])
+    assert length == WINDOW + 5
+    stored = held.held[max(held.held)][1]
+    for mine, kept in zip(view.layers, stored.layers):
+        assert mine.keys.untyped_storage().data_ptr() == kept.keys.untyped_storage().data_ptr(), "a view"
+        assert mine.get_seq_length() == WINDOW + 5
+    # the view continued gives what the prompt computed whole gives
+    rest = [7, 8, 9]
+    with torch.no_grad():
+        continued = model.net(input_ids=torch.tensor([rest]), use_cache=True,
+                              **{model.cache_keyword: view}).logits[0, -1]
+        whole = model.net(input_ids=torch.tensor([ids[:WINDOW + 5] + rest])).logits[0, -1]
+    assert torch.allclose(continued, whole, atol=1e-4)
+    assert stored.get_seq_length() == len(ids), "what is held is unchanged"
+
