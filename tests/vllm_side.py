@@ -4,6 +4,9 @@ documents, the strategies' translations at beam 1 (a window and the whole docume
 a beam search's translations and epsilon samples, each with the searcher's cost counters, written as JSON.
 
     python tests/vllm_side.py --model FOLDER --documents docs.json --output vllm.json
+
+With ``--family NAME=FOLDER`` (repeated) instead of ``--model``: each family's check and greedy translations
+(tests/decode/test_families.py), one engine after the other.
 """
 
 from __future__ import annotations
@@ -46,12 +49,66 @@ def decode_run(model, documents: dict, name: str) -> tuple[list[str], dict]:
     return decode(model, docs, strategy, context, beam, make_searcher)
 
 
+def families(folders: dict, documents: dict, output: str) -> None:
+    """For each family's model folder (``folders``: name -> folder), docnmt-check-model's exit status and the greedy
+    translations of sentence-level and doc-trans, one engine at a time (each shut down before the next starts,
+    :func:`docnmt.decode.backends.vllm.model.close_engines`), written as JSON."""
+    from docnmt.decode import checks
+    from docnmt.decode.backends import load_model
+    from docnmt.decode.backends.vllm import model as vllm_model
+    from docnmt.load_options import parse_load_options
+
+    # the engines run eagerly, as from a checkout in a folder with a space (vllm_model.compiles): 2 s an engine after
+    # the first instead of 14 s of compiling each; the compiled engine's outputs are the same (test_vllm.py)
+    vllm_model.compiles = lambda: False
+    result = {}
+    for name, folder in folders.items():
+        check = checks.main(["--backend", "vllm", "--model", folder, "--src-lang", "en", "--tgt-lang", "de",
+                             "--level", "document", "--k", "3", "--engine-args", ENGINE])
+        model = load_model("vllm", folder, src_lang="en", tgt_lang="de", engine=parse_load_options(ENGINE))
+        result[name] = {"check": check, **{run: decode_run(model, documents, run)[0]
+                                           for run in ("sentence-level", "doc-trans")}}
+        vllm_model.close_engines()
+    result["unknown-architecture"] = unknown_architecture(next(iter(folders.values())), Path(output).parent)
+    json.dump(result, open(output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
+
+
+def unknown_architecture(folder: str, where: Path) -> dict:
+    """docnmt-check-model --backend vllm on a copy of ``folder`` whose config names an architecture vLLM has no
+    implementation of: its exit status and what it printed on stderr."""
+    import contextlib
+    import io
+    import shutil
+
+    from docnmt.decode import checks
+
+    copy = where / "unknown-architecture"
+    shutil.copytree(folder, copy)
+    config = json.loads((copy / "config.json").read_text(encoding="utf-8"))
+    config["architectures"] = ["TinyUnknownForCausalLM"]
+    (copy / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            status = checks.main(["--backend", "vllm", "--model", str(copy), "--src-lang", "en", "--tgt-lang", "de",
+                                  "--level", "sentence"])
+        except SystemExit as exit_:
+            status = exit_.code
+    return {"status": status, "stderr": err.getvalue()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", required=True)
+    parser.add_argument("--model", help="the model folder of every decode")
+    parser.add_argument("--family", action="append", default=[], metavar="NAME=FOLDER",
+                        help="instead: each family's folder, decoded greedily with sentence-level and doc-trans")
     parser.add_argument("--documents", required=True)
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
+    if args.family:
+        given = json.load(open(args.documents, encoding="utf-8"))
+        families(dict(item.split("=", 1) for item in args.family), given, args.output)
+        return
 
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group

@@ -79,7 +79,8 @@ def decode(model, strategy: str, docs, beam: int, context: str = "window", **opt
         docs = copy.deepcopy(docs)
         for doc, hyps in zip(docs, first):
             doc.first_pass = hyps
-    searcher = CausalLMSearcher(model, beam=beam, max_new_tokens=16, **options)
+    options.setdefault("max_new_tokens", 16)
+    searcher = CausalLMSearcher(model, beam=beam, **options)
     decoder = Decoder(searcher, k=context_k(context, 3, docs), h=2, sentence_searcher=searcher,
                       doc_trans_mode="sequential")
     return REGISTRY[strategy](decoder, docs), searcher, decoder
@@ -187,3 +188,81 @@ def test_the_prefix_cache_holds_views_of_a_sliding_windows_every_position(family
     assert torch.allclose(continued, whole, atol=1e-4)
     assert stored.get_seq_length() == len(ids), "what is held is unchanged"
 
+
+
+# ---- on vLLM's CPU build ----------------------------------------------------------------------------------------
+#: The families whose vLLM implementation reads the sliding window otherwise than transformers: vLLM's Cohere2 lets a
+#: sliding layer see ``sliding_window + 1`` tokens (its model's comment: "cohere swa layer sees [pos - sliding_window,
+#: pos]", the training convention), transformers' ``sliding_window``; so vLLM's translations equal causal-lm's on the
+#: same weights with a window one token wider.
+WIDER_ON_VLLM = {"cohere2": 1}
+
+
+def plain_documents(docs) -> dict:
+    return {"src": [s for d in docs for s in d.src], "ref": [t for d in docs for t in d.ref],
+            "docids": [d.docid for d in docs for _ in d.src]}
+
+
+@pytest.fixture(scope="module")
+def vllm_families(tmp_path_factory, documents):
+    """What tests/vllm_side.py --family gives for every family's tiny model on :func:`documents`, in vLLM's
+    environment, one process (the engine in it, VLLM_ENABLE_V1_MULTIPROCESSING=0, eager: about 2 s a model after
+    the first instead of 35 s for an engine core and a worker process each)."""
+    import json
+    import os
+    import subprocess
+
+    from helpers import REPO, VLLM_PYTHON, made_once
+
+    folders = {name: family_folder(tmp_path_factory, name) for name in FAMILIES}
+
+    def run(folder):
+        if not VLLM_PYTHON.exists():
+            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+        (folder / "docs.json").write_text(json.dumps(plain_documents(documents)), encoding="utf-8")
+        given = [f"--family={name}={path}" for name, path in folders.items()]
+        result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), *given, "--documents",
+                                 str(folder / "docs.json"), "--output", str(folder / "families.json")],
+                                capture_output=True, text=True, timeout=900, cwd=folder,
+                                env={**os.environ, "PYTHONPATH": str(REPO / "scripts"),
+                                     "VLLM_ENABLE_V1_MULTIPROCESSING": "0"})
+        assert result.returncode == 0, result.stderr[-4000:]
+        return folder / "families.json"
+
+    return json.loads(made_once(tmp_path_factory, "vllm-families", run).read_text(encoding="utf-8"))
+
+
+def widened(folder, tokens: int, where):
+    """A copy of a model folder whose sliding window is ``tokens`` wider (the same weights)."""
+    import json
+    import shutil
+
+    copy = where / f"{folder.parent.name}-wider"
+    shutil.copytree(folder, copy)
+    config = json.loads((copy / "config.json").read_text(encoding="utf-8"))
+    config["sliding_window"] += tokens
+    (copy / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return copy
+
+
+def test_vllm_passes_the_check_and_translates_as_causal_lm_does(family, vllm_families, documents, tmp_path):
+    """docnmt-check-model --backend vllm passes for every family, and vLLM's greedy translations (sentence-level,
+    doc-trans) equal causal-lm's, with the window vLLM reads (:data:`WIDER_ON_VLLM`)."""
+    from docnmt.decode.backends import load_model
+
+    architecture, folder = family
+    found = vllm_families[architecture]
+    assert found["check"] == 0
+    if architecture in WIDER_ON_VLLM:
+        folder = widened(folder, WIDER_ON_VLLM[architecture], tmp_path)
+    model = load_model("causal-lm", folder, src_lang="en", tgt_lang="de", device="cpu")
+    for strategy in ("sentence-level", "doc-trans"):
+        out, _, _ = decode(model, strategy, documents, 1, max_new_tokens=40)  # vllm_side's limit
+        assert [s for doc in out for s in doc] == found[strategy], strategy
+
+
+def test_vllm_check_names_an_architecture_it_has_no_implementation_of(vllm_families):
+    found = vllm_families["unknown-architecture"]
+    assert found["status"] != 0
+    (line,) = found["stderr"].strip().splitlines()
+    assert "config.json: architecture TinyUnknownForCausalLM: vLLM" in line and "--backend causal-lm" in line

@@ -21,6 +21,29 @@ def cpu_here() -> bool:
     return not torch.cuda.is_available()
 
 
+def check_architecture(folder: Path, config) -> None:
+    """An InputError naming the config where vLLM has no implementation of the model's architecture (its
+    ``architectures``, as vLLM's model registry knows them)."""
+    from vllm.model_executor.models import ModelRegistry
+
+    given = list(getattr(config, "architectures", None) or [])
+    if given and not set(given) & set(ModelRegistry.get_supported_archs()):
+        raise InputError(folder / "config.json", f"architecture {', '.join(given)}: vLLM {vllm_version()} has no "
+                                                 "implementation of it (use --backend causal-lm)")
+
+
+def vllm_version() -> str:
+    import vllm
+
+    return str(vllm.__version__)
+
+
+def check_config(folder: Path, config) -> None:
+    """The checks of a config that vLLM needs beyond causal-lm's: its architecture, its head size."""
+    check_architecture(folder, config)
+    check_head_size(folder, config)
+
+
 def check_head_size(folder: Path, config) -> None:
     """An InputError naming the config where vLLM's CPU build cannot run the model's head size (on the CPU only)."""
     from .model import CPU_HEAD_SIZES, head_size
@@ -38,7 +61,7 @@ def check_vllm_model(folder: os.PathLike | str, level: str, k: int | None = None
     from .model import head_size
 
     report = check_causal_lm_model(folder, level, k, src_lang, tgt_lang, sample, template,
-                                   max_positions=max_model_len, backend="vllm", config_check=check_head_size)
+                                   max_positions=max_model_len, backend="vllm", config_check=check_config)
     report["head_size"] = head_size(load_config(Path(folder)))
     report["device"] = "cpu" if cpu_here() else "cuda"
     return report

@@ -41,6 +41,20 @@ CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 192, 256)
 ENGINES: dict[tuple, object] = {}
 
 
+def close_engines() -> int:
+    """Shuts down the engines this process started (their engine core processes and the memory they reserved), so
+    that the next model loaded starts an engine of its own alone; the number shut down."""
+    import gc
+
+    closed = 0
+    while ENGINES:
+        _, llm = ENGINES.popitem()
+        llm.llm_engine.engine_core.shutdown()  # type: ignore[attr-defined]
+        closed += 1
+    gc.collect()
+    return closed
+
+
 def head_size(config) -> int:
     """The model's attention head size."""
     return int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
