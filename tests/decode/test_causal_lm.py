@@ -27,7 +27,7 @@ def llama_model(tiny_llama):
 
 
 @pytest.fixture(scope="module")
-def test_docs():
+def sample_docs():
     import llmmodel
 
     _, docs = llmmodel.demo_documents()
@@ -67,11 +67,11 @@ def _run(model, strategy, docs, beam, reuse_cache, context="window"):
 
 @pytest.mark.parametrize("beam", [1, 3])
 @pytest.mark.parametrize("strategy", ["doc-trans", "cheating", "last-sentence"])
-def test_the_reused_cache_gives_generates_outputs_on_the_whole_prompt(llama_model, test_docs, strategy, beam):
-    cached, with_cache, searcher = _run(llama_model, strategy, test_docs, beam, reuse_cache=True)
-    plain, without, baseline = _run(llama_model, strategy, test_docs, beam, reuse_cache=False)
+def test_the_reused_cache_gives_generates_outputs_on_the_whole_prompt(llama_model, sample_docs, strategy, beam):
+    cached, with_cache, searcher = _run(llama_model, strategy, sample_docs, beam, reuse_cache=True)
+    plain, without, baseline = _run(llama_model, strategy, sample_docs, beam, reuse_cache=False)
     assert cached == plain
-    assert len(with_cache) == len(without) == sum(len(d) for d in test_docs)
+    assert len(with_cache) == len(without) == sum(len(d) for d in sample_docs)
     for (request, hyps), (same, expected) in zip(with_cache, without):
         assert request == same
         assert [h.tokens for h in hyps] == [h.tokens for h in expected]
@@ -89,16 +89,16 @@ def test_the_reused_cache_gives_generates_outputs_on_the_whole_prompt(llama_mode
 
 
 @pytest.mark.parametrize("beam", [1, 3])
-def test_with_the_document_as_context_each_turn_prefills_only_its_new_tokens(llama_model, test_docs, beam):
+def test_with_the_document_as_context_each_turn_prefills_only_its_new_tokens(llama_model, sample_docs, beam):
     """doc-trans with ``--context document``: each sentence's conversation is the document so far, whose earlier
     turns come from the cache; the outputs are generate's on the whole prompt."""
-    cached, with_cache, searcher = _run(llama_model, "doc-trans", test_docs, beam, True, context="document")
-    plain, without, baseline = _run(llama_model, "doc-trans", test_docs, beam, False, context="document")
+    cached, with_cache, searcher = _run(llama_model, "doc-trans", sample_docs, beam, True, context="document")
+    plain, without, baseline = _run(llama_model, "doc-trans", sample_docs, beam, False, context="document")
     assert cached == plain
     for (request, hyps), (_, expected) in zip(with_cache, without):
         assert [h.tokens for h in hyps] == [h.tokens for h in expected]
         assert [h.score for h in hyps] == pytest.approx([h.score for h in expected], abs=1e-4)
-    doc = test_docs[0]  # its last sentence's request: the whole document, the model's own earlier translations
+    doc = sample_docs[0]  # its last sentence's request: the whole document, the model's own earlier translations
     (last,) = [request for request, _ in with_cache if llama_model.sentences(request.source) == doc.src]
     assert llama_model.sentences(last.prefix[:-1]) == cached[0][:-1]
     # the document so far is read from the cache: most of the prompt tokens
@@ -106,20 +106,20 @@ def test_with_the_document_as_context_each_turn_prefills_only_its_new_tokens(lla
     assert searcher.tokens_prefilled + searcher.tokens_cached == baseline.tokens_prefilled
 
 
-def test_full_segment_with_the_document_as_context_is_the_whole_document_in_one_turn(llama_model, test_docs):
-    _, seen, _ = _run(llama_model, "full-segment", test_docs, 1, True, context="document")
-    assert [llama_model.sentences(request.source) for request, _ in seen] == [d.src for d in test_docs]
+def test_full_segment_with_the_document_as_context_is_the_whole_document_in_one_turn(llama_model, sample_docs):
+    _, seen, _ = _run(llama_model, "full-segment", sample_docs, 1, True, context="document")
+    assert [llama_model.sentences(request.source) for request, _ in seen] == [d.src for d in sample_docs]
     assert all(not request.prefix for request, _ in seen)
 
 
 @pytest.mark.parametrize("beam", [1, 3])
-def test_a_batch_of_prompts_of_different_lengths_gives_each_ones_own_search(llama_model, test_docs, beam):
+def test_a_batch_of_prompts_of_different_lengths_gives_each_ones_own_search(llama_model, sample_docs, beam):
     """Requests of different lengths in one batch (each cache padded on the left, the padding masked) get the
     answers and scores that each gets alone; the token limit in positions splits the batch."""
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
 
     decoder = Decoder(CausalLMSearcher(llama_model, beam=beam, max_new_tokens=30), k=3, h=1)
-    doc = test_docs[0]
+    doc = sample_docs[0]
     requests = [decoder.request(doc.src[max(0, i - 2):i + 1], doc.ref[max(0, i - 2):i]) for i in range(len(doc))]
     requests.append(decoder.request(doc.src[:3]))  # a window of three lines
     alone = CausalLMSearcher(llama_model, beam=beam, max_new_tokens=30, batch_size=1)
@@ -141,13 +141,13 @@ def test_a_batch_of_prompts_of_different_lengths_gives_each_ones_own_search(llam
     assert max(sizes) == 2 and sum(sizes) == len(requests)
 
 
-def test_source_primed_gives_the_whole_source_document_first_and_computes_it_once(llama_model, test_docs):
+def test_source_primed_gives_the_whole_source_document_first_and_computes_it_once(llama_model, sample_docs):
     """source-primed: doc-trans's conversation after the whole source document, which opens the first user
     message; the document's tokens come from the cache after the first sentence; generate's outputs."""
-    cached, with_cache, searcher = _run(llama_model, "source-primed", test_docs, 1, True)
-    plain, without, baseline = _run(llama_model, "source-primed", test_docs, 1, False)
+    cached, with_cache, searcher = _run(llama_model, "source-primed", sample_docs, 1, True)
+    plain, without, baseline = _run(llama_model, "source-primed", sample_docs, 1, False)
     assert cached == plain
-    doc = test_docs[0]
+    doc = sample_docs[0]
     (third,) = [r for r, _ in with_cache if llama_model.sentences(r.source) == doc.src[:3]]
     assert llama_model.sentences(third.document) == doc.src
     assert llama_model.sentences(third.prefix[:-1]) == cached[0][:2]  # doc-trans's: its own translations
@@ -180,7 +180,7 @@ def test_source_primed_is_refused_for_models_without_a_conversation(tmp_path, ca
     assert not list(tmp_path.glob("o*"))
 
 
-def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_template(tiny_qwen2_base, test_docs):
+def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_template(tiny_qwen2_base, sample_docs):
     from docnmt.decode.backends import load_model
 
     with pytest.raises(InputError, match="the tokenizer has no chat template and no template was given"):
@@ -188,7 +188,7 @@ def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_temp
     model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu", template="translate")
     assert not model.prompter.chat
     for beam in (1, 2):
-        outs = [_run(model, "doc-trans", test_docs[:1], beam, reuse)[1] for reuse in (True, False)]
+        outs = [_run(model, "doc-trans", sample_docs[:1], beam, reuse)[1] for reuse in (True, False)]
         for (_, hyps), (_, expected) in zip(*outs):
             assert [h.tokens for h in hyps] == [h.tokens for h in expected]
             assert [h.score for h in hyps] == pytest.approx([h.score for h in expected], abs=1e-4)
@@ -197,11 +197,11 @@ def test_a_qwen2_base_model_without_a_chat_template_searches_with_the_plain_temp
     assert "English:\nIt is late.\nGerman:\nEr ist spät.\n\nEnglish:\nWhere is the train?\nGerman:\n" in text
 
 
-def test_context_sentences_are_earlier_turns_holding_the_strategys_translations(llama_model, test_docs):
+def test_context_sentences_are_earlier_turns_holding_the_strategys_translations(llama_model, sample_docs):
     """cheating's earlier turns hold the reference; doc-trans's the model's own output; last-sentence asks for the
     window's lines in one message."""
-    _, seen, _ = _run(llama_model, "cheating", test_docs[:1], 1, True)
-    doc = test_docs[0]
+    _, seen, _ = _run(llama_model, "cheating", sample_docs[:1], 1, True)
+    doc = sample_docs[0]
     request = seen[2][0]  # the third sentence: two context turns
     sources = llama_model.sentences(request.source)
     context = llama_model.sentences(request.prefix[:-1])
@@ -209,9 +209,9 @@ def test_context_sentences_are_earlier_turns_holding_the_strategys_translations(
     messages = llama_model.prompter.messages(list(zip(sources, context)), sources[2])
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert [m["content"] for m in messages[1:]] == [doc.src[0], doc.ref[0], doc.src[1], doc.ref[1], doc.src[2]]
-    own, seen, _ = _run(llama_model, "doc-trans", test_docs[:1], 1, True)
+    own, seen, _ = _run(llama_model, "doc-trans", sample_docs[:1], 1, True)
     assert llama_model.sentences(seen[2][0].prefix[:-1]) == own[0][:2]
-    _, seen, _ = _run(llama_model, "last-sentence", test_docs[:1], 1, True)
+    _, seen, _ = _run(llama_model, "last-sentence", sample_docs[:1], 1, True)
     assert llama_model.sentences(seen[2][0].source) == doc.src[:3] and not seen[2][0].prefix
 
 
@@ -329,7 +329,7 @@ def test_the_manual_shows_the_default_template_as_it_is(tmp_path):
     assert "{source}" in mine.user and mine.plain["assistant"] == "{target_language}:\n"
 
 
-def test_the_manuals_commands_check_and_translate_a_causal_lm_as_the_python_api(tiny_llama, test_docs, tmp_path):
+def test_the_manuals_commands_check_and_translate_a_causal_lm_as_the_python_api(tiny_llama, sample_docs, tmp_path):
     """docs/own-models.md's two commands for an LLM ("LLMs", "Checking and translating."), as written, through a
     shell with the console scripts on PATH, in a folder where `my-llm` is the tiny Llama and `talks.en` two short
     documents: the check passes on the sample, and doc-trans gives, document for document, the Python API's
@@ -343,7 +343,7 @@ def test_the_manuals_commands_check_and_translate_a_causal_lm_as_the_python_api(
     commands = shell_commands(REPO / "docs/own-models.md", "## LLMs", "**Checking and translating.**")
     assert [c.split()[0] for c in commands] == ["docnmt-check-model", "docnmt-translate"], commands
     (tmp_path / "my-llm").symlink_to(tiny_llama, target_is_directory=True)
-    docs = group([s for d in test_docs for s in d.src[:2]], [d.docid for d in test_docs for _ in d.src[:2]])
+    docs = group([s for d in sample_docs for s in d.src[:2]], [d.docid for d in sample_docs for _ in d.src[:2]])
     (tmp_path / "talks.en").write_text("\n".join("".join(s + "\n" for s in d.src) for d in docs), encoding="utf-8")
     printed = []
     for command in commands:
@@ -361,13 +361,13 @@ def test_the_manuals_commands_check_and_translate_a_causal_lm_as_the_python_api(
         "\n".join("".join(s + "\n" for s in d) for d in expected)
 
 
-def test_forced_scoring_with_the_cache_equals_it_without(llama_model, test_docs):
+def test_forced_scoring_with_the_cache_equals_it_without(llama_model, sample_docs):
     """The searcher's score_forced (perplexity, CXMI): the same log-probs with the reused cache as without, and a
     model's own score of the window's last sentence."""
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
     from docnmt.interface import Request
 
-    doc = test_docs[0]
+    doc = sample_docs[0]
     model = llama_model
     requests = [Request(model.encode(" <sep> ".join(doc.src[max(0, i - 2):i + 1]), source=True),
                         model.encode(" <sep> ".join(doc.ref[max(0, i - 2):i]) + " <sep>")[:-1] if i else [])
@@ -381,19 +381,19 @@ def test_forced_scoring_with_the_cache_equals_it_without(llama_model, test_docs)
     assert window.logprob == pytest.approx(cached[2].logprob, abs=1e-4)
 
 
-def test_epsilon_samples_are_reproducible_under_a_seed(llama_model, test_docs):
+def test_epsilon_samples_are_reproducible_under_a_seed(llama_model, sample_docs):
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
     from docnmt.decode.sampling import Sampler
 
     searcher = CausalLMSearcher(llama_model, beam=1, max_new_tokens=30)
-    docs = test_docs[:1]
+    docs = sample_docs[:1]
     first = REGISTRY["sentence-level"](Decoder(Sampler(searcher, 3, 0.02, 7), k=3, h=2), docs)
     again = REGISTRY["sentence-level"](Decoder(Sampler(searcher, 3, 0.02, 7), k=3, h=2), docs)
     assert first == again and len(first[0]) == len(docs[0])
 
 
 def test_the_oldest_context_turns_are_dropped_where_the_conversation_outgrows_the_context_window(tiny_llama,
-                                                                                               test_docs):
+                                                                                               sample_docs):
     """With the document as context, a conversation longer than the model's window loses its oldest turns (counted
     as truncated), as a concatenation model's window its oldest sentences."""
     from docnmt.decode.backends import load_model
@@ -403,13 +403,13 @@ def test_the_oldest_context_turns_are_dropped_where_the_conversation_outgrows_th
     model.max_positions = 220
     searcher = CausalLMSearcher(model, beam=1, max_new_tokens=20)
     recording = Recording(searcher)
-    decoder = Decoder(searcher, k=len(test_docs[0]), h=2)
-    REGISTRY["cheating"](decoder, test_docs[:1])
+    decoder = Decoder(searcher, k=len(sample_docs[0]), h=2)
+    REGISTRY["cheating"](decoder, sample_docs[:1])
     assert decoder.stats.context_truncated > 0
     for request, _ in recording.seen:
         assert model.fits(request.source, request.prefix)
     longest = max(len(model.sentences(r.source)) for r, _ in recording.seen)
-    assert 1 < longest < len(test_docs[0])
+    assert 1 < longest < len(sample_docs[0])
 
 
 def test_a_context_longer_than_its_earlier_sources_is_joined_into_the_first_turn():
@@ -565,14 +565,14 @@ def test_the_prefix_cache_finds_the_longest_shared_prefix_holds_views_and_keeps_
     assert held.peak == one * 65
 
 
-def test_a_small_cache_limit_changes_no_output_and_holds_within_it(llama_model, test_docs):
+def test_a_small_cache_limit_changes_no_output_and_holds_within_it(llama_model, sample_docs):
     """doc-trans with a prefix cache of a few prompts: the same translations as without a cache, the cache's bytes
     never over the limit (cache_bytes_peak), fewer tokens read from the cache than with the default limit."""
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
 
     def run(**options):
         searcher = CausalLMSearcher(llama_model, beam=1, max_new_tokens=40, **options)
-        out = REGISTRY["doc-trans"](Decoder(searcher, k=3, h=1, doc_trans_mode="sequential"), test_docs)
+        out = REGISTRY["doc-trans"](Decoder(searcher, k=3, h=1, doc_trans_mode="sequential"), sample_docs)
         return out, searcher
 
     plain, _ = run(reuse_cache=False)
@@ -612,7 +612,7 @@ def test_the_cache_limit_is_an_option_of_the_causal_lms_only(tiny_llama, tmp_pat
 
 
 # ---- log-probabilities at a stop string ----------------------------------------------------------------------------
-def test_an_answer_stopped_by_a_stop_string_has_the_log_prob_of_its_own_tokens(tiny_qwen2_base, test_docs,
+def test_an_answer_stopped_by_a_stop_string_has_the_log_prob_of_its_own_tokens(tiny_qwen2_base, sample_docs,
                                                                                monkeypatch):
     """A base model's plain template ends an answer with a stop string (a blank line). In a batch, generate fills a
     row that stopped with pad tokens while the others go on, and this model's pad token is an end token. The
@@ -644,7 +644,7 @@ def test_an_answer_stopped_by_a_stop_string_has_the_log_prob_of_its_own_tokens(t
         return found
 
     monkeypatch.setattr(searcher, "generate", paired)
-    requests = [Request(model.encode(s, source=True), []) for d in test_docs for s in d.src]
+    requests = [Request(model.encode(s, source=True), []) for d in sample_docs for s in d.src]
     searcher.search(requests)
     searcher.sample(requests[0], 6, 0.02, seed=3)
     assert len(pairs) == len(requests) + 6

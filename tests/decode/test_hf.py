@@ -29,7 +29,7 @@ def marian(hf_marian):
 
 
 @pytest.fixture(scope="module")
-def test_docs():
+def sample_docs():
     import hfmodel
 
     return hfmodel.demo_documents()[1]
@@ -77,11 +77,11 @@ def same(a, b, tolerance=1e-4) -> bool:
 
 
 @pytest.mark.parametrize("beam,lenpen,early_stopping", [(4, 1.0, True), (4, 1.0, False), (3, 0.6, "never")])
-def test_empty_context_search_equals_generate_on_every_demo_test_sentence(marian, test_docs, beam, lenpen,
+def test_empty_context_search_equals_generate_on_every_demo_test_sentence(marian, sample_docs, beam, lenpen,
                                                                          early_stopping):
     from docnmt.decode.backends.transformers.model import HFSearcher
 
-    sentences = [s for doc in test_docs for s in doc.src]
+    sentences = [s for doc in sample_docs for s in doc.src]
     assert len(sentences) >= 30
     searcher = HFSearcher(marian, beam=beam, lenpen=lenpen, early_stopping=early_stopping, max_new_tokens=MAX_NEW,
                           batch_size=16)
@@ -91,12 +91,12 @@ def test_empty_context_search_equals_generate_on_every_demo_test_sentence(marian
     assert same(mine, theirs), [n for n, (a, b) in enumerate(zip(mine, theirs)) if a != b][:5]
 
 
-def test_forced_context_search_equals_generate_with_decoder_input_ids(marian, test_docs):
+def test_forced_context_search_equals_generate_with_decoder_input_ids(marian, sample_docs):
     from docnmt.decode.backends.transformers.model import HFSearcher
 
     searcher = HFSearcher(marian, beam=4, lenpen=1.0, early_stopping=True, max_new_tokens=MAX_NEW)
     checked = 0
-    for doc in test_docs:
+    for doc in sample_docs:
         for i in range(2, len(doc)):
             source = marian.encode(" <sep> ".join(doc.src[i - 2:i + 1]), source=True)
             context = marian.encode(" <sep> ".join(doc.tgt[i - 2:i]) + " <sep>")[:-1]
@@ -108,11 +108,11 @@ def test_forced_context_search_equals_generate_with_decoder_input_ids(marian, te
     assert checked >= 10
 
 
-def test_forced_scoring_gives_the_searchs_own_log_probability(marian, test_docs):
+def test_forced_scoring_gives_the_searchs_own_log_probability(marian, sample_docs):
     from docnmt.decode.backends.transformers.model import HFSearcher
 
     searcher = HFSearcher(marian, beam=4, early_stopping=True, max_new_tokens=MAX_NEW)
-    doc = test_docs[0]
+    doc = sample_docs[0]
     requests = [Request(marian.encode(" <sep> ".join(doc.src[:2]), source=True),
                         marian.encode(doc.tgt[0] + " <sep>")[:-1]),
                 Request(marian.encode(doc.src[0], source=True))]
@@ -133,18 +133,18 @@ def decode(model, strategy, docs, h=12, mode="sequential"):
     return out, decoder
 
 
-def documents(test_docs, first_pass=None):
+def documents(sample_docs, first_pass=None):
     from docnmt.decode.documents import group
 
-    src = [s for d in test_docs for s in d.src]
-    ref = [t for d in test_docs for t in d.tgt]
-    ids = [d.docid for d in test_docs for _ in d.src]
+    src = [s for d in sample_docs for s in d.src]
+    ref = [t for d in sample_docs for t in d.tgt]
+    ids = [d.docid for d in sample_docs for _ in d.src]
     return group(src, ids, ref, first_pass)
 
 
-def short_documents(test_docs, count: int, sentences: int):
+def short_documents(sample_docs, count: int, sentences: int):
     """The first ``count`` test documents (:func:`documents`), each cut to its first ``sentences`` sentences."""
-    docs = documents(test_docs[:count])
+    docs = documents(sample_docs[:count])
     for d in docs:
         d.src[:], d.ref[:], d.lines[:] = d.src[:sentences], d.ref[:sentences], d.lines[:sentences]
     return docs
@@ -160,21 +160,21 @@ def write_test_set(docs, folder: Path) -> dict[str, Path]:
     return files
 
 
-def test_doc_trans_beam_with_h1_equals_doc_trans(marian, test_docs):
-    docs = documents(test_docs)
+def test_doc_trans_beam_with_h1_equals_doc_trans(marian, sample_docs):
+    docs = documents(sample_docs)
     assert decode(marian, "doc-trans-beam", docs, h=1)[0] == decode(marian, "doc-trans", docs)[0]
 
 
-def test_parallel_doc_trans_equals_sequential(marian, test_docs):
-    first = [s for doc in decode(marian, "sentence-level", documents(test_docs))[0] for s in doc]
-    docs = documents(test_docs, first_pass=first)
+def test_parallel_doc_trans_equals_sequential(marian, sample_docs):
+    first = [s for doc in decode(marian, "sentence-level", documents(sample_docs))[0] for s in doc]
+    docs = documents(sample_docs, first_pass=first)
     sequential = decode(marian, "doc-trans", docs)[0]
     parallel, decoder = decode(marian, "doc-trans", docs, mode="parallel")
     assert parallel == sequential and decoder.stats.converged
 
 
-def test_every_strategy_translates_text_in_and_text_out(marian, test_docs):
-    docs = documents(test_docs[:2])
+def test_every_strategy_translates_text_in_and_text_out(marian, sample_docs):
+    docs = documents(sample_docs[:2])
     for strategy in ("no-context", "full-segment", "last-sentence", "first-sentence", "cheating", "doc-trans"):
         out, _ = decode(marian, strategy, docs)
         assert all(isinstance(s, str) and "<brk>" not in s and "</s>" not in s for doc in out for s in doc), strategy
@@ -246,12 +246,12 @@ def test_a_language_token_model_starts_the_decoder_with_its_target_language(m2m1
     assert "__de__" not in tokens(m2m100.encode("Hallo. <sep> Wie geht es?"))
 
 
-def test_a_language_token_model_searches_as_generate_after_its_prompt(m2m100, test_docs):
+def test_a_language_token_model_searches_as_generate_after_its_prompt(m2m100, sample_docs):
     """With and without a target context: generate(decoder_input_ids=[</s>, __de__, context...])."""
     from docnmt.decode.backends.transformers.model import HFSearcher
 
     searcher = HFSearcher(m2m100, beam=3, lenpen=1.0, early_stopping=True, max_new_tokens=MAX_NEW)
-    doc = test_docs[1]
+    doc = sample_docs[1]
     sentences = doc.src[:6]
     mine = ours(searcher, [Request(m2m100.encode(s, source=True)) for s in sentences])
     theirs = generate(m2m100, sentences, 3, 1.0, True, prompts=[m2m100.prompt] * len(sentences))
@@ -274,7 +274,7 @@ def test_missing_or_unknown_language_codes_are_errors_naming_the_folder(m2m100):
     assert str(m2m100.folder) in str(error.value)
 
 
-def test_the_manuals_python_blocks_run_on_the_tiny_model(hf_marian, test_docs, tmp_path, monkeypatch):
+def test_the_manuals_python_blocks_run_on_the_tiny_model(hf_marian, sample_docs, tmp_path, monkeypatch):
     """docs/own-models.md's two Python blocks for a Hugging Face model, as written, in a folder where
     `my-opus-mt-en-de` and `my-doc-model` are the tiny Marian model's folder: adding the separator leaves it one
     token of the tokenizer with an embedding row per token; the decoding example translates `sentences` (two test
@@ -295,7 +295,7 @@ def test_the_manuals_python_blocks_run_on_the_tiny_model(hf_marian, test_docs, t
     assert tokenizer.tokenize("Hello. <brk> Bye.").count("<brk>") == 1
     assert tokenizer.convert_tokens_to_ids("<brk>") != tokenizer.unk_token_id
     assert model.get_input_embeddings().weight.shape[0] == len(tokenizer)
-    docs = short_documents(test_docs, 2, 5)
+    docs = short_documents(sample_docs, 2, 5)
     namespace = {"sentences": [s for d in docs for s in d.src], "docids": [d.docid for d in docs for _ in d.src]}
     exec(decoding, namespace)  # noqa: S102
     translations = namespace["translations"]
@@ -305,16 +305,16 @@ def test_the_manuals_python_blocks_run_on_the_tiny_model(hf_marian, test_docs, t
 
 
 # ---- the CLIs: checks and translate with --backend transformers ---------------------------------------------------
-def test_the_checks_of_a_transformers_folder_report_what_they_found(hf_marian, test_docs, tmp_path):
+def test_the_checks_of_a_transformers_folder_report_what_they_found(hf_marian, sample_docs, tmp_path):
     from docnmt.decode.backends.transformers.checks import check_transformers_model
 
     sample = tmp_path / "sample.en"
-    sample.write_text("".join(s + "\n" for d in test_docs for s in d.src), encoding="utf-8")
+    sample.write_text("".join(s + "\n" for d in sample_docs for s in d.src), encoding="utf-8")
     report = check_transformers_model(hf_marian, "document", "<brk>", 3, sample=[sample])
     assert report["backend"] == "transformers" and report["model_type"] == "marian"
     assert report["separator"] == "<brk>" and report["k"] == 3 and report["language_token"] is None
     assert report["vocabulary"] <= report["embeddings"] and report["max_positions"] == 128
-    assert report["sample"]["lines"] == sum(len(d) for d in test_docs) and 0 < report["sample"]["longest"] <= 128
+    assert report["sample"]["lines"] == sum(len(d) for d in sample_docs) and 0 < report["sample"]["longest"] <= 128
 
 
 def test_each_failing_check_of_a_transformers_folder_is_one_line_naming_it(hf_marian, m2m100, tmp_path,
@@ -373,7 +373,7 @@ def write_talks(docs, path: Path) -> Path:
 
 
 def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_python_api(marian, hf_marian,
-                                                                                          test_docs, tmp_path):
+                                                                                          sample_docs, tmp_path):
     """docs/own-models.md's two commands for a Hugging Face model, as a user types them: after the activation line,
     in a fresh shell, from a folder outside the checkout (with a space), with no PYTHONPATH. The check passes, and
     doc-trans gives, document for document, the Python API's translations with the same settings."""
@@ -394,7 +394,7 @@ def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_py
     work = tmp_path / "my project"
     work.mkdir()
     (work / "my-doc-model").symlink_to(hf_marian, target_is_directory=True)
-    docs = short_documents(test_docs, 2, 5)
+    docs = short_documents(sample_docs, 2, 5)
     write_talks(docs, work / "talks.en")
     env = {"HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin",
            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
@@ -412,13 +412,13 @@ def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_py
     assert (work / "talks.de").read_text(encoding="utf-8") == "\n".join("".join(s + "\n" for s in d) for d in expected)
 
 
-def test_translate_2_pass_on_a_language_token_model(m2m100, test_docs, tmp_path, capsys):
+def test_translate_2_pass_on_a_language_token_model(m2m100, sample_docs, tmp_path, capsys):
     """M2M100 as both models (first pass and 2-pass), its language codes as --src-lang/--tgt-lang; the Moses and
     BPE options are refused for a transformers model."""
     from docnmt.decode.backends.transformers.model import HFSearcher
     from docnmt.decode.translate import main
 
-    docs = short_documents(test_docs, 1, 4)
+    docs = short_documents(sample_docs, 1, 4)
     talks = write_talks(docs, tmp_path / "talk.en")
     folder = str(m2m100.folder)
     models = ["--document-model", folder, "--sentence-model", folder, "--separator", "<brk>"]
@@ -436,7 +436,7 @@ def test_translate_2_pass_on_a_language_token_model(m2m100, test_docs, tmp_path,
         assert "not for --backend transformers" in capsys.readouterr().err
 
 
-def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(marian, hf_marian, test_docs,
+def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(marian, hf_marian, sample_docs,
                                                                               tmp_path):
     """docnmt-decode --backend transformers (cheating, the reference as context): the Python API's hypotheses, the
     same plain text in both outputs, and the backend in the sidecar and its signature."""
@@ -445,13 +445,13 @@ def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(mar
     from docnmt.decode.cli import main
     from docnmt.decode.backends.transformers.model import HFSearcher
 
-    files = write_test_set(short_documents(test_docs, 2, 4), tmp_path)
+    files = write_test_set(short_documents(sample_docs, 2, 4), tmp_path)
     out = {ext: tmp_path / f"cheating.{ext}" for ext in ("bpe", "txt", "json")}
     assert main(["--backend", "transformers", "--strategy", "cheating", "--model", str(hf_marian),
                  "--src", str(files["src"]), "--ref", str(files["ref"]), "--docids", str(files["docids"]),
                  "--separator", "<brk>", "--beam", "3", "--k", "3", "--device", "cpu", "--tgt-lang", "de",
                  "--output-bpe", str(out["bpe"]), "--output", str(out["txt"]), "--sidecar", str(out["json"])]) == 0
-    expected = REGISTRY["cheating"](Decoder(HFSearcher(marian, beam=3), k=3, h=12), short_documents(test_docs, 2, 4))
+    expected = REGISTRY["cheating"](Decoder(HFSearcher(marian, beam=3), k=3, h=12), short_documents(sample_docs, 2, 4))
     written = out["bpe"].read_text(encoding="utf-8").splitlines()
     assert written == [s for d in expected for s in d]
     assert out["txt"].read_text(encoding="utf-8").splitlines() == written
@@ -464,14 +464,14 @@ def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(mar
     ("fairseq", None, "a fairseq model needs its data folder (--data), or use --backend transformers"),
     ("transformers", "bin", "a data folder is for fairseq models; --backend transformers takes a Hugging Face seq2seq"),
 ])
-def test_a_model_without_the_data_folder_its_backend_needs_is_a_usage_error_naming_it(test_docs, tmp_path, capsys,
+def test_a_model_without_the_data_folder_its_backend_needs_is_a_usage_error_naming_it(sample_docs, tmp_path, capsys,
                                                                                     backend, data, message):
     """The decode CLI and the scorers load their model through backends.model_from_args: a fairseq checkpoint
     without --data, or a transformers folder with one, stops before anything is loaded, naming the path."""
     from docnmt.decode.cli import main
     from docnmt.score import perplexity
 
-    files = write_test_set(short_documents(test_docs, 1, 2), tmp_path)
+    files = write_test_set(short_documents(sample_docs, 1, 2), tmp_path)
     model = tmp_path / "model"
     extra = [] if data is None else ["--data", str(tmp_path / data)]
     named = model if data is None else tmp_path / data
@@ -493,7 +493,7 @@ def test_a_model_without_the_data_folder_its_backend_needs_is_a_usage_error_nami
 
 
 def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_scoring(marian, hf_marian,
-                                                                                        test_docs, tmp_path):
+                                                                                        sample_docs, tmp_path):
     """docnmt-perplexity and docnmt-cxmi with --backend transformers: the reference's perplexity and CXMI equal
     those from HFModel.score, one teacher-forced pass over each whole window (another code path than the CLIs'
     prefilled context)."""
@@ -502,7 +502,7 @@ def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_s
 
     from docnmt.score import cxmi, perplexity
 
-    docs = short_documents(test_docs, 2, 5)
+    docs = short_documents(sample_docs, 2, 5)
     files = write_test_set(docs, tmp_path)
     model = ["--backend", "transformers", "--model", str(hf_marian), "--separator", "<brk>", "--k", "3"]
     assert perplexity.main([*model, "--level", "document", "--src", str(files["src"]), "--docids",
@@ -532,11 +532,11 @@ def test_perplexity_and_cxmi_clis_score_a_transformers_model_as_its_own_forced_s
 
 @pytest.mark.trains  # its model fixture comes from request.getfixturevalue
 @pytest.mark.parametrize("which", ["marian", "m2m100"])
-def test_a_prefix_and_its_continuation_are_the_tokens_of_the_joined_text(which, request, test_docs):
+def test_a_prefix_and_its_continuation_are_the_tokens_of_the_joined_text(which, request, sample_docs):
     """The forced context (sentences, each followed by the separator) and the sentence after it tokenize as the
     joined window does, as the model saw it in training: no token of the context's trailing space."""
     model = request.getfixturevalue(which)
-    doc = test_docs[1]
+    doc = sample_docs[1]
     for i in range(1, 4):
         context, sentence = doc.tgt[max(0, i - 2):i], doc.tgt[i]
         prefix = model.encode(" <sep> ".join(context) + " <sep>")[:-1]
@@ -545,7 +545,7 @@ def test_a_prefix_and_its_continuation_are_the_tokens_of_the_joined_text(which, 
 
 
 def test_contrapro_accuracy_cli_scores_a_transformers_model_as_its_own_forced_scoring(marian, hf_marian,
-                                                                                       test_docs, tmp_path):
+                                                                                       sample_docs, tmp_path):
     """docnmt.score.contrastive --backend transformers on ContraPro-format examples made of demo sentences: each
     example's decision is the comparison of HFModel.score's log-probabilities of the window with each candidate."""
     import json
@@ -553,7 +553,7 @@ def test_contrapro_accuracy_cli_scores_a_transformers_model_as_its_own_forced_sc
     from docnmt.corpora.contrapro import Example
     from docnmt.score import contrastive
 
-    doc = max(test_docs, key=len)
+    doc = max(sample_docs, key=len)
     src, tgt = doc.src[:6], doc.tgt[:6]
     assert len(src) == 6
     (tmp_path / "contrapro.en").write_text("".join(s + "\n" for s in src), encoding="utf-8")

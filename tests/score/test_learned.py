@@ -279,7 +279,9 @@ def test_scores_equal_comet_scores_for_comet_doc_comet_and_qe_offline(tiny_comet
     assert segments[("Doc-COMET[tiny-da]", "doc-trans")] == pytest.approx(by_segment, abs=1e-6)
     assert result["systems"]["doc-trans"]["Doc-COMET[tiny-da]"]["score"] == pytest.approx(system, abs=1e-6)
     assert by_segment != pytest.approx(segments[("COMET[tiny-da]", "doc-trans")], abs=1e-6)  # context matters
-    assert result["paired_bootstrap"]["sentence-level"]["systems"]["doc-trans"]["COMET[tiny-da]"]["p_value"] >= 0
+    compared = result["paired_bootstrap"]["sentence-level"]["systems"]["doc-trans"]["COMET[tiny-da]"]
+    assert 0 < compared["p_value"] <= 1  # sacrebleu's p-value is at least 1/(n+1)
+    assert compared["significant"] == (compared["p_value"] < 0.05 and not compared["identical_to_baseline"])
 
 
 def test_qe_reranking_and_comet_mbr_choose_what_brute_force_with_comet_score_chooses(tiny_comet, files):

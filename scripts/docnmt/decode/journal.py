@@ -13,8 +13,9 @@ its chunk size), so its output is the same, byte for byte.
 
 The journal's first line is its key: everything that changes the output (:func:`decode_key`: the model's and the
 inputs' checksums, the strategy and the search settings, the package version). A journal with another key is
-replaced, and the decode says so in one line naming what differs. A line cut short by the kill is dropped. The
-journal is removed when the decode has written its outputs.
+replaced, and the decode says so in one line naming what differs. A file that is no journal at all is refused and
+left as it is. A line cut short by the kill is dropped. The journal is removed when the decode has written its
+outputs.
 
 The cost counters of the chunks read from the journal are counted apart (:attr:`JournaledSearcher.resumed`) and
 added to the totals, so that the sidecar's cost is that of one decode.
@@ -37,6 +38,8 @@ CHUNK = 256
 #: The counters a chunk records, beside a prompting searcher's ``prompt_counters()``.
 COUNTERS = ("decoder_positions", "forward_calls", "oom_splits")
 FORMAT = "docnmt-decode-journal/1"
+#: how a journal's first line begins (its header, :class:`Journal`)
+HEADER_START = json.dumps({"format": FORMAT})[:-1].encode("utf-8")
 
 
 def decode_key(strategy: str, inputs: dict[str, Any], settings: dict[str, Any]) -> dict:
@@ -84,6 +87,7 @@ class Journal:
         self.records: dict[tuple[int, int], dict] = {}
         self.appended = 0
         self.enabled = True
+        self._refuse_foreign()
         header, records, valid = self._read()
         if header is not None and header.get("key") == key:
             self.chunk = int(header["chunk"])
@@ -98,6 +102,19 @@ class Journal:
                       " differ): starting afresh", flush=True)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._write("w", {"format": FORMAT, "key": key, "chunk": self.chunk})
+
+    def _refuse_foreign(self) -> None:
+        """An InputError naming the file where it exists and is not a journal (a file given as ``--journal`` by
+        mistake): it is left as it is. An empty file, or a journal's first line cut short, is a journal's."""
+        from ..textio import InputError
+
+        if not self.path.is_file():
+            return
+        with open(self.path, "rb") as handle:
+            start = handle.read(len(HEADER_START))
+        if start and not (start.startswith(HEADER_START) or HEADER_START.startswith(start)):
+            raise InputError(self.path, f"expected a decode's resume journal ({FORMAT}) or no file, found another "
+                                        "file: left as it is (give --journal a path of its own)")
 
     def _read(self) -> tuple[dict | None, list[dict], int]:
         """The header, the complete records, and the bytes they take; (None, [], 0) for no or a foreign file."""
