@@ -192,3 +192,76 @@ def test_two_searchers_of_one_served_model_count_their_own_tokens():
                                        "api_requests": 2, "retries": 0}
     assert second.prompt_counters()["api_requests"] == 1
     assert (second.decoder_positions, second.forward_calls) == (100 - 40 + 10, 1)
+
+
+class TokenizeServer:
+    """A loopback server of vLLM's ``POST /tokenize`` alone: it answers with the statuses of ``failures`` first,
+    then ``{"count": 5}``; ``.calls`` counts the requests."""
+
+    def __init__(self, failures):
+        import http.server
+        import json
+        import threading
+
+        owner = self
+        self.failures, self.calls = list(failures), 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (the http.server name)
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                owner.calls += 1
+                status = owner.failures.pop(0) if owner.failures else 200
+                body = json.dumps({"count": 5} if status == 200 else {"error": {"message": f"status {status}"}})
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("failures, counts, calls", [
+    ([503], True, 2),  # one 503: retried, then the server counts
+    ([404], False, 1),  # no /tokenize on this server: the estimate, asked no more
+])
+def test_the_token_count_probe_retries_a_passing_failure_and_remembers_a_refusal(failures, counts, calls):
+    """Issue 57, fault 2: the probe ran once without retries and cached any failure, so one 503 switched the run to
+    the byte estimate (other truncations, other outputs under the same journal key)."""
+    from docnmt.decode.backends.openai.endpoint import Settings
+    from docnmt.decode.backends.openai.model import ServedModel
+
+    server = TokenizeServer(failures)
+    try:
+        model = ServedModel("tiny", Settings.of(server.url, retry_backoff=0.01, max_retries=2), src_lang="en",
+                            tgt_lang="de")
+        assert model.counts_tokens() is counts
+        assert model.counts_tokens() is counts and server.calls == calls
+    finally:
+        server.close()
+
+
+def test_a_token_count_probe_that_keeps_failing_stops_the_decode_instead_of_switching_to_the_estimate():
+    from docnmt.decode.backends.openai.endpoint import EndpointError, Settings
+    from docnmt.decode.backends.openai.model import ServedModel
+
+    server = TokenizeServer([503, 503, 503])
+    try:
+        model = ServedModel("tiny", Settings.of(server.url, retry_backoff=0.01, max_retries=2), src_lang="en",
+                            tgt_lang="de")
+        with pytest.raises(EndpointError, match="gave up after 2 retries: 503"):
+            model.counts_tokens()
+        assert model._counts_tokens is None and server.calls == 3
+        assert model.counts_tokens() is True, "asked again, once the server answers"
+    finally:
+        server.close()

@@ -67,7 +67,11 @@ class Settings:
 
 
 class EndpointError(RequestError):
-    """A request the endpoint did not answer: one line naming the endpoint, the request and the last error."""
+    """A request the endpoint did not answer: one line naming the endpoint, the request and the last error.
+    ``transient``: the last error was of a kind that is retried (:func:`retried`: the server may answer later), not
+    a refusal."""
+
+    transient = False
 
 
 def describe(err: BaseException) -> str:
@@ -177,7 +181,9 @@ class Endpoint:
         if isinstance(err, openai.AuthenticationError):
             what += f" ({self.key_hint()})"
         given_up = f"gave up after {tries} retries: " if tries else ""
-        return EndpointError(self.name, f"{given_up}{what}", line)
+        error = EndpointError(self.name, f"{given_up}{what}", line)
+        error.transient = retried(err)
+        return error
 
     def count(self, usage) -> None:
         """Adds a response's ``usage`` to the counters."""

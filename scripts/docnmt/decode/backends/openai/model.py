@@ -119,12 +119,17 @@ class ServedModel:
         return sum(len(m["content"].encode("utf-8")) + MESSAGE_TOKENS for m in messages) + MESSAGE_TOKENS
 
     def counts_tokens(self) -> bool:
-        """Whether the server counts a conversation's tokens (vLLM's ``/tokenize``), asked once."""
+        """Whether the server counts a conversation's tokens (vLLM's ``/tokenize``), asked once with the request
+        retries: a server that refuses it (404, ...) does not, for the rest of the run; one that keeps failing for
+        a passing reason (429, 5xx, a timeout) raises its :class:`EndpointError`, as a request would, instead of
+        switching the run to the estimate (which would change what is truncated under the same journal)."""
         if self._counts_tokens is None:
             try:
-                self.endpoint.token_count([{"role": "user", "content": "x"}], True, retries=0)
+                self.endpoint.token_count([{"role": "user", "content": "x"}], True)
                 self._counts_tokens = True
-            except EndpointError:
+            except EndpointError as err:
+                if err.transient:
+                    raise
                 self._counts_tokens = False
         return self._counts_tokens
 
