@@ -195,23 +195,38 @@ def test_two_searchers_of_one_served_model_count_their_own_tokens():
 
 
 class TokenizeServer:
-    """A loopback server of vLLM's ``POST /tokenize`` alone: it answers with the statuses of ``failures`` first,
-    then ``{"count": 5}``; ``.calls`` counts the requests."""
+    """A loopback server of an OpenAI-compatible endpoint's ``POST`` calls: vLLM's ``/tokenize`` (``{"count": 5}``)
+    and ``/v1/chat/completions`` (the user message's first word, upper-cased). It answers with the statuses of
+    ``failures`` first, and with a 400 to a message that holds ``refuse``; ``.calls`` counts the requests,
+    ``.asked`` the chat requests' last messages."""
 
-    def __init__(self, failures):
+    def __init__(self, failures, refuse: str | None = None):
         import http.server
         import json
         import threading
 
         owner = self
-        self.failures, self.calls = list(failures), 0
+        self.failures, self.calls, self.asked = list(failures), 0, []
+
+        def answer(path: str, request: dict) -> tuple[int, dict]:
+            if path.endswith("/tokenize"):
+                return 200, {"count": 5}
+            content = request["messages"][-1]["content"]
+            owner.asked.append(content)
+            if refuse is not None and refuse in content:
+                return 400, {"error": {"message": "refused"}}
+            return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": request["model"],
+                         "choices": [{"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant", "content": content.split()[0].upper()}}],
+                         "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (the http.server name)
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 owner.calls += 1
                 status = owner.failures.pop(0) if owner.failures else 200
-                body = json.dumps({"count": 5} if status == 200 else {"error": {"message": f"status {status}"}})
+                found = answer(self.path, request) if status == 200 else (status, {"error": {"message": "failed"}})
+                status, body = found[0], json.dumps(found[1])
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -265,3 +280,40 @@ def test_a_token_count_probe_that_keeps_failing_stops_the_decode_instead_of_swit
         assert model.counts_tokens() is True, "asked again, once the server answers"
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_failed_served_request_keeps_the_answered_requests_of_its_chunk_in_the_journal(tmp_path, concurrency):
+    """Issue 57, fault 3: Endpoint.map raised before the chunk's journal line was written, so every answered (and
+    paid) request of the chunk was asked again on the rerun. Now they are journaled; the rerun asks for the rest."""
+    from docnmt.decode.backends.openai.endpoint import EndpointError, Settings
+    from docnmt.decode.backends.openai.model import ServedModel, ServedSearcher
+    from docnmt.decode.journal import Journal, JournaledSearcher
+    from docnmt.interface import Request
+
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    key = {"strategy": "sentence-level", "inputs": {}, "settings": {}, "version": "x"}
+    journal = tmp_path / "decode.journal"
+    server = TokenizeServer([], refuse="delta")
+    try:
+        model = ServedModel("tiny", Settings.of(server.url, max_concurrency=concurrency, max_retries=0),
+                            src_lang="en", tgt_lang="de")
+        requests = [Request(model.encode(f"{word} one", source=True), line=n) for n, word in enumerate(words)]
+        with pytest.raises(EndpointError, match="400 refused"):
+            JournaledSearcher(ServedSearcher(model), Journal(journal, key)).search(requests)
+        first = list(server.asked)
+        server.asked.clear()
+    finally:
+        server.close()
+    again = TokenizeServer([])
+    try:
+        model = ServedModel("tiny", Settings.of(again.url, max_concurrency=concurrency), src_lang="en", tgt_lang="de")
+        searcher = JournaledSearcher(ServedSearcher(model), Journal(journal, key))
+        found = searcher.search(requests)
+    finally:
+        again.close()
+    assert [model.decode(nbest[0].tokens) for nbest in found] == [word.upper() for word in words]
+    answered = [content for content in first if "delta" not in content]
+    assert answered and not set(again.asked) & set(answered), "no answered request is asked again"
+    assert len(answered) + len(again.asked) == len(words)
+    assert searcher.resumed["requests"] == len(answered) and searcher.resumed["chunks"] == 0

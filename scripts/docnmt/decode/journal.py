@@ -17,6 +17,9 @@ replaced, and the decode says so in one line naming what differs. A file that is
 left as it is. A line cut short by the kill is dropped. The journal is removed when the decode has written its
 outputs.
 
+A search that fails with some of its requests answered (a served model's requests, each paid for) leaves a partial
+record of those, and the rerun asks only for the others.
+
 The cost counters of the chunks read from the journal are counted apart (:attr:`JournaledSearcher.resumed`) and
 added to the totals, so that the sidecar's cost is that of one decode.
 """
@@ -144,10 +147,15 @@ class Journal:
         return record if record is not None and record["digest"] == digest else None
 
     def append(self, call: int, chunk: int, digest: str, hyps: list[list[Hypothesis]], counters: dict,
-               seconds: float) -> None:
-        """Record a searched chunk (synced to disk before this returns)."""
+               seconds: float, partial: dict[int, list[Hypothesis]] | None = None) -> None:
+        """Record a searched chunk (synced to disk before this returns); ``partial``: only these of its requests
+        (by their index in the chunk) were answered before the search failed. A later record of the same chunk
+        takes the place of an earlier one."""
         entry = {"call": call, "chunk": chunk, "digest": digest, "counters": counters, "seconds": seconds,
-                 "hyps": [[[h.tokens, h.score, h.logprob, h.complete] for h in nbest] for nbest in hyps]}
+                 "hyps": [_saved(nbest) for nbest in hyps]}
+        if partial is not None:
+            entry["partial"] = {str(index): _saved(nbest) for index, nbest in sorted(partial.items())}
+        self.records[(call, chunk)] = entry
         self._write("a", entry)
         self.appended += 1
 
@@ -174,6 +182,17 @@ class Journal:
     def finish(self) -> None:
         """The decode's outputs are written: the journal is no longer needed."""
         self.path.unlink(missing_ok=True)
+
+
+def _saved(nbest: list[Hypothesis]) -> list:
+    return [[h.tokens, h.score, h.logprob, h.complete] for h in nbest]
+
+
+def _partial(record: dict | None) -> dict[str, list[Hypothesis]]:
+    """A partial record's answered requests (index in its chunk -> n-best); none for no record."""
+    if record is None:
+        return {}
+    return {index: _hypotheses([saved])[0] for index, saved in record.get("partial", {}).items()}
 
 
 def _hypotheses(saved: list) -> list[list[Hypothesis]]:
@@ -225,20 +244,48 @@ class JournaledSearcher:
             part = [requests[i] for i in chosen]
             digest = requests_digest(part)
             record = self.journal.lookup(self.calls, number, digest)
-            if record is not None:
+            if record is not None and "partial" not in record:
                 found = _hypotheses(record["hyps"])
-                for name, value in record["counters"].items():
-                    self.resumed[name] = self.resumed.get(name, 0) + value
-                self.resumed["chunks"] += 1
-                self.resumed["requests"] += len(part)
-                self.resumed["seconds"] += record["seconds"]
+                self._resume(record, len(part))
             else:
-                before, begin = self._counters(), time.perf_counter()
-                found = self.searcher.search(part)
-                after = self._counters()
-                self.journal.append(self.calls, number, digest, found,
-                                    {name: after[name] - before[name] for name in after},
-                                    time.perf_counter() - begin)
+                found = self._searched(number, digest, part, record)
             for i, nbest in zip(chosen, found):
                 results[i] = nbest
         return results
+
+    def _resume(self, record: dict, requests: int) -> None:
+        """Counts a journal record's chunk (or its answered requests) as resumed."""
+        for name, value in record["counters"].items():
+            self.resumed[name] = self.resumed.get(name, 0) + value
+        self.resumed["chunks"] += "partial" not in record
+        self.resumed["requests"] += requests
+        self.resumed["seconds"] += record["seconds"]
+
+    def _searched(self, number: int, digest: str, part: list, record: dict | None) -> list:
+        """Chunk ``number`` searched and journaled: its requests that a partial ``record`` does not hold. Where the
+        search fails with some requests answered (a served model's, :meth:`..backends.openai.endpoint.Endpoint.map`:
+        ``answered``), those are journaled as a partial record before the error goes on, so that a rerun asks only
+        for the others."""
+        known = {int(i): nbest for i, nbest in _partial(record).items()}
+        if record is not None:
+            self._resume(record, len(known))
+        missing = [j for j in range(len(part)) if j not in known]
+        before, begin = self._counters(), time.perf_counter()
+
+        def cost() -> dict:
+            after = self._counters()
+            return {name: after[name] - before[name] for name in after}
+
+        try:
+            found = self.searcher.search([part[j] for j in missing]) if missing else []
+        except Exception as err:
+            answered = getattr(err, "answered", None)
+            if answered:
+                known.update({missing[j]: nbest for j, nbest in answered.items()})
+                self.journal.append(self.calls, number, digest, [], cost(), time.perf_counter() - begin,
+                                    partial=known)
+            raise
+        known.update(zip(missing, found))
+        self.journal.append(self.calls, number, digest, [known[j] for j in range(len(part))], cost(),
+                            time.perf_counter() - begin)
+        return [known[j] for j in range(len(part))]

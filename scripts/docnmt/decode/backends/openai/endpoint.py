@@ -259,19 +259,32 @@ class Endpoint:
     # ---- many at once -------------------------------------------------------------------
     def map(self, work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
         """``work(item)`` for every item, at most ``max_concurrency`` at once, the results in order; the first
-        error stops the rest (those not yet sent are not sent) and is raised."""
+        error stops the rest (those not yet sent are not sent) and is raised, with the results of the items that
+        were answered before it as its ``answered`` (item index -> result: requests paid for, which a resume
+        journal keeps, :class:`docnmt.decode.journal.JournaledSearcher`)."""
         if len(items) <= 1 or self.settings.max_concurrency == 1:
-            return [work(item) for item in items]
+            answered: dict[int, Any] = {}
+            for index, item in enumerate(items):
+                try:
+                    answered[index] = work(item)
+                except Exception as err:
+                    err.answered = answered  # type: ignore[attr-defined]
+                    raise
+            return [answered[index] for index in range(len(items))]
         with ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(items)),
                                 thread_name_prefix="docnmt-openai") as pool:
             futures = [pool.submit(work, item) for item in items]
-            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            _, pending = wait(futures, return_when=FIRST_EXCEPTION)
             for future in pending:  # an error came first: those not yet sent are not sent
                 future.cancel()
-            failed = next((f for f in futures if f in done and f.exception() is not None), None)
-            if failed is not None:
-                raise failed.exception()  # type: ignore[misc]
-            return [future.result() for future in futures]
+        # the pool has ended: the requests in flight at the error have come back too
+        failed = next((f for f in futures if not f.cancelled() and f.exception() is not None), None)
+        if failed is not None:
+            error = failed.exception()
+            error.answered = {index: future.result() for index, future in enumerate(futures)  # type: ignore
+                              if not future.cancelled() and future.exception() is None}
+            raise error  # type: ignore[misc]
+        return [future.result() for future in futures]
 
     def record(self) -> dict:
         """What the sidecar keeps of the endpoint (never the key): its URL, the model's name there and what the
