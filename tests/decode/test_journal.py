@@ -38,3 +38,49 @@ def test_a_journal_of_the_same_key_is_read_and_of_another_replaced(tmp_path, cap
     assert "1 chunks (1 requests) done before" in capsys.readouterr().out
     Journal(path, {**KEY, "settings": {"beam": 4}})
     assert "written for another decode (beam differ): starting afresh" in capsys.readouterr().out
+
+
+def test_the_model_is_keyed_by_a_fingerprint_of_its_model_files_read_in_part(tmp_path, monkeypatch):
+    """Issue 57, fault 5: the key hashed every file of a model folder, all of each (tens of GB for an LLM, at each
+    decode's start), and a stray file in the folder changed it. Now: the model's files, a large one by its size
+    and its first and last MiB."""
+    import builtins
+
+    from docnmt.decode.journal import decode_key
+    from docnmt.textio import FINGERPRINT_BYTES
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama"}', encoding="utf-8")
+    weights = folder / "model.safetensors"
+    weights.write_bytes(bytes(range(256)) * (40 * FINGERPRINT_BYTES // 256))
+    key = decode_key("doc-trans", {"model": folder}, {})
+    read = []
+    opened = builtins.open
+
+    def counting(file, mode="r", *args, **kwargs):
+        handle = opened(file, mode, *args, **kwargs)
+        if "b" in mode and str(file).endswith(".safetensors"):
+            original = handle.read
+            handle.read = lambda n=-1: read.append(len(data := original(n))) or data
+        return handle
+
+    monkeypatch.setattr(builtins, "open", counting)
+    assert decode_key("doc-trans", {"model": folder}, {}) == key
+    monkeypatch.setattr(builtins, "open", opened)
+    assert sum(read) == 2 * FINGERPRINT_BYTES, "the 40 MiB weights: their first and last MiB only"
+    (folder / "README.md").write_text("notes", encoding="utf-8")
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "x.lock").write_text("", encoding="utf-8")
+    assert decode_key("doc-trans", {"model": folder}, {}) == key, "a stray file changes nothing"
+    for change in (lambda: (folder / "config.json").write_text('{"model_type": "qwen2"}', encoding="utf-8"),
+                   lambda: weights.write_bytes(weights.read_bytes()[:-1] + b"\x01"),
+                   lambda: weights.write_bytes(weights.read_bytes() + b"\x00")):
+        change()
+        changed = decode_key("doc-trans", {"model": folder}, {})
+        assert changed != key
+        key = changed
+    checkpoint = tmp_path / "checkpoint_best.pt"
+    checkpoint.write_bytes(b"fairseq")
+    assert decode_key("doc-trans", {"model": checkpoint}, {})["inputs"]["model"] != \
+        decode_key("doc-trans", {"model": tmp_path / "other.pt"}, {})["inputs"]["model"]

@@ -45,17 +45,29 @@ FORMAT = "docnmt-decode-journal/1"
 HEADER_START = json.dumps({"format": FORMAT})[:-1].encode("utf-8")
 
 
+#: The input that is a model checkpoint or folder: keyed by its fingerprint (:func:`docnmt.textio.model_fingerprint`),
+#: not by a checksum of all its bytes.
+MODEL_INPUT = "model"
+
+
 def decode_key(strategy: str, inputs: dict[str, Any], settings: dict[str, Any]) -> dict:
     """A decode's journal key: the strategy, ``inputs`` (name: path, or (path, pattern) for a folder's files, or
-    None) by checksum, and the search ``settings`` (JSON values)."""
+    None) by checksum (the model, :data:`MODEL_INPUT`, by its fingerprint; a served model's name as it is), and the
+    search ``settings`` (JSON values)."""
     from .. import __version__
+    from ..textio import model_fingerprint
 
     checksums = {}
     for name, value in inputs.items():
         if value is None:
             continue
         path, pattern = value if isinstance(value, tuple) else (value, "*")
-        checksums[name] = file_digest(path, pattern) if Path(path).exists() else str(path)
+        if not Path(path).exists():
+            checksums[name] = str(path)
+        elif name == MODEL_INPUT:
+            checksums[name] = model_fingerprint(path)
+        else:
+            checksums[name] = file_digest(path, pattern)
     return {"strategy": strategy, "inputs": checksums, "settings": settings, "version": __version__}
 
 
