@@ -1,6 +1,7 @@
 """The interpreter the rules run on (docnmt.environment): the quoted shell prefix, the setup hint of an
 interpreter without the project's packages, at workflow start and in a rule."""
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -226,3 +227,27 @@ def test_import_fairseq_imports_as_usual_beside_another_thread_and_the_model_loa
                "print(len(d), 'fairseq' in sys.modules, 'sklearn' in sys.modules, 'scipy.stats' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env())
     assert result.stdout.split() == ["6", "True", "False", "False"], result.stderr[-3000:]
+
+
+def test_a_vllm_command_run_from_venv_names_vllms_environment_and_its_command(tmp_path):
+    """Issue 57, fault 10: `docnmt-translate --backend vllm` in the activated .venv (after `make vllm`, as the README
+    has users work) was told to run `make setup`. It is told where vLLM is: .venv-vllm's own docnmt-translate."""
+    import llmmodel
+
+    from docnmt.decode.backends.causal_lm.tiny import build
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip(f"{sys.executable} has vllm")
+    docs, _ = llmmodel.demo_documents(5)
+    folder = build(tmp_path / "model", docs, steps=0, hidden=64, heads=2, layers=1)  # random: nothing is decoded
+    (tmp_path / "in.txt").write_text("Hello.\n", encoding="utf-8")
+    result = subprocess.run([str(Path(sys.executable).parent / "docnmt-translate"), "--backend", "vllm",
+                             "--document-model", str(folder), "--src-lang", "en", "--tgt-lang", "de", "--strategy",
+                             "doc-trans", "--doc-trans-mode", "sequential", "--input", str(tmp_path / "in.txt"),
+                             "--output", str(tmp_path / "out.txt")], capture_output=True, text=True, env=tool_env())
+    assert result.returncode == 1 and not (tmp_path / "out.txt").exists()
+    (line,) = result.stderr.strip().splitlines()
+    assert line == (f"error: {sys.executable} lacks vllm: the backend vllm runs in its own environment, .venv-vllm "
+                    f"(`make vllm` makes it): run the same command there, {REPO / '.venv-vllm/bin/docnmt-translate'} "
+                    "..."), line
+    assert "make setup" not in line

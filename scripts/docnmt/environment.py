@@ -53,7 +53,22 @@ def missing_modules(names=REQUIRED_MODULES) -> list[str]:
 
 
 def setup_hint(missing, python: str | None = None) -> str:
-    """One line: which interpreter lacks which packages, and how to set up."""
+    """One line: which interpreter lacks which packages, and how to set up: for a package that a backend's own
+    environment has (vLLM's), that environment's command and make target."""
+    from .interface import REGISTRY
+
+    for described in REGISTRY.values():
+        environment = described.environment
+        if environment is not None and set(missing) & set(environment.modules):
+            command = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+            installed = installed_source()
+            checkout = installed[0] if installed is not None and installed[0] is not None else Path(".")
+            runner = Path(checkout) / environment.venv / "bin"
+            run = shlex.quote(str(runner / command)) if command.startswith("docnmt-") else \
+                f"{shlex.quote(str(runner / 'python'))} -m ..."
+            return (f"{python or sys.executable} lacks {', '.join(sorted(set(missing) & set(environment.modules)))}: "
+                    f"the backend {described.name} runs in its own environment, {environment.venv} "
+                    f"(`{environment.make}` makes it): run the same command there, {run} ...")
     return (
         f"{python or sys.executable} lacks the project's Python packages ({', '.join(missing)}): "
         "run `make setup`, then `.venv/bin/snakemake ...` (or `source .venv/bin/activate` first), "

@@ -418,6 +418,9 @@ class Environment:
     requirements: str
     #: the conda environment file of its rules, relative to rules/ (``--sdm conda``)
     conda: str
+    #: the packages (import names) it has that the project's ``.venv`` lacks: a command that misses one is told to
+    #: run in this environment (:func:`docnmt.environment.setup_hint`)
+    modules: tuple[str, ...] = ()
 
     @property
     def python(self) -> str:
@@ -551,7 +554,7 @@ REGISTRY: dict[str, Backend] = {
                     "'LLMs on vLLM')",
         bench="decode_vllm:vllm_benchmark", max_tokens=32_768,
         environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
-                                conda="../envs/vllm.yaml"),
+                                conda="../envs/vllm.yaml", modules=("vllm",)),
         load_options=("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "seed"),
         gpus_option="tensor_parallel_size",
     ),

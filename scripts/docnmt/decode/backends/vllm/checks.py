@@ -23,7 +23,12 @@ def cpu_here() -> bool:
 
 def check_architecture(folder: Path, config) -> None:
     """An InputError naming the config where vLLM has no implementation of the model's architecture (its
-    ``architectures``, as vLLM's model registry knows them)."""
+    ``architectures``, as vLLM's model registry knows them); where vLLM is not installed (the check run from the
+    project's .venv), the decode's own start tells."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        return
     from vllm.model_executor.models import ModelRegistry
 
     given = list(getattr(config, "architectures", None) or [])
