@@ -132,6 +132,11 @@ def main() -> None:
     samples = [searcher.sample(requests[0], 4, 0.02, 7), searcher.sample(requests[0], 4, 0.02, 7),
                searcher.sample(requests[0], 4, 0.999, 7)]
     result["samples"] = [[model.decode(h.tokens) for h in drawn] for drawn in samples]
+    beam = make_searcher(model, beam=4, max_len=30)
+    nbest = beam.search(requests[:6])
+    result["beam_4"] = {"nbest": [[model.decode(h.tokens) for h in hyps] for hyps in nbest],
+                        "lengths": [[len(h.tokens) for h in hyps] for hyps in nbest],
+                        "tokens_generated": beam.tokens_generated}
     # the paper's beam: LLM.beam_search asks for 24 log-probs a step, more than vLLM's default cap of 20
     result["beam_12"] = [len(hyps) for hyps in make_searcher(model, beam=12, max_len=20).search(requests[:2])]
     result["clis"] = clis(args.model, given, Path(args.output).parent)

@@ -163,3 +163,14 @@ def test_check_model_for_vllm_reports_each_problem_in_one_line(llama_copy, hf_ma
     (llama_copy / "config.json").write_text(json.dumps(config), encoding="utf-8")
     small = check_line("--model", str(llama_copy), *common)
     assert small.startswith("1: error: ") and "config.json" in small and "attention head size 16" in small
+
+
+def test_beam_search_ends_beams_at_the_end_of_the_turn_and_counts_every_beams_tokens(vllm_outputs):
+    """Issue 57, fault 7: LLM.beam_search ends a beam at the tokenizer's end token only; the tiny Llama's turn ends
+    at <|im_end|> (its generation config's), so every beam ran past the answer and, once cut, the four were the
+    same answer. Now the n-best holds four different answers, and tokens_generated counts every beam's tokens at
+    every step, those of the beams that were dropped too (it counted the surviving beams' only)."""
+    beam = vllm_outputs["beam_4"]
+    for nbest in beam["nbest"]:
+        assert len(nbest) == 4 and len(set(nbest)) == 4, nbest
+    assert beam["tokens_generated"] > sum(sum(lengths) for lengths in beam["lengths"])

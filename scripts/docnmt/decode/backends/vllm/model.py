@@ -6,16 +6,18 @@ the engine that answers them. A search round's requests (every sentence of a one
 document in doc-trans) go to the engine in one call, which schedules them (continuous batching) and reads the prompt
 blocks it already holds from its automatic prefix cache. Greedy search and epsilon samples go through
 ``LLM.generate``; beam search through ``LLM.beam_search`` (vLLM's semantics: its length penalty counts the prompt,
-and it ends a beam at the tokenizer's end token only); forced scoring (perplexity, CXMI) through ``prompt_logprobs``,
+and it ends a beam at the tokenizer's end token only, which is made the model's end of turn meanwhile,
+:func:`ending_at`); forced scoring (perplexity, CXMI) through ``prompt_logprobs``,
 which vLLM computes without its prefix cache.
 
 Cost counters: ``tokens_cached`` is the engine's ``num_cached_tokens`` of each request, ``tokens_prefilled`` the rest
-of its prompt, ``tokens_generated`` the tokens of its outputs (every sample's; a beam search's: each beam's token at
-each step), ``decoder_positions`` their sum, and ``forward_calls`` the engine's steps (its iteration counter).
+of its prompt, ``tokens_generated`` the tokens of its outputs (every sample's; a beam search's: each live beam's token at
+each step, the engine's generation counter), ``decoder_positions`` their sum, and ``forward_calls`` the engine's steps (its iteration counter).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any, Sequence
 
@@ -188,6 +190,19 @@ class VLLMModel(PromptedModel):
         return scored
 
 
+@contextlib.contextmanager
+def ending_at(tokenizer, end: int):
+    """The engine's tokenizer with ``end`` as its end token for a while: ``LLM.beam_search`` ends a beam at the
+    tokenizer's end token only (no stop ids), which is not a chat model's end of turn (the generation config's),
+    so that its beams ran past the answer, were ranked on the text after it and, once cut, repeated each other."""
+    before = tokenizer.eos_token_id
+    tokenizer.eos_token_id = end
+    try:
+        yield tokenizer
+    finally:
+        tokenizer.eos_token_id = before
+
+
 def _metric(llm, name: str) -> float:
     """A counter's value, or a histogram's count, of the engine's metrics (0 where it has none)."""
     total = 0.0
@@ -278,18 +293,20 @@ class VLLMSearcher(PromptCounted):
         for limit in sorted({limit for _, limit in prompts}):
             chosen = [i for i, (_, lim) in enumerate(prompts) if lim == limit]
             steps = _metric(self.llm, "vllm:iteration_tokens_total")
-            found = self.llm.beam_search([TokensPrompt(prompt_token_ids=prompts[i][0]) for i in chosen],
-                                         BeamSearchParams(beam_width=self.beam, max_tokens=limit,
-                                                          length_penalty=self.lenpen))
+            generated = _metric(self.llm, "vllm:generation_tokens")
+            with ending_at(self.llm.renderer.get_tokenizer(), self.model.ends[0]):
+                found = self.llm.beam_search([TokensPrompt(prompt_token_ids=prompts[i][0]) for i in chosen],
+                                             BeamSearchParams(beam_width=self.beam, max_tokens=limit,
+                                                              length_penalty=self.lenpen))
             self.forward_calls += int(_metric(self.llm, "vllm:iteration_tokens_total") - steps)
+            # each step of a beam search generates a token for each live beam, those that did not survive too
+            self.tokens_generated += int(_metric(self.llm, "vllm:generation_tokens") - generated)
             for i, output in zip(chosen, found):
                 prompt = prompts[i][0]
                 hyps = []
                 for sequence in output.sequences:
                     answer = sequence.tokens[len(prompt):]
                     hyps.append(self._hypothesis(answer, sequence.logprobs, lines[i]))
-                    # each step of a beam search runs each beam's last token
-                    self.tokens_generated += len(answer)
                 self.tokens_prefilled += len(prompt)
                 self.decoder_positions += len(prompt) + sum(len(s.tokens) - len(prompt) for s in output.sequences)
                 results[i] = sorted(hyps, key=lambda h: -h.score)
