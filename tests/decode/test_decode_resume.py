@@ -177,3 +177,32 @@ def test_the_decoding_pages_resume_command_runs_as_written(demo_models, tmp_path
     assert again.returncode == 0, again.stderr[-3000:]
     assert "resuming from hyp.journal: 3 chunks (768 requests) done before" in again.stdout
     assert len((tmp_path / "hyp.bpe").read_text(encoding="utf-8").splitlines()) == 2 * len(src)
+
+
+def test_a_killed_translate_resumes_to_the_same_translations(tiny_llama, llm_inputs, tmp_path, monkeypatch, capsys):
+    """docnmt-translate keeps the decode's record (docnmt.decode.record) as the decode CLI does: killed after two
+    chunks of its journal and run again the same way, it resumes and writes the uninterrupted run's translations."""
+    from docnmt.decode import journal, translate
+
+    src = Path(llm_inputs[llm_inputs.index("--src") + 1]).read_text(encoding="utf-8").splitlines()
+    docids = Path(llm_inputs[llm_inputs.index("--docids") + 1]).read_text(encoding="utf-8").splitlines()
+    talk = tmp_path / "talk.en"
+    talk.write_text("".join(("\n" if i and docids[i] != docids[i - 1] else "") + f"{s}\n"
+                            for i, s in enumerate(src)), encoding="utf-8")
+    argv = ["--backend", "causal-lm", "--document-model", str(tiny_llama), "--src-lang", "en", "--tgt-lang", "de",
+            "--strategy", "doc-trans", "--beam", "1", "--max-len-b", "40", "--input", str(talk)]
+    monkeypatch.setattr(journal, "CHUNK", CHUNK)
+    assert translate.main(argv + ["--output", str(tmp_path / "whole.de")]) == 0
+    assert not (tmp_path / "whole.de.journal").exists()
+    result = killed(["translate", *argv, "--output", str(tmp_path / "resumed.de")], 2)
+    assert result.returncode == -9, result.stdout[-2000:] + result.stderr[-3000:]
+    kept = tmp_path / "resumed.de.journal"
+    assert len(kept.read_text(encoding="utf-8").splitlines()) == 3 and not (tmp_path / "resumed.de").exists()
+    capsys.readouterr()
+    assert translate.main(argv + ["--output", str(tmp_path / "resumed.de")]) == 0
+    assert f"resuming from {kept}: 2 chunks" in capsys.readouterr().out
+    assert (tmp_path / "resumed.de").read_bytes() == (tmp_path / "whole.de").read_bytes()
+    assert not kept.exists()
+    # --no-journal: nothing written
+    assert killed(["translate", *argv, "--output", str(tmp_path / "none.de"), "--no-journal"], 1).returncode == 0
+    assert not (tmp_path / "none.de.journal").exists()

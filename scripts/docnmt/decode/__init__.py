@@ -32,6 +32,7 @@ Modules:
                   environment
   sampling     -- epsilon sampling of MBR's candidates, per request under a seed, on either backend
   journal      -- a decode's finished chunks of requests on disk as it goes, from which a killed decode resumes
+  record       -- a decode's record for the decode CLI and docnmt-translate alike: its journal, cost, signature
   cli          -- the decoding CLI: a test set decoded with one strategy, hypotheses and a JSON sidecar
   checks       -- docnmt-check-model: a model trained elsewhere checked by its backend's checks; k
   translate    -- raw documents translated with any strategy (tokenizer, BPE, search, detokenizer)

@@ -65,7 +65,7 @@ from . import metric_client
 from .selection import Selector
 from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes, positive_int
 from .documents import context_k, group
-from .journal import Journal, JournaledSearcher, decode_key
+from .record import DecodeRecord, settings_of, signature
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, file_digest, load_json, read_lines
 from ..interface import RequestError
@@ -97,21 +97,16 @@ JOURNAL_INPUTS = ("model", "src", "docids", "ref", "first_pass", "first_pass_sid
 NOT_SETTINGS = JOURNAL_INPUTS + ("data", "output_bpe", "output", "sidecar", "journal", "no_journal", "comet_env")
 
 
-def _journal(args, model) -> Journal | None:
-    """The decode's resume journal (None with --no-journal), keyed by its inputs' checksums and its settings."""
-    if args.no_journal:
-        return None
+def _record(args, model) -> DecodeRecord:
+    """The decode's record (:mod:`.record`): journaled (but with --no-journal) under the key of its inputs'
+    checksums and its settings."""
     inputs: dict = {name: getattr(args, name) for name in JOURNAL_INPUTS}
     inputs["data"] = None if args.data is None else (args.data, "dict.*.txt")
     inputs["template"] = None if model.template is None else model.template.path
-    from ..load_options import TRANSPORT_OPTIONS
-
-    settings = {name: value if isinstance(value, (int, float, str, bool, type(None), dict, list)) else str(value)
-                for name, value in sorted(vars(args).items()) if name not in NOT_SETTINGS + TRANSPORT_OPTIONS}
-    settings["engine_args"] = {k: v for k, v in sorted(settings["engine_args"].items()) if k not in TRANSPORT_OPTIONS}
+    settings = settings_of(vars(args), NOT_SETTINGS)
     settings.update(device=str(model.device).split(":")[0], dtype=model.dtype)
-    path = args.journal or args.sidecar.with_suffix(".journal")
-    return Journal(path, decode_key(args.strategy, inputs, settings))
+    path = None if args.no_journal else args.journal or args.sidecar.with_suffix(".journal")
+    return DecodeRecord.open(args.strategy, inputs, settings, path)
 
 
 def _round_one(args, model, n: int, first_pass_sha256: str) -> dict | None:
@@ -143,8 +138,7 @@ def _round_one(args, model, n: int, first_pass_sha256: str) -> dict | None:
     return {"hyps": _aligned(args.round_one, n, args.src), "mismatch": {line - 1 for line in lines}, "sidecar": two}
 
 
-@cli_errors
-def main(argv=None) -> int:
+def _parser():
     parser = argument_parser("docnmt.decode.cli", __doc__.split("\n\n")[0])
     parser.add_argument("--strategy", required=True, choices=list(REGISTRY))
     add_backend_argument(parser)
@@ -181,29 +175,13 @@ def main(argv=None) -> int:
                         help="the resume journal (default: the sidecar's path with the suffix .journal)")
     parser.add_argument("--no-journal", action="store_true", help="write no resume journal (a rerun starts afresh)")
     mbr_selection.add_arguments(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _refuse(parser, args, mbr, ref, first_pass) -> None:
+    """A parser error for a combination of options the decode cannot run."""
     from ..interface import backend
 
-    plain = backend(args.backend).plain_text
-    check_cache_bytes(parser, args)
-    mbr = mbr_selection.from_args(parser, args)
-    if mbr is not None and args.round_one is not None:
-        parser.error("--round-one is 2-pass's beam-best output: it is not round 1 of a decode with --mbr")
-    if mbr is not None and mbr.candidates == "beam":
-        args.beam = mbr.count  # the n-best of a beam of --mbr-count are the candidates
-
-    from ..environment import freeze_heap
-    from .backends import make_searcher, model_from_args
-    from ..preprocess.tokenize import detokenize
-
-    src = read_lines(args.src)
-    docids = read_docids(args.docids)
-    if len(docids) != len(src):
-        raise InputError(args.docids, f"expected {len(src)} document ids to match {args.src}, found {len(docids)}")
-    if not src:
-        raise InputError(args.src, "expected source sentences, found an empty file")
-    ref = _aligned(args.ref, len(src), args.src)
-    first_pass = _aligned(args.first_pass, len(src), args.src)
     info = STRATEGIES[args.strategy]
     refused = not_for_backend(args.strategy, args.backend)
     if refused:
@@ -217,20 +195,71 @@ def main(argv=None) -> int:
         parser.error(f"{args.strategy} needs --ref")
     if info.first_pass and first_pass is None:
         parser.error(f"{args.strategy} needs --first-pass")
-    parallel = args.strategy == "doc-trans" and args.doc_trans_mode == "parallel"
-    if parallel and first_pass is None:
+    if _parallel(args) and first_pass is None:
         parser.error("doc-trans in parallel mode needs --first-pass (its starting contexts), or --doc-trans-mode sequential")
     if (args.round_one is None) != (args.round_one_sidecar is None):
         parser.error("--round-one and --round-one-sidecar go together")
-    if args.round_one is not None and not parallel:
+    if args.round_one is not None and not _parallel(args):
         parser.error("--round-one is round 1 of parallel doc-trans: "
                      "it needs --strategy doc-trans --doc-trans-mode parallel")
-    docs = group(src, docids, ref, first_pass)
 
+
+def _parallel(args) -> bool:
+    return args.strategy == "doc-trans" and args.doc_trans_mode == "parallel"
+
+
+def _documents(parser, args, mbr):
+    """The decode's documents (source, reference, first pass), each file checked against the source."""
+    src = read_lines(args.src)
+    docids = read_docids(args.docids)
+    if len(docids) != len(src):
+        raise InputError(args.docids, f"expected {len(src)} document ids to match {args.src}, found {len(docids)}")
+    if not src:
+        raise InputError(args.src, "expected source sentences, found an empty file")
+    ref = _aligned(args.ref, len(src), args.src)
+    first_pass = _aligned(args.first_pass, len(src), args.src)
+    _refuse(parser, args, mbr, ref, first_pass)
+    return group(src, docids, ref, first_pass)
+
+
+def _hypotheses(args, docs, out, sentences: int) -> list[str]:
+    """The decode's hypotheses in source line order; a RuntimeError where a document did not get one a sentence."""
+    hyps = [""] * sentences
+    written = 0
+    for doc, found in zip(docs, out, strict=True):
+        if len(found) != len(doc):
+            raise RuntimeError(f"{args.strategy}: document {doc.docid} got {len(found)} hypotheses for {len(doc)} sentences")
+        for line, hyp in zip(doc.lines, found):
+            hyps[line] = hyp
+            written += 1
+    if written != sentences:
+        raise RuntimeError(f"{args.strategy}: wrote {written} hypotheses for {sentences} source lines")
+    return hyps
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from ..interface import backend
+
+    plain = backend(args.backend).plain_text
+    check_cache_bytes(parser, args)
+    mbr = mbr_selection.from_args(parser, args)
+    if mbr is not None and args.round_one is not None:
+        parser.error("--round-one is 2-pass's beam-best output: it is not round 1 of a decode with --mbr")
+    if mbr is not None and mbr.candidates == "beam":
+        args.beam = mbr.count  # the n-best of a beam of --mbr-count are the candidates
+
+    from ..environment import freeze_heap
+    from .backends import make_searcher, model_from_args
+
+    docs = _documents(parser, args, mbr)
+    sentences = sum(len(doc) for doc in docs)
     model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
     freeze_heap(argv)
     first_pass_sha256 = None if args.first_pass is None else file_digest(args.first_pass)
-    round_one = None if args.round_one is None else _round_one(args, model, len(src), first_pass_sha256)
+    round_one = None if args.round_one is None else _round_one(args, model, sentences, first_pass_sha256)
     if round_one is not None:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
     searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
@@ -241,9 +270,8 @@ def main(argv=None) -> int:
         from .sampling import Sampler
 
         searcher = Sampler(searcher, count=mbr.count, epsilon=mbr.epsilon, seed=mbr.seed)
-    journal = _journal(args, model)
-    if journal is not None:
-        searcher = JournaledSearcher(searcher, journal)
+    record = _record(args, model)
+    searcher = record.wrap(searcher)
     k = context_k(args.context, args.k, docs)
     decoder = Decoder(searcher, k=k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
                       max_rounds=args.max_rounds, mbr=selector)
@@ -255,57 +283,44 @@ def main(argv=None) -> int:
     finally:
         if scorer is not None:
             scorer.close()
-    seconds = time.perf_counter() - start
-    resumed = {"chunks": 0, "requests": 0, "seconds": 0.0} if journal is None else dict(searcher.resumed)
-    seconds += resumed["seconds"]  # the cost of one decode: the journal's chunks and this run's
-
-    hyps = [""] * len(src)
-    written = 0
-    for doc, sentences in zip(docs, out, strict=True):
-        if len(sentences) != len(doc):
-            raise RuntimeError(f"{args.strategy}: document {doc.docid} got {len(sentences)} hypotheses for {len(doc)} sentences")
-        for line, hyp in zip(doc.lines, sentences):
-            hyps[line] = hyp
-            written += 1
-    if written != len(src):
-        raise RuntimeError(f"{args.strategy}: wrote {written} hypotheses for {len(src)} source lines")
+    cost = record.cost(searcher, decoder.stats, time.perf_counter() - start)
+    hyps = _hypotheses(args, docs, out, sentences)
+    sidecar = _sidecar(args, model, docs, k, cost, decoder, searcher, selector, mbr)
+    _with_earlier_passes(args, sidecar, searcher, first_pass_sha256, round_one)
     detok = list(hyps) if plain else [detokenize(remove_bpe(h), args.tgt_lang) if h.strip() else "" for h in hyps]
+    with atomic_outputs([args.output_bpe, args.output, args.sidecar]) as (fb, ft, fj):
+        for h, d in zip(hyps, detok):
+            fb.write(h + "\n")
+            ft.write(d + "\n")
+        json.dump(sidecar, fj, indent=1)
+        fj.write("\n")
+    record.finish()
+    _report(args, decoder, sentences, len(docs), cost)
+    return 0
 
+
+def detokenize(text: str, lang: str) -> str:
+    from ..preprocess.tokenize import detokenize as moses
+
+    return moses(text, lang)
+
+
+def _sidecar(args, model, docs, k: int, cost: dict, decoder, searcher, selector, mbr) -> dict:
+    """The decode's sidecar: its settings, signature and cost (:meth:`.record.DecodeRecord.cost`), and what its
+    strategy and backend record of it."""
+    from ..interface import backend
+
+    info = STRATEGIES[args.strategy]
+    h = args.h if args.strategy == "doc-trans-beam" else None
     sidecar = {
-        "strategy": args.strategy,
-        "backend": args.backend,
-        "model": str(args.model),
-        "device": model.device,
-        "dtype": model.dtype,
-        "separator": args.separator,
-        "template": None if model.template is None else model.template.path.name,
-        "beam": args.beam,
-        "lenpen": args.lenpen,
-        "max_len_b": args.max_len_b,
-        "k": args.k,
-        "context": args.context,
-        "context_k": k,
-        "h": args.h if args.strategy == "doc-trans-beam" else None,
-        "documents": len(docs),
-        "sentences": len(src),
-        "hypotheses": written,
-        "decoder_positions": searcher.decoder_positions,
-        "forward_calls": searcher.forward_calls,
-        **searcher.prompt_counters(),
-        "requests": decoder.stats.requests,
-        "oom_splits": searcher.oom_splits,
-        "seconds": round(seconds, 3),
-        "sep_mismatch": decoder.stats.sep_mismatch,
-        "context_truncated": decoder.stats.context_truncated,
-        "rounds": decoder.stats.rounds,
-        "resumed": {name: round(value, 3) if isinstance(value, float) else value for name, value in resumed.items()},
-        "cost": info.cost,
-        "signature": f"docnmt-decode|strategy:{args.strategy}|backend:{args.backend}|beam:{args.beam}|lenpen:{args.lenpen}|k:{args.k}"
-                     + ("|context:document" if args.context == "document" else "")
-                     + f"|h:{args.h if args.strategy == 'doc-trans-beam' else '-'}|dtype:{model.dtype}"
-                     + ("" if mbr is None else f"|{'qe' if mbr.qe else 'mbr'}:{mbr.candidates}-{mbr.count}-{mbr.utility}"
-                        + (f"-eps{mbr.epsilon}-seed{mbr.seed}" if mbr.candidates == "sampling" else ""))
-                     + f"|version:{__version__}",
+        "strategy": args.strategy, "backend": args.backend, "model": str(args.model), "device": model.device,
+        "dtype": model.dtype, "separator": args.separator,
+        "template": None if model.template is None else model.template.path.name, "beam": args.beam,
+        "lenpen": args.lenpen, "max_len_b": args.max_len_b, "k": args.k, "context": args.context, "context_k": k,
+        "h": h, "documents": len(docs), "sentences": sum(len(doc) for doc in docs),
+        "hypotheses": sum(len(doc) for doc in docs), **cost, "cost": info.cost,
+        "signature": signature(args.strategy, args.backend, args.beam, args.lenpen, args.k, args.context, h,
+                               model.dtype, mbr),
         "host": platform.node(),
     }
     if backend(args.backend).served:  # who served it: the endpoint, the model it reported, the settings, the time
@@ -318,17 +333,24 @@ def main(argv=None) -> int:
         sidecar["doc_trans_mode"] = args.doc_trans_mode
     if selector is not None:
         sidecar["mbr"] = selector.record()
-    if parallel:
-        sidecar.update(redecoded_per_round=decoder.stats.redecoded, round_one_reused=decoder.stats.round_one_reused,
-                       converged=decoder.stats.converged, sequential_from_round=decoder.stats.sequential_from_round,
-                       max_rounds=args.max_rounds, unconverged=decoder.stats.unconverged)
+    stats = decoder.stats
+    if _parallel(args):
+        sidecar.update(redecoded_per_round=stats.redecoded, round_one_reused=stats.round_one_reused,
+                       converged=stats.converged, sequential_from_round=stats.sequential_from_round,
+                       max_rounds=args.max_rounds, unconverged=stats.unconverged)
     if "generated_context" in info.sidecar:  # the target context of each kept translation (docnmt.score.cxmi)
-        sidecar["generated_context"] = [decoder.stats.generated_context.get(line, []) for line in range(len(src))]
+        sidecar["generated_context"] = [stats.generated_context.get(line, []) for line in range(sidecar["sentences"])]
     if "realigned_documents" in info.sidecar:  # windows mapped back to their sentences (docnmt.decode.realign)
-        sidecar["realigned_documents"] = len(decoder.stats.realigned_documents)
-        sidecar["realigned_guide"] = "first pass" if first_pass is not None else "lengths"
+        sidecar["realigned_documents"] = len(stats.realigned_documents)
+        sidecar["realigned_guide"] = "first pass" if args.first_pass is not None else "lengths"
     if "sep_mismatch_lines" in info.sidecar:
-        sidecar["sep_mismatch_lines"] = sorted(line + 1 for line in decoder.stats.sep_mismatch_lines)
+        sidecar["sep_mismatch_lines"] = sorted(line + 1 for line in stats.sep_mismatch_lines)
+    return sidecar
+
+
+def _with_earlier_passes(args, sidecar: dict, searcher, first_pass_sha256: str | None, round_one: dict | None) -> None:
+    """The sidecar's cost from scratch: the first pass's (2-pass; by its sidecar) and a reused round 1's added."""
+    seconds = sidecar["seconds"]
     if first_pass_sha256 is not None:
         sidecar["first_pass_sha256"] = first_pass_sha256
     if args.first_pass_sidecar:
@@ -344,25 +366,21 @@ def main(argv=None) -> int:
         sidecar["decoder_positions_with_first_pass"] = (
             sidecar.get("decoder_positions_with_first_pass", sidecar["decoder_positions"]) + two["decoder_positions"])
         sidecar["seconds_with_first_pass"] = round(sidecar.get("seconds_with_first_pass", seconds) + two["seconds"], 3)
-    with atomic_outputs([args.output_bpe, args.output, args.sidecar]) as (fb, ft, fj):
-        for h, d in zip(hyps, detok):
-            fb.write(h + "\n")
-            ft.write(d + "\n")
-        json.dump(sidecar, fj, indent=1)
-        fj.write("\n")
-    if journal is not None:
-        journal.finish()
-    if parallel:
-        switched = decoder.stats.sequential_from_round
-        print(f"doc-trans (parallel): {decoder.stats.rounds} rounds, sentences decoded per round "
-              f"{decoder.stats.redecoded}, "
+
+
+def _report(args, decoder, sentences: int, documents: int, cost: dict) -> None:
+    """The decode's summary on stdout (parallel doc-trans: its rounds and whether it reached the fixed point)."""
+    stats = decoder.stats
+    if _parallel(args):
+        switched = stats.sequential_from_round
+        print(f"doc-trans (parallel): {stats.rounds} rounds, sentences decoded per round {stats.redecoded}, "
               + (f"finished sequentially from round {switched}, " if switched else "")
-              + ("fixed point reached (the sequential result)" if decoder.stats.converged
-              else f"NOT converged after --max-rounds {args.max_rounds}: {decoder.stats.unconverged} sentences "
+              + ("fixed point reached (the sequential result)" if stats.converged
+              else f"NOT converged after --max-rounds {args.max_rounds}: {stats.unconverged} sentences "
                    "may differ from sequential doc-trans"))
-    print(f"{args.strategy}: {written} hypotheses for {len(src)} sentences in {len(docs)} documents, "
-          f"{seconds:.1f} s, {searcher.decoder_positions} decoder positions, {decoder.stats.sep_mismatch} <sep> mismatches")
-    return 0
+    print(f"{args.strategy}: {sentences} hypotheses for {sentences} sentences in {documents} documents, "
+          f"{cost['seconds']:.1f} s, {cost['decoder_positions']} decoder positions, {stats.sep_mismatch} <sep> "
+          "mismatches")
 
 
 if __name__ == "__main__":

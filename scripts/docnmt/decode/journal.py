@@ -45,8 +45,8 @@ FORMAT = "docnmt-decode-journal/1"
 HEADER_START = json.dumps({"format": FORMAT})[:-1].encode("utf-8")
 
 
-#: The input that is a model checkpoint or folder: keyed by its fingerprint (:func:`docnmt.textio.model_fingerprint`),
-#: not by a checksum of all its bytes.
+#: The inputs that are model checkpoints or folders (named so, or ending so: ``sentence_model``): keyed by their
+#: fingerprints (:func:`docnmt.textio.model_fingerprint`), not by a checksum of all their bytes.
 MODEL_INPUT = "model"
 
 
@@ -64,7 +64,7 @@ def decode_key(strategy: str, inputs: dict[str, Any], settings: dict[str, Any]) 
         path, pattern = value if isinstance(value, tuple) else (value, "*")
         if not Path(path).exists():
             checksums[name] = str(path)
-        elif name == MODEL_INPUT:
+        elif name.endswith(MODEL_INPUT):
             checksums[name] = model_fingerprint(path)
         else:
             checksums[name] = file_digest(path, pattern)
@@ -101,6 +101,8 @@ class Journal:
         self.chunk = CHUNK
         self.records: dict[tuple[int, int], dict] = {}
         self.appended = 0
+        #: the search calls so far, of every searcher that shares the journal (a decode's are made in one order)
+        self.calls = 0
         self.enabled = True
         self._refuse_foreign()
         header, records, valid = self._read()
@@ -152,6 +154,11 @@ class Journal:
                     records.append(entry)
                 valid += len(raw)
         return header, records, valid
+
+    def next_call(self) -> int:
+        """The number of the next search call (1, 2, ...), whichever of the decode's searchers makes it."""
+        self.calls += 1
+        return self.calls
 
     def lookup(self, call: int, chunk: int, digest: str) -> dict | None:
         """The record of chunk ``chunk`` of search call ``call`` with these requests, if the journal holds it."""
@@ -223,7 +230,7 @@ class JournaledSearcher:
     def __init__(self, searcher, journal: Journal):
         self.searcher = searcher
         self.journal = journal
-        self.calls = 0
+        self.call = 0  # the journal's number of the search call under way
         self.resumed: dict[str, float] = {"chunks": 0, "requests": 0, "seconds": 0.0}
 
     def __getattr__(self, name):  # model, beam, score_forced, ...: the wrapped searcher's
@@ -248,14 +255,14 @@ class JournaledSearcher:
         return {name: value + int(self.resumed.get(name, 0)) for name, value in self.searcher.prompt_counters().items()}
 
     def search(self, requests: Sequence) -> list:
-        self.calls += 1
+        self.call = self.journal.next_call()
         order = sorted(range(len(requests)), key=lambda i: -_size(requests[i]))
         results: list = [None] * len(requests)
         for number, start in enumerate(range(0, len(order), self.journal.chunk)):
             chosen = order[start:start + self.journal.chunk]
             part = [requests[i] for i in chosen]
             digest = requests_digest(part)
-            record = self.journal.lookup(self.calls, number, digest)
+            record = self.journal.lookup(self.call, number, digest)
             if record is not None and "partial" not in record:
                 found = _hypotheses(record["hyps"])
                 self._resume(record, len(part))
@@ -294,10 +301,10 @@ class JournaledSearcher:
             answered = getattr(err, "answered", None)
             if answered:
                 known.update({missing[j]: nbest for j, nbest in answered.items()})
-                self.journal.append(self.calls, number, digest, [], cost(), time.perf_counter() - begin,
+                self.journal.append(self.call, number, digest, [], cost(), time.perf_counter() - begin,
                                     partial=known)
             raise
         known.update(zip(missing, found))
-        self.journal.append(self.calls, number, digest, [known[j] for j in range(len(part))], cost(),
+        self.journal.append(self.call, number, digest, [known[j] for j in range(len(part))], cost(),
                             time.perf_counter() - begin)
         return [known[j] for j in range(len(part))]

@@ -224,8 +224,9 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
               max_len: int = 200, context: str = "window", max_tokens: int | None = None,
-              cache_bytes: int | None = None) -> list[list[str]]:
-    """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order."""
+              cache_bytes: int | None = None, record=None) -> list[list[str]]:
+    """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order;
+    ``record``: the decode's :class:`.record.DecodeRecord`, whose journal the searchers keep their chunks in."""
     from .backends import make_searcher
 
     bpe_docs, line = [], 0
@@ -250,7 +251,7 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         made = make_searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len,
                              max_tokens=max_tokens, cache_bytes=cache_bytes)
         made.on_batch = Progress(name, total, stream)
-        return made
+        return made if record is None else record.wrap(made)
 
     k = context_k(context, k, bpe_docs)
     sent_searcher = searcher(sentence_model, "sentence-level model")
@@ -263,6 +264,32 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
                       source_name=input_name, doc_trans_mode=doc_trans_mode)
     out = REGISTRY[strategy](decoder, bpe_docs)
     return [[pipeline.decode(h) for h in doc] for doc in out]
+
+
+#: translate's arguments that are its inputs (by checksum in the journal's key) or say nothing of the translations
+NOT_SETTINGS = ("input", "output", "journal", "no_journal", "document_model", "sentence_model", "document_data",
+                "sentence_data", "codes", "task", "configfile", "workdir", "system_name")
+
+
+def translation_record(args, models: dict):
+    """The translation's record (:class:`.record.DecodeRecord`, as the decode CLI's): journaled at ``--journal``
+    (default: the output's path with ``.journal`` added; none with ``--no-journal``) under the key of the input's,
+    the models' and the BPE codes' checksums and the settings."""
+    from .record import DecodeRecord, settings_of
+
+    inputs = {"input": args.input, "codes": None if args.codes in (None, "none") else args.codes}
+    for level in ("sentence", "document"):
+        if level in models:
+            inputs[f"{level}_model"] = getattr(args, f"{level}_model")
+            data = getattr(args, f"{level}_data")
+            inputs[f"{level}_data"] = None if data is None else (data, "dict.*.txt")
+    template = next((m.template for m in models.values() if m.template is not None), None)
+    inputs["template"] = None if template is None else template.path
+    settings = settings_of(vars(args), NOT_SETTINGS)
+    model = next(iter(models.values()))
+    settings.update(device=str(model.device).split(":")[0], dtype=model.dtype)
+    path = None if args.no_journal else args.journal or args.output.with_name(args.output.name + ".journal")
+    return DecodeRecord.open(args.strategy, inputs, settings, path)
 
 
 def parse_arguments(argv=None):
@@ -300,6 +327,10 @@ def parse_arguments(argv=None):
     parser.add_argument("--tokenize", choices=["moses", "none"],
                         help="moses (the workflow's normalization and tokenization, default) or none")
     add_search_arguments(parser)
+    parser.add_argument("--journal", type=Path,
+                        help="the resume journal (default: the output's path with .journal added); a killed run "
+                             "rerun the same way resumes from it")
+    parser.add_argument("--no-journal", action="store_true", help="write no resume journal (a rerun starts afresh)")
     # What a task can set has no default while parsing (None: not given, however the option was written: --k=2,
     # --k 2, an abbreviation); an option given wins over the task's value, the task's over the default.
     defaults = {key: parser.get_default(key) for key in TASK_OPTIONS}
@@ -366,13 +397,16 @@ def main(argv=None) -> int:
     freeze_heap(argv)
     documents, layout = read_documents(args.input, args.format, args.tgt_lang)
     pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)
+    record = translation_record(args, models)
     started = time.perf_counter()
     translations = translate(documents, pipeline, args.strategy, models.get("document"), models.get("sentence"),
                              k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
                              doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b,
-                             context=args.context, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes)
+                             context=args.context, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes,
+                             record=record)
     seconds = time.perf_counter() - started
     write_documents(args.output, layout, documents, translations, system=args.system_name or f"docnmt-{args.strategy}")
+    record.finish()
     empty = sum(not t for doc in translations for t in doc)
     if empty and layout == "file":
         print(f"warning: {empty} empty translations are written as empty lines, which look like document boundaries "
