@@ -13,9 +13,11 @@ from packagegraph import LAYERS, PACKAGE, STAGES, WORKFLOW, internal_imports, mo
 
 REPO = PACKAGE.parents[1]
 
-#: Most lines a module may have, and a class. An exception would be named here with its reason; there is none.
+#: Most lines a module may have, a class and a function (its decorators left out, its docstring counted). An
+#: exception would be named here (``module``, ``module.Class`` or ``module.function``) with its reason; there is none.
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 200
+MAX_FUNCTION_LINES = 80
 EXCEPTIONS: dict[str, str] = {}
 
 
@@ -105,6 +107,18 @@ def test_no_module_and_no_class_over_the_limits():
                 length = node.end_lineno - node.lineno + 1
                 if length > MAX_CLASS_LINES and f"{name}.{node.name}" not in EXCEPTIONS:
                     too_long.append(f"{path}:{node.lineno}: class {node.name} has {length} lines (at most {MAX_CLASS_LINES})")
+    assert not too_long, "\n".join(too_long)
+
+
+def test_no_function_over_the_limit():
+    too_long = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES and f"{name}.{node.name}" not in EXCEPTIONS:
+                    too_long.append(f"{path}:{node.lineno}: {node.name} has {length} lines (at most "
+                                    f"{MAX_FUNCTION_LINES})")
     assert not too_long, "\n".join(too_long)
 
 

@@ -73,6 +73,14 @@ def families(folders: dict, documents: dict, output: str) -> None:
     json.dump(result, open(output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
 
 
+def exit_status(main, argv: list) -> int:
+    """A console script's ``main(argv)`` run to its end: its exit status (a SystemExit's code, one of an error)."""
+    try:
+        return main(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+
+
 def unknown_architecture(folder: str, where: Path) -> dict:
     """docnmt-check-model --backend vllm on a copy of ``folder`` whose config names an architecture vLLM has no
     implementation of: its exit status and what it printed on stderr."""
@@ -89,11 +97,8 @@ def unknown_architecture(folder: str, where: Path) -> dict:
     (copy / "config.json").write_text(json.dumps(config), encoding="utf-8")
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
-        try:
-            status = checks.main(["--backend", "vllm", "--model", str(copy), "--src-lang", "en", "--tgt-lang", "de",
-                                  "--level", "sentence"])
-        except SystemExit as exit_:
-            status = exit_.code
+        status = exit_status(checks.main, ["--backend", "vllm", "--model", str(copy), "--src-lang", "en",
+                                           "--tgt-lang", "de", "--level", "sentence"])
     return {"status": status, "stderr": err.getvalue()}
 
 

@@ -100,70 +100,12 @@ class Hypothesis:
     complete: bool = True
 
 
-def checked_ids(searcher, where: str, request: Request) -> tuple[list[int], list[int]]:
-    """A request's source and prefix ids, checked for ``searcher`` (either backend): the source ends in ``</s>``
-    and fits the encoder; neither holds ``<pad>``, an inner ``</s>`` or an id outside the vocabulary. An
-    InputError names the request (``where``) and the first bad id."""
-    source, prefix = [int(t) for t in request.source], [int(t) for t in request.prefix]
-    if not source or source[-1] != searcher.eos:
-        raise InputError(where, "expected source ids ending in </s>, found "
-                         + (f"last id {source[-1]}" if source else "an empty source"))
-    if len(source) > searcher.max_source_positions:
-        raise InputError(where, f"source too long: {len(source)} tokens (</s> included), the model's max "
-                         f"source positions are {searcher.max_source_positions}")
-    for what, ids in (("source", source[:-1]), ("prefix", prefix)):
-        bad = [t for t in ids if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
-        if bad:
-            raise InputError(where, f"expected {what} ids of the {searcher.vocabulary} without <pad> or an inner "
-                             f"</s>, found {searcher._describe(bad[0])}")
-    return source, prefix
-
-
-def check_length(model, ids: Sequence[int], what: str) -> None:
-    """An InputError naming ``what`` where ``ids`` exceed the model's ``max_positions`` (a model's method)."""
-    if len(ids) > model.max_positions:
-        raise InputError(
-            what, f"expected at most {model.max_positions} tokens (the model's max positions), found {len(ids)}"
-        )
-
-
-def window_fits(model, source: Sequence[int], prefix: Sequence[int], continuation: int = 1, prompt: int = 1,
-                document: Sequence[int] = ()) -> bool:
-    """An encoder-decoder model's ``fits``: the source fits the encoder's positions, and the decoder's ``prompt``
-    tokens, the forced ``prefix`` and ``continuation`` target tokens the decoder's (``model.max_positions`` each).
-    It has no prompt to give a source ``document`` in (source-primed is a prompting backend's strategy)."""
-    if document:
-        raise ValueError(f"a {model.backend} model has no prompt to give the source document in (source-primed)")
-    return len(source) <= model.max_positions and prompt + len(prefix) + continuation <= model.max_positions
-
-
-def checked_target(searcher, number: int, target: Sequence[int], ends: Sequence[int] | None) -> list[int]:
-    """A forced-scoring target's ids (no ``<pad>`` or ``</s>``; InputError naming request ``number`` otherwise)
-    with its end token appended: ``</s>``, or ``ends[number - 1]`` (``</s>`` or the separator)."""
-    target = [int(t) for t in target]
-    bad = [t for t in target if not 0 <= t < searcher.vocab or t in (searcher.pad, searcher.eos)]
-    if bad:
-        raise InputError(f"request {number}", f"expected target ids of the {searcher.vocabulary} without <pad> or "
-                         f"</s>, found {searcher._describe(bad[0])}")
-    end = searcher.eos if ends is None else int(ends[number - 1])
-    if end not in (searcher.eos, searcher.model.sep):
-        raise ValueError(f"request {number}: the end token must be </s> or the separator, got {end}")
-    return target + [end]
-
-
 #: The most positions one batch of a search may hold (:func:`token_batches`): beam x (source + prefix + the
 #: hypothesis' token limit) per request, times its requests. With the default limit of 200 tokens a hypothesis, the
 #: paper's sentence windows fill the 64 requests of a batch; long windows (a whole document) give smaller batches.
 #: An encoder-decoder's default; a causal LM, whose keys and values per position are far larger, has its own
 #: (:attr:`Backend.max_tokens`).
 MAX_TOKENS = 400_000
-
-
-def checked_positions(beam: int, checked: tuple) -> int:
-    """A checked request's positions in a batch (:func:`token_batches`): beam x (source + prefix or decoder prompt +
-    its token limit), ``checked`` = (source ids, prefix ids, limit) as the encoder-decoder searchers check them."""
-    source, prefix, limit = checked
-    return beam * (len(source) + len(prefix) + limit)
 
 
 def token_batches(order: Sequence[int], size, max_tokens: int | None = MAX_TOKENS, max_requests: int = 64,
@@ -475,6 +417,10 @@ class Backend:
     load_options: tuple[str, ...] = ()
     #: the load option that says how many GPUs a decode takes (None: one)
     gpus_option: str | None = None
+    #: the load option that is the share of the device's memory a model's engine reserves (None: none): a process
+    #: that starts engines for n model folders (docnmt-translate's two levels) gives each a share its package's
+    #: ``memory_share(n, given)`` says, so that the second does not find the memory taken
+    memory_option: str | None = None
     #: whether its model is a name on a server (an OpenAI-compatible endpoint), not a file or folder: no model file
     #: is an input of a rule, and the sidecar records the endpoint's answer of who served it
     served: bool = False
@@ -556,7 +502,7 @@ REGISTRY: dict[str, Backend] = {
         environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
                                 conda="../envs/vllm.yaml", modules=("vllm",)),
         load_options=("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "seed"),
-        gpus_option="tensor_parallel_size",
+        gpus_option="tensor_parallel_size", memory_option="gpu_memory_utilization",
     ),
     "openai": Backend(
         name="openai",

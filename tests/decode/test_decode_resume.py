@@ -206,3 +206,13 @@ def test_a_killed_translate_resumes_to_the_same_translations(tiny_llama, llm_inp
     # --no-journal: nothing written
     assert killed(["translate", *argv, "--output", str(tmp_path / "none.de"), "--no-journal"], 1).returncode == 0
     assert not (tmp_path / "none.de.journal").exists()
+
+
+def test_a_killed_causal_lm_decode_at_beam_3_without_the_prefix_cache_resumes_to_the_same_bytes(
+        tiny_llama, llm_inputs, tmp_path, monkeypatch, capsys):
+    """Where byte for byte holds for a causal LM at beam > 1 (docs/decoding.md): without the prefix cache, each
+    prompt is prefilled whole in both runs."""
+    argv = ["--strategy", "sentence-level", "--model", str(tiny_llama), *llm_inputs, "--beam", "3",
+            "--cache-bytes", "0"]
+    whole, resumed = kill_and_resume(argv, tmp_path, 2, monkeypatch, capsys)
+    assert whole["prefix_cache"]["limit_bytes"] == 0 and resumed["tokens_cached"] == 0

@@ -266,3 +266,4 @@ def test_vllm_check_names_an_architecture_it_has_no_implementation_of(vllm_famil
     assert found["status"] != 0
     (line,) = found["stderr"].strip().splitlines()
     assert "config.json: architecture TinyUnknownForCausalLM: vLLM" in line and "--backend causal-lm" in line
+

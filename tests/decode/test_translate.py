@@ -267,3 +267,21 @@ def test_parallel_doc_trans_translates_as_sequential_and_max_tokens_limits_its_b
         sizes = batch_sizes(limited, model)
         assert sizes and set(sizes) == {1}, (model, sizes)
     assert sum(batch_sizes(limited, "sentence-level model")) == sum(map(len, TOY_DOCS)), "the first pass"
+
+
+@pytest.mark.parametrize("folders, share", [(("a", "b"), 0.4), (("a", "a"), 0.8)])
+def test_two_vllm_folders_share_the_memory_their_engines_reserve(folders, share, capsys):
+    """Issue 57, fault 8: docnmt-translate with two vLLM folders started two engines, each reserving the whole
+    gpu_memory_utilization, so that on a GPU the second finds the memory taken. Now each of n engines gets 1/n of
+    it (one folder for both levels is one engine: nothing changes)."""
+    from types import SimpleNamespace
+
+    from docnmt.interface import backend
+
+    args = SimpleNamespace(engine_args={"gpu_memory_utilization": 0.8, "max_model_len": 512},
+                           sentence_model=folders[0], document_model=folders[1])
+    engine = translate.shared_engine_args(args, backend("vllm"), {"sentence", "document"})
+    assert engine == {"gpu_memory_utilization": share, "max_model_len": 512}
+    said = capsys.readouterr().err
+    assert ("2 vllm models in this process: each engine takes gpu_memory_utilization=0.4" in said) == (share == 0.4)
+    assert translate.shared_engine_args(args, backend("causal-lm"), {"sentence", "document"}) == args.engine_args

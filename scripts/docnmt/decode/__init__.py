@@ -15,8 +15,8 @@ Modules:
                   processor; checks; serve: vllm serve started as the backend starts its engine) and
                   backends.openai (model: a model served behind an OpenAI-compatible endpoint, causal-lm's
                   conversations as chat messages; endpoint: the client, concurrency, retries, the key from the
-                  environment; checks); backends.conformance: what mypy checks against the interface's
-                  Protocols
+                  environment; checks); backends.encoder_decoder: the request checks fairseq and transformers
+                  share; backends.conformance: what mypy checks against the interface's Protocols
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers

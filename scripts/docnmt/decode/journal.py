@@ -9,7 +9,9 @@ batches them as it would the whole call). After each chunk it appends the chunk'
 its seconds to the :class:`Journal`, a file of JSON lines, flushed and synced. A rerun reads each chunk that the
 journal holds for the same call, chunk and requests (compared by a digest of their token ids) instead of searching
 it again, and searches the rest. The chunks of a resumed run are those of an uninterrupted one (the journal keeps
-its chunk size), so its output is the same, byte for byte.
+its chunk size), so its output is the same, byte for byte, where a request's search does not depend on what the
+searcher computed before it (not so for a causal LM's prefix cache at beam > 1, which starts empty in the resumed
+run: docs/decoding.md, "Where byte for byte does not hold").
 
 The journal's first line is its key: everything that changes the output (:func:`decode_key`: the model's and the
 inputs' checksums, the strategy and the search settings, the package version). A journal with another key is

@@ -266,6 +266,20 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
     return [[pipeline.decode(h) for h in doc] for doc in out]
 
 
+def shared_engine_args(args, described, needed) -> dict:
+    """The load options of the models: ``--engine-args`` (with ``--base-url`` ...), and, where the levels need two
+    model folders of a backend whose engines reserve a share of the device's memory (vLLM's
+    ``gpu_memory_utilization``), each engine's share of it (one line on stderr says so)."""
+    engine = engine_args_of(args)
+    folders = {str(getattr(args, f"{level}_model")) for level in needed}
+    option = described.memory_option
+    if option is not None and len(folders) > 1:
+        engine[option] = getattr(described.functions(), "memory_share")(len(folders), engine.get(option))
+        print(f"{len(folders)} {described.name} models in this process: each engine takes {option}="
+              f"{engine[option]:.3g}", file=sys.stderr)
+    return engine
+
+
 #: translate's arguments that are its inputs (by checksum in the journal's key) or say nothing of the translations
 NOT_SETTINGS = ("input", "output", "journal", "no_journal", "document_model", "sentence_model", "document_data",
                 "sentence_data", "codes", "task", "configfile", "workdir", "system_name")
@@ -381,6 +395,7 @@ def main(argv=None) -> int:
     from .backends import check, load_model
 
     needed = models_needed(args.strategy, args.doc_trans_mode)
+    engine = shared_engine_args(args, described, needed)
     models = {}
     for level in ("sentence", "document"):
         checkpoint, data = getattr(args, f"{level}_model"), getattr(args, f"{level}_data")
@@ -389,11 +404,11 @@ def main(argv=None) -> int:
                          + (f" and --{level}-data" if described.needs_data else ""))
         if level in needed:
             check(args.backend, checkpoint, data, level, args.separator, args.k if level == "document" else None,
-                  args.src_lang, args.tgt_lang, template=args.template, engine=engine_args_of(args))
+                  args.src_lang, args.tgt_lang, template=args.template, engine=engine)
             same = [m for m in models.values() if m.checkpoint == str(checkpoint)]  # one model for both levels
             models[level] = same[0] if same else load_model(
                 args.backend, checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator,
-                src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=engine_args_of(args))
+                src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=engine)
     freeze_heap(argv)
     documents, layout = read_documents(args.input, args.format, args.tgt_lang)
     pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)

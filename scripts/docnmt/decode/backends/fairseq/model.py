@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .... import SEP
-from ....interface import Scored, check_length, resolve_dtype, window_fits
+from ....interface import Scored, resolve_dtype
+from ..encoder_decoder import check_length, window_fits
 from ....textio import InputError
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")

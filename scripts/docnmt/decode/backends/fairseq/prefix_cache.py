@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from ....textio import InputError
-from ....interface import Scored, checked_target  # noqa: F401 - shared check
+from ....interface import Scored
+from ..encoder_decoder import checked_target
 
 
 def embed_positions(module, positions):

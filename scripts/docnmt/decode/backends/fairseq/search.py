@@ -104,8 +104,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ....interface import (MAX_TOKENS, Counted, Hypothesis, Request, Scored, checked_ids,  # noqa: F401 - shared types
-                           checked_positions, token_batches)
+from ....interface import MAX_TOKENS, Counted, Hypothesis, Request, Scored, token_batches  # noqa: F401 - shared types
+from ..encoder_decoder import checked_ids, checked_positions
 from .model import Model
 from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
 from ....textio import InputError

@@ -36,8 +36,8 @@ from typing import Sequence
 
 from .... import SEP
 from ....textio import InputError
-from ....interface import (MAX_TOKENS, Counted, Hypothesis, Request, Scored, check_length, checked_ids,
-                           checked_positions, checked_target, token_batches, window_fits)
+from ....interface import MAX_TOKENS, Counted, Hypothesis, Request, Scored, token_batches
+from ..encoder_decoder import check_length, checked_ids, checked_positions, checked_target, window_fits
 from .. import load_tokenizer
 
 #: What a user types for ``--backend``.
