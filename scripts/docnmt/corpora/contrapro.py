@@ -341,58 +341,20 @@ def extract(
         document_id = example["document id"]
         segment = example["segment id"]
         doc = index.find(document_id, where)
-        problem = None
-        if doc is None:
-            problem = ("missing_document", f"document id {document_id!r} is not among the documents")
-        elif not 1 <= segment <= len(doc):
-            problem = (
-                "segment_out_of_range",
-                f"segment id {segment} is outside document {doc.docid!r} (lines 1..{len(doc)})",
-            )
-        elif _no_ws(doc.src[segment - 1]) != _no_ws(example["src segment"]):
-            problem = (
-                "source_mismatch",
-                f"line {segment} of document {doc.docid!r} is {doc.src[segment - 1]!r}, "
-                f"expected the example's src segment {example['src segment']!r}",
-            )
+        problem = _problem(example, doc)
         if problem is not None:
             if strict:
                 raise where(problem[1])
             dropped[problem[0]].append((number, problem[1]))
             continue
 
-        position = segment - 1
-        start = max(0, position - context)
-        end = min(len(doc), position + context + 1)
-        src = list(doc.src[start:end])
-        tgt = list(doc.tgt[start:end])
-        tgt[position - start] = example["ref segment"]
-        if _no_ws(doc.tgt[position]) != _no_ws(example["ref segment"]):
-            reference_differs += 1
-        docid = f"{DOCID_PREFIX}{number:05d}"
-        left, right = position - start, end - position - 1
-        short_left += left < context
-        short_right += right < context
-        result.documents.append(Document(docid, src, tgt))
-        result.examples.append(
-            Example(
-                index=number,
-                docid=docid,
-                line=line + left,
-                left=left,
-                right=right,
-                document_id=document_id,
-                segment_id=segment,
-                ante_distance=example["ante distance"],
-                src_pronoun=example["src pronoun"],
-                ref_pronoun=example["ref pronoun"],
-                src_segment=example["src segment"],
-                ref_segment=example["ref segment"],
-                contrastive=tuple(error["contrastive"] for error in example["errors"]),
-                intrasegmental=example.get("intrasegmental"),
-            )
-        )
-        line += len(src)
+        mini, kept = _mini_document(number, example, doc, context, line)
+        reference_differs += _no_ws(doc.tgt[segment - 1]) != _no_ws(example["ref segment"])
+        short_left += kept.left < context
+        short_right += kept.right < context
+        result.documents.append(mini)
+        result.examples.append(kept)
+        line += len(mini.src)
         by_ante[ante_bucket(example["ante distance"])] += 1
         by_pronoun[example["ref pronoun"].lower()] += 1
 
@@ -401,6 +363,54 @@ def extract(
         "context": context,
         "examples": len(examples),
         "kept": len(result.examples),
+        **_dropped(dropped),
+        "reference_differs": reference_differs,
+        "short_left_context": short_left,
+        "short_right_context": short_right,
+        "lines": result.lines(),
+        "by_ante_distance": dict(by_ante),
+        "by_ref_pronoun": dict(sorted(by_pronoun.items())),
+    }
+    return result, report
+
+
+def _mini_document(number: int, example: dict, doc: Document, context: int, line: int) -> tuple[Document, Example]:
+    """Example ``number``'s mini-document (its sentence with ``context`` sentences on each side, its target the
+    example's ``ref segment``) and its :class:`Example`, whose sentence is line ``line`` + its left context."""
+    position = example["segment id"] - 1
+    start = max(0, position - context)
+    end = min(len(doc), position + context + 1)
+    tgt = list(doc.tgt[start:end])
+    tgt[position - start] = example["ref segment"]
+    docid = f"{DOCID_PREFIX}{number:05d}"
+    left = position - start
+    kept = Example(
+        index=number, docid=docid, line=line + left, left=left, right=end - position - 1,
+        document_id=example["document id"], segment_id=example["segment id"],
+        ante_distance=example["ante distance"], src_pronoun=example["src pronoun"],
+        ref_pronoun=example["ref pronoun"], src_segment=example["src segment"], ref_segment=example["ref segment"],
+        contrastive=tuple(error["contrastive"] for error in example["errors"]),
+        intrasegmental=example.get("intrasegmental"),
+    )
+    return Document(docid, list(doc.src[start:end]), tgt), kept
+
+
+def _problem(example: dict, doc: Document | None) -> tuple[str, str] | None:
+    """Why an example cannot be placed in its document (a reason of :data:`DROP_REASONS` and a message), or None."""
+    segment = example["segment id"]
+    if doc is None:
+        return "missing_document", f"document id {example['document id']!r} is not among the documents"
+    if not 1 <= segment <= len(doc):
+        return "segment_out_of_range", f"segment id {segment} is outside document {doc.docid!r} (lines 1..{len(doc)})"
+    if _no_ws(doc.src[segment - 1]) != _no_ws(example["src segment"]):
+        return ("source_mismatch", f"line {segment} of document {doc.docid!r} is {doc.src[segment - 1]!r}, "
+                                   f"expected the example's src segment {example['src segment']!r}")
+    return None
+
+
+def _dropped(dropped: dict[str, list[tuple[int, str]]]) -> dict:
+    """The report's counts of dropped examples by reason, and the first few of each."""
+    return {
         **{reason: len(dropped[reason]) for reason in DROP_REASONS},
         "dropped": {
             reason: {
@@ -410,14 +420,7 @@ def extract(
             }
             for reason, items in dropped.items()
         },
-        "reference_differs": reference_differs,
-        "short_left_context": short_left,
-        "short_right_context": short_right,
-        "lines": result.lines(),
-        "by_ante_distance": dict(by_ante),
-        "by_ref_pronoun": dict(sorted(by_pronoun.items())),
     }
-    return result, report
 
 
 # --------------------------------------------------------------------------

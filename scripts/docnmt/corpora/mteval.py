@@ -85,18 +85,7 @@ def _parse_mteval(path: os.PathLike | str) -> list[_MtevalDoc]:
         if not line:
             continue
         if re.search(r"<\s*seg\b", line, re.I):  # also <hl><seg ...>...</seg></hl> of old WMT sets
-            if current is None:
-                raise InputError(path, "expected <seg> inside a <doc>, found it outside any document", number)
-            end = 0
-            for match in _SEG.finditer(line):
-                _add_segment(path, number, current, match.group(1), clean_segment(match.group(2)))
-                end = match.end()
-            opener = re.search(r"<\s*seg\b([^>]*)>(.*)$", line[end:], re.I | re.S)
-            if opener is not None:  # a segment continued on the next lines
-                _add_segment(path, number, current, opener.group(1), "")
-                pending_seg = (number, [opener.group(2)])
-            elif end == 0:
-                raise InputError(path, f"expected <seg id=...>text</seg>, found {line[:60]!r}", number)
+            pending_seg = _segments(path, number, line, current)
             continue
         tag = _TAG_LINE.match(line)
         if tag is None:
@@ -128,6 +117,30 @@ def _parse_mteval(path: os.PathLike | str) -> list[_MtevalDoc]:
                 pending_meta = (number, name, [after])
             continue
         # <?xml?>, set tags, <p>, <h1>, closing tags and unknown tags carry no text.
+    _check_end(path, pending_seg, current, docs)
+    return docs
+
+
+def _segments(path, number: int, line: str, current: _MtevalDoc | None) -> tuple[int, list[str]] | None:
+    """The segments of a line that holds ``<seg``, added to ``current``; a segment the line opens and does not
+    close: (its line, its text so far), continued on the next lines."""
+    if current is None:
+        raise InputError(path, "expected <seg> inside a <doc>, found it outside any document", number)
+    end = 0
+    for match in _SEG.finditer(line):
+        _add_segment(path, number, current, match.group(1), clean_segment(match.group(2)))
+        end = match.end()
+    opener = re.search(r"<\s*seg\b([^>]*)>(.*)$", line[end:], re.I | re.S)
+    if opener is not None:  # a segment continued on the next lines
+        _add_segment(path, number, current, opener.group(1), "")
+        return number, [opener.group(2)]
+    if end == 0:
+        raise InputError(path, f"expected <seg id=...>text</seg>, found {line[:60]!r}", number)
+    return None
+
+
+def _check_end(path, pending_seg, current: _MtevalDoc | None, docs: list) -> None:
+    """An InputError where the file ends inside a segment or a document, or has no document."""
     if pending_seg is not None:
         raise InputError(path, f"unclosed <seg>: expected </seg> for the segment opened at line {pending_seg[0]}, "
                          "found the end of the file")
@@ -136,7 +149,6 @@ def _parse_mteval(path: os.PathLike | str) -> list[_MtevalDoc]:
                          "found the end of the file")
     if not docs:
         raise InputError(path, "expected at least one <doc docid=...> with <seg> lines, found none")
-    return docs
 
 
 def _set_meta(doc: _MtevalDoc | None, name: str, content: str) -> None:

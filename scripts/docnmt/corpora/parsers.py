@@ -198,6 +198,12 @@ def _run_os(args) -> int:
         report["contrapro_removed_from_train"] = {"removal": args.contrapro_removal, "context": args.contrapro_context,
                                                  **removed, **contrapro.report()}
     _write_report(args.report, report)
+    _print_os(args, report)
+    return 0
+
+
+def _print_os(args, report: dict) -> None:
+    """What the OpenSubtitles split holds, on stdout: the splits' counts and what ContraPro took from train."""
     counts = {split: report[split] for split in ("train", "valid", "test")}
     if args.contrapro:
         counts["contrapro_docs"] = report["contrapro_films"]
@@ -212,7 +218,6 @@ def _run_os(args) -> int:
         print(f"removed from train ({args.contrapro_removal}: {what}): {cut['lines']} lines of "
               f"{cut['films_touched']} films")
     _print_counts(counts)
-    return 0
 
 
 def _non_negative(text: str) -> int:

@@ -22,6 +22,7 @@ Modules:
                   of the strategies, the decoding CLIs and the scorers
   registry     -- the strategy registry: each strategy's function, the models it needs, its cost and inputs
   strategies   -- the paper's search strategies, each a function of documents, registered (REGISTRY, STRATEGIES)
+  fixed_point  -- parallel doc-trans: the fixed-point iteration over a document's sentences, round by round
   realign      -- a window's output mapped back to its sentences where its count of segments is another
                   (full-segment, the whole document in one turn, chunks)
   mbr          -- minimum Bayes risk selection among a search's candidates (beyond the paper): its rule, settings

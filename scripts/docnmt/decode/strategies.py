@@ -93,6 +93,7 @@ from .. import SEP
 from ..preprocess.bpe import remove_bpe
 from ..preprocess.windows import join, split
 from .documents import Document, previous, window
+from .fixed_point import FixedPoint, take_over_round_one  # noqa: F401 (the decode CLI's)
 from .realign import realign
 from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, not_for_backend, strategies_for, strategy  # noqa: F401 (the registry)
 
@@ -294,106 +295,6 @@ def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> lis
     return out
 
 
-def _fixed_point(dec: Decoder, docs: list[Document]) -> list[list[str]]:
-    """Parallel doc-trans: the fixed-point iteration over sentences (module docstring).
-
-    Every round first finds the *stale* sentences: those whose request
-    (source window and forced prefix) differs from the one they were last
-    decoded with. In the parallel phase it decodes all of them; once a round
-    would decode more than ``dec.switch_share`` of the previous round's
-    sentences, it finishes sequentially: each round then decodes only the first
-    stale sentence of each document (whose context is final), skipping the
-    sentences already decoded with their final context.
-
-    The accounting (requests, truncations, ``<sep>`` mismatches) is that of the
-    final decode of each sentence, except ``requests``, which counts every
-    search; ``redecoded`` lists the sentences searched per round.
-    """
-    out = [list(d.first_pass) for d in docs]  # the current contexts: first pass, then the newest outputs
-    decoded_with: list[list[tuple | None]] = [[None] * len(d) for d in docs]  # request of the last decode
-    truncated = [[False] * len(d) for d in docs]
-    mismatch = [[False] * len(d) for d in docs]
-    dirty = [set(range(len(d))) for d in docs]  # per document: sentences whose context changed since their decode
-    converged, parallel, last_round, rounds = False, True, None, 0
-
-    def keyed(n: int, i: int, context: Sequence[str]) -> tuple:
-        """Sentence i of document n with target ``context``: (request, its key token by token, truncated)."""
-        d = docs[n]
-        request, cut = dec.build(window(d, i - dec.k + 1, i + 1), previous(context, i, dec.k), d.lines[i])
-        return request, (tuple(request.source), tuple(request.prefix)), cut
-
-    def record(n: int, i: int, key: tuple, cut: bool, text: str, mismatched: bool) -> None:
-        """Sentence i of document n was decoded with request ``key`` into ``text``."""
-        decoded_with[n][i], truncated[n][i], mismatch[n][i] = key, cut, mismatched
-        if text != out[n][i]:  # the contexts of the next k-1 sentences change
-            dirty[n].update(range(i + 1, min(i + dec.k, len(docs[n]))))
-        out[n][i] = text
-
-    if docs and all(d.round_one is not None for d in docs):  # round 1 is 2-pass's output: take it over
-        for marked in dirty:
-            marked.clear()
-        for n, d in enumerate(docs):
-            for i in range(len(d)):
-                _, key, cut = keyed(n, i, d.first_pass)
-                record(n, i, key, cut, d.round_one[i], d.round_one_mismatch[i])
-        rounds, last_round = 1, sum(map(len, docs))
-        dec.stats.redecoded.append(last_round)
-        dec.stats.round_one_reused = True
-
-    def stale(n: int, first_only: bool) -> list[tuple]:
-        """Document n's stale sentences (or the first), as (n, i, request, key, truncated); forgets the others."""
-        found = []
-        for i in sorted(dirty[n]):
-            request, key, cut = keyed(n, i, out[n])
-            if key == decoded_with[n][i]:
-                dirty[n].discard(i)  # decoded with this very context already
-                continue
-            found.append((n, i, request, key, cut))
-            if first_only:
-                break
-        return found
-
-    while True:
-        pending = [p for n in range(len(docs)) for p in stale(n, first_only=not parallel)]
-        if not pending:
-            converged = True
-            break
-        if dec.max_rounds is not None and rounds >= dec.max_rounds:
-            break
-        rounds += 1
-        if parallel and last_round is not None and len(pending) > dec.switch_share * last_round:
-            parallel = False
-            dec.stats.sequential_from_round = rounds
-            pending = _first_per_document(pending)
-        last_round = len(pending)
-        dec.stats.redecoded.append(len(pending))
-        dec.stats.requests += len(pending)
-        for n, i, *_ in pending:  # before the outputs below mark their successors
-            dirty[n].discard(i)
-        for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
-            segments = split(dec.text(dec.best(nbest, _first_segment, source=docs[n].src[i])))
-            record(n, i, key, cut, segments[0], len(segments) != 1)
-    dec.stats.converged = converged
-    if not converged:  # from the first stale context of a document on, nothing is guaranteed
-        dec.stats.unconverged = sum(len(docs[n]) - i for n, i, *_ in _first_per_document(pending))
-    dec.stats.context_truncated += sum(map(sum, truncated))
-    dec.stats.sep_mismatch += sum(map(sum, mismatch))
-    return out
-
-
-def take_over_round_one(docs: list[Document], hyps: Sequence[str], mismatch_lines) -> None:
-    """Give the documents 2-pass's output as round 1 of parallel doc-trans: ``hyps`` by (0-based) line,
-    ``mismatch_lines`` the lines whose hypothesis had a ``<sep>`` mismatch."""
-    mismatched = set(mismatch_lines)
-    for d in docs:
-        d.round_one = [hyps[line] for line in d.lines]
-        d.round_one_mismatch = [line in mismatched for line in d.lines]
-
-
-def _first_per_document(pending: list[tuple]) -> list[tuple]:
-    """The first of each document's entries in ``pending`` (sorted by document, then sentence)."""
-    return [p for j, p in enumerate(pending) if j == 0 or pending[j - 1][0] != p[0]]
-
 @strategy("sentence-level", "O(NL)", models=("sentence",))
 def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """The baseline: the sentence-level model, each sentence alone.
@@ -528,7 +429,7 @@ def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """
     if dec.doc_trans_mode == "parallel":
         _need_first_pass(docs, "parallel doc-trans")
-        return _fixed_point(dec, docs)
+        return FixedPoint(dec, docs).run()
     return _context_search(dec, docs, lambda d, i, own: previous(own, i, dec.k))
 
 

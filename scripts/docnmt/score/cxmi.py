@@ -297,15 +297,9 @@ def _generated_context(path: Path | None, n_lines: int):
     return generated
 
 
-@cli_errors
-def main(argv=None) -> int:
-    from ..decode.documents import group
-    from ..decode.backends import make_searcher, model_from_args
-    from ..environment import freeze_heap
+def _parser():
     from ..decode.arguments import (add_backend_argument, add_dtype_argument, add_language_code_arguments,
-                                add_separator_argument, positive_int)
-    from ..decode.strategies import Decoder
-    from .evalset import parse_systems, read_documents, read_subsets, read_system, selected_lines
+                                    add_separator_argument, positive_int)
 
     parser = argument_parser("docnmt.score.cxmi", __doc__.split("\n\n")[0])
     add_backend_argument(parser)
@@ -332,11 +326,13 @@ def main(argv=None) -> int:
                         help="at most this many scored (context, sentence) pairs a batch")
     parser.add_argument("--output", required=True, type=Path, help="JSON summary")
     parser.add_argument("--sentences", required=True, type=Path, help="per-sentence P-CXMI, tab-separated")
-    args = parser.parse_args(argv)
-    from ..interface import backend
+    return parser
 
-    if backend(args.backend).needs_data and (args.sentence_model is None) != (args.sentence_data is None):
-        parser.error("--sentence-model and --sentence-data go together")
+
+def _inputs(parser, args):
+    """The test set's source, reference and documents, the systems' hypotheses, 2-pass's first pass, last-sentence's
+    generated contexts, the selected lines and the subsets, each checked against the source."""
+    from .evalset import parse_systems, read_documents, read_subsets, read_system, selected_lines
 
     src, docids = read_documents(args.src, args.docids)
     ref = read_system(args.ref, len(src), args.src)
@@ -349,9 +345,25 @@ def main(argv=None) -> int:
         parser.error("2-pass needs --first-pass (the context it was decoded with)")
     generated = _generated_context(args.last_sentence_sidecar, len(src))
     selected = selected_lines(args.select, len(src))
-    lines = set(selected)
     subsets = read_subsets(args.subsets, len(src), args.src) if args.subsets else {}
+    return src, docids, ref, systems, first_pass, generated, selected, subsets
 
+
+@cli_errors
+def main(argv=None) -> int:
+    from ..decode.documents import group
+    from ..decode.backends import make_searcher, model_from_args
+    from ..environment import freeze_heap
+    from ..decode.strategies import Decoder
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from ..interface import backend
+
+    if backend(args.backend).needs_data and (args.sentence_model is None) != (args.sentence_data is None):
+        parser.error("--sentence-model and --sentence-data go together")
+    src, docids, ref, systems, first_pass, generated, selected, subsets = _inputs(parser, args)
+    lines = set(selected)
     docs = group(src, docids, ref=ref)
     languages = {"src_lang": args.src_lang, "tgt_lang": args.tgt_lang}
     model = model_from_args(parser, args, **languages)
@@ -372,27 +384,42 @@ def main(argv=None) -> int:
     for name, hyps in systems.items():
         per_strategy[name] = strategy_pcxmi(scorer, docs, args.k, lines, name, hyps, first_pass,
                                             generated if name == "last-sentence" else None)
-    strategy_seconds = time.perf_counter() - started
+    seconds = {"reference": round(reference_seconds, 3), "strategies": round(time.perf_counter() - started, 3)}
+    result = _result(args, model, selected, per_line, per_strategy, scorer, sentence_scorer, subsets, generated,
+                     seconds)
+    columns = list(TSV_FIXED) + (["p_cxmi_sentence_model"] if sentence_scorer else []) + [
+        f"p_cxmi[{name}]" for name in per_strategy]
+    with atomic_outputs([args.output, args.sentences]) as (fj, ft):
+        json.dump(result, fj, indent=1)
+        fj.write("\n")
+        write_sentences(ft, _rows(docs, selected, per_line, per_strategy), columns)
+    ref_summary = result["reference"]
+    print(f"CXMI {ref_summary['cxmi']:.4f} nats per sentence, {ref_summary['cxmi_per_token']:.4f} per token "
+          f"over {ref_summary['sentences']} sentences ({result['forced_scores']} forced scores, "
+          f"{sum(seconds.values()):.1f} s)")
+    for name, entry in result["strategies"].items():
+        print(f"{name}: CXMI {entry['cxmi']:.4f}" + ("" if entry["exact"] else " (approximate context)"))
+    return 0
 
-    values = [per_line[line]["p_cxmi"] for line in selected]
+
+def _result(args, model, selected, per_line, per_strategy, scorer, sentence_scorer, subsets, generated,
+            seconds: dict) -> dict:
+    """The JSON summary: the reference's CXMI (and the sentence-level model's variant), each subset's against the
+    rest, each strategy's, and how they were scored."""
     tokens = [per_line[line]["tokens"] for line in selected]
     result = {
         "definition": "P-CXMI(i) = log q(y_i | x_i, C_i) - log q(y_i | x_i), natural log (nats), summed over the "
                       "tokens of y_i and </s>; CXMI = mean over sentences (Fernandes et al. 2021, 2023)",
         "context": "the k-1 previous source and reference sentences (the cheating strategy's context)",
         "context_free_term": "the document-level model with no context",
-        "model": str(args.model),
-        "backend": args.backend,
+        "model": str(args.model), "backend": args.backend,
         "sentence_model": None if args.sentence_model is None else str(args.sentence_model),
-        "k": args.k,
-        "device": model.device,
-        "dtype": model.dtype,
-        "separator": args.separator,
+        "k": args.k, "device": model.device, "dtype": model.dtype, "separator": args.separator,
         "selected_by": str(args.select) if args.select else None,
-        "reference": summary(values, tokens),
+        "reference": summary([per_line[line]["p_cxmi"] for line in selected], tokens),
         "context_truncated": scorer.truncated,
         "forced_scores": len(scorer.pairs) + (len(sentence_scorer.pairs) if sentence_scorer else 0),
-        "seconds": {"reference": round(reference_seconds, 3), "strategies": round(strategy_seconds, 3)},
+        "seconds": seconds,
     }
     if sentence_scorer is not None:
         result["reference_sentence_model"] = {
@@ -403,21 +430,23 @@ def main(argv=None) -> int:
         result["subsets"] = {}
         for name, members in subsets.items():
             members = set(members)
-            inside = [line for line in selected if line in members]
-            rest = [line for line in selected if line not in members]
+            parts = (("in", [line for line in selected if line in members]),
+                     ("rest", [line for line in selected if line not in members]))
             result["subsets"][name] = {
                 part: summary([per_line[line]["p_cxmi"] for line in part_lines],
                               [per_line[line]["tokens"] for line in part_lines])
-                for part, part_lines in (("in", inside), ("rest", rest))}
+                for part, part_lines in parts}
     result["strategies"] = {}
     for name, entries in per_strategy.items():
         result["strategies"][name] = {
             **summary([entries[line]["p_cxmi"] for line in selected], [entries[line]["tokens"] for line in selected]),
             "exact": not (name == "last-sentence" and generated is None),
         }
+    return result
 
-    columns = list(TSV_FIXED) + (["p_cxmi_sentence_model"] if sentence_scorer else []) + [
-        f"p_cxmi[{name}]" for name in per_strategy]
+
+def _rows(docs, selected, per_line, per_strategy) -> list[dict]:
+    """The per-sentence table's rows: each selected line's place, its reference P-CXMI and each strategy's."""
     position = {line: (doc.docid, i + 1) for doc in docs for i, line in enumerate(doc.lines)}
     rows = []
     for line in selected:
@@ -425,17 +454,7 @@ def main(argv=None) -> int:
         for name, entries in per_strategy.items():
             row[f"p_cxmi[{name}]"] = entries[line]["p_cxmi"]
         rows.append(row)
-    with atomic_outputs([args.output, args.sentences]) as (fj, ft):
-        json.dump(result, fj, indent=1)
-        fj.write("\n")
-        write_sentences(ft, rows, columns)
-    ref_summary = result["reference"]
-    print(f"CXMI {ref_summary['cxmi']:.4f} nats per sentence, {ref_summary['cxmi_per_token']:.4f} per token "
-          f"over {ref_summary['sentences']} sentences ({result['forced_scores']} forced scores, "
-          f"{reference_seconds + strategy_seconds:.1f} s)")
-    for name, entry in result["strategies"].items():
-        print(f"{name}: CXMI {entry['cxmi']:.4f}" + ("" if entry["exact"] else " (approximate context)"))
-    return 0
+    return rows
 
 
 if __name__ == "__main__":

@@ -193,6 +193,31 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
     return PrefixEnsemble()
 
 
+def finalized_hypotheses(finalized, prefixes, naive: bool, lenpen: float, eos: int) -> list[list[Hypothesis]]:
+    """fairseq's finalized hypotheses of each request as ours, best first: the continuation after the forced prefix
+    (fairseq's ``prefix_tokens`` kept it in the tokens where ``naive``), without ``</s>``, its score (the naive
+    search's rescored over the continuation alone) and its log-prob."""
+    out = []
+    for hypos, prefix in zip(finalized, prefixes):
+        found = []
+        for hypo in hypos:
+            tokens = hypo["tokens"].tolist()
+            scores = hypo["positional_scores"].float()
+            if naive:
+                assert tokens[:len(prefix)] == prefix, "fairseq's prefix_tokens did not force the prefix"
+                tokens, scores = tokens[len(prefix):], scores[len(prefix):]
+                logprob = float(scores.sum())
+                score = logprob / len(scores) ** lenpen
+            else:
+                logprob = float(scores.sum())
+                score = float(hypo["score"])
+            assert tokens[-1] == eos
+            found.append(Hypothesis(tokens[:-1], score, logprob))
+        found.sort(key=lambda h: -h.score)  # stable: fairseq's order among equal scores
+        out.append(found)
+    return out
+
+
 class Searcher(Counted):
     """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
 
@@ -366,25 +391,7 @@ class Searcher(Counted):
                     mha.__dict__.pop("forward", None)
                 for mha in beamable:
                     mha.set_beam_size(1)
-        out = []
-        for hypos, prefix in zip(finalized, prefixes):
-            found = []
-            for hypo in hypos:
-                tokens = hypo["tokens"].tolist()
-                scores = hypo["positional_scores"].float()
-                if naive:
-                    assert tokens[:len(prefix)] == prefix, "fairseq's prefix_tokens did not force the prefix"
-                    tokens, scores = tokens[len(prefix):], scores[len(prefix):]
-                    logprob = float(scores.sum())
-                    score = logprob / len(scores) ** self.lenpen
-                else:
-                    logprob = float(scores.sum())
-                    score = float(hypo["score"])
-                assert tokens[-1] == self.eos
-                found.append(Hypothesis(tokens[:-1], score, logprob))
-            found.sort(key=lambda h: -h.score)  # stable: fairseq's order among equal scores
-            out.append(found)
-        return out
+        return finalized_hypotheses(finalized, prefixes, naive, self.lenpen, self.eos)
 
     # ---- forced scoring with the cache -------------------------------------
     def score_forced(self, requests: Sequence[Request], targets: Sequence[Sequence[int]],

@@ -530,19 +530,26 @@ def beam_loop(self: HFSearcher, input_ids, logits, encoder_outputs, mask, cache,
                 is_early_stop_heuristic_unsatisfied, is_sent_finished, next_token_hits_stopping_criteria,
                 config.early_stopping)):
             break
+    return finished_beams(sequences, beam_scores, beam_indices, decoder_prompt_len, self.eos, config.length_penalty)
+
+
+def finished_beams(sequences, beam_scores, beam_indices, prompt_length: int, eos: int,
+                   length_penalty: float) -> list[list[Hypothesis]]:
+    """The finished beams of each row of a batch as hypotheses (empty slots left out; ``</s>`` dropped from the
+    tokens), each with its score and its log-prob (the score undone by the length penalty)."""
     out = []
-    for row in range(batch_size):
+    for row in range(beam_scores.shape[0]):
         found = []
-        for b in range(num_beams):
+        for b in range(beam_scores.shape[1]):
             score = float(beam_scores[row, b])
             if score <= -1e8:  # an empty slot
                 continue
             generated = int((beam_indices[row, b] >= 0).sum())
-            tokens = sequences[row, b, decoder_prompt_len:decoder_prompt_len + generated].tolist()
+            tokens = sequences[row, b, prompt_length:prompt_length + generated].tolist()
             length = len(tokens)
-            if tokens and tokens[-1] == self.eos:
+            if tokens and tokens[-1] == eos:
                 tokens = tokens[:-1]
-            found.append(Hypothesis(tokens, score, score * length ** config.length_penalty))
+            found.append(Hypothesis(tokens, score, score * length ** length_penalty))
         out.append(found)
     return out
 
