@@ -194,12 +194,14 @@ def test_a_killed_translate_resumes_to_the_same_translations(tiny_llama, llm_inp
     monkeypatch.setattr(journal, "CHUNK", CHUNK)
     assert translate.main(argv + ["--output", str(tmp_path / "whole.de")]) == 0
     assert not (tmp_path / "whole.de.journal").exists()
-    result = killed(["translate", *argv, "--output", str(tmp_path / "resumed.de")], 2)
+    kept = tmp_path / "journals" / "talk.journal"  # --journal: a path of one's own
+    resumed = ["--output", str(tmp_path / "resumed.de"), "--journal", str(kept)]
+    result = killed(["translate", *argv, *resumed], 2)
     assert result.returncode == -9, result.stdout[-2000:] + result.stderr[-3000:]
-    kept = tmp_path / "resumed.de.journal"
     assert len(kept.read_text(encoding="utf-8").splitlines()) == 3 and not (tmp_path / "resumed.de").exists()
+    assert not (tmp_path / "resumed.de.journal").exists()
     capsys.readouterr()
-    assert translate.main(argv + ["--output", str(tmp_path / "resumed.de")]) == 0
+    assert translate.main(argv + resumed) == 0
     assert f"resuming from {kept}: 2 chunks" in capsys.readouterr().out
     assert (tmp_path / "resumed.de").read_bytes() == (tmp_path / "whole.de").read_bytes()
     assert not kept.exists()

@@ -267,3 +267,28 @@ def test_vllm_check_names_an_architecture_it_has_no_implementation_of(vllm_famil
     (line,) = found["stderr"].strip().splitlines()
     assert "config.json: architecture TinyUnknownForCausalLM: vLLM" in line and "--backend causal-lm" in line
 
+
+
+def test_the_tiny_cli_builds_any_family_with_its_windows(tmp_path, capsys):
+    """``python -m docnmt.decode.backends.causal_lm.tiny --architecture NAME --window N --max-positions M``: the
+    family's config with the sliding window and the context window asked for (0 updates: a random model)."""
+    import json
+
+    import llmmodel
+    from docnmt.decode.backends.causal_lm import tiny
+
+    docs, _ = llmmodel.demo_documents(5)
+    for side in ("en", "de"):
+        (tmp_path / f"train.{side}").write_text(
+            "".join(f"{s}\n" for d in docs for s in (d.src if side == "en" else d.tgt)), encoding="utf-8")
+    (tmp_path / "train.docids").write_text("".join(f"{d.docid}\n" for d in docs for _ in d.src), encoding="utf-8")
+    assert tiny.main(["--train", str(tmp_path / "train"), "--output", str(tmp_path / "gemma3"), "--architecture",
+                      "gemma3", "--window", "16", "--max-positions", "96", "--steps", "0", "--hidden", "64",
+                      "--layers", "2"]) == 0
+    config = json.loads((tmp_path / "gemma3" / "config.json").read_text(encoding="utf-8"))
+    assert (config["model_type"], config["sliding_window"], config["max_position_embeddings"]) == \
+        ("gemma3_text", 16, 96)
+    assert config["layer_types"] == ["sliding_attention", "full_attention"]
+    assert "a gemma3 of 2 layers, 0 updates" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        tiny.main(["--train", str(tmp_path / "train"), "--output", str(tmp_path / "x"), "--architecture", "gpt2"])
