@@ -292,3 +292,33 @@ def test_the_tiny_cli_builds_any_family_with_its_windows(tmp_path, capsys):
     assert "a gemma3 of 2 layers, 0 updates" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         tiny.main(["--train", str(tmp_path / "train"), "--output", str(tmp_path / "x"), "--architecture", "gpt2"])
+
+
+def test_a_model_whose_cache_layers_cannot_be_shared_decodes_without_the_prefix_cache(tmp_path):
+    """Qwen3-Next's linear-attention layers hold a recurrent state, not keys and values a prefix can be cut from:
+    the searcher says why its prefix cache is off and decodes as generate does on each whole prompt."""
+    import transformers
+
+    import llmmodel
+    from docnmt.decode.backends import load_model
+    from docnmt.decode.backends.causal_lm.tiny import build_tokenizer
+
+    docs, test = llmmodel.demo_documents(5)
+    tokenizer = build_tokenizer([s for d in docs for s in d.src + d.tgt] + ["English German"], tmp_path)
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    config = transformers.Qwen3NextConfig(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=2,
+        num_key_value_heads=2, head_dim=32, max_position_embeddings=256, eos_token_id=[end, tokenizer.eos_token_id],
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=None, linear_num_value_heads=2, linear_num_key_heads=2,
+        linear_key_head_dim=16, linear_value_head_dim=16, num_experts=2, num_experts_per_tok=1,
+        moe_intermediate_size=32, shared_expert_intermediate_size=32)
+    torch.manual_seed(1)
+    net = transformers.Qwen3NextForCausalLM(config)
+    net.generation_config.eos_token_id = [end, tokenizer.eos_token_id]
+    net.save_pretrained(tmp_path)
+    model = load_model("causal-lm", tmp_path, src_lang="en", tgt_lang="de", device="cpu")
+    docs = group(test[0].src[:3], [test[0].docid] * 3, ref=test[0].tgt[:3])
+    out, searcher, _ = decode(model, "doc-trans", docs, 2, max_new_tokens=8)
+    assert searcher.cache_off == "its cache layers of kind LinearAttentionLayer cannot be shared between prompts"
+    assert not searcher.reuse_cache and searcher.tokens_cached == 0 and len(searcher.cache) == 0
+    assert out == decode(model, "doc-trans", docs, 2, max_new_tokens=8, reuse_cache=False, batch_size=1)[0]
