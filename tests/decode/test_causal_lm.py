@@ -364,15 +364,12 @@ def test_the_manuals_commands_check_and_translate_a_causal_lm_as_the_python_api(
 def test_forced_scoring_with_the_cache_equals_it_without(llama_model, sample_docs):
     """The searcher's score_forced (perplexity, CXMI): the same log-probs with the reused cache as without, and a
     model's own score of the window's last sentence."""
+    import llmmodel
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
-    from docnmt.interface import Request
 
     doc = sample_docs[0]
     model = llama_model
-    requests = [Request(model.encode(" <sep> ".join(doc.src[max(0, i - 2):i + 1]), source=True),
-                        model.encode(" <sep> ".join(doc.ref[max(0, i - 2):i]) + " <sep>")[:-1] if i else [])
-                for i in range(4)]
-    targets = [model.encode(doc.ref[i])[:-1] for i in range(4)]
+    requests, targets = llmmodel.forced_requests(model, doc, context=2)
     cached = CausalLMSearcher(model, reuse_cache=True).score_forced(requests, targets)
     plain = CausalLMSearcher(model, reuse_cache=False).score_forced(requests, targets)
     assert [s.logprob for s in cached] == pytest.approx([s.logprob for s in plain], abs=1e-4)

@@ -139,13 +139,11 @@ def test_every_strategy_gives_the_same_translations_with_the_prefix_cache_as_wit
 def test_forced_scoring_and_samples_are_the_same_with_the_prefix_cache_as_without(family_model, documents):
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
     from docnmt.decode.sampling import Sampler
-    from docnmt.interface import Request
 
-    model, doc = family_model, documents[0]
-    requests = [Request(model.encode(" <sep> ".join(doc.src[max(0, i - 1):i + 1]), source=True),
-                        model.encode(" <sep> ".join(doc.ref[max(0, i - 1):i]) + " <sep>")[:-1] if i else [])
-                for i in range(4)]
-    targets = [model.encode(doc.ref[i])[:-1] for i in range(4)]
+    import llmmodel
+
+    model = family_model
+    requests, targets = llmmodel.forced_requests(model, documents[0], context=1)
     cached = CausalLMSearcher(model, reuse_cache=True).score_forced(requests, targets)
     plain = CausalLMSearcher(model, reuse_cache=False).score_forced(requests, targets)
     assert [s.logprob for s in cached] == pytest.approx([s.logprob for s in plain], abs=1e-4)
@@ -290,6 +288,11 @@ def test_the_tiny_cli_builds_any_family_with_its_windows(tmp_path, capsys):
         ("gemma3_text", 16, 96)
     assert config["layer_types"] == ["sliding_attention", "full_attention"]
     assert "a gemma3 of 2 layers, 0 updates" in capsys.readouterr().out
+    # without --window: the family config's own (Cohere2's must be set: it was refused with None)
+    assert tiny.main(["--train", str(tmp_path / "train"), "--output", str(tmp_path / "cohere2"), "--architecture",
+                      "cohere2", "--steps", "0", "--hidden", "64", "--layers", "2"]) == 0
+    config = json.loads((tmp_path / "cohere2" / "config.json").read_text(encoding="utf-8"))
+    assert (config["model_type"], config["sliding_window"]) == ("cohere2", 4096)
     with pytest.raises(SystemExit):
         tiny.main(["--train", str(tmp_path / "train"), "--output", str(tmp_path / "x"), "--architecture", "gpt2"])
 

@@ -252,6 +252,7 @@ def main(argv=None) -> int:
         args.beam = mbr.count  # the n-best of a beam of --mbr-count are the candidates
 
     from ..environment import freeze_heap
+    from ..preprocess.tokenize import detokenize
     from .backends import make_searcher, model_from_args
 
     docs = _documents(parser, args, mbr)
@@ -297,12 +298,6 @@ def main(argv=None) -> int:
     record.finish()
     _report(args, decoder, sentences, len(docs), cost)
     return 0
-
-
-def detokenize(text: str, lang: str) -> str:
-    from ..preprocess.tokenize import detokenize as moses
-
-    return moses(text, lang)
 
 
 def _sidecar(args, model, docs, k: int, cost: dict, decoder, searcher, selector, mbr) -> dict:

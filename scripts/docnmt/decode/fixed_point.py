@@ -18,7 +18,8 @@ from ..preprocess.windows import split
 from .documents import Document, previous, window
 
 
-def _first_segment(text: str) -> str:
+def first_segment(text: str) -> str:
+    """A window's output's first segment (``<sep>``-split)."""
     return split(text)[0]
 
 
@@ -109,7 +110,7 @@ class FixedPoint:
         for n, i, *_ in pending:  # before the outputs below mark their successors
             self.dirty[n].discard(i)
         for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
-            segments = split(dec.text(dec.best(nbest, _first_segment, source=self.docs[n].src[i])))
+            segments = split(dec.text(dec.best(nbest, first_segment, source=self.docs[n].src[i])))
             self.record(n, i, key, cut, segments[0], len(segments) != 1)
 
 

@@ -209,11 +209,11 @@ def _saved(nbest: list[Hypothesis]) -> list:
     return [[h.tokens, h.score, h.logprob, h.complete] for h in nbest]
 
 
-def _partial(record: dict | None) -> dict[str, list[Hypothesis]]:
+def _partial(record: dict | None) -> dict[int, list[Hypothesis]]:
     """A partial record's answered requests (index in its chunk -> n-best); none for no record."""
     if record is None:
         return {}
-    return {index: _hypotheses([saved])[0] for index, saved in record.get("partial", {}).items()}
+    return {int(index): _hypotheses([saved])[0] for index, saved in record.get("partial", {}).items()}
 
 
 def _hypotheses(saved: list) -> list[list[Hypothesis]]:
@@ -287,7 +287,7 @@ class JournaledSearcher:
         search fails with some requests answered (a served model's, :meth:`..backends.openai.endpoint.Endpoint.map`:
         ``answered``), those are journaled as a partial record before the error goes on, so that a rerun asks only
         for the others."""
-        known = {int(i): nbest for i, nbest in _partial(record).items()}
+        known = _partial(record)
         if record is not None:
             self._resume(record, len(known))
         missing = [j for j in range(len(part)) if j not in known]
@@ -307,6 +307,6 @@ class JournaledSearcher:
                                     partial=known)
             raise
         known.update(zip(missing, found))
-        self.journal.append(self.call, number, digest, [known[j] for j in range(len(part))], cost(),
-                            time.perf_counter() - begin)
-        return [known[j] for j in range(len(part))]
+        found = [known[j] for j in range(len(part))]
+        self.journal.append(self.call, number, digest, found, cost(), time.perf_counter() - begin)
+        return found

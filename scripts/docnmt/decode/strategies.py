@@ -94,6 +94,7 @@ from ..preprocess.bpe import remove_bpe
 from ..preprocess.windows import join, split
 from .documents import Document, previous, window
 from .fixed_point import FixedPoint, take_over_round_one  # noqa: F401 (the decode CLI's)
+from .fixed_point import first_segment as _first_segment
 from .realign import realign
 from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, not_for_backend, strategies_for, strategy  # noqa: F401 (the registry)
 
@@ -250,10 +251,6 @@ class Decoder:
         return self.searcher.search(requests)
 
 
-
-
-def _first_segment(text: str) -> str:
-    return split(text)[0]
 
 
 def _last_segment(text: str) -> str:

@@ -85,7 +85,8 @@ FAMILIES: dict[str, dict] = {
 
 def family_options(architecture: str, hidden: int, heads: int, layers: int, window: int | None) -> dict:
     """The config options of a family's tiny model beyond the shared sizes: the head size where the family sets its
-    own, and the sliding window (``window`` tokens; alternating families: every layer but the last of each pair)."""
+    own, and the sliding window (``window`` tokens; alternating families: every layer but the last of each pair;
+    None: the family config's own, 4096 tokens, more than a tiny model's context, which Cohere2 needs set)."""
     if architecture not in FAMILIES:
         raise ValueError(f"unknown architecture {architecture!r}, expected one of {', '.join(FAMILIES)}")
     family = FAMILIES[architecture]
@@ -99,17 +100,13 @@ def family_options(architecture: str, hidden: int, heads: int, layers: int, wind
         options.update(sliding_window=window)
         if kind == "alternating":
             options.update(layer_types=["full_attention" if i % 2 else "sliding_attention" for i in range(layers)])
-    elif kind is not None:
-        options.update(sliding_window=None)
-        if kind == "alternating":
-            options.update(layer_types=["full_attention"] * layers)
     return options
 
 
 def tiny_model(tokenizer, architecture: str = "llama", max_positions: int = 512, hidden: int = 128, layers: int = 3,
                seed: int = 1, heads: int = 4, window: int | None = None):
     """A randomly initialized model of a family of :data:`FAMILIES` for ``tokenizer``, ending answers at
-    ``<|im_end|>``; ``window``: its sliding window in tokens, where the family has one (None: none)."""
+    ``<|im_end|>``; ``window``: its sliding window in tokens, where the family has one (None: the config's own)."""
     import torch
     import transformers
 
@@ -253,7 +250,8 @@ def main(argv=None) -> int:
                         help="the model's family (its transformers config and model classes)")
     parser.add_argument("--max-positions", type=int, default=512, help="the context window in tokens")
     parser.add_argument("--window", type=int, default=None,
-                        help="the sliding window in tokens of a family that has one (default: none)")
+                        help="the sliding window in tokens of a family that has one (default: the family config's, "
+                             "4096, more than the context)")
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=16, help="conversations per update")
