@@ -19,7 +19,7 @@ def mypy(*targets: str) -> subprocess.CompletedProcess:
 
 def test_mypy_passes_on_the_interface_and_the_backends():
     pytest.importorskip("mypy")
-    result = mypy("-m", "docnmt.interface", "-p", "docnmt.decode.backends")
+    result = mypy("-m", "docnmt.interface", "-m", "docnmt.search", "-p", "docnmt.decode.backends")
     assert result.returncode == 0, result.stdout[-4000:]
     assert "Success: no issues found" in result.stdout
 
@@ -42,7 +42,7 @@ def test_mypy_finds_a_backend_whose_searcher_lacks_the_interface(tmp_path):
     pytest.importorskip("mypy")
     bad = tmp_path / "bad_backend.py"
     bad.write_text(
-        "from docnmt.interface import Counted, SearcherLike\n\n\n"
+        "from docnmt.interface import SearcherLike\nfrom docnmt.search import Counted\n\n\n"
         "class Half(Counted):\n"
         "    model = None\n    beam = eos = pad = vocab = max_source_positions = max_target_positions = 1\n\n"
         "    def search(self, requests):\n        return []\n\n\n"

@@ -117,7 +117,7 @@ def main() -> None:
 
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group
-    from docnmt.interface import Request
+    from docnmt.search import Request
     from docnmt.load_options import parse_load_options
 
     given = json.load(open(args.documents, encoding="utf-8"))

@@ -618,7 +618,7 @@ def test_an_answer_stopped_by_a_stop_string_has_the_log_prob_of_its_own_tokens(t
     log-prob, about -17 nats, was added)."""
     from docnmt.decode.backends import load_model
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
-    from docnmt.interface import Request
+    from docnmt.search import Request
 
     model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu", template="translate")
     stop = model.prompter.answer_end

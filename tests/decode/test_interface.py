@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REPO
-from docnmt import interface
+from docnmt import interface, search
 from docnmt.decode import backends
 from docnmt.interface import REGISTRY, Backend
 
@@ -68,7 +68,7 @@ def echo_backend(monkeypatch):
         def __init__(self, folder):
             self.folder = folder
 
-    class EchoSearcher(interface.Counted):
+    class EchoSearcher(search.Counted):
         eos, pad, vocab, max_source_positions, max_target_positions = 2, 1, 10, 64, 64
 
         def __init__(self, model, beam):
@@ -76,7 +76,7 @@ def echo_backend(monkeypatch):
             self.reset_counters()
 
         def score_forced(self, requests, targets, ends=None):
-            return [interface.Scored(0.0, len(t) + 1) for t in targets]
+            return [search.Scored(0.0, len(t) + 1) for t in targets]
 
         def sample(self, request, count, epsilon, seed):
             return [list(request)] * count
@@ -137,12 +137,12 @@ def test_a_backend_added_with_one_registry_entry_is_a_choice_of_the_clis_and_the
 
 def test_batches_are_limited_in_positions_as_well_as_in_requests():
     sizes = [100, 100, 100, 400, 50, 50, 900, 10]
-    batches = list(interface.token_batches(range(len(sizes)), sizes.__getitem__, max_tokens=400, max_requests=3))
+    batches = list(search.token_batches(range(len(sizes)), sizes.__getitem__, max_tokens=400, max_requests=3))
     # padded to its largest request: 3 x 100 fits; 400 alone; 50+50 fit, 900 is alone although over the limit
     assert batches == [[0, 1, 2], [3], [4, 5], [6], [7]]
-    assert list(interface.token_batches(range(8), sizes.__getitem__, max_tokens=None, max_requests=3)) == \
+    assert list(search.token_batches(range(8), sizes.__getitem__, max_tokens=None, max_requests=3)) == \
         [[0, 1, 2], [3, 4, 5], [6, 7]]
-    assert list(interface.token_batches(range(4), lambda i: 1, max_requests=64,
+    assert list(search.token_batches(range(4), lambda i: 1, max_requests=64,
                                         together=lambda first, i: first // 2 == i // 2)) == [[0, 1], [2, 3]]
 
 
@@ -151,7 +151,7 @@ def test_the_default_position_limit_binds_on_whole_documents_not_on_sentence_win
     sentences (about 30 tokens each) fill the 64 requests of a batch at beam 12; windows of 40 such sentences
     give batches of a few requests."""
     def batch_sizes(tokens: int) -> list[int]:
-        return [len(b) for b in interface.token_batches(range(128), lambda i: 12 * (tokens + 200), max_requests=64)]
+        return [len(b) for b in search.token_batches(range(128), lambda i: 12 * (tokens + 200), max_requests=64)]
 
     assert batch_sizes(3 * 30 + 2 * 30) == [64, 64]
     assert set(batch_sizes(40 * 30 + 39 * 30)[:-1]) == {12}

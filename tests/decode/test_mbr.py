@@ -12,7 +12,7 @@ from sacrebleu.metrics import CHRF
 from helpers import tool_env
 from docnmt.decode import mbr
 from docnmt.decode.selection import Selector
-from docnmt.interface import Request
+from docnmt.search import Request
 from docnmt.decode.strategies import REGISTRY, Decoder
 
 torch = pytest.importorskip("torch")

@@ -4,19 +4,19 @@ import argparse
 
 import pytest
 
-from docnmt import interface
+from docnmt import search
 from docnmt.decode import arguments
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda", "cuda:1"])
 def test_the_default_dtype_is_float32_on_every_device(device):
-    assert interface.resolve_dtype(None, device) == "float32"
-    assert interface.resolve_dtype("fp16", device) == "float16" and interface.resolve_dtype("bf16", device) == "bfloat16"
+    assert search.resolve_dtype(None, device) == "float32"
+    assert search.resolve_dtype("fp16", device) == "float16" and search.resolve_dtype("bf16", device) == "bfloat16"
 
 
 def test_an_unknown_dtype_is_an_error():
     with pytest.raises(ValueError, match="unknown dtype 'auto'"):
-        interface.resolve_dtype("auto", "cuda")
+        search.resolve_dtype("auto", "cuda")
 
 
 def test_every_scoring_cli_defaults_to_float32_and_accepts_half_precision():

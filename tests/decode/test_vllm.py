@@ -48,7 +48,7 @@ def test_greedy_vllm_gives_causal_lms_translations_and_reads_the_same_prompt_tok
 
 def test_forced_scoring_agrees_within_a_thousandth_of_a_nat(vllm_outputs, llama, documents):
     from docnmt.decode.backends import make_searcher
-    from docnmt.interface import Request
+    from docnmt.search import Request
 
     searcher = make_searcher(llama, beam=1)
     requests = [Request(llama.encode(s, source=True)) for s in documents["src"]]

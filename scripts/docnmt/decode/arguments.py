@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import SEP
-from ..interface import DEFAULT_DTYPE, DTYPES, REGISTRY
+from ..interface import REGISTRY
+from ..search import DEFAULT_DTYPE, DTYPES
 
 
 def add_backend_argument(parser) -> None:

@@ -68,7 +68,7 @@ from .documents import context_k, group
 from .record import DecodeRecord, settings_of, signature
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
 from ..textio import InputError, atomic_outputs, cli_errors, file_digest, load_json, read_lines
-from ..interface import RequestError
+from ..search import RequestError
 from ..manual import argument_parser
 
 

@@ -192,7 +192,7 @@ class Decoder:
     def build(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
               drop_newest: bool = False, continuation: int = 1, document: Sequence[str] = ()) -> tuple[object, bool]:
         """:meth:`request` without accounting: the request and whether its context was truncated."""
-        from ..interface import Request
+        from ..search import Request
         from ..textio import InputError
 
         source_sents, prefix_sents = list(source_sents), list(prefix_sents)
@@ -300,7 +300,7 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """
     searcher = dec.sentence_searcher or dec.searcher
     flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
-    from ..interface import Request
+    from ..search import Request
 
     requests = [Request(searcher.model.encode(docs[n].src[i], source=True), [], line=docs[n].lines[i]) for n, i in flat]
     dec.stats.requests += len(requests)

@@ -151,7 +151,7 @@ def write_documents(output: Path, layout, documents, translations: list[list[str
 
 
 class Progress:
-    """A searcher's progress hook (its ``on_batch``, :class:`docnmt.interface.Counted`): a line to stderr per
+    """A searcher's progress hook (its ``on_batch``, :class:`docnmt.search.Counted`): a line to stderr per
     searched batch (requests searched, sentences/s)."""
 
     def __init__(self, name: str, sentences: int, stream=None):

@@ -4,7 +4,7 @@ what MBR rows are, which decodes mapped a window's output back to its sentences,
 from __future__ import annotations
 
 from ..decode.mbr import Settings, parse_system
-from ..interface import SERVED_DTYPE
+from ..search import SERVED_DTYPE
 
 
 #: The precision of the paper's search and scoring (fairseq's default); any other is named in the notes.

@@ -54,7 +54,7 @@ def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[
     The document-level context is the one the ``cheating`` strategy forces, with the scored
     text in place of the reference: the same documents, windows and truncation.
     """
-    from ..interface import Request
+    from ..search import Request
 
     model = decoder.searcher.model
     requests, targets = [], []

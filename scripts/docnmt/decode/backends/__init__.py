@@ -5,7 +5,7 @@ decoder-only LLMs (:mod:`docnmt.decode.backends.causal_lm`), each a subpackage r
 
 A backend's model encodes text to token ids and back (``encode``, ``decode``), knows its separator's id
 (``sep``) and its ``max_positions``, and scores forced targets (``score``). Its searcher searches requests
-(source ids and a forced target context, :class:`docnmt.interface.Request`) and counts decoder positions
+(source ids and a forced target context, :class:`docnmt.search.Request`) and counts decoder positions
 and forward calls (:mod:`docnmt.interface`). :func:`load_model`, :func:`make_searcher` and :func:`check`
 dispatch through the backends' registry; the strategies and ``translate`` work with what they return.
 
@@ -63,7 +63,7 @@ def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 
     """The searcher of ``model``'s backend: fairseq's beam semantics, or transformers' (``generate``'s); ``max_len``:
     the most tokens a hypothesis may have (fairseq's ``max_len_b`` with ``max_len_a`` 0, transformers'
     ``max_new_tokens``); a batch holds at most ``batch_size`` requests and ``max_tokens`` positions
-    (:func:`docnmt.interface.token_batches`; None: the backend's default, :attr:`~docnmt.interface.Backend.max_tokens`);
+    (:func:`docnmt.search.token_batches`; None: the backend's default, :attr:`~docnmt.interface.Backend.max_tokens`);
     ``cache_bytes``: the limit of a backend's prefix cache (:attr:`~docnmt.interface.Backend.prefix_cache`; None: its
     default), a ValueError for a backend without one."""
     described = backend_of(model)
@@ -144,7 +144,7 @@ def pretrained(auto_class: str, folder: Path, device: str | None, dtype: str | N
     import torch
     import transformers
 
-    from ...interface import DEFAULT_DTYPE, resolve_dtype
+    from ...search import DEFAULT_DTYPE, resolve_dtype
     from ...textio import InputError
 
     try:

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .... import SEP
-from ....interface import Counted, Hypothesis, Request, Scored, backend
+from ....interface import backend
+from ....search import Counted, Hypothesis, Request, Scored
 from ....textio import InputError
 from .. import load_tokenizer
 from .prefix_cache import PrefixCache, cache_view, default_cache_bytes, recording, unshareable
@@ -210,7 +211,7 @@ class PromptedModel:
         """An answer as a hypothesis: the answer to one sentence is that sentence's translation (its lines joined
         by spaces); an answer to several is a window's, its lines (non-empty, stripped) its sentences, joined by
         :attr:`sep` (another count of lines is a separator mismatch, which the strategies count). A
-        plain template's answer ends where its end text begins. It is complete (:class:`~docnmt.interface.Hypothesis`)
+        plain template's answer ends where its end text begins. It is complete (:class:`~docnmt.search.Hypothesis`)
         where it ended (an end token, or a plain template's end text) with ``lines`` lines: an answer that runs on
         with more lines than the message, or is cut at the token limit, is not."""
         ended = any(t in self.ends for t in answer)
@@ -363,7 +364,7 @@ class CausalLMSearcher(PromptCounted):
     :class:`PrefixCache` holds (``reuse_cache``); ``max_new_tokens`` limits an answer (its end token included).
 
     Requests are searched in batches of at most ``batch_size`` requests and ``max_tokens`` positions (beam x
-    (prompt + answer limit) a request; :func:`docnmt.interface.token_batches`), prompts of similar length together.
+    (prompt + answer limit) a request; :func:`docnmt.search.token_batches`), prompts of similar length together.
     Each prompt's cached prefix is completed on its own (:meth:`_prefilled`); the batch's caches are then padded on
     the left to one length, their padding masked, and ``generate`` continues all of them at once. A batch of one
     request is the search of that request alone.
@@ -414,7 +415,7 @@ class CausalLMSearcher(PromptCounted):
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
-        from ....interface import token_batches
+        from ....search import token_batches
 
         prompts = [self._prompt(number, request) for number, request in enumerate(requests, start=1)]
         lines = [self.model.answer_lines(request) for request in requests]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .... import SEP
-from ....interface import Scored, resolve_dtype
+from ....search import Scored, resolve_dtype
 from ..encoder_decoder import check_length, window_fits
 from ....textio import InputError
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ....textio import InputError
-from ....interface import Scored
+from ....search import Scored
 from ..encoder_decoder import checked_target
 
 

@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ....interface import RequestError
+from ....search import RequestError
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: what a client sends as its key where the variable is unset: a local server started without a key takes any

@@ -28,7 +28,8 @@ import json
 from typing import Any, Sequence
 
 from .... import SEP
-from ....interface import SERVED_DTYPE, Counted, Hypothesis, Request, Scored, backend
+from ....interface import backend
+from ....search import SERVED_DTYPE, Counted, Hypothesis, Request, Scored
 from ....textio import InputError
 from ..causal_lm.model import answer_lines, answer_sentences, checked_request
 from ..causal_lm.prompt import Prompter, forced_turns, load_template, turns

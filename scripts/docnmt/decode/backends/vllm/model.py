@@ -22,7 +22,8 @@ import os
 from typing import Any, Sequence
 
 from .... import SEP
-from ....interface import Hypothesis, Request, Scored, backend
+from ....interface import backend
+from ....search import Hypothesis, Request, Scored
 from ....textio import InputError
 from ..causal_lm.model import PromptCounted, PromptedModel
 
@@ -125,7 +126,7 @@ class VLLMModel(PromptedModel):
                  template: str | None = None, tensor_parallel_size: int | None = None,
                  gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
                  seed: int | None = None):
-        from ....interface import resolve_dtype
+        from ....search import resolve_dtype
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
