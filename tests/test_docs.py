@@ -17,7 +17,9 @@ import pytest
 
 from helpers import REPO, tool_env
 from docnmt.config import schema_keys, schema_markdown
-from docnmt.manual import CLIS, COMMANDS, STAGES, command
+from docnmt.manual import COMMANDS, STAGES, clis, command
+
+CLIS = clis()
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 #: Backticked names that are repository paths when they start like this.

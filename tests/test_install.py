@@ -17,7 +17,9 @@ import yaml
 
 from helpers import REPO
 from docnmt.environment import DISTRIBUTION, install_problems, installed_source, shell_prefix
-from docnmt.manual import CLIS, COMMANDS
+from docnmt.manual import COMMANDS, clis
+
+CLIS = clis()
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 

@@ -96,6 +96,31 @@ def _describe(error) -> str:
     return f"config key {key!r}: {error.message}"
 
 
+def _check_load_options(models: dict, key: str, backend) -> None:
+    """A task's load options against its backend's declaration (:attr:`docnmt.interface.Backend.options`): the
+    options block is its backend's (``engine_args``, ``endpoint``), holds only its options (and its cost columns'
+    ``prices``), and gives the ones it must."""
+    from .interface import REGISTRY, names
+    from .load_options import required
+
+    own = backend.options_key if backend.options is not None else None
+    for block in dict.fromkeys(b.options_key for b in REGISTRY.values() if b.options is not None):
+        if block in models and block != own:
+            raise ConfigError(f"config key '{key}.{block}': {block} is for "
+                              f"{names(lambda b: b.options is not None and b.options_key == block, ' or ')} models, "
+                              f"not {backend.name} models" + (f" (theirs: {key}.{own})" if own else ""))
+    needed = required(backend.options)
+    if needed and own not in models:
+        raise ConfigError(f"config key '{key}.{own}': {backend.name} models need their {own} "
+                          f"({', '.join(needed)}, ...): {backend.summary}")
+    given = set(models.get(own) or {}) if own else set()
+    priced = {"prices"} if backend.cost is not None and backend.cost.price is not None else set()
+    unknown = sorted(given - set(backend.load_options) - priced)
+    if unknown:
+        raise ConfigError(f"config key '{key}.{own}.{unknown[0]}': not an option of {backend.name} models; theirs: "
+                          f"{', '.join(backend.load_options)}")
+
+
 def _check_models(name: str, task: dict) -> None:
     """What the schema cannot say clearly about a task's models: a fairseq model has a data folder, a transformers
     model none (its folder holds the tokenizer, which segments plain text, so neither Moses nor BPE applies, and
@@ -104,13 +129,7 @@ def _check_models(name: str, task: dict) -> None:
 
     models, key = task["models"], f"task_settings.{name}.models"
     backend = described(models["backend"])
-    if backend.served != ("endpoint" in models):
-        raise ConfigError(f"config key '{key}.endpoint': " + (
-            f"a {backend.name} model needs its endpoint (base_url, ...): it is {backend.summary}" if backend.served
-            else f"an endpoint is for {names(lambda b: b.served, ' or ')} models, not {backend.name} models"))
-    if "engine_args" in models and backend.served:
-        raise ConfigError(f"config key '{key}.engine_args': a {backend.name} model's settings are its endpoint's "
-                          f"({key}.endpoint)")
+    _check_load_options(models, key, backend)
     for level in ("sentence", "document"):
         if level not in models:
             continue
@@ -145,15 +164,37 @@ def _check_models(name: str, task: dict) -> None:
     models.setdefault("tokenize", backend.default_tokenize)
 
 
+def with_backends(schema: dict) -> dict:
+    """The config's schema with what the registered backends declare: ``models.backend``'s names, and each options
+    block (``models.engine_args``, ``models.endpoint``) with the properties of the options the backends that use it
+    declare (:func:`docnmt.load_options.schema_properties`). The schema file keeps the blocks' descriptions and what
+    is not a load option (a served model's ``prices``)."""
+    from .interface import REGISTRY
+    from .load_options import required, schema_properties
+
+    models = schema["$defs"]["models"]["properties"]
+    models["backend"]["enum"] = list(REGISTRY)
+    models["backend"]["description"] += " " + "; ".join(f"{b.name}: {b.summary}" for b in REGISTRY.values()) + "."
+    declaring = [b for b in REGISTRY.values() if b.options is not None]
+    for described in declaring:
+        # a block two backends share gets no defaults: validation would fill one backend's into the other's tasks
+        shared = sum(b.options_key == described.options_key for b in declaring) > 1
+        block = models.setdefault(described.options_key, {
+            "description": f"{described.name}: its models' load options", "type": "object",
+            "additionalProperties": False})
+        declared = {name: {k: v for k, v in entry.items() if not (shared and k == "default")}
+                    for name, entry in schema_properties(described.options).items()
+                    if name not in block.get("properties", {})}
+        block["properties"] = {**declared, **block.get("properties", {})}
+        block["required"] = sorted(set(block.get("required", [])) | set(required(described.options)))
+    return schema
+
+
 def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     """Return a validated copy of ``config`` with defaults filled in; raise :class:`ConfigError`."""
     import jsonschema
 
-    from .interface import REGISTRY
-
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
-    # the backends are the registry's (the schema's list documents them; a test keeps the two equal)
-    schema["$defs"]["models"]["properties"]["backend"]["enum"] = list(REGISTRY)
+    schema = with_backends(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
     config = copy.deepcopy(dict(config))
     _fill_defaults(schema, config, schema)
     validator = jsonschema.Draft202012Validator(schema)
@@ -263,7 +304,7 @@ def schema_keys(schema: dict | None = None) -> list[tuple[str, str, str, str]]:
     """Every key of the config schema, depth first: (dotted path, type, default, description)."""
     import json
 
-    schema = schema or yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    schema = schema or with_backends(yaml.safe_load(SCHEMA.read_text(encoding="utf-8")))
     rows: list[tuple[str, str, str, str]] = []
 
     def walk(node: dict, path: str, key: str) -> None:

@@ -1,20 +1,22 @@
 """What the strategies, the CLIs, the config and the workflow know of a model backend: the interface of its model
-and searcher (:class:`ModelLike`, :class:`SearcherLike`), and its description (:class:`Backend`), registered under
-its name in :data:`REGISTRY`.
+and searcher (:class:`ModelLike`, :class:`SearcherLike`) and of its package's entry points (:class:`BackendModule`), its
+description (:class:`Backend`), and the registry (:data:`REGISTRY`, :func:`register`).
 
-Nothing outside this module compares a backend's name: code that must act differently by backend asks the
-description (does the model read the workflow's BPE text, does it need a data folder, does it take language
-codes, ...), and :mod:`docnmt.decode.backends` loads, checks and searches through the callables it names. A new
-backend is a module with ``load``, ``check``, ``searcher`` and ``check_cli`` functions and one :class:`Backend` entry here
-(``docs/development.md``, "Adding a backend").
+Each backend declares itself next to its code: its package's ``__init__`` registers one :class:`Backend` (its text,
+capabilities, typed load options, cost columns, environment, notes) with ``BACKEND = register(Backend(...))`` and
+defines ``load``, ``check``, ``searcher`` and ``check_cli``. The registry imports the built-in packages
+(:data:`BUILTIN`) and those :data:`PLUGINS_ENV` names on first use. Nothing outside a backend's package compares its
+name: code that must act differently by backend asks the description (does the model read the workflow's BPE text,
+does it need a data folder, ...), and :mod:`docnmt.decode.backends` loads, checks and searches through the package's
+entry points (``docs/development.md``, "Adding a backend").
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence, cast, runtime_checkable
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Iterator, MutableMapping, Protocol, Sequence, cast, runtime_checkable
 
 from .search import MAX_TOKENS, Hypothesis, Request, Scored
 
@@ -141,8 +143,8 @@ class SearcherLike(Protocol):
 
 
 class BackendModule(Protocol):
-    """A backend package's entry points (:attr:`Backend.module`), which :mod:`docnmt.decode.backends` calls; mypy
-    checks each registered package against it (``docnmt.decode.backends.conformance``).
+    """A backend package's entry points (:attr:`Backend.module`), which :mod:`docnmt.decode.backends` calls; each
+    package asks mypy to check it against this (``_conforms: BackendModule = <the package>`` under TYPE_CHECKING).
 
     - ``load(model, data, *, device, dtype, separator, src_lang, tgt_lang, **options)``: the model of a checkpoint or
       folder (``data``: a fairseq model's data folder; ``options``: the description's ``template`` and
@@ -200,6 +202,31 @@ class Environment:
 
 
 @dataclass(frozen=True)
+class CostColumns:
+    """Table 1's columns of a backend's own cost counters (:meth:`Counted.prompt_counters`'s, or a served model's),
+    each with its ratio to sentence-level: the sidecar keys and their columns' names, the table's note on them and,
+    where the backend's decodes have a price, how it is computed from the counts."""
+
+    #: (sidecar key, column name) pairs, in the table's order; a task gets the columns where one of its sidecars has
+    #: the first key
+    counters: tuple[tuple[str, str], ...]
+    #: the table's note on the columns
+    note: str
+    #: whether a decode's first pass (2-pass's sentence-level) is counted in (its sidecar's ``first_pass``)
+    with_first_pass: bool = False
+    #: the price of counts at the task's prices per million tokens (``models.<options_key>.prices``), or None
+    price: Callable[[dict, dict], float] | None = None
+    #: the names of those prices, in the cost note's order, and the config key under a task that holds them
+    price_names: tuple[str, ...] = ()
+    prices_key: str = ""
+
+    def counts(self, entry: dict) -> dict[str, int]:
+        """A sidecar's counts of these counters (with its first pass's, :attr:`with_first_pass`)."""
+        first = (entry.get("first_pass") or {}) if self.with_first_pass else {}
+        return {key: int(entry[key]) + int(first.get(key) or 0) for key, _ in self.counters if key in entry}
+
+
+@dataclass(frozen=True)
 class Backend:
     """A backend's description: what text its models read and how the workflow and the CLIs treat them."""
 
@@ -242,9 +269,18 @@ class Backend:
     prefix_cache: bool = False
     #: its own environment (None: the project's ``.venv``, ``envs/fairseq.yaml``)
     environment: Environment | None = None
-    #: the load options its models take beyond the shared ones (``load(..., **options)``), each a config key of
-    #: ``models.engine`` and a CLI option (``--tensor-parallel-size`` for ``tensor_parallel_size``)
-    load_options: tuple[str, ...] = ()
+    #: the typed dataclass of the load options its models take beyond the shared ones (``load(..., **options)``;
+    #: None: none), each field made with :func:`docnmt.load_options.option`: its type and help feed ``--engine-args``,
+    #: the config's schema (``models.<options_key>``) and the docs (:mod:`docnmt.load_options`)
+    options: type | None = None
+    #: the key of a task's ``models:`` block that holds those options: ``engine_args`` (an engine's), or ``endpoint``
+    #: (a served model's)
+    options_key: str = "engine_args"
+    #: Table 1's columns of its own cost counters (None: the shared counters only)
+    cost: CostColumns | None = None
+    #: the command-line tools its package brings beyond the backend seam (module: what it is for), which the manual
+    #: lists (:mod:`docnmt.manual`, stage "own models", no rule)
+    tools: tuple[tuple[str, str], ...] = ()
     #: the load option that says how many GPUs a decode takes (None: one)
     gpus_option: str | None = None
     #: the load option that is the share of the device's memory a model's engine reserves (None: none): a process
@@ -254,6 +290,11 @@ class Backend:
     #: whether its model is a name on a server (an OpenAI-compatible endpoint), not a file or folder: no model file
     #: is an input of a rule, and the sidecar records the endpoint's answer of who served it
     served: bool = False
+
+    @property
+    def load_options(self) -> tuple[str, ...]:
+        """The names of its load options (:attr:`options`' fields)."""
+        return tuple(f.name for f in fields(self.options)) if self.options is not None else ()
 
     @property
     def conversation(self) -> bool:
@@ -295,60 +336,77 @@ class Backend:
         return cast(BackendModule, importlib.import_module(self.module))
 
 
-REGISTRY: dict[str, Backend] = {
-    "fairseq": Backend(
-        name="fairseq",
-        summary="a fairseq checkpoint and its data folder (BPE-level text in and out; the default)",
-        text="bpe", needs_data=True, language_codes=False, contrapro_in_workflow=True,
-        module="docnmt.decode.backends.fairseq",
-    ),
-    "transformers": Backend(
-        name="transformers",
-        summary="a Hugging Face seq2seq save_pretrained folder (plain text in and out; its tokenizer segments it)",
-        text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False,
-        module="docnmt.decode.backends.transformers", note="Hugging Face",
-        note_detail="their tokenizer's tokens and transformers' beam semantics (docs/decoding.md, 'Hugging Face "
-                    "models (the transformers backend)')", bench="decode_transformers:transformers_benchmark",
-    ),
-    "causal-lm": Backend(
-        name="causal-lm",
-        summary="a decoder-only LLM's save_pretrained folder (plain text in and out; each sentence a turn of a "
-                "conversation, its context earlier turns)",
-        text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
-        module="docnmt.decode.backends.causal_lm", note="causal LM",
-        note_detail="a prompt of turns from a template, each context sentence an earlier turn, and generate's search "
-                    "(docs/own-models.md, 'LLMs')",
-        bench="decode_causal_lm:causal_lm_benchmark", max_tokens=32_768, prefix_cache=True,
-    ),
-    "vllm": Backend(
-        name="vllm",
-        summary="a decoder-only LLM's save_pretrained folder on vLLM's engine (causal-lm's prompts and strategies; "
-                "continuous batching, automatic prefix caching, tensor parallelism over GPUs)",
-        text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
-        module="docnmt.decode.backends.vllm", note="vLLM",
-        note_detail="causal-lm's prompts on vLLM's engine, whose beam search is its own (docs/own-models.md, "
-                    "'LLMs on vLLM')",
-        bench="decode_vllm:vllm_benchmark", max_tokens=32_768,
-        environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
-                                conda="../envs/vllm.yaml", modules=("vllm",)),
-        load_options=("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "seed"),
-        gpus_option="tensor_parallel_size", memory_option="gpu_memory_utilization",
-    ),
-    "openai": Backend(
-        name="openai",
-        summary="a model served behind an OpenAI-compatible endpoint (vllm serve, SGLang, llama.cpp's server, a "
-                "hosted API): its name on the server, causal-lm's conversations as chat messages",
-        text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
-        module="docnmt.decode.backends.openai", note="served",
-        note_detail="causal-lm's conversations sent as chat messages to an OpenAI-compatible endpoint, greedy (no "
-                    "beam search in the API), its cost the tokens the server reports; a hosted model may change "
-                    "behind its name (docs/own-models.md, 'Served models')",
-        bench="decode_openai:openai_benchmark", max_tokens=32_768, forced_scoring="prompt_logprobs", beam_search=False, sampling=False,
-        load_options=("base_url", "api_key_env", "max_concurrency", "timeout", "max_retries", "retry_backoff",
-                      "temperature", "seed", "prompt_logprobs"),
-        served=True,
-    ),
-}
+#: The backends that come with the project, in the order messages name them: each a package of
+#: :mod:`docnmt.decode.backends` whose ``__init__`` registers its description (:func:`register`).
+BUILTIN = ("fairseq", "transformers", "causal_lm", "vllm", "openai")
+#: The environment variable that names more backend packages (importable modules, comma-separated; e.g. one of
+#: one's own on PYTHONPATH), each registering its description as the built-in ones do.
+PLUGINS_ENV = "DOCNMT_BACKENDS"
+
+
+class Registry(MutableMapping[str, Backend]):
+    """The registered backends by name, in the order they registered. It fills itself on first use: it imports the
+    built-in packages (:data:`BUILTIN`), then those :data:`PLUGINS_ENV` names; each calls :func:`register`. No
+    backend's model code is imported: a package's ``__init__`` declares, its modules load on use."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, Backend] = {}
+        self._filled = False
+
+    def add(self, described: Backend) -> Backend:
+        if described.name in self._entries and self._entries[described.name].module != described.module:
+            raise ValueError(f"backend {described.name!r} is registered twice: by {self._entries[described.name].module} "
+                             f"and by {described.module}")
+        self._entries[described.name] = described
+        return described
+
+    def _fill(self) -> None:
+        if self._filled:
+            return
+        self._filled = True
+        for package in BUILTIN:
+            importlib.import_module(f"docnmt.decode.backends.{package}")
+        for module in filter(None, (part.strip() for part in os.environ.get(PLUGINS_ENV, "").split(","))):
+            try:
+                importlib.import_module(module)
+            except Exception as err:  # noqa: BLE001 - any failure of a plugin's import, in one line
+                raise ImportError(f"{PLUGINS_ENV}: the backend package {module!r} does not import "
+                                  f"({type(err).__name__}: {err})") from err
+
+    def __getitem__(self, name: str) -> Backend:
+        self._fill()
+        return self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        """The names: the built-in backends in :data:`BUILTIN`'s order, then the others as they registered."""
+        self._fill()
+        packages = [f"docnmt.decode.backends.{package}" for package in BUILTIN]
+        order = {name: (packages.index(b.module) if b.module in packages else len(packages), n)
+                 for n, (name, b) in enumerate(self._entries.items())}
+        return iter(sorted(self._entries, key=order.__getitem__))
+
+    def __len__(self) -> int:
+        self._fill()
+        return len(self._entries)
+
+    def __setitem__(self, name: str, described: Backend) -> None:  # a test's stand-in (monkeypatch.setitem)
+        self._fill()
+        self._entries[name] = described
+
+    def __delitem__(self, name: str) -> None:
+        self._fill()
+        del self._entries[name]
+
+
+#: Every registered backend by name (:class:`Registry`).
+REGISTRY = Registry()
+
+
+def register(described: Backend) -> Backend:
+    """Register a backend's description under its name (a backend package's ``__init__`` calls it once, next to its
+    code: ``BACKEND = register(Backend(...))``); a ValueError where another package took the name."""
+    return REGISTRY.add(described)
+
 
 #: The backend of a model that says none, and of the workflow's own models.
 DEFAULT = "fairseq"

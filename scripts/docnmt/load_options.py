@@ -1,64 +1,150 @@
-"""The load options of the backends (:attr:`docnmt.interface.Backend.load_options`): what each one sets and its type,
-and how a CLI's ``--engine-args KEY=VALUE,...`` (lm-evaluation-harness's ``--model_args`` form) and the config's
-``models.engine_args`` (vLLM's engine) or ``models.endpoint`` (a served model's) give them."""
+"""The load options of a backend (:attr:`docnmt.interface.Backend.options`): a typed dataclass its package declares,
+whose fields (:func:`option`) say each option's type, default and help. From it follow how a CLI's
+``--engine-args KEY=VALUE,...`` (lm-evaluation-harness's ``--model_args`` form) is read (:func:`parse_load_options`),
+the config's schema of ``models.engine_args`` (an engine's) or ``models.endpoint`` (a served model's)
+(:func:`schema_properties`), the options that only say how requests travel (:func:`transport_options`), the ones with a
+command-line flag of their own (``--base-url``), and the docs' table (:func:`markdown_table`)."""
 
 from __future__ import annotations
 
-#: Every backend's own load options (:attr:`docnmt.interface.Backend.load_options`), with their types and what they set: config
-#: ``models.engine_args`` or ``models.endpoint``, CLI ``--engine-args KEY=VALUE,...``.
-LOAD_OPTIONS: dict[str, tuple[type, str]] = {
-    "tensor_parallel_size": (int, "the GPUs the model is split over (the decode rule asks for as many)"),
-    "gpu_memory_utilization": (float, "the share of the GPU's memory the engine reserves (on the CPU: of the RAM; "
-                                      "default 0.15 there, vLLM's 0.9 on a GPU)"),
-    "max_model_len": (int, "the context window the engine serves, at most the model's"),
-    "seed": (int, "the engine's random seed; a served model's sampling seed (sent with each request)"),
-    "base_url": (str, "the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (CLI --base-url)"),
-    "api_key_env": (str, "the environment variable that holds the endpoint's key (CLI --api-key-env; default "
-                         "OPENAI_API_KEY); the key itself is never written anywhere"),
-    "max_concurrency": (int, "the most requests in flight at once (default 8)"),
-    "timeout": (float, "seconds to wait for one answer before it counts as failed (default 600)"),
-    "max_retries": (int, "retries of a request after a rate limit, a server error or a timeout (default 6)"),
-    "retry_backoff": (float, "seconds before the first retry, doubled for each next one (default 1)"),
-    "temperature": (float, "the served model's sampling temperature (default 0: greedy)"),
-    "prompt_logprobs": (bool, "the endpoint gives prompt log-probs (vLLM's prompt_logprobs and /tokenize): "
-                              "forced scoring, perplexity and CXMI run (default false)"),
-}
-
-#: The load options that say how requests reach a served model, not what comes back: a decode's resume journal holds
-#: across them (a preempted job whose server restarted at another address resumes).
-TRANSPORT_OPTIONS = ("base_url", "api_key_env", "max_concurrency", "timeout", "max_retries", "retry_backoff")
+import dataclasses
+import types
+import typing
+from typing import Any
 
 #: How :func:`parse_load_options` reads a boolean option's value.
 BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+#: An option's Python type and its JSON schema type.
+JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean"}
+#: What a value of each type looks like, in an error.
+EXPECTS = {int: "an integer", float: "a number", str: "text", bool: "true or false"}
 
 
-def parse_load_options(text: str | None, where: str = "--engine-args") -> dict:
-    """``KEY=VALUE,...`` as typed load options (:data:`LOAD_OPTIONS`); a ValueError naming ``where`` and the first
-    key that is unknown or a value of the wrong type."""
-    options: dict = {}
+def option(help: str, default: Any = None, *, schema: dict | None = None, transport: bool = False,
+           flag: bool = False, required: bool = False):
+    """A field of a backend's options dataclass: ``help`` (the CLI's, the schema's description and the docs'),
+    its ``default`` (None: the backend's own, unset), ``schema``: more JSON-schema constraints (``minimum``,
+    ``pattern``, ...); ``transport``: it says how requests reach a served model, not what comes back, so a decode's
+    resume journal holds across it (a preempted job whose server restarted at another address resumes); ``flag``:
+    it has a command-line flag of its own (``--base-url`` for ``base_url``) beside ``--engine-args``; ``required``:
+    a task's options block must give it."""
+    return dataclasses.field(default=default, metadata={"help": help, "schema": dict(schema or {}),
+                                                        "transport": transport, "flag": flag,
+                                                        "required": required})
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """One load option as its declaration says: name, Python type, default, help and the rest of :func:`option`."""
+
+    name: str
+    kind: type
+    default: Any
+    help: str
+    schema: dict
+    transport: bool
+    flag: bool
+    required: bool
+
+    @property
+    def cli_flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def specs(options: type | None) -> dict[str, Spec]:
+    """The load options an options dataclass declares, by name, in its order (none for None)."""
+    if options is None:
+        return {}
+    hints = typing.get_type_hints(options)
+    found = {}
+    for field in dataclasses.fields(options):
+        kinds = [k for k in typing.get_args(hints[field.name]) if k is not type(None)] or [hints[field.name]]
+        kind = kinds[0]
+        if kind not in JSON_TYPES or (isinstance(hints[field.name], types.UnionType) and len(kinds) > 1):
+            raise TypeError(f"{options.__qualname__}.{field.name}: a load option is one of int, float, str or bool "
+                            f"(or None), not {hints[field.name]}")
+        meta = field.metadata
+        found[field.name] = Spec(field.name, kind, field.default, meta.get("help", ""), dict(meta.get("schema", {})),
+                                 bool(meta.get("transport")), bool(meta.get("flag")), bool(meta.get("required")))
+    return found
+
+
+def parse_load_options(text: str | None, options: type | None, backend: str, where: str = "--engine-args") -> dict:
+    """``KEY=VALUE,...`` as a backend's typed load options (``options``: its dataclass, :func:`specs`); a ValueError
+    naming ``where`` and the first key the backend does not take or a value of the wrong type."""
+    known = specs(options)
+    parsed: dict = {}
     for item in filter(None, (part.strip() for part in (text or "").split(","))):
-        key, equals, value = item.partition("=")
-        if not equals or key.strip() not in LOAD_OPTIONS:
-            raise ValueError(f"{where}: expected KEY=VALUE with KEY one of {', '.join(LOAD_OPTIONS)}, found {item!r}")
-        kind = LOAD_OPTIONS[key.strip()][0]
-        try:
-            if kind is bool:
-                options[key.strip()] = BOOLEANS[value.strip().lower()]
-            else:
-                options[key.strip()] = kind(value.strip())
-        except (ValueError, KeyError):
-            expects = {int: "an integer", float: "a number", bool: "true or false"}[kind]
-            raise ValueError(f"{where}: {key.strip()} expects {expects}, found {value.strip()!r}") from None
-    return options
+        key, equals, value = (part.strip() for part in item.partition("="))
+        if not equals or key not in known:
+            if not known:
+                raise ValueError(f"{where}: {backend} models take no load options, found {item!r}")
+            raise ValueError(f"{where}: expected KEY=VALUE with KEY one of {', '.join(known)} (for {backend} models), "
+                             f"found {item!r}")
+        parsed[key] = typed(known[key], value, where)
+    return parsed
 
 
-#: The keys of a served model's ``models.endpoint`` that are not load options: the tables' (prices per million tokens).
-ENDPOINT_TABLE_KEYS = ("prices",)
+def typed(spec: Spec, value: str, where: str):
+    """A text value as the option's type; a ValueError naming ``where`` and the option."""
+    try:
+        if spec.kind is bool:
+            return BOOLEANS[value.lower()]
+        return spec.kind(value)
+    except (ValueError, KeyError):
+        raise ValueError(f"{where}: {spec.name} expects {EXPECTS[spec.kind]}, found {value!r}") from None
+
+
+def schema_properties(options: type | None) -> dict:
+    """The JSON-schema properties of a backend's options (the config's ``models.<options_key>``): each option's
+    type, description, default and constraints."""
+    properties = {}
+    for spec in specs(options).values():
+        entry = {"description": spec.help, "type": JSON_TYPES[spec.kind], **spec.schema}
+        if spec.default is not None:
+            entry["default"] = spec.default
+        properties[spec.name] = entry
+    return properties
+
+
+def required(options: type | None) -> list[str]:
+    """The options a task's options block must give."""
+    return [spec.name for spec in specs(options).values() if spec.required]
+
+
+def transport_options() -> tuple[str, ...]:
+    """The load options of every registered backend that say how requests travel, not what comes back
+    (:func:`option`'s ``transport``): a decode's journal key leaves them out."""
+    from .interface import REGISTRY
+
+    return tuple(dict.fromkeys(spec.name for described in REGISTRY.values()
+                               for spec in specs(described.options).values() if spec.transport))
+
+
+def flagged_options() -> dict[str, Spec]:
+    """The load options with a command-line flag of their own (``--base-url``), of every registered backend, by
+    name."""
+    from .interface import REGISTRY
+
+    return {spec.name: spec for described in REGISTRY.values() for spec in specs(described.options).values()
+            if spec.flag}
 
 
 def models_load_options(models: dict) -> dict:
-    """The load options a task's ``models:`` block gives its models: ``endpoint`` (a served model's) less its prices,
-    or ``engine_args`` (vLLM's engine), or none."""
-    if "endpoint" in models:
-        return {key: value for key, value in models["endpoint"].items() if key not in ENDPOINT_TABLE_KEYS}
-    return dict(models.get("engine_args") or {})
+    """The load options a task's ``models:`` block gives its models: those of its backend's options block
+    (``models.<options_key>``: vLLM's ``engine_args``, a served model's ``endpoint``), without its other keys (a
+    served model's ``prices``), or none."""
+    from .interface import backend
+
+    described = backend(models.get("backend", "fairseq"))
+    block = models.get(described.options_key) or {}
+    return {key: value for key, value in block.items() if key in described.load_options}
+
+
+def markdown_table(options: type | None) -> str:
+    """A backend's load options as a Markdown table (option, type, default, what it sets): the docs' table."""
+    rows = ["| option | type | default | what it sets |", "|---|---|---|---|"]
+    for spec in specs(options).values():
+        default = "-" if spec.default is None else f"`{str(spec.default).lower() if spec.kind is bool else spec.default}`"
+        rows.append(f"| `{spec.name}` | {spec.kind.__name__} | {default} | {spec.help} |")
+    return "\n".join(rows)

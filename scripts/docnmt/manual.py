@@ -30,7 +30,7 @@ STAGES = {
     "scoring": ("docs/scoring.md", "rules/score.smk"),
 }
 
-#: CLI module -> (stage, the rules that call it; none: a tool run by hand).
+#: CLI module -> (stage, the rules that call it; none: a tool run by hand); :func:`clis` adds the backends' tools.
 CLIS = {
     "docnmt.config": ("configuration", []),
     "docnmt.corpora.demo": ("data", ["demo_corpus"]),
@@ -58,8 +58,6 @@ CLIS = {
                                        "decode_source_primed"]),
     "docnmt.decode.checks": ("own models", ["check_model"]),
     "docnmt.decode.translate": ("own models", []),
-    "docnmt.decode.backends.causal_lm.tiny": ("own models", []),
-    "docnmt.decode.backends.vllm.serve": ("own models", []),
     "docnmt.score.scoring": ("scoring", ["bleu_ter"]),
     "docnmt.score.pronouns": ("scoring", ["pronoun_f1"]),
     "docnmt.score.perplexity": ("scoring", ["perplexity"]),
@@ -95,11 +93,24 @@ BY_HAND = {
     "docnmt.preprocess.fairseq_preprocess": "run by docnmt.preprocess.binarize (rule binarize): fairseq-preprocess",
     "docnmt.train.fairseq_train": "run by docnmt.train.cli (rule train): fairseq-train with atomic checkpoint copies",
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
-    "docnmt.decode.backends.causal_lm.tiny": "no rule: make demo-llm trains the demo's tiny causal LM with it",
-    "docnmt.decode.backends.vllm.serve": "no rule: vllm serve on a model folder, for the backend openai (in .venv-vllm)",
     "docnmt.score.tiny_comet": "no rule: makes a tiny COMET checkpoint (the tests, make demo-comet) in .venv-comet",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
 }
+
+
+def clis() -> dict[str, tuple[str, list[str]]]:
+    """Every CLI module with its stage and rules: :data:`CLIS`, and the tools the registered backends declare
+    (:attr:`docnmt.interface.Backend.tools`: stage "own models", no rule)."""
+    from .interface import REGISTRY
+
+    return {**CLIS, **{module: ("own models", []) for b in REGISTRY.values() for module, _ in b.tools}}
+
+
+def by_hand() -> dict[str, str]:
+    """What runs each CLI that no rule calls: :data:`BY_HAND`, and the backends' tools (what each is for)."""
+    from .interface import REGISTRY
+
+    return {**BY_HAND, **{module: what for b in REGISTRY.values() for module, what in b.tools}}
 
 
 def command(module: str) -> str | None:
@@ -116,10 +127,10 @@ def program(module: str, argv0: str | None = None) -> str:
 
 def epilog(module: str) -> str:
     """The last paragraph of ``python -m MODULE --help``: stage, rules, manual page."""
-    stage, rules = CLIS[module]
+    stage, rules = clis()[module]
     page, rule_file = STAGES[stage]
     called = (f"workflow rule{'s' if len(rules) > 1 else ''} {', '.join(rules)} ({rule_file})" if rules
-              else BY_HAND[module])
+              else by_hand()[module])
     name = command(module)
     also = f" Command: {name} (or python -m {module})." if name else ""
     return f"Stage: {stage}; {called}. Manual: {page}.{also}"

@@ -118,6 +118,12 @@ def token_batches(order: Sequence[int], size, max_tokens: int | None = MAX_TOKEN
         yield batch
 
 
+#: The counters of a searcher that prompts a model with a cache (:meth:`Counted.prompt_counters`: a causal LM's) and
+#: their columns' names in Table 1 (a backend's :class:`docnmt.interface.CostColumns`).
+PROMPT_COUNTERS = (("tokens_prefilled", "tokens prefilled"), ("tokens_cached", "tokens from cache"),
+                   ("tokens_generated", "tokens generated"))
+
+
 class Counted:
     """The cost counters every backend's searcher keeps (docnmt.decode.backends.fairseq.search's docstring, "Cost counters"), and
     its progress hook: ``on_batch``, where set, is called with the number of requests of each batch once that
@@ -130,6 +136,27 @@ class Counted:
     #: batches split in two because they ran out of the device's memory (:meth:`searched_in_halves`)
     oom_splits: int = 0
     max_tokens: int | None = None
+
+    def _setup(self, model, beam: int, lenpen: float, batch_size: int, max_tokens: int | None,
+               max_new_tokens: int | None = None) -> None:
+        """What every searcher's constructor sets first: its ``model`` and search settings, each at least 1 (else a
+        ValueError naming them all; ``max_new_tokens`` None: a searcher whose hypotheses have another limit,
+        fairseq's ``max_len_a`` and ``max_len_b``), the model's ``eos``, ``pad``, ``vocab`` and ``max_positions``
+        (the searcher's source and target positions, which an encoder-decoder may set apart afterwards), and its
+        counters at zero."""
+        limits = {"beam": beam, "batch_size": batch_size, "max_new_tokens": max_new_tokens}
+        given = {name: value for name, value in limits.items() if value is not None}
+        if min(given.values()) < 1:
+            names = list(given)
+            raise ValueError(f"{', '.join(names[:-1])} and {names[-1]} must be >= 1, got "
+                             + ", ".join(f"{name}={value}" for name, value in given.items()))
+        self.model = model
+        self.beam, self.lenpen, self.batch_size, self.max_tokens = beam, lenpen, batch_size, max_tokens
+        if max_new_tokens is not None:
+            self.max_new_tokens = max_new_tokens
+        self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
+        self.max_source_positions = self.max_target_positions = model.max_positions
+        self.reset_counters()
 
     def batch_done(self, requests: int) -> None:
         """What a searcher calls after each batch it searched: the progress hook, if any."""

@@ -42,16 +42,32 @@ def test_no_backend_name_is_compared_outside_the_registry():
     assert not found, "ask the backend's description (docnmt.interface) instead:\n" + "\n".join(found)
 
 
-def test_the_schemas_backends_are_the_registrys():
-    """The config schema lists the backends for its documentation; validation takes the registry's."""
+def test_the_schemas_backends_and_load_options_are_the_registrys():
+    """The schema file names no backend and no load option: validation takes the registry's names, and each options
+    block's keys, types, defaults and descriptions from the backends' options dataclasses."""
+    import dataclasses
+
     import yaml
 
-    schema = yaml.safe_load((REPO / "schemas/config.schema.yaml").read_text(encoding="utf-8"))
-    assert schema["$defs"]["models"]["properties"]["backend"]["enum"] == list(REGISTRY)
+    from docnmt.config import with_backends
+    from docnmt.load_options import specs
+
+    raw = yaml.safe_load((REPO / "schemas/config.schema.yaml").read_text(encoding="utf-8"))
+    assert "enum" not in raw["$defs"]["models"]["properties"]["backend"]
+    schema = with_backends(raw)["$defs"]["models"]["properties"]
+    assert schema["backend"]["enum"] == list(REGISTRY)
+    for described in REGISTRY.values():
+        for name, spec in specs(described.options).items():
+            entry = schema[described.options_key]["properties"][name]
+            assert entry["description"] == spec.help and entry.get("default") == spec.default
+            assert entry["type"] == {int: "integer", float: "number", str: "string", bool: "boolean"}[spec.kind]
+    assert [f.name for f in dataclasses.fields(REGISTRY["vllm"].options)] == \
+        list(schema["engine_args"]["properties"])
+    assert schema["endpoint"]["required"] == ["base_url"] and "prices" in schema["endpoint"]["properties"]
 
 
 def test_an_unknown_backend_is_an_error_listing_the_registered_ones():
-    with pytest.raises(ValueError, match="unknown backend 'onnx', expected one of fairseq, transformers"):
+    with pytest.raises(ValueError, match=re.escape(f"unknown backend 'onnx', expected one of {', '.join(REGISTRY)}")):
         interface.backend("onnx")
 
 
@@ -133,6 +149,25 @@ def test_a_backend_added_with_one_registry_entry_is_a_choice_of_the_clis_and_the
     with pytest.raises(config_module.ConfigError, match="a data folder is for fairseq models; a echo model is a "
                                                         "folder whose model repeats its source"):
         config_module._check_models("mine", task)
+
+
+class Unread:
+    """A loaded model of backend ``backend`` whose every other attribute is None: a searcher that refuses its settings
+    reads nothing of it first."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+
+    def __getattr__(self, name):
+        return None
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+@pytest.mark.parametrize("setting", ["beam", "batch_size"])
+def test_every_backends_searcher_refuses_a_beam_or_a_batch_size_below_one_before_reading_its_model(name, setting):
+    settings = {"beam": 1, "batch_size": 1, setting: 0}
+    with pytest.raises(ValueError, match=rf"must be >= 1, got (.*, )?{setting}=0\b"):
+        backends.make_searcher(Unread(name), **settings)
 
 
 def test_batches_are_limited_in_positions_as_well_as_in_requests():

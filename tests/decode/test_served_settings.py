@@ -36,15 +36,26 @@ def validated(raw: dict) -> dict:
 
 
 def test_load_options_read_booleans_strings_and_numbers_and_name_a_bad_value():
+    """--engine-args is read by the backend's own options dataclass: its types, and its keys only."""
+    from docnmt.interface import backend
     from docnmt.load_options import parse_load_options
 
-    assert parse_load_options("base_url=http://h:1/v1,prompt_logprobs=true,max_retries=2,timeout=1.5") == {
+    def served(text):
+        return parse_load_options(text, backend("openai").options, "openai")
+
+    assert served("base_url=http://h:1/v1,prompt_logprobs=true,max_retries=2,timeout=1.5") == {
         "base_url": "http://h:1/v1", "prompt_logprobs": True, "max_retries": 2, "timeout": 1.5}
-    assert parse_load_options("prompt_logprobs=no") == {"prompt_logprobs": False}
+    assert served("prompt_logprobs=no") == {"prompt_logprobs": False}
     with pytest.raises(ValueError, match="prompt_logprobs expects true or false, found 'maybe'"):
-        parse_load_options("prompt_logprobs=maybe")
+        served("prompt_logprobs=maybe")
     with pytest.raises(ValueError, match="max_concurrency expects an integer, found 'many'"):
-        parse_load_options("max_concurrency=many")
+        served("max_concurrency=many")
+    with pytest.raises(ValueError, match=r"--engine-args: expected KEY=VALUE with KEY one of base_url, api_key_env, "
+                                         r".* \(for openai models\), found 'tensor_parallel_size=2'"):
+        served("tensor_parallel_size=2")
+    assert parse_load_options("seed=3", backend("vllm").options, "vllm") == {"seed": 3}
+    with pytest.raises(ValueError, match="causal-lm models take no load options"):
+        parse_load_options("seed=3", None, "causal-lm")
 
 
 def test_the_endpoints_settings_need_a_url_and_sane_numbers():
@@ -61,15 +72,19 @@ def test_the_endpoints_settings_need_a_url_and_sane_numbers():
 
 @pytest.mark.parametrize("change, message", [
     (lambda r: r["task_settings"]["served"]["models"].pop("endpoint"),
-     r"'task_settings.served.models.endpoint': a openai model needs its endpoint"),
+     r"'task_settings.served.models.endpoint': openai models need their endpoint \(base_url, ...\)"),
     (lambda r: r["task_settings"]["served"]["models"].update(backend="causal-lm", sentence={"checkpoint": "m"},
                                                             document={"checkpoint": "m"}),
-     r"'task_settings.served.models.endpoint': an endpoint is for openai models, not causal-lm models"),
+     r"'task_settings.served.models.endpoint': endpoint is for openai models, not causal-lm models$"),
     (lambda r: r["task_settings"]["served"]["models"].update(sentence={"checkpoint": "my-llm"}),
      r"'task_settings.served.models.sentence': expected model: the model's name on the server for a openai model, "
      r"found checkpoint"),
     (lambda r: r["task_settings"]["served"]["models"].update(engine_args={"seed": 1}),
-     r"'task_settings.served.models.engine_args': a openai model's settings are its endpoint's"),
+     r"'task_settings.served.models.engine_args': engine_args is for vllm models, not openai models \(theirs: "
+     r"task_settings.served.models.endpoint\)"),
+    (lambda r: r["task_settings"]["served"]["models"]["endpoint"].update(tensor_parallel_size=2),
+     r"'task_settings.served.models.endpoint': Additional properties are not allowed \('tensor_parallel_size' was "
+     r"unexpected\)"),
     (lambda r: r["task_settings"]["served"]["models"]["endpoint"].update(api_key_env="sk-123 456"),
      r"api_key_env"),
     (lambda r: r["task_settings"]["served"]["models"]["endpoint"].update(prices={"input": 1.0}),
@@ -151,17 +166,23 @@ def test_a_served_models_ids_are_its_texts_bytes_and_its_prompt_causal_lms_messa
 
 
 def test_table_1_counts_a_first_pass_and_prices_tokens_per_million():
-    from docnmt.score.served_cost import price_note, price_of, served_counts
+    """The openai backend's cost columns, as its package declares them: counts with the first pass's, the price per
+    million tokens, and the note that names the prices' config key."""
+    from docnmt.interface import backend
+    from docnmt.score.tables import price_note
 
+    columns = backend("openai").cost
     entry = {"prompt_tokens": 1000, "cached_tokens": 400, "completion_tokens": 100, "api_requests": 10,
              "first_pass": {"prompt_tokens": 500, "cached_tokens": 0, "completion_tokens": 50, "api_requests": 10}}
-    counts = served_counts(entry)
+    counts = columns.counts(entry)
     assert counts == {"prompt_tokens": 1500, "cached_tokens": 400, "completion_tokens": 150, "api_requests": 20}
     # (1500 - 400) x 2 + 400 x 0.5 + 150 x 8, per million
-    assert price_of(counts, {"input": 2.0, "cached_input": 0.5, "output": 8.0}) == pytest.approx(3600 / 1e6)
-    assert price_of(counts, {"input": 2.0, "output": 8.0}) == pytest.approx(4200 / 1e6)  # cached at the input price
-    assert price_note("t", {"output": 8.0, "input": 2.0}) == \
+    assert columns.price(counts, {"input": 2.0, "cached_input": 0.5, "output": 8.0}) == pytest.approx(3600 / 1e6)
+    assert columns.price(counts, {"input": 2.0, "output": 8.0}) == pytest.approx(4200 / 1e6)  # cached: input price
+    assert price_note("t", columns, {"output": 8.0, "input": 2.0}) == \
         "Cost: at input 2.0, output 8.0 per million tokens (task_settings.t.models.endpoint.prices)."
+    assert backend("causal-lm").cost.counts({"tokens_prefilled": 5, "first_pass": {"tokens_prefilled": 9}}) == \
+        {"tokens_prefilled": 5}, "a causal LM's sidecar counts its first pass apart"
 
 
 def test_a_failed_request_is_named_by_its_document_and_sentence():

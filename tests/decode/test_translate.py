@@ -170,7 +170,7 @@ def test_an_option_given_with_task_keeps_its_value_however_it_is_written(tmp_pat
     assert (args.k, args.separator) == (3, "<brk>"), "the task's values where none is given"
     _, args = translate.parse_arguments(["--input", "in.txt", "--output", "out.txt"])
     assert (args.k, args.separator, args.backend, args.context) == (3, "<sep>", "fairseq", "window"), "the defaults"
-    assert set(translate.TASK_OPTIONS) >= set(translate.task_models("mine", tmp_path / "mine.yaml", tmp_path))
+    assert set(translate.task_options()) >= set(translate.task_models("mine", tmp_path / "mine.yaml", tmp_path))
 
 
 # ---- the search's options, on the toy model (tests/toymodel.py) ---------------------------------------------------

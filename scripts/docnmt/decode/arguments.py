@@ -32,30 +32,45 @@ def add_language_code_arguments(parser) -> None:
 
 def add_template_argument(parser) -> None:
     """``--template``: a causal LM's prompt (a name of the repository's templates or a YAML file of one's own); and
-    ``--engine-args``, a backend's own load options (:data:`docnmt.load_options.LOAD_OPTIONS`)."""
+    ``--engine-args``, a backend's own load options (:attr:`docnmt.interface.Backend.options`), with a flag of its
+    own for each option that declares one (``--base-url``)."""
     from ..interface import REGISTRY
-    from ..load_options import LOAD_OPTIONS, parse_load_options
+    from ..load_options import flagged_options, specs
 
     parser.add_argument("--template", help="causal-lm, vllm: the prompt's template, a name of the repository's "
                                            "(translate, translate-no-system) or a YAML file (default: translate, "
                                            "through the tokenizer's chat template)")
-    takes = " and ".join(name for name, b in REGISTRY.items() if b.load_options)
-    parser.add_argument("--engine-args", type=parse_load_options, default={}, metavar="KEY=VALUE,...",
-                        help=f"{takes}: the engine's or the endpoint's options, " + "; ".join(
-                            f"{key}: {what}" for key, (_, what) in LOAD_OPTIONS.items()))
-    served = " or ".join(name for name, b in REGISTRY.items() if b.served)
-    parser.add_argument("--base-url", metavar="URL",
-                        help=f"{served}: the OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1); --model is "
-                             "then the model's name on the server")
-    parser.add_argument("--api-key-env", metavar="VAR",
-                        help=f"{served}: the environment variable that holds the endpoint's key (default "
-                             "OPENAI_API_KEY; the key is read from there only, and never written)")
+    takes = [b for b in REGISTRY.values() if b.options is not None]
+    parser.add_argument("--engine-args", default=None, metavar="KEY=VALUE,...",
+                        help="the load options of a backend's models (the engine's or the endpoint's): " + "; ".join(
+                            f"{b.name}: " + ", ".join(f"{name} ({spec.kind.__name__})"
+                                                      for name, spec in specs(b.options).items()) for b in takes)
+                        + " (docs/own-models.md)")
+    for name, spec in flagged_options().items():
+        owners = " or ".join(b.name for b in takes if name in b.load_options)
+        parser.add_argument(spec.cli_flag, metavar=name.split("_")[-1].upper(), help=f"{owners}: {spec.help}")
 
 
-def engine_args_of(args) -> dict:
-    """The load options a CLI's arguments give: ``--engine-args``, with ``--base-url`` and ``--api-key-env``."""
-    engine = dict(getattr(args, "engine_args", None) or {})
-    for key in ("base_url", "api_key_env"):
+def engine_args_of(args, parser=None) -> dict:
+    """The load options a CLI's arguments give for its ``--backend``: ``--engine-args`` (text, read by the backend's
+    declaration; or a dict, a task's config), with the options that have flags of their own (``--base-url``); a
+    parser error (or, without ``parser``, a ValueError) naming an option the backend does not take or a value of the
+    wrong type."""
+    from ..interface import backend
+    from ..load_options import flagged_options, parse_load_options
+
+    given = getattr(args, "engine_args", None)
+    try:
+        if isinstance(given, dict):
+            engine = dict(given)
+        else:
+            described = backend(args.backend)
+            engine = parse_load_options(given, described.options, described.name)
+    except ValueError as err:
+        if parser is None:
+            raise
+        parser.error(str(err))
+    for key in flagged_options():
         if getattr(args, key, None) is not None:
             engine[key] = getattr(args, key)
     return engine

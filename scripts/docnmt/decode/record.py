@@ -26,13 +26,14 @@ from .journal import Journal, JournaledSearcher, decode_key
 def settings_of(arguments: dict[str, Any], left_out: tuple[str, ...]) -> dict[str, Any]:
     """The search settings a journal is keyed by: the arguments (JSON values; others as text) less ``left_out``
     (inputs, outputs, and the load options that say only how requests reach a served model), sorted."""
-    from ..load_options import TRANSPORT_OPTIONS
+    from ..load_options import transport_options
 
+    transport = transport_options()
     settings = {name: value if isinstance(value, (int, float, str, bool, type(None), dict, list)) else str(value)
-                for name, value in sorted(arguments.items()) if name not in left_out + TRANSPORT_OPTIONS}
+                for name, value in sorted(arguments.items()) if name not in left_out + transport}
     if isinstance(settings.get("engine_args"), dict):
         settings["engine_args"] = {k: v for k, v in sorted(settings["engine_args"].items())
-                                   if k not in TRANSPORT_OPTIONS}
+                                   if k not in transport}
     return settings
 
 

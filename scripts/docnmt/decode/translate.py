@@ -170,10 +170,16 @@ class Progress:
 
 
 # ---- a task's models ---------------------------------------------------------------
-#: The options a task of the config gives (:func:`task_models`'s keys); given on the command line, they win.
-TASK_OPTIONS = ("backend", "src_lang", "tgt_lang", "sentence_model", "sentence_data", "document_model",
-                "document_data", "k", "separator", "tokenize", "codes", "template", "context", "base_url",
-                "api_key_env", "engine_args")
+def task_options() -> tuple[str, ...]:
+    """The options a task of the config gives (:func:`task_models`'s keys, with the load options that have flags of
+    their own, ``base_url``); given on the command line, they win."""
+    from ..load_options import flagged_options
+
+    return ("backend", "src_lang", "tgt_lang", "sentence_model", "sentence_data", "document_model", "document_data",
+            "k", "separator", "tokenize", "codes", "template", "context", *flagged_options(), "engine_args")
+
+
+
 def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(".")) -> dict:
     """The translate options of a task of the workflow's config: models, data folders, k, separator, BPE, tokenizer."""
     from ..config import WORKFLOW_CONFIG, ConfigError, load_workflow
@@ -190,11 +196,11 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
     options = {"src_lang": settings["src"], "tgt_lang": settings["tgt"]}
     models = settings.get("models")
     if models is not None:
-        from ..load_options import models_load_options
+        from ..load_options import flagged_options, models_load_options
 
         options["backend"] = models["backend"]
         engine = models_load_options(models)
-        options.update({key: engine.pop(key) for key in ("base_url", "api_key_env") if key in engine})
+        options.update({key: engine.pop(key) for key in flagged_options() if key in engine})
         options["engine_args"] = engine
         for level in ("sentence", "document"):
             if level in models and "model" in models[level]:  # a served model: its name on the server
@@ -266,11 +272,11 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
     return [[pipeline.decode(h) for h in doc] for doc in out]
 
 
-def shared_engine_args(args, described, needed) -> dict:
+def shared_engine_args(args, described, needed, parser=None) -> dict:
     """The load options of the models: ``--engine-args`` (with ``--base-url`` ...), and, where the levels need two
     model folders of a backend whose engines reserve a share of the device's memory (vLLM's
     ``gpu_memory_utilization``), each engine's share of it (one line on stderr says so)."""
-    engine = engine_args_of(args)
+    engine = engine_args_of(args, parser)
     folders = {str(getattr(args, f"{level}_model")) for level in needed}
     option = described.memory_option
     if option is not None and len(folders) > 1:
@@ -347,8 +353,8 @@ def parse_arguments(argv=None):
     parser.add_argument("--no-journal", action="store_true", help="write no resume journal (a rerun starts afresh)")
     # What a task can set has no default while parsing (None: not given, however the option was written: --k=2,
     # --k 2, an abbreviation); an option given wins over the task's value, the task's over the default.
-    defaults = {key: parser.get_default(key) for key in TASK_OPTIONS}
-    parser.set_defaults(**dict.fromkeys(TASK_OPTIONS))
+    defaults = {key: parser.get_default(key) for key in task_options()}
+    parser.set_defaults(**dict.fromkeys(task_options()))
     args = parser.parse_args(argv)
     if args.task is not None:
         for key, value in task_models(args.task, args.configfile, args.workdir).items():
@@ -395,7 +401,8 @@ def main(argv=None) -> int:
     from .backends import check, load_model
 
     needed = models_needed(args.strategy, args.doc_trans_mode)
-    engine = shared_engine_args(args, described, needed)
+    args.engine_args = engine_args_of(args, parser)  # read by its backend (the journal's key: typed)
+    engine = shared_engine_args(args, described, needed, parser)
     models = {}
     for level in ("sentence", "document"):
         checkpoint, data = getattr(args, f"{level}_model"), getattr(args, f"{level}_data")

@@ -14,7 +14,6 @@ Modules:
   tiny_comet  -- a tiny COMET or CometKiwi checkpoint made here (XLM-R architecture, local tokenizer)
   tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
   notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies
-  served_cost -- Table 1's columns of a served model: the tokens its server reported, requests, their price
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
 
 CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,

@@ -10,6 +10,7 @@ import os
 
 from docnmt.config import ConfigError
 from docnmt.interface import Environment, backend
+from docnmt.load_options import flagged_options
 
 from .tasks import engine_args, model_backend
 
@@ -23,8 +24,8 @@ def engine_options(config: dict, task: str) -> list[str]:
     """``--engine-args KEY=VALUE,...`` of the task's load options, or nothing; a served model's endpoint and key
     variable as ``--base-url`` and ``--api-key-env`` (a list; the rule quotes each)."""
     given = engine_args(config, task)
-    named = [arg for key in ("base_url", "api_key_env") if key in given
-             for arg in (f"--{key.replace('_', '-')}", str(given.pop(key)))]
+    named = [arg for key, spec in flagged_options().items() if key in given
+             for arg in (spec.cli_flag, str(given.pop(key)))]
     return named + (["--engine-args", ",".join(f"{key}={value}" for key, value in given.items())] if given else [])
 
 

@@ -125,11 +125,15 @@ def engine_args(config: dict, task: str) -> dict:
 
 
 def prices(config: dict, task: str) -> dict | None:
-    """A served task's prices per million tokens (``models.endpoint.prices``: input, cached_input, output), or
-    None."""
+    """A task's prices per million tokens, where its backend's cost columns have a price (a served model's
+    ``models.endpoint.prices``: input, cached_input, output), or None."""
     if not is_external(config, task):
         return None
-    return (config["task_settings"][task]["models"].get("endpoint") or {}).get("prices")
+    models = config["task_settings"][task]["models"]
+    described = backend(models["backend"])
+    if described.cost is None or described.cost.price is None:
+        return None
+    return (models.get(described.options_key) or {}).get("prices")
 
 
 def language_codes(config: dict, task: str) -> list[str]:

@@ -100,7 +100,7 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
     from ..arguments import engine_args_of
 
-    engine = engine_args_of(args)
+    engine = args.engine_args = engine_args_of(args, parser)  # read by its backend (the journal's key: typed)
     try:
         engine_options(args.backend, engine)
     except ValueError as err:

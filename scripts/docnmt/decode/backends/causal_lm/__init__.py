@@ -7,6 +7,29 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Sequence
 
+from ....interface import Backend, CostColumns, register
+from ....search import PROMPT_COUNTERS
+
+
+BACKEND = register(Backend(
+    name="causal-lm",
+    summary="a decoder-only LLM's save_pretrained folder (plain text in and out; each sentence a turn of a "
+            "conversation, its context earlier turns)",
+    text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
+    module=__name__, note="causal LM",
+    note_detail="a prompt of turns from a template, each context sentence an earlier turn, and generate's search "
+                "(docs/own-models.md, 'LLMs')",
+    bench="decode_causal_lm:causal_lm_benchmark", max_tokens=32_768, prefix_cache=True,
+    cost=CostColumns(PROMPT_COUNTERS, note=(
+        "Causal LMs: tokens prefilled are the prompt tokens run through the model; tokens from cache those read from "
+        "the keys and values of an earlier prompt that shares them (the instruction, a conversation's earlier "
+        "turns); tokens generated count every beam's positions, in a batch those of the answers that ended before "
+        "its longest too. Forward calls include the prefill's.")),
+    tools=(("docnmt.decode.backends.causal_lm.tiny", "no rule: make demo-llm trains the demo's tiny causal LM with "
+                                                     "it"),),
+))
+
+
 if TYPE_CHECKING:
     from .model import CausalLMModel
     from .model import CausalLMSearcher
@@ -41,3 +64,10 @@ def check_cli(parser, args) -> int:
     from .checks import causal_lm_cli
 
     return causal_lm_cli(parser, args)
+
+
+if TYPE_CHECKING:  # mypy checks this package against the interface of a backend's entry points (tests/test_types.py)
+    import docnmt.decode.backends.causal_lm as _this
+    from ....interface import BackendModule
+
+    _conforms: BackendModule = _this

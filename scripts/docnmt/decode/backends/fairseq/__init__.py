@@ -8,6 +8,14 @@ import os
 from typing import TYPE_CHECKING, Sequence
 
 from ....textio import InputError
+from ....interface import Backend, register
+
+BACKEND = register(Backend(
+    name="fairseq",
+    summary="a fairseq checkpoint and its data folder (BPE-level text in and out; the default)",
+    text="bpe", needs_data=True, language_codes=False, contrapro_in_workflow=True, module=__name__,
+))
+
 
 if TYPE_CHECKING:
     from .model import Model
@@ -48,3 +56,10 @@ def check_cli(parser, args) -> int:
     from .checks import fairseq_cli
 
     return fairseq_cli(parser, args)
+
+
+if TYPE_CHECKING:  # mypy checks this package against the interface of a backend's entry points (tests/test_types.py)
+    import docnmt.decode.backends.fairseq as _this
+    from ....interface import BackendModule
+
+    _conforms: BackendModule = _this

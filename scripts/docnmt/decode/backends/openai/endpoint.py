@@ -1,5 +1,5 @@
 """An OpenAI-compatible endpoint as the backend ``openai`` reaches it: its settings (:class:`Settings`, the load
-options of :data:`docnmt.load_options.LOAD_OPTIONS`), the key read from the environment only, and :class:`Endpoint`,
+options its package declares, :class:`docnmt.decode.backends.openai.Options`), the key read from the environment only, and :class:`Endpoint`,
 which sends requests through the ``openai`` client, concurrently up to ``max_concurrency``, and retries a rate limit
 (429), a server error (5xx), a timeout or a dropped connection with exponential backoff up to ``max_retries`` times;
 then, or at once for any other error (a wrong key, an unknown model, a prompt over the context window), it raises an
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ....search import RequestError
+from . import Options
 
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: what a client sends as its key where the variable is unset: a local server started without a key takes any
 NO_KEY = "EMPTY"
 #: HTTP statuses that are retried (a rate limit, server errors); timeouts and dropped connections are too
@@ -31,19 +31,11 @@ MAX_BACKOFF = 60.0
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The endpoint's settings (each a load option: config ``models.endpoint``, CLI ``--base-url``,
-    ``--api-key-env``, ``--engine-args``)."""
+class Settings(Options):
+    """The endpoint's settings: the backend's load options (:class:`docnmt.decode.backends.openai.Options`; config
+    ``models.endpoint``, CLI ``--base-url``, ``--api-key-env``, ``--engine-args``), their values checked."""
 
-    base_url: str
-    api_key_env: str = DEFAULT_KEY_ENV
-    max_concurrency: int = 8
-    timeout: float = 600.0
-    max_retries: int = 6
-    retry_backoff: float = 1.0
-    temperature: float = 0.0
-    seed: int = 0
-    prompt_logprobs: bool = False
+    base_url: str = ""
 
     @classmethod
     def of(cls, base_url: str | None, **given) -> "Settings":

@@ -7,6 +7,19 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Sequence
 
+from ....interface import Backend, register
+
+
+BACKEND = register(Backend(
+    name="transformers",
+    summary="a Hugging Face seq2seq save_pretrained folder (plain text in and out; its tokenizer segments it)",
+    text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, module=__name__,
+    note="Hugging Face", note_detail="their tokenizer's tokens and transformers' beam semantics (docs/decoding.md, "
+                                     "'Hugging Face models (the transformers backend)')",
+    bench="decode_transformers:transformers_benchmark",
+))
+
+
 if TYPE_CHECKING:
     from .model import HFModel
     from .model import HFSearcher
@@ -40,3 +53,10 @@ def check_cli(parser, args) -> int:
     from .checks import transformers_cli
 
     return transformers_cli(parser, args)
+
+
+if TYPE_CHECKING:  # mypy checks this package against the interface of a backend's entry points (tests/test_types.py)
+    import docnmt.decode.backends.transformers as _this
+    from ....interface import BackendModule
+
+    _conforms: BackendModule = _this

@@ -7,6 +7,52 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any, Sequence
+from dataclasses import dataclass
+
+from ....interface import Backend, CostColumns, Environment, register
+from ....load_options import option
+from ....search import PROMPT_COUNTERS
+
+
+
+@dataclass(frozen=True)
+class Options:
+    """The load options of a model on vLLM's engine (config ``models.engine_args``, CLI ``--engine-args``)."""
+
+    tensor_parallel_size: int | None = option(
+        "The GPUs the model is split over (vLLM's tensor parallelism); the decode rules ask for as many (their gpu "
+        "resource).", schema={"minimum": 1})
+    gpu_memory_utilization: float | None = option(
+        "The share of the GPU's memory the engine reserves for the weights and its key-value cache (on the CPU: of "
+        "the RAM; default 0.15 there, 0.9 on a GPU).", schema={"exclusiveMinimum": 0, "maximum": 1})
+    max_model_len: int | None = option(
+        "The context window the engine serves, at most the model's (default its max_position_embeddings).",
+        schema={"minimum": 1})
+    seed: int | None = option(
+        "The engine's random seed (MBR's samples are seeded per request by mbr.seed all the same).")
+
+
+BACKEND = register(Backend(
+    name="vllm",
+    summary="a decoder-only LLM's save_pretrained folder on vLLM's engine (causal-lm's prompts and strategies; "
+            "continuous batching, automatic prefix caching, tensor parallelism over GPUs)",
+    text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
+    module=__name__, note="vLLM",
+    note_detail="causal-lm's prompts on vLLM's engine, whose beam search is its own (docs/own-models.md, "
+                "'LLMs on vLLM')",
+    bench="decode_vllm:vllm_benchmark", max_tokens=32_768,
+    environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
+                            conda="../envs/vllm.yaml", modules=("vllm",)),
+    options=Options, gpus_option="tensor_parallel_size", memory_option="gpu_memory_utilization",
+    cost=CostColumns(PROMPT_COUNTERS, note=(
+        "Causal LMs on vLLM's engine (backend vllm): tokens prefilled, from cache and generated are the engine's "
+        "counts; its prefix cache holds whole blocks (128 tokens on the CPU), tokens generated are the answers' own, "
+        "forced scoring's prompts are all prefilled, and forward calls are its steps, each of which serves many "
+        "requests.")),
+    tools=(("docnmt.decode.backends.vllm.serve", "no rule: vllm serve on a model folder, for the backend openai (in "
+                                                 ".venv-vllm)"),),
+))
+
 
 if TYPE_CHECKING:
     from .model import VLLMModel
@@ -57,3 +103,10 @@ def check_cli(parser, args) -> int:
     from .checks import vllm_cli
 
     return vllm_cli(parser, args)
+
+
+if TYPE_CHECKING:  # mypy checks this package against the interface of a backend's entry points (tests/test_types.py)
+    import docnmt.decode.backends.vllm as _this
+    from ....interface import BackendModule
+
+    _conforms: BackendModule = _this
