@@ -7,8 +7,11 @@ import pytest
 import yaml
 
 from docnmt.config import STRATEGIES, ConfigError, load, validate
+from docnmt.interface import names
 
 REPO = Path(__file__).resolve().parents[1]
+#: the registered backends whose models take language codes, as the messages name them
+CODED = names(lambda b: b.language_codes)
 
 
 @pytest.fixture
@@ -200,7 +203,7 @@ def test_models_of_each_backend_get_their_tokenize_default(config):
     ("transformers", {"tokenize": "moses"}, r"'task_settings.mine.models.tokenize': 'moses' is for fairseq models"),
     ("transformers", {"bpe_codes": "codes"}, r"'task_settings.mine.models.bpe_codes': 'codes' is for fairseq"),
     ("fairseq", {"language_codes": {"src": "en", "tgt": "de"}},
-     r"'task_settings.mine.models.language_codes': for transformers, causal-lm, vllm and openai models \(language tokens"),
+     rf"'task_settings.mine.models.language_codes': for {CODED} models \(language tokens"),
 ])
 def test_models_settings_that_do_not_fit_the_backend_name_the_key(config, backend, change, message):
     with pytest.raises(ConfigError, match=message):

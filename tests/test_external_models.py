@@ -14,12 +14,15 @@ import yaml
 
 from helpers import REPO, doc_blocks, run_snakemake, shell_commands, tool_env
 from docnmt.corpora.corpus import read_split
+from docnmt.interface import names
 from docnmt.textio import read_lines
 
 pytestmark = [pytest.mark.workflow, pytest.mark.trains]
 
 K = 3
 SEPARATOR = "<brk>"
+#: the registered backends whose prompt is a conversation (source-primed's), as the notes name them
+CONVERSING = names(lambda b: b.conversation, " or ")
 #: subword-nmt's own command line (its console script ``subword-nmt``)
 SUBWORD_NMT = "from subword_nmt.subword_nmt import main; main()"
 PRESET = [
@@ -229,7 +232,7 @@ def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_
     assert row(bleu, "doc-trans", "mine-doc")[0] != "-", "doc-trans runs sequentially without the first pass"
     assert "mine-doc: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine-doc.models); " \
            "2-pass (no sentence-level model in task_settings.mine-doc.models); source-primed (source-primed is for " \
-           "causal-lm, vllm or openai models" in bleu
+           f"{CONVERSING} models" in bleu
     sidecar = json.loads((two_tasks / "results/mine-doc/decode/test/doc-trans.json").read_text())
     assert sidecar["doc_trans_mode"] == "sequential" and sidecar["separator"] == SEPARATOR
     parallel = json.loads((two_tasks / "results/mine/decode/test/doc-trans.json").read_text())
@@ -386,7 +389,7 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama
         cells = row(bleu, strategy, "llm")
         assert cells and "-" not in cells, (strategy, bleu)
     assert "The search on causal-lm (causal LM) models for llm (template my-chat.yaml)" in bleu
-    assert "mine: not decoded (\"-\"): source-primed (source-primed is for causal-lm, vllm or openai models" in bleu
+    assert f"mine: not decoded (\"-\"): source-primed (source-primed is for {CONVERSING} models" in bleu
     assert row(bleu, "source-primed", "mine") == ["-"] * len(row(bleu, "source-primed", "mine"))
     cost = (tables / "decoding_cost.md").read_text(encoding="utf-8")
     prefilled, _, cached, _, generated, _ = row(cost, "doc-trans", "llm")[8:]

@@ -3,7 +3,8 @@ whose fields (:func:`option`) say each option's type, default and help. From it 
 ``--engine-args KEY=VALUE,...`` (lm-evaluation-harness's ``--model_args`` form) is read (:func:`parse_load_options`),
 the config's schema of ``models.engine_args`` (an engine's) or ``models.endpoint`` (a served model's)
 (:func:`schema_properties`), the options that only say how requests travel (:func:`transport_options`), the ones with a
-command-line flag of their own (``--base-url``), and the docs' table (:func:`markdown_table`)."""
+command-line flag of their own (``--base-url``), and the docs' table of the config's keys
+(``python -m docnmt.config --markdown``, docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -139,12 +140,3 @@ def models_load_options(models: dict) -> dict:
     described = backend(models.get("backend", "fairseq"))
     block = models.get(described.options_key) or {}
     return {key: value for key, value in block.items() if key in described.load_options}
-
-
-def markdown_table(options: type | None) -> str:
-    """A backend's load options as a Markdown table (option, type, default, what it sets): the docs' table."""
-    rows = ["| option | type | default | what it sets |", "|---|---|---|---|"]
-    for spec in specs(options).values():
-        default = "-" if spec.default is None else f"`{str(spec.default).lower() if spec.kind is bool else spec.default}`"
-        rows.append(f"| `{spec.name}` | {spec.kind.__name__} | {default} | {spec.help} |")
-    return "\n".join(rows)
