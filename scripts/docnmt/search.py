@@ -1,7 +1,8 @@
 """What every backend's search takes, gives and counts: a request (:class:`Request`) and its hypotheses
 (:class:`Hypothesis`), a forced target's score (:class:`Scored`), the error of one request (:class:`RequestError`),
-the batches of a search (:func:`token_batches`) and the cost counters every searcher keeps (:class:`Counted`), and the
-dtypes a model runs in. The interface of a backend (:mod:`docnmt.interface`) is written in these types."""
+a window's ids as its sentences' (:func:`split_at_sep`), the batches of a search (:func:`token_batches`) and the cost
+counters every searcher keeps (:class:`Counted`, whose :meth:`~Counted._setup` checks and sets a searcher's settings),
+and the dtypes a model runs in. The interface of a backend (:mod:`docnmt.interface`) is written in these types."""
 
 from __future__ import annotations
 
@@ -116,6 +117,18 @@ def token_batches(order: Sequence[int], size, max_tokens: int | None = MAX_TOKEN
         largest = grown
     if batch:
         yield batch
+
+
+def split_at_sep(ids: Sequence[int], sep: int | None, dropped) -> list[list[int]]:
+    """A window's ids as its sentences' ids: split at ``sep`` (the model's separator id), the ids in ``dropped`` (end
+    and padding tokens) left out."""
+    segments: list[list[int]] = [[]]
+    for i in ids:
+        if i == sep:
+            segments.append([])
+        elif i not in dropped:
+            segments[-1].append(int(i))
+    return segments
 
 
 #: The counters of a searcher that prompts a model with a cache (:meth:`Counted.prompt_counters`: a causal LM's) and

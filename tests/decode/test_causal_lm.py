@@ -312,12 +312,12 @@ def test_forced_scoring_counts_the_answer_after_its_context_turns(llama_model):
 
 def test_the_manual_shows_the_default_template_as_it_is(tmp_path):
     """docs/own-models.md's template block is translate.yaml without its comments, and, written to a file, it is a
-    template (prompt.load_template) equal to the repository's."""
+    template (prompting.template.load_template) equal to the repository's."""
     import dataclasses
 
     from helpers import REPO, doc_blocks
 
-    from docnmt.decode.backends.causal_lm.prompt import TEMPLATES, load_template
+    from docnmt.decode.prompting.template import TEMPLATES, load_template
 
     shown = doc_blocks(REPO / "docs/own-models.md", "yaml", "## LLMs", "**The prompt is a conversation.**")
     lines = (TEMPLATES / "translate.yaml").read_text(encoding="utf-8").splitlines()
@@ -410,7 +410,7 @@ def test_the_oldest_context_turns_are_dropped_where_the_conversation_outgrows_th
 
 
 def test_a_context_longer_than_its_earlier_sources_is_joined_into_the_first_turn():
-    from docnmt.decode.backends.causal_lm.prompt import turns
+    from docnmt.decode.prompting.conversation import turns
 
     assert turns(["a", "b", "c"], ["A", "B"]) == ([("a", "A"), ("b", "B")], "c")
     assert turns(["a", "b", "c"], []) == ([], "a\nb\nc")

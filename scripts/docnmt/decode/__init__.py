@@ -9,14 +9,20 @@ Modules:
                   Hugging Face seq2seq model and its tokenizer from a local folder, and beam search after a forced
                   target context with transformers' beam semantics; checks) and backends.causal_lm (model: a
                   decoder-only LLM prompted with a conversation of turns, its search after the longest cached
-                  prefix; prompt: the templates and the conversation; checks; tiny: a tiny causal LM trained
-                  on a corpus, make demo-llm's) and backends.vllm (model: the same LLM folders and prompts on
-                  vLLM's engine, in its own environment; epsilon: epsilon sampling as the engine's logits
-                  processor; checks; serve: vllm serve started as the backend starts its engine) and
+                  prefix; checks; tiny: a tiny causal LM trained on a corpus, make demo-llm's) and backends.vllm
+                  (model: the same LLM folders and prompts on vLLM's engine, in its own environment; epsilon:
+                  epsilon sampling as the engine's logits processor; checks; serve: vllm serve started as the
+                  backend starts its engine) and
                   backends.openai (model: a model served behind an OpenAI-compatible endpoint, causal-lm's
                   conversations as chat messages; endpoint: the client, concurrency, retries, the key from the
                   environment; checks); backends.encoder_decoder: the request checks fairseq and transformers
-                  share; backends.conformance: what mypy checks against the interface's Protocols
+                  share
+  prompting    -- a causal LM's prompt, shared by the backends that prompt one (causal_lm, vllm, openai):
+                  template: the templates (prompting/templates/) and the languages' names; conversation: a request
+                  as turns and the Prompter that renders them for a tokenizer; answers: a request's ids, its
+                  answer's lines and sentences; model: a causal LM's folder, prompted (config, tokenizer, end
+                  tokens, ids, hypotheses), and its searchers' counters; checks: the checks of a causal LM's folder
+                  and the sample's prompts
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers

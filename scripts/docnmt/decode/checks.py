@@ -4,9 +4,10 @@
 :data:`docnmt.interface.REGISTRY`): a fairseq checkpoint and its data folder
 (:mod:`docnmt.decode.backends.fairseq.checks`: architecture, dictionaries, separator, k against the training data,
 BPE codes), a Hugging Face seq2seq folder (:mod:`docnmt.decode.backends.transformers.checks`: config, tokenizer,
-separator, language codes, the sample's lengths), or a causal LM's folder (:mod:`docnmt.decode.backends.causal_lm.checks`:
+separator, language codes, the sample's lengths), or a causal LM's folder (:mod:`docnmt.decode.prompting.checks`:
 a causal LM's config, tokenizer, the prompt's template and languages, the sample's prompts against the context
-window). What every backend checks the same way lives here: k (:func:`check_k`), and the report's JSON.
+window). What every backend checks the same way lives here: k (:func:`check_k`), the fairseq options the others
+refuse (:func:`no_fairseq_files`), and the report's JSON and OK line (:func:`reported`).
 
 CLI (writes the report as JSON; exit status 1 with the error line otherwise)::
 
@@ -50,6 +51,21 @@ def write_report(output: Path | None, report: dict) -> None:
             handle.write("\n")
 
 
+def no_fairseq_files(parser, args, holder: str) -> None:
+    """A parser error where ``--data`` or ``--codes`` (a fairseq model's) is given to a backend whose model has its
+    own tokenizer (``holder``: what holds it)."""
+    if args.data is not None or args.codes is not None:
+        parser.error(f"--data and --codes are for fairseq models: {holder}")
+
+
+def reported(output: Path | None, report: dict, line: str) -> int:
+    """The end of every backend's ``check_cli``: its ``report`` written to ``output`` (where given, as JSON) and
+    ``line`` printed with ": OK" after it; the exit status, 0."""
+    write_report(output, report)
+    print(f"{line}: OK")
+    return 0
+
+
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.decode.checks", __doc__.split("\n\n")[0])
@@ -79,7 +95,7 @@ def main(argv=None) -> int:
     from .arguments import engine_args_of
     from .backends import engine_options
 
-    args.engine_args = engine_args_of(args)
+    args.engine_args = engine_args_of(args, parser)
     try:
         engine_options(args.backend, args.engine_args)
     except ValueError as err:

@@ -2,17 +2,19 @@
 interface as the other backends.
 
 :class:`CausalLMModel` loads ``AutoModelForCausalLM`` and its tokenizer from a local folder (the ``save_pretrained``
-layout; nothing is fetched). Text in and out is plain text, a window's sentences joined by ``<sep>`` as everywhere
-in the package; the model's ids keep the sentences apart with an id no token has (``sep``, one past the
-vocabulary), so that the searcher can rebuild the sentences of a request.
+layout; nothing is fetched), as a :class:`~docnmt.decode.prompting.model.PromptedModel`. Text in and out is plain
+text, a window's sentences joined by ``<sep>`` as everywhere in the package; the model's ids keep the sentences apart
+with an id no token has (``sep``, one past the vocabulary), so that the searcher can rebuild the sentences of a
+request.
 
-The strategies' requests become conversations (:mod:`.prompt`): the forced target context's sentences are earlier
-turns (each source sentence with that translation), the rest of the window is the last user message, one sentence
-a line, and the answer is searched. So sentence-level and no-context ask for one sentence alone; last-sentence,
-first-sentence and full-segment ask for the window's lines and keep the last, the first or all of them; 2-pass,
-doc-trans, doc-trans-beam and cheating give the first pass's, the model's own or the reference translations as
-earlier turns; source-primed is doc-trans after the whole source document, which opens the first user message.
-The answer's lines are its sentences (:meth:`CausalLMModel.hypothesis`).
+The strategies' requests become conversations (:mod:`docnmt.decode.prompting.conversation`): the forced target
+context's sentences are earlier turns (each source sentence with that translation), the rest of the window is the
+last user message, one sentence a line, and the answer is searched. So sentence-level and no-context ask for one
+sentence alone; last-sentence, first-sentence and full-segment ask for the window's lines and keep the last, the
+first or all of them; 2-pass, doc-trans, doc-trans-beam and cheating give the first pass's, the model's own or the
+reference translations as earlier turns; source-primed is doc-trans after the whole source document, which opens
+the first user message. The answer's lines are its sentences (:meth:`~docnmt.decode.prompting.model.PromptedModel.
+hypothesis`).
 
 :class:`CausalLMSearcher` searches with ``generate`` (greedy or beam, transformers' semantics) on the prompt, after
 the longest prefix of it whose keys and values it already holds (:class:`PrefixCache`): a conversation's earlier
@@ -27,253 +29,22 @@ from __future__ import annotations
 
 import inspect
 import os
-from pathlib import Path
 from typing import Any, Sequence
 
 from .... import SEP
 from ....interface import backend
-from ....search import Counted, Hypothesis, Request, Scored
-from ....textio import InputError
-from .. import load_tokenizer
+from ....search import Hypothesis, Request, Scored
+from ...prompting.model import PromptCounted, PromptedModel
 from .prefix_cache import PrefixCache, cache_view, default_cache_bytes, recording, unshareable
-from .prompt import Prompter, forced_turns, load_template, turns
 
 BACKEND = "causal-lm"
-
-
-def load_config(folder: Path):
-    """The model's config from ``folder``; an InputError naming it where it is an encoder-decoder's."""
-    from .. import read_config
-
-    config = read_config(folder, "a causal LM's save_pretrained folder (config.json, the weights, the tokenizer)")
-    if getattr(config, "is_encoder_decoder", False):
-        raise InputError(folder, f"not a causal LM: a {config.model_type} encoder-decoder model (use --backend "
-                                 "transformers)")
-    return config
-
-
-def check_causal(folder: Path, config) -> None:
-    """An InputError unless transformers maps the config to a causal LM class."""
-    from transformers import AutoModelForCausalLM
-
-    mapping = AutoModelForCausalLM._model_mapping
-    if type(config) not in mapping:
-        raise InputError(folder, f"not a causal LM: transformers has no causal LM for model type "
-                                 f"{config.model_type!r}")
-
-
-def prompter_for(folder: Path, tokenizer, template: str | None, src_lang: str | None, tgt_lang: str | None):
-    """The :class:`.prompt.Prompter` of a model folder's tokenizer; an InputError naming the folder where the tokenizer
-    has no chat template and no template is given, or the languages are missing."""
-    if not getattr(tokenizer, "chat_template", None) and template is None:
-        raise InputError(folder, "the tokenizer has no chat template and no template was given: give one "
-                                 "(--template translate, or a file of your own; docs/own-models.md, 'LLMs')")
-    try:
-        return Prompter(tokenizer, load_template(template), src_lang, tgt_lang)
-    except ValueError as err:
-        raise InputError(folder, str(err)) from None
-
-
-def end_ids(tokenizer, generation_config, folder) -> list[int]:
-    """The tokens that end an answer: the generation config's ``eos_token_id`` (a chat model's end of turn), and the
-    tokenizer's end token; an InputError naming the model ``folder`` where there is none."""
-    found = getattr(generation_config, "eos_token_id", None)
-    ids = [found] if isinstance(found, int) else list(found or [])
-    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
-        ids.append(tokenizer.eos_token_id)
-    if not ids:
-        raise InputError(folder, "expected an end token (eos_token_id) in the tokenizer or the generation config")
-    return [int(i) for i in ids]
-
-
-def generation_config(folder: Path, config):
-    """The folder's generation config (generation_config.json), or the one its model config implies."""
-    from transformers import GenerationConfig
-
-    if (folder / "generation_config.json").is_file():
-        try:
-            return GenerationConfig.from_pretrained(folder, local_files_only=True)
-        except Exception as err:  # noqa: BLE001
-            raise InputError(folder / "generation_config.json", f"could not read it ({type(err).__name__}: {err})"
-                             ) from None
-    return GenerationConfig.from_model_config(config)
-
-
-def checked_request(number: int, request: Request, sep: int, ids: str) -> tuple[list[int], list[int], list[int]]:
-    """Request ``number``'s source, prefix and document ids, each below or at ``sep`` (a model's ``ids``, in words,
-    for the message); an InputError naming the request where the source is empty or an id is not the model's."""
-    source, prefix, document = list(request.source), list(request.prefix), list(request.document)
-    if not source:
-        raise InputError(f"request {number}", "expected source ids, found an empty source")
-    bad = [t for t in source + prefix + document if not 0 <= t <= sep]
-    if bad:
-        raise InputError(f"request {number}", f"expected {ids} or the sentence separator {sep}, found id {bad[0]}")
-    return source, prefix, document
-
-
-def answer_lines(request: Request, sep: int) -> int:
-    """The lines a request's answer should have: its last message's sentences (``sep``: the model's separator id)."""
-    sources = 1 + sum(1 for t in request.source if t == sep)
-    return sources - sum(1 for t in request.prefix if t == sep)
-
-
-def answer_sentences(text: str, ended: bool, lines: int) -> tuple[list[str], bool]:
-    """An answer's text as sentences and whether it is complete: its non-empty lines, stripped (the answer to one
-    sentence: those lines joined by spaces); complete where it ``ended`` with ``lines`` lines."""
-    found = [line.strip() for line in text.split("\n") if line.strip()] or [""]
-    complete = ended and len(found) == lines
-    return ([" ".join(found)] if lines == 1 else found), complete
-
-
-class PromptedModel:
-    """What every causal-LM backend shares (this one, and vLLM's, :mod:`..vllm`): a model folder's config, tokenizer,
-    prompt (``template``, a name of :data:`.prompt.TEMPLATES` or a file; None: the repository's ``translate``, which
-    needs the tokenizer's chat template or its own plain form, between ``src_lang`` and ``tgt_lang``), its ids (the
-    sentences of a window apart by :attr:`sep`), its conversations and the hypotheses of its answers. The weights are
-    the subclass's to load."""
-
-    backend = BACKEND
-
-    def __init__(self, folder: os.PathLike | str, separator: str = SEP, src_lang: str | None = None,
-                 tgt_lang: str | None = None, template: str | None = None):
-        folder = Path(folder)
-        config = load_config(folder)
-        check_causal(folder, config)
-        tokenizer = load_tokenizer(folder)
-        self.folder = folder
-        self.checkpoint = str(folder)
-        self.config = config
-        self.tokenizer = tokenizer
-        self.prompter = prompter_for(folder, tokenizer, template, src_lang, tgt_lang)
-        self.template = self.prompter.template
-        self.ends = end_ids(tokenizer, generation_config(folder, config), folder)
-        self.eos = self.ends[0]
-        self.pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos)
-        self.vocab = int(config.vocab_size)
-        #: the id that keeps a window's sentences apart in this model's ids (no token has it)
-        self.sep = self.vocab
-        self.sep_token = separator
-        self.src_lang, self.tgt_lang = src_lang, tgt_lang
-        #: the context window: prompt and answer together
-        self.max_positions = int(getattr(config, "max_position_embeddings", 0) or 2048)
-
-    # ---- tokens -------------------------------------------------------------
-    def encode(self, text: str, source: bool = False) -> list[int]:
-        """Each sentence's token ids (``<sep>`` between sentences becomes :attr:`sep`); a target ends in ``eos``."""
-        ids: list[int] = []
-        for i, part in enumerate(text.split(SEP)):
-            if i:
-                ids.append(self.sep)
-            ids += self.tokenizer(part.strip(), add_special_tokens=False)["input_ids"]
-        return ids if source else ids + [self.eos]
-
-    def sentences(self, ids: Sequence[int]) -> list[str]:
-        """The sentences of ids split at :attr:`sep` (end tokens dropped)."""
-        segments: list[list[int]] = []
-        current: list[int] = []
-        for i in ids:
-            if i == self.sep:
-                segments.append(current)
-                current = []
-            elif i not in self.ends:
-                current.append(int(i))
-        segments.append(current)
-        return [self.tokenizer.decode(s, skip_special_tokens=True, clean_up_tokenization_spaces=False).strip()
-                for s in segments]
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return f" {SEP} ".join(self.sentences(ids))
-
-    def answer(self, text: str) -> list[int]:
-        """An answer's ids as the prompt continues with it: its lines, then the end of the turn."""
-        return self.prompter.answer(text, self.eos)
-
-    def conversation(self, source: Sequence[int], prefix: Sequence[int], document: Sequence[int] = ()) -> list[int]:
-        """The prompt ids of a request: source sentence ids and forced context ids (each sentence followed by
-        :attr:`sep`), as a conversation (:func:`.prompt.turns`), after the source ``document`` where one is given
-        (source-primed)."""
-        sources = self.sentences(source)
-        context = self.sentences(prefix[:-1]) if prefix else []
-        done, current = turns(sources, context)
-        return self.prompter.ids(done, current, self.sentences(document) if document else ())
-
-    def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1,
-             document: Sequence[int] = ()) -> bool:
-        """Whether a request's conversation and ``continuation`` answer tokens (and the end of the turn) fit the
-        context window (the strategies drop the oldest context sentences until it does)."""
-        return len(self.conversation(source, prefix, document)) + continuation + 1 <= self.max_positions
-
-    def answer_lines(self, request: Request) -> int:
-        """The lines the request's answer should have: its last message's sentences."""
-        return answer_lines(request, self.sep)
-
-    def hypothesis(self, answer: list[int], score: float, logprob: float, lines: int = 1) -> Hypothesis:
-        """An answer as a hypothesis: the answer to one sentence is that sentence's translation (its lines joined
-        by spaces); an answer to several is a window's, its lines (non-empty, stripped) its sentences, joined by
-        :attr:`sep` (another count of lines is a separator mismatch, which the strategies count). A
-        plain template's answer ends where its end text begins. It is complete (:class:`~docnmt.search.Hypothesis`)
-        where it ended (an end token, or a plain template's end text) with ``lines`` lines: an answer that runs on
-        with more lines than the message, or is cut at the token limit, is not."""
-        ended = any(t in self.ends for t in answer)
-        text = self.tokenizer.decode([t for t in answer if t not in self.ends], skip_special_tokens=True,
-                                     clean_up_tokenization_spaces=False)
-        end = self.prompter.answer_end
-        if end is not None and end in text:
-            text, ended = text[:text.index(end)], True
-        found, complete = answer_sentences(text, ended, lines)
-        return Hypothesis(self.encode(f" {SEP} ".join(found), source=True), score, logprob, complete)
-
-    # ---- forced scoring -------------------------------------------------------
-    def forced_pairs(self, sources: Sequence[str], targets: Sequence[str],
-                     after_last_sep: bool = True) -> list[tuple[list[int], list[int]]]:
-        """Each text pair's prompt ids and the answer ids whose log-prob forced scoring sums: with ``after_last_sep``
-        the target's earlier sentences are earlier turns and only the last sentence's answer (and the end of the
-        turn) counts; otherwise the window's sentences are one user message and the whole answer counts. An
-        InputError naming the target where they exceed the context window."""
-        pairs = []
-        for number, (source, target) in enumerate(zip(sources, targets), start=1):
-            done, current, answer = forced_turns(source, target, after_last_sep)
-            prompt = self.prompter.ids(done, current)
-            output = self.answer(answer)
-            if len(prompt) + len(output) > self.max_positions:
-                raise InputError(f"target {number}", f"expected at most {self.max_positions} tokens (the model's "
-                                 f"context window), found {len(prompt) + len(output)} with the prompt")
-            pairs.append((prompt, output))
-        return pairs
-
-    # ---- a searcher's requests -------------------------------------------------
-    def prompt(self, number: int, request: Request, max_new_tokens: int) -> tuple[list[int], int]:
-        """Request ``number``'s prompt ids and its answer's token limit (``max_new_tokens``, or the room left in the
-        context window); an InputError naming the request where its ids are not the model's or the prompt leaves no
-        room."""
-        source, prefix, document = checked_request(number, request, self.sep, "ids of the vocabulary")
-        prompt = self.conversation(source, prefix, document)
-        room = self.max_positions - len(prompt)
-        if room < 1:
-            raise InputError(f"request {number}", f"the prompt has {len(prompt)} tokens, no room for an answer in "
-                                                  f"the model's context window of {self.max_positions}")
-        return prompt, min(max_new_tokens, room)
-
-    def forced(self, number: int, request: Request, target: Sequence[int], end: int | None) -> tuple[list[int],
-                                                                                                      list[int]]:
-        """Request ``number``'s prompt ids and the answer ids of its forced target (a searcher's ``score_forced``):
-        the target sentence, then the end of the turn, or a line break where ``end`` is :attr:`sep` (more lines
-        follow); an InputError where they exceed the context window."""
-        prompt, _ = self.prompt(number, request, 1)
-        text = " ".join(self.sentences(list(target)))
-        if end is not None and int(end) == self.sep:
-            output = list(self.tokenizer(text + "\n", add_special_tokens=False)["input_ids"])
-        else:
-            output = self.answer(text)
-        if len(prompt) + len(output) > self.max_positions:
-            raise InputError(f"request {number}", f"prompt and target too long: {len(prompt) + len(output)} "
-                             f"tokens, the model's context window is {self.max_positions}")
-        return prompt, output
 
 
 class CausalLMModel(PromptedModel):
     """A causal LM and its tokenizer from a local folder (:class:`PromptedModel`), its weights loaded with
     transformers on ``device`` in ``dtype``; forced scoring with its forward pass."""
+
+    backend = BACKEND
 
     def __init__(self, folder: os.PathLike | str, device: str | None = None, dtype: str | None = None,
                  separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None,
@@ -346,19 +117,6 @@ def left_padded(caches: Sequence, config):
     return batched
 
 
-class PromptCounted(Counted):
-    """The counters of a searcher that prompts a causal LM with a cache (this backend's and vLLM's): tokens
-    prefilled, read from the cache and generated, beside the shared ones (:meth:`Counted.prompt_counters`)."""
-
-    def reset_counters(self) -> None:
-        super().reset_counters()
-        self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
-
-    def prompt_counters(self) -> dict:
-        return {"tokens_prefilled": self.tokens_prefilled, "tokens_cached": self.tokens_cached,
-                "tokens_generated": self.tokens_generated}
-
-
 class CausalLMSearcher(PromptCounted):
     """``generate``'s greedy or beam search (``beam``) on each request's prompt, after the longest prefix the
     :class:`PrefixCache` holds (``reuse_cache``); ``max_new_tokens`` limits an answer (its end token included).
@@ -381,23 +139,12 @@ class CausalLMSearcher(PromptCounted):
     def __init__(self, model: CausalLMModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
                  max_new_tokens: int = 200, reuse_cache: bool = True, cache_bytes: int | None = None,
                  max_tokens: int | None = backend(BACKEND).max_tokens):
-        if beam < 1 or batch_size < 1 or max_new_tokens < 1:
-            raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
-                             f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
-        self.model = model
+        self._setup(model, beam, lenpen, batch_size, max_tokens, max_new_tokens)
         self.net = model.net
-        self.beam = beam
-        self.lenpen = lenpen
-        self.batch_size = batch_size
-        self.max_tokens = max_tokens
-        self.max_new_tokens = max_new_tokens
         #: why the prefix cache is off for this model although asked for (None: it is on, or was not asked for)
         self.cache_off = unshareable(model.net.config) if reuse_cache else None
         self.reuse_cache = reuse_cache and self.cache_off is None
         self.cache = PrefixCache(default_cache_bytes(model.device) if cache_bytes is None else cache_bytes)
-        self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
-        self.max_source_positions = self.max_target_positions = model.max_positions
-        self.reset_counters()
 
     def _count(self, module, args, kwargs):
         """A forward pre-hook on the model while ``generate`` runs: each forward call and its positions."""

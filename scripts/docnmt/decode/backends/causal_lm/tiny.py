@@ -4,8 +4,8 @@ the tests' (tests/llmmodel.py).
 A byte-level BPE tokenizer is trained on the corpus (``tokenizers``), with a ChatML chat template
 (``<|im_start|>``, ``<|im_end|>``; ``chat=False``: none, as a base model's), and a model of one of the families
 people translate with (:data:`FAMILIES`: Llama, Qwen2, Qwen3, Mistral, Gemma 2, Gemma 3, Phi-3, Cohere2) is trained on
-the corpus's pairs written as conversations the way this backend prompts (:mod:`.prompt`), every answer learned
-(:func:`conversations`):
+the corpus's pairs written as conversations the way this backend prompts (:mod:`docnmt.decode.prompting`), every
+answer learned (:func:`conversations`):
 
 - from each sentence of a document on, a conversation of it and the ``context`` sentences after it, each a turn
   with its reference translation: the first answer is learned without context, the next with one earlier turn, and
@@ -217,7 +217,8 @@ def build(folder: Path, docs, src: str = "en", tgt: str = "de", architecture: st
     random) on ``threads`` CPU threads, saved in ``folder``."""
     import torch
 
-    from .prompt import Prompter, load_template
+    from ...prompting.conversation import Prompter
+    from ...prompting.template import load_template
 
     torch.set_num_threads(threads)
     template = load_template("translate")

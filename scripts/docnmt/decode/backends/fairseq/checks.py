@@ -40,7 +40,7 @@ from typing import Sequence
 from .... import SEP
 from ....environment import import_fairseq
 from ....textio import InputError, read_lines
-from ...checks import MAX_UNKNOWN, check_k, write_report
+from ...checks import MAX_UNKNOWN, check_k, reported
 
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
@@ -290,10 +290,9 @@ def fairseq_cli(parser, args) -> int:
         tokenize = lambda line: moses(line, args.sample_lang) if line.strip() else ""  # noqa: E731
     report = check_model(args.model, args.data, args.level, args.separator, args.k, args.codes, args.sample,
                          args.max_unknown, tokenize)
-    write_report(args.output, report)
     bpe = report.get("bpe")
-    print(f"{args.model}: {report['arch']}, {report['src']}->{report['tgt']}, {args.level}-level"
-          + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")
-          + (f"; BPE: {bpe['unknown_share']:.1%} of {bpe['units']} sample units not in the dictionary" if bpe else "")
-          + ": OK")
-    return 0
+    return reported(args.output, report, f"{args.model}: {report['arch']}, {report['src']}->{report['tgt']}, "
+                    f"{args.level}-level"
+                    + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")
+                    + (f"; BPE: {bpe['unknown_share']:.1%} of {bpe['units']} sample units not in the dictionary"
+                       if bpe else ""))

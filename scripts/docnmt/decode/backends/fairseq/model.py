@@ -71,6 +71,7 @@ class Model:
         self.sep = self.dict.index(separator) if separator in self.dict.indices else None
         self.eos = self.dict.eos()
         self.pad = self.dict.pad()
+        self.vocab = len(self.dict)
         self.max_positions = min(self.model.max_positions())
         self.checkpoint = str(checkpoint)
 

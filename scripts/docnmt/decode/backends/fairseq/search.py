@@ -229,9 +229,7 @@ class Searcher(Counted):
         from fairseq.models.transformer import TransformerDecoderBase
         from fairseq.modules import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
 
-        if beam < 1 or batch_size < 1:
-            raise ValueError(f"beam and batch_size must be >= 1, got beam={beam}, batch_size={batch_size}")
-        self.model = model
+        self._setup(model, beam, lenpen, batch_size, max_tokens)
         self.net = model.model
         decoder = self.net.decoder
         if not isinstance(decoder, TransformerDecoderBase) or decoder.cross_self_attention:
@@ -243,16 +241,11 @@ class Searcher(Counted):
         ):
             raise NotImplementedError(f"positional embedding {type(positions).__name__} is not supported")
         self.beam = min(beam, len(model.dict) - 1)  # fairseq's cap: pad is never selected
-        self.lenpen = lenpen
         self.max_len_a = max_len_a
         self.max_len_b = max_len_b
-        self.batch_size, self.max_tokens = batch_size, max_tokens
         self.shared_prefix = shared_prefix
-        self.eos, self.pad = model.eos, model.pad
-        self.vocab = len(model.dict)
         self.max_source_positions = self.net.encoder.max_positions()
         self.max_target_positions = decoder.max_positions()
-        self.reset_counters()
 
     # ---- validation -------------------------------------------------------
     def _describe(self, token: int) -> str:

@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Sequence
 
 from ....textio import InputError
-from ...checks import write_report
-from ..causal_lm.checks import sample_sentences
+from ...checks import no_fairseq_files, reported
+from ...prompting.checks import sample_sentences
 from .endpoint import EndpointError, Settings
 
 
 def longest_prompt(model, sample: Sequence[os.PathLike | str], context: int, max_lines: int = 2000):
-    """The sample's sentence whose conversation is the longest by the bytes estimate (:func:`..causal_lm.checks.
-    sample_sentences`): (its messages, its estimate, its turns, its file, line, document), or None; with the counts
-    of documents and sentences."""
+    """The sample's sentence whose conversation is the longest by the bytes estimate
+    (:func:`docnmt.decode.prompting.checks.sample_sentences`): (its messages, its estimate, its turns, its file,
+    line, document), or None; with the counts of documents and sentences."""
     best, last_document, sentences = None, {}, 0
     for place, path, number, document, turns, sentence in sample_sentences(sample, context, max_lines):
         messages = model.prompter.messages(turns, sentence)
@@ -82,8 +82,7 @@ def check_served_model(name: str, settings: Settings, level: str, k: int | None 
 
 def served_cli(parser, args) -> int:
     """docnmt-check-model on a served model (the openai backend's ``check_cli``)."""
-    if args.data is not None or args.codes is not None:
-        parser.error("--data and --codes are for fairseq models: a served model's server holds its tokenizer")
+    no_fairseq_files(parser, args, "a served model's server holds its tokenizer")
     engine = dict(args.engine_args or {})
     try:
         settings = Settings.of(engine.pop("base_url", None), **engine)
@@ -91,12 +90,10 @@ def served_cli(parser, args) -> int:
         parser.error(str(err))
     report = check_served_model(str(args.model), settings, args.level, args.k, args.src_lang, args.tgt_lang,
                                 args.sample, getattr(args, "template", None), args.separator)
-    write_report(args.output, report)
-    print(f"{args.model} at {settings.base_url}: served, {report['src']}->{report['tgt']}, chat messages with "
-          f"{Path(report['template']).name}, {args.level}-level"
-          + (f", k={report['k']}" if args.level == "document" else "")
-          + f", context window {report['max_positions'] or 'not reported'}"
-          + (", prompt log-probs" if report["prompt_logprobs"] else "")
-          + (f"; sample: {report['sample']['documents']} documents, the longest prompt at most "
-             f"{report['sample']['longest_prompt_estimate']} tokens" if report["sample"] else "") + ": OK")
-    return 0
+    return reported(args.output, report, f"{args.model} at {settings.base_url}: served, {report['src']}->"
+                    f"{report['tgt']}, chat messages with {Path(report['template']).name}, {args.level}-level"
+                    + (f", k={report['k']}" if args.level == "document" else "")
+                    + f", context window {report['max_positions'] or 'not reported'}"
+                    + (", prompt log-probs" if report["prompt_logprobs"] else "")
+                    + (f"; sample: {report['sample']['documents']} documents, the longest prompt at most "
+                       f"{report['sample']['longest_prompt_estimate']} tokens" if report["sample"] else ""))

@@ -1,6 +1,6 @@
 """The backend ``openai``: a model served behind an OpenAI-compatible endpoint (vllm serve, SGLang, llama.cpp's
-server, TGI, a hosted API), prompted with the causal-LM backend's conversations (:mod:`..causal_lm.prompt`: the same
-template, the same turns), sent as chat messages with the template's system message.
+server, TGI, a hosted API), prompted with the causal-LM backend's conversations (:mod:`docnmt.decode.prompting`: the
+same template, the same turns), sent as chat messages with the template's system message.
 
 The model is a name on the server: there is no local tokenizer. The strategies work on ids, so a served model's ids
 are a text's UTF-8 bytes (0-255), with :attr:`ServedModel.sep` (256) between a window's sentences and ``eos`` (257)
@@ -31,8 +31,9 @@ from .... import SEP
 from ....interface import backend
 from ....search import SERVED_DTYPE, Counted, Hypothesis, Request, Scored
 from ....textio import InputError
-from ..causal_lm.model import answer_lines, answer_sentences, checked_request
-from ..causal_lm.prompt import Prompter, forced_turns, load_template, turns
+from ...prompting.answers import answer_lines, answer_sentences, checked_request
+from ...prompting.conversation import Prompter, forced_turns, turns
+from ...prompting.template import load_template
 from .endpoint import Endpoint, EndpointError, Settings
 
 BACKEND = "openai"
@@ -46,7 +47,7 @@ UNKNOWN_WINDOW = 1 << 30
 
 class ServedModel:
     """A model's name on an endpoint (:class:`.endpoint.Settings`), its prompt from ``template`` between
-    ``src_lang`` and ``tgt_lang`` (:mod:`..causal_lm.prompt`, always as chat messages)."""
+    ``src_lang`` and ``tgt_lang`` (:mod:`docnmt.decode.prompting.conversation`, always as chat messages)."""
 
     backend = BACKEND
     device = "endpoint"
@@ -110,7 +111,8 @@ class ServedModel:
     # ---- conversations -------------------------------------------------------------------
     def messages(self, source: Sequence[int], prefix: Sequence[int], document: Sequence[int] = ()) -> list[dict]:
         """A request's chat messages: its source sentences and forced context as a conversation
-        (:func:`..causal_lm.prompt.turns`), after the source ``document`` where one is given (source-primed)."""
+        (:func:`docnmt.decode.prompting.conversation.turns`), after the source ``document`` where one is given
+        (source-primed)."""
         done, current = turns(self.sentences(source), self.sentences(prefix[:-1]) if prefix else [])
         return self.prompter.messages(done, current, self.sentences(document) if document else ())
 
@@ -160,9 +162,9 @@ class ServedModel:
         return answer_lines(request, self.sep)
 
     def hypothesis(self, text: str, finish_reason: str, lines: int = 1) -> Hypothesis:
-        """An answer's text as a hypothesis, as :meth:`..causal_lm.model.PromptedModel.hypothesis` makes it: its
-        non-empty lines its sentences (one sentence's lines joined by spaces); complete where the server ended it
-        (finish reason ``stop``) with ``lines`` lines. The API gives no score: 0."""
+        """An answer's text as a hypothesis, as :meth:`docnmt.decode.prompting.model.PromptedModel.hypothesis` makes
+        it: its non-empty lines its sentences (one sentence's lines joined by spaces); complete where the server
+        ended it (finish reason ``stop``) with ``lines`` lines. The API gives no score: 0."""
         found, complete = answer_sentences(text, finish_reason == "stop", lines)
         return Hypothesis(self.encode(f" {SEP} ".join(found), source=True), 0.0, 0.0, complete)
 
@@ -194,8 +196,9 @@ class ServedModel:
 
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
               batch_size: int = 64) -> list[Scored]:
-        """Log-prob of each target's answer given its source, as :meth:`..causal_lm.model.PromptedModel.forced_pairs`
-        pairs them (with ``after_last_sep`` the target's earlier sentences are earlier turns)."""
+        """Log-prob of each target's answer given its source, as
+        :meth:`docnmt.decode.prompting.model.PromptedModel.forced_pairs` pairs them (with ``after_last_sep`` the
+        target's earlier sentences are earlier turns)."""
         pairs = []
         for source, target in zip(sources, targets):
             done, current, answer = forced_turns(source, target, after_last_sep)
@@ -218,15 +221,8 @@ class ServedSearcher(Counted):
 
     def __init__(self, model: ServedModel, beam: int = 1, lenpen: float = 1.0, batch_size: int = 64,
                  max_new_tokens: int = 200, max_tokens: int | None = backend(BACKEND).max_tokens):
-        if max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-        self.model = model
-        self.endpoint = model.endpoint
-        self.beam, self.lenpen = beam, lenpen
-        self.batch_size, self.max_tokens, self.max_new_tokens = batch_size, max_tokens, max_new_tokens
-        self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
-        self.max_source_positions = self.max_target_positions = model.max_positions
-        self.reset_counters()
+        self.endpoint = model.endpoint  # before the counters (:meth:`reset_counters`)
+        self._setup(model, beam, lenpen, batch_size, max_tokens, max_new_tokens)
 
     def reset_counters(self) -> None:
         super().reset_counters()

@@ -21,7 +21,7 @@ from typing import Sequence
 
 from .... import SEP
 from ....textio import InputError, read_lines
-from ...checks import check_k, write_report
+from ...checks import check_k, no_fairseq_files, reported
 
 
 def check_transformers_model(folder: os.PathLike | str, level: str, separator: str = SEP, k: int | None = None,
@@ -68,15 +68,12 @@ def check_transformers_model(folder: os.PathLike | str, level: str, separator: s
 
 def transformers_cli(parser, args) -> int:
     """docnmt-check-model on a transformers model folder (the transformers backend's ``check_cli``)."""
-    if args.data is not None or args.codes is not None:
-        parser.error("--data and --codes are for fairseq models: a transformers model folder holds its "
-                     "tokenizer, which segments raw text")
+    no_fairseq_files(parser, args, "a transformers model folder holds its tokenizer, which segments raw text")
     report = check_transformers_model(args.model, args.level, args.separator, args.k, args.src_lang,
                                       args.tgt_lang, args.sample)
-    write_report(args.output, report)
-    print(f"{args.model}: {report['model_type']} (transformers)"
-          + (f", {report['src']}->{report['tgt']}" if report["language_token"] else "") + f", {args.level}-level"
-          + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")
-          + (f"; sample: {report['sample']['lines']} sentences, the longest {report['sample']['longest']} of "
-             f"{report['max_positions']} positions" if report["sample"] else "") + ": OK")
-    return 0
+    return reported(args.output, report, f"{args.model}: {report['model_type']} (transformers)"
+                    + (f", {report['src']}->{report['tgt']}" if report["language_token"] else "")
+                    + f", {args.level}-level"
+                    + (f", separator {report['separator']!r}, k={report['k']}" if args.level == "document" else "")
+                    + (f"; sample: {report['sample']['lines']} sentences, the longest {report['sample']['longest']} "
+                       f"of {report['max_positions']} positions" if report["sample"] else ""))

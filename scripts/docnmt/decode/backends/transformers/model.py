@@ -36,7 +36,7 @@ from typing import Sequence
 
 from .... import SEP
 from ....textio import InputError
-from ....search import MAX_TOKENS, Counted, Hypothesis, Request, Scored, token_batches
+from ....search import MAX_TOKENS, Counted, Hypothesis, Request, Scored, split_at_sep, token_batches
 from ..encoder_decoder import check_length, checked_ids, checked_positions, checked_target, window_fits
 from .. import load_tokenizer
 
@@ -193,17 +193,8 @@ class HFModel:
 
     def decode(self, ids: Sequence[int]) -> str:
         """Plain text of token ids, the separator written ``<sep>`` (special tokens dropped)."""
-        segments: list[list[int]] = []
-        current: list[int] = []
-        for i in ids:
-            if i == self.sep:
-                segments.append(current)
-                current = []
-            elif i not in (self.eos, self.pad):
-                current.append(int(i))
-        segments.append(current)
         texts = [self.tokenizer.decode(s, skip_special_tokens=True, clean_up_tokenization_spaces=False).strip()
-                 for s in segments]
+                 for s in split_at_sep(ids, self.sep, (self.eos, self.pad))]
         return f" {SEP} ".join(texts)
 
     check_length = check_length  # InputError naming ``what`` when ``ids`` exceed max_positions
@@ -270,22 +261,10 @@ class HFSearcher(Counted):
     def __init__(self, model: HFModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
                  early_stopping: bool | str | None = None, max_new_tokens: int = 200,
                  max_tokens: int | None = MAX_TOKENS):
-        if beam < 1 or batch_size < 1 or max_new_tokens < 1:
-            raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
-                             f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
-        self.model = model
+        self._setup(model, beam, lenpen, batch_size, max_tokens, max_new_tokens)
         self.net = model.net
-        self.beam = beam
-        self.lenpen = lenpen
-        self.batch_size = batch_size
-        self.max_tokens = max_tokens
         config_stopping = model.net.generation_config.early_stopping
         self.early_stopping = config_stopping if early_stopping is None else early_stopping
-        self.max_new_tokens = max_new_tokens
-        self.eos, self.pad = model.eos, model.pad
-        self.vocab = model.vocab
-        self.max_source_positions = self.max_target_positions = model.max_positions
-        self.reset_counters()
 
     # ---- validation -------------------------------------------------------
     def _describe(self, token: int) -> str:

@@ -1,7 +1,8 @@
-"""The vllm backend's checks of a model folder, before any decode and without starting the engine: the causal-LM
-backend's (:mod:`..causal_lm.checks`: a causal LM's config and tokenizer, the template, the sample's prompts within
-the context window, here ``max_model_len`` where it is smaller), and, where vLLM would run on the CPU (no CUDA GPU
-here), an attention head size its CPU build runs. Each failure is one line naming the folder or the file."""
+"""The vllm backend's checks of a model folder, before any decode and without starting the engine: those of a causal
+LM's folder (:mod:`docnmt.decode.prompting.checks`: its config and tokenizer, the template, the sample's prompts
+within the context window, here ``max_model_len`` where it is smaller), and, where vLLM would run on the CPU (no
+CUDA GPU here), an attention head size its CPU build runs. Each failure is one line naming the folder or the
+file."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 from typing import Sequence
 
 from ....textio import InputError
-from ...checks import write_report
-from ..causal_lm.checks import check_causal_lm_model
+from ...checks import no_fairseq_files, reported
+from ...prompting.checks import HOLDS_ITS_TOKENIZER, check_prompted_folder, prompt_summary
 
 
 def cpu_here() -> bool:
@@ -62,11 +63,11 @@ def check_vllm_model(folder: os.PathLike | str, level: str, k: int | None = None
                      tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
                      template: str | None = None, max_model_len: int | None = None) -> dict:
     """The checks above; the report (an :class:`InputError` at the first failure)."""
-    from ..causal_lm.model import load_config
+    from ...prompting.model import load_config
     from .model import head_size
 
-    report = check_causal_lm_model(folder, level, k, src_lang, tgt_lang, sample, template,
-                                   max_positions=max_model_len, backend="vllm", config_check=check_config)
+    report = check_prompted_folder(folder, level, k, src_lang, tgt_lang, sample, template, backend="vllm",
+                                   max_positions=max_model_len, config_check=check_config)
     report["head_size"] = head_size(load_config(Path(folder)))
     report["device"] = "cpu" if cpu_here() else "cuda"
     return report
@@ -74,17 +75,9 @@ def check_vllm_model(folder: os.PathLike | str, level: str, k: int | None = None
 
 def vllm_cli(parser, args) -> int:
     """docnmt-check-model on a causal LM's folder for vLLM (the vllm backend's ``check_cli``)."""
-    if args.data is not None or args.codes is not None:
-        parser.error("--data and --codes are for fairseq models: a causal LM's folder holds its tokenizer, which "
-                     "segments raw text")
+    no_fairseq_files(parser, args, HOLDS_ITS_TOKENIZER)
     report = check_vllm_model(args.model, args.level, args.k, args.src_lang, args.tgt_lang, args.sample,
                               getattr(args, "template", None), (args.engine_args or {}).get("max_model_len"))
-    write_report(args.output, report)
-    print(f"{args.model}: {report['model_type']} (causal LM) for vLLM on the {report['device']}, head size "
-          f"{report['head_size']}, context window {report['max_positions']}, {report['src']}->{report['tgt']}, "
-          + ("chat template" if report["chat_template"] else "plain prompt")
-          + f" with {Path(report['template']).name}, {args.level}-level"
-          + (f", k={report['k']}" if args.level == "document" else "")
-          + (f"; sample: {report['sample']['documents']} documents, the longest prompt "
-             f"{report['sample']['longest_prompt']}" if report["sample"] else "") + ": OK")
-    return 0
+    return reported(args.output, report, f"{args.model}: {report['model_type']} (causal LM) for vLLM on the "
+                    f"{report['device']}, head size {report['head_size']}, context window {report['max_positions']}, "
+                    + prompt_summary(report, args.level))

@@ -1,5 +1,5 @@
 """The vllm backend: a decoder-only LLM's local folder run on vLLM's engine (``vllm.LLM``, offline), with the
-causal-LM backend's prompts, strategies and hypotheses (:class:`~..causal_lm.model.PromptedModel`).
+causal-LM backend's prompts, strategies and hypotheses (:class:`~docnmt.decode.prompting.model.PromptedModel`).
 
 The strategies' requests become the same conversations, to the same token ids, as with ``causal-lm``; what differs is
 the engine that answers them. A search round's requests (every sentence of a one-call strategy; sentence i of every
@@ -25,7 +25,7 @@ from .... import SEP
 from ....interface import backend
 from ....search import Hypothesis, Request, Scored
 from ....textio import InputError
-from ..causal_lm.model import PromptCounted, PromptedModel
+from ...prompting.model import PromptCounted, PromptedModel
 
 BACKEND = "vllm"
 #: the share of memory the engine reserves for weights and its key-value cache where none is configured: vLLM's own
@@ -223,18 +223,10 @@ class VLLMSearcher(PromptCounted):
 
     def __init__(self, model: VLLMModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
                  max_new_tokens: int = 200, max_tokens: int | None = backend(BACKEND).max_tokens):
-        if beam < 1 or batch_size < 1 or max_new_tokens < 1:
-            raise ValueError(f"beam, batch_size and max_new_tokens must be >= 1, got beam={beam}, "
-                             f"batch_size={batch_size}, max_new_tokens={max_new_tokens}")
+        self._setup(model, beam, lenpen, batch_size, max_tokens, max_new_tokens)
         if beam > MAX_BEAM:
             raise ValueError(f"beam {beam}: the vllm backend's engine serves beams of at most {MAX_BEAM}")
-        self.model = model
         self.llm = model.llm
-        self.beam, self.lenpen = beam, lenpen
-        self.batch_size, self.max_tokens, self.max_new_tokens = batch_size, max_tokens, max_new_tokens
-        self.eos, self.pad, self.vocab = model.eos, model.pad, model.vocab
-        self.max_source_positions = self.max_target_positions = model.max_positions
-        self.reset_counters()
 
     # ---- the engine's calls ---------------------------------------------------------------
     def _params(self, limit: int, **options):
