@@ -19,7 +19,8 @@ def mypy(*targets: str) -> subprocess.CompletedProcess:
 
 def test_mypy_passes_on_the_interface_and_the_backends():
     pytest.importorskip("mypy")
-    result = mypy("-m", "docnmt.interface", "-m", "docnmt.search", "-m", "docnmt.load_options", "-p", "docnmt.decode.backends")
+    result = mypy("-m", "docnmt.interface", "-m", "docnmt.search", "-m", "docnmt.load_options",
+                  "-p", "docnmt.decode.prompting", "-p", "docnmt.decode.backends")
     assert result.returncode == 0, result.stdout[-4000:]
     assert "Success: no issues found" in result.stdout
 

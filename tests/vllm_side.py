@@ -56,6 +56,7 @@ def families(folders: dict, documents: dict, output: str) -> None:
     from docnmt.decode import checks
     from docnmt.decode.backends import load_model
     from docnmt.decode.backends.vllm import model as vllm_model
+    from docnmt.interface import backend
     from docnmt.load_options import parse_load_options
 
     # the engines run eagerly, as from a checkout in a folder with a space (vllm_model.compiles): 2 s an engine after
@@ -65,7 +66,8 @@ def families(folders: dict, documents: dict, output: str) -> None:
     for name, folder in folders.items():
         check = checks.main(["--backend", "vllm", "--model", folder, "--src-lang", "en", "--tgt-lang", "de",
                              "--level", "document", "--k", "3", "--engine-args", ENGINE])
-        model = load_model("vllm", folder, src_lang="en", tgt_lang="de", engine=parse_load_options(ENGINE))
+        model = load_model("vllm", folder, src_lang="en", tgt_lang="de",
+                           engine=parse_load_options(ENGINE, backend("vllm").options, "vllm"))
         result[name] = {"check": check, **{run: decode_run(model, documents, run)[0]
                                            for run in ("sentence-level", "doc-trans")}}
         vllm_model.close_engines()
@@ -118,12 +120,14 @@ def main() -> None:
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group
     from docnmt.search import Request
+    from docnmt.interface import backend
     from docnmt.load_options import parse_load_options
 
     given = json.load(open(args.documents, encoding="utf-8"))
     docs = group(given["src"], given["docids"], ref=given["ref"])
     started = time.perf_counter()
-    model = load_model("vllm", args.model, src_lang="en", tgt_lang="de", engine=parse_load_options(ENGINE))
+    model = load_model("vllm", args.model, src_lang="en", tgt_lang="de",
+                       engine=parse_load_options(ENGINE, backend("vllm").options, "vllm"))
     result = {"start_seconds": time.perf_counter() - started, "device": model.device, "dtype": model.dtype,
               "decodes": {}}
     for name, strategy, context, beam in RUNS:

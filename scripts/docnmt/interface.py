@@ -62,7 +62,7 @@ class ModelLike(Protocol):
 
     @property
     def template(self) -> object:
-        """The prompt's template (a causal LM's :class:`~docnmt.decode.backends.causal_lm.prompt.Template`), or
+        """The prompt's template (a causal LM's :class:`~docnmt.decode.prompting.template.Template`), or
         None."""
 
     def encode(self, text: str, source: bool = False) -> list[int]:

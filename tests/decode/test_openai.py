@@ -156,6 +156,14 @@ def test_forced_scoring_agrees_with_vllm_and_causal_lm_within_1e_3(served_model,
     local = [s.logprob for s in llama.score(vllm_documents["pairs"]["src"], vllm_documents["pairs"]["tgt"])]
     assert pairs == pytest.approx(local, abs=1e-3)
     assert min(forced) < -1  # real log-probs, not zeros
+    # more lines following (a separator end): the reply's text and its line break, as causal-lm scores them
+    # (/tokenize of the conversation and of the text, /v1/completions on the ids; tests/decode/test_served_forced.py)
+    going_on = searcher.score_forced(requests, targets, ends=[served_model.sep] * len(requests))
+    own = make_searcher(llama, beam=1, max_len=40).score_forced(
+        [Request(llama.encode(s, source=True)) for s in src], [llama.encode(t, source=True) for t in ref],
+        ends=[llama.sep] * len(src))
+    assert [s.logprob for s in going_on] == pytest.approx([s.logprob for s in own], abs=1e-3)
+    assert [s.tokens for s in going_on] == [s.tokens for s in own]
 
 
 def test_beam_search_and_sampling_are_refused_in_one_line(served_model):

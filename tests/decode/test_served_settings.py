@@ -216,8 +216,8 @@ def test_two_searchers_of_one_served_model_count_their_own_tokens():
 
 
 class TokenizeServer:
-    """A loopback server of an OpenAI-compatible endpoint's ``POST`` calls: vLLM's ``/tokenize`` (``{"count": 5}``)
-    and ``/v1/chat/completions`` (the user message's first word, upper-cased). It answers with the statuses of
+    """A loopback server of an OpenAI-compatible endpoint's ``POST`` calls: vLLM's ``/tokenize`` (five tokens, in
+    vLLM's answer's fields) and ``/v1/chat/completions`` (the user message's first word, upper-cased). It answers with the statuses of
     ``failures`` first, and with a 400 to a message that holds ``refuse``; ``.calls`` counts the requests,
     ``.asked`` the chat requests' last messages."""
 
@@ -231,7 +231,7 @@ class TokenizeServer:
 
         def answer(path: str, request: dict) -> tuple[int, dict]:
             if path.endswith("/tokenize"):
-                return 200, {"count": 5}
+                return 200, {"count": 5, "max_model_len": 512, "tokens": [1, 2, 3, 4, 5]}
             content = request["messages"][-1]["content"]
             owner.asked.append(content)
             if refuse is not None and refuse in content:

@@ -1,7 +1,8 @@
 """The model backends of the search behind one interface (:mod:`docnmt.interface`): fairseq checkpoints
-(:mod:`docnmt.decode.backends.fairseq`), Hugging Face seq2seq models (:mod:`docnmt.decode.backends.transformers`) and
-decoder-only LLMs (:mod:`docnmt.decode.backends.causal_lm`), each a subpackage registered in
-:data:`docnmt.interface.REGISTRY`.
+(:mod:`docnmt.decode.backends.fairseq`), Hugging Face seq2seq models (:mod:`docnmt.decode.backends.transformers`),
+decoder-only LLMs in-process (:mod:`docnmt.decode.backends.causal_lm`) and on vLLM's engine
+(:mod:`docnmt.decode.backends.vllm`), and served models (:mod:`docnmt.decode.backends.openai`): each a subpackage that
+registers itself in :data:`docnmt.interface.REGISTRY`.
 
 A backend's model encodes text to token ids and back (``encode``, ``decode``), knows its separator's id
 (``sep``) and its ``max_positions``, and scores forced targets (``score``). Its searcher searches requests
@@ -11,7 +12,7 @@ dispatch through the backends' registry; the strategies and ``translate`` work w
 
 What differs between the backends is the text they read. A fairseq model reads BPE-level text (the workflow's
 Moses tokenization and subword-nmt BPE, or ``--codes``); a transformers model and a causal LM read plain text,
-which their own tokenizer segments (a causal LM's as the turns of a conversation, :mod:`.causal_lm.prompt`).
+which their own tokenizer segments (a causal LM's as the turns of a conversation, :mod:`docnmt.decode.prompting`).
 """
 
 from __future__ import annotations

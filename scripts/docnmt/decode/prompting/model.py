@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ... import SEP
-from ...search import Counted, Hypothesis, Request, split_at_sep
+from ...search import PROMPT_COUNTERS, Counted, Hypothesis, Request, split_at_sep
 from ...textio import InputError
 from ..backends import load_tokenizer
 from .answers import answer_lines, answer_sentences, checked_request
@@ -224,5 +224,5 @@ class PromptCounted(Counted):
         self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
 
     def prompt_counters(self) -> dict:
-        return {"tokens_prefilled": self.tokens_prefilled, "tokens_cached": self.tokens_cached,
-                "tokens_generated": self.tokens_generated}
+        """The counters Table 1 shows for them (:data:`docnmt.search.PROMPT_COUNTERS`)."""
+        return {name: getattr(self, name) for name, _ in PROMPT_COUNTERS}

@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING, Sequence
 
 from ....textio import InputError
-from ....interface import Backend, register
+from ....interface import Backend, BackendModule, register
 
 BACKEND = register(Backend(
     name="fairseq",
@@ -17,9 +17,17 @@ BACKEND = register(Backend(
 ))
 
 
-if TYPE_CHECKING:
-    from .model import Model
-    from .search import Searcher
+from .checks import check_model  # noqa: E402
+from .model import Model  # noqa: E402
+from .search import Searcher  # noqa: E402
+
+# docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)
+from .checks import fairseq_cli as check_cli  # noqa: E402
+
+
+if TYPE_CHECKING:  # mypy checks this package against a backend's entry points (tests/test_types.py)
+    import docnmt.decode.backends.fairseq as _this
+    _conforms: BackendModule = _this
 
 
 def _data_folder(model, data):
@@ -31,35 +39,15 @@ def _data_folder(model, data):
 
 def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
          src_lang=None, tgt_lang=None) -> Model:
-    from .model import Model
-
     return Model(model, _data_folder(model, data), device=device, dtype=dtype, separator=separator)
 
 
 def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str, k: int | None,
           src_lang=None, tgt_lang=None, sample: Sequence[os.PathLike | str] = ()) -> dict:
-    from .checks import check_model
-
     return check_model(model, _data_folder(model, data), level, separator, k)
 
 
 def searcher(model: Model, beam: int, lenpen: float, batch_size: int, max_len: int,
              max_tokens: int | None, cache_bytes: int | None = None) -> Searcher:
-    from .search import Searcher
-
     return Searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len_b=max_len,
                     max_tokens=max_tokens)
-
-
-def check_cli(parser, args) -> int:
-    """docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)."""
-    from .checks import fairseq_cli
-
-    return fairseq_cli(parser, args)
-
-
-if TYPE_CHECKING:  # mypy checks this package against the interface of a backend's entry points (tests/test_types.py)
-    import docnmt.decode.backends.fairseq as _this
-    from ....interface import BackendModule
-
-    _conforms: BackendModule = _this

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ....textio import InputError
-from ....interface import Backend, CostColumns, register
+from ....interface import Backend, CostColumns, BackendModule, register
+from ...prompting import PROMPTED
 from ....load_options import option
 
 #: The environment variable of the endpoint's key unless ``api_key_env`` names another.
@@ -66,12 +67,12 @@ BACKEND = register(Backend(
     name="openai",
     summary="a model served behind an OpenAI-compatible endpoint (vllm serve, SGLang, llama.cpp's server, a hosted "
             "API): its name on the server, causal-lm's conversations as chat messages",
-    text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
+    **PROMPTED,
     module=__name__, note="served",
     note_detail="causal-lm's conversations sent as chat messages to an OpenAI-compatible endpoint, greedy (no beam "
                 "search in the API), its cost the tokens the server reports; a hosted model may change behind its "
                 "name (docs/own-models.md, 'Served models')",
-    bench="decode_openai:openai_benchmark", max_tokens=32_768, forced_scoring="prompt_logprobs", beam_search=False,
+    bench="decode_openai:openai_benchmark", forced_scoring="prompt_logprobs", beam_search=False,
     sampling=False, options=Options, options_key="endpoint", served=True,
     cost=CostColumns(
         (("prompt_tokens", "prompt tokens"), ("cached_tokens", "cached prompt tokens"),
@@ -88,8 +89,18 @@ BACKEND = register(Backend(
 ))
 
 
-if TYPE_CHECKING:
-    from .model import ServedModel, ServedSearcher
+
+from .checks import check_served_model  # noqa: E402
+from .endpoint import Settings  # noqa: E402
+from .model import ServedModel, ServedSearcher  # noqa: E402
+
+# docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)
+from .checks import served_cli as check_cli  # noqa: E402
+
+
+if TYPE_CHECKING:  # mypy checks this package against a backend's entry points (tests/test_types.py)
+    import docnmt.decode.backends.openai as _this
+    _conforms: BackendModule = _this
 
 
 def _no_data(model, data) -> None:
@@ -101,9 +112,6 @@ def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device: st
          dtype: str | None = None, separator: str, src_lang: str | None = None, tgt_lang: str | None = None,
          template: str | None = None, base_url: str | None = None, **endpoint: Any) -> ServedModel:
     """The served model ``model`` (its name on the server at ``base_url``), connected: the server lists it."""
-    from .endpoint import Settings
-    from .model import ServedModel
-
     _no_data(model, data)
     served = ServedModel(str(model), Settings.of(base_url, **endpoint), separator=separator, src_lang=src_lang,
                          tgt_lang=tgt_lang, template=template)
@@ -114,9 +122,6 @@ def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device: st
 def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str, k: int | None,
           src_lang: str | None = None, tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
           template: str | None = None, base_url: str | None = None, **endpoint: Any) -> dict:
-    from .checks import check_served_model
-    from .endpoint import Settings
-
     _no_data(model, data)
     return check_served_model(str(model), Settings.of(base_url, **endpoint), level, k, src_lang, tgt_lang, sample,
                               template, separator)
@@ -124,21 +129,5 @@ def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, 
 
 def searcher(model: ServedModel, beam: int, lenpen: float, batch_size: int, max_len: int,
              max_tokens: int | None, cache_bytes: int | None = None) -> ServedSearcher:
-    from .model import ServedSearcher
-
     return ServedSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,
                           max_tokens=max_tokens)
-
-
-def check_cli(parser, args) -> int:
-    """docnmt-check-model for a served model (its parsed arguments)."""
-    from .checks import served_cli
-
-    return served_cli(parser, args)
-
-
-if TYPE_CHECKING:  # mypy checks this package against the interface of a backend's entry points (tests/test_types.py)
-    import docnmt.decode.backends.openai as _this
-    from ....interface import BackendModule
-
-    _conforms: BackendModule = _this

@@ -58,6 +58,17 @@ class Settings(Options):
         return self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
 
 
+def prompt_logprobs_of(response) -> list[float]:
+    """The log-prob of each prompt token in a response of vLLM's server (its ``prompt_logprobs``, beside the choices
+    in a chat completion, in the first choice in a completion; the first token has none, 0 here); empty where there
+    are none."""
+    found = getattr(response, "prompt_logprobs", None) or (response.model_extra or {}).get("prompt_logprobs")
+    if not found and response.choices:
+        choice = response.choices[0]
+        found = getattr(choice, "prompt_logprobs", None) or (choice.model_extra or {}).get("prompt_logprobs")
+    return [0.0 if step is None else float(next(iter(step.values()))["logprob"]) for step in found or []]
+
+
 class EndpointError(RequestError):
     """A request the endpoint did not answer: one line naming the endpoint, the request and the last error.
     ``transient``: the last error was of a kind that is retried (:func:`retried`: the server may answer later), not
@@ -223,24 +234,40 @@ class Endpoint:
                 model=self.model, messages=messages, max_tokens=1, temperature=0.0,
                 extra_body={"prompt_logprobs": 0, "add_generation_prompt": False, "continue_final_message": False})
 
-        response = self.call(send, line)
+        return self.prompt_logprobs(self.call(send, line), line)
+
+    def prompt_logprobs(self, response, line: int | None) -> list[float]:
+        """A response's prompt log-probs (:func:`prompt_logprobs_of`), its usage counted."""
         self.count(response.usage)
-        found = getattr(response, "prompt_logprobs", None)
-        if found is None:
-            found = (response.model_extra or {}).get("prompt_logprobs")
+        found = prompt_logprobs_of(response)
         if not found:
             raise EndpointError(self.name, "the endpoint gave no prompt log-probs (prompt_logprobs: true needs vLLM's "
                                            "OpenAI-compatible server)", line)
-        return [0.0 if step is None else float(next(iter(step.values()))["logprob"]) for step in found]
+        return found
+
+    def completion_logprobs(self, ids: Sequence[int], line: int | None = None) -> list[float]:
+        """The log-prob of each token of a prompt given as token ids (``/v1/completions``, vLLM's
+        ``prompt_logprobs``; the first token has none, 0 here): one call that generates one token."""
+
+        def send():
+            return self.client.completions.create(model=self.model, prompt=list(ids), max_tokens=1, temperature=0.0,
+                                                  extra_body={"prompt_logprobs": 0})
+
+        return self.prompt_logprobs(self.call(send, line), line)
+
+    def tokens(self, line: int | None = None, retries: int | None = None, **body: Any) -> list[int]:
+        """The token ids of a conversation (``messages=``, ``add_generation_prompt=``, ``continue_final_message=``)
+        or of a text (``prompt=``, ``add_special_tokens=``) as the server's tokenizer gives them (vLLM's
+        ``/tokenize``, at the server's root)."""
+        answer = self.call(lambda: self.client.post(f"{self.settings.root}/tokenize",
+                                                    body={"model": self.model, **body}, cast_to=object), line, retries)
+        return [int(i) for i in answer["tokens"]]
 
     def token_count(self, messages: list[dict], generation_prompt: bool, continue_final: bool = False,
                     line: int | None = None, retries: int | None = None) -> int:
-        """The tokens of a conversation as the server renders it (vLLM's ``/tokenize``, at the server's root)."""
-        body = {"model": self.model, "messages": messages, "add_generation_prompt": generation_prompt,
-                "continue_final_message": continue_final}
-        answer = self.call(lambda: self.client.post(f"{self.settings.root}/tokenize", body=body, cast_to=object), line,
-                           retries)
-        return int(answer["count"])
+        """The tokens of a conversation as the server renders it (:meth:`tokens`)."""
+        return len(self.tokens(line, retries, messages=messages, add_generation_prompt=generation_prompt,
+                               continue_final_message=continue_final))
 
     def models(self, retries: int | None = None) -> list[dict]:
         """The models the server lists (``/v1/models``), each as the server describes it (``retries``: of a
@@ -250,33 +277,8 @@ class Endpoint:
 
     # ---- many at once -------------------------------------------------------------------
     def map(self, work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        """``work(item)`` for every item, at most ``max_concurrency`` at once, the results in order; the first
-        error stops the rest (those not yet sent are not sent) and is raised, with the results of the items that
-        were answered before it as its ``answered`` (item index -> result: requests paid for, which a resume
-        journal keeps, :class:`docnmt.decode.journal.JournaledSearcher`)."""
-        if len(items) <= 1 or self.settings.max_concurrency == 1:
-            answered: dict[int, Any] = {}
-            for index, item in enumerate(items):
-                try:
-                    answered[index] = work(item)
-                except Exception as err:
-                    err.answered = answered  # type: ignore[attr-defined]
-                    raise
-            return [answered[index] for index in range(len(items))]
-        with ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(items)),
-                                thread_name_prefix="docnmt-openai") as pool:
-            futures = [pool.submit(work, item) for item in items]
-            _, pending = wait(futures, return_when=FIRST_EXCEPTION)
-            for future in pending:  # an error came first: those not yet sent are not sent
-                future.cancel()
-        # the pool has ended: the requests in flight at the error have come back too
-        failed = next((f for f in futures if not f.cancelled() and f.exception() is not None), None)
-        if failed is not None:
-            error = failed.exception()
-            error.answered = {index: future.result() for index, future in enumerate(futures)  # type: ignore
-                              if not future.cancelled() and future.exception() is None}
-            raise error  # type: ignore[misc]
-        return [future.result() for future in futures]
+        """``work(item)`` for every item, at most ``max_concurrency`` at once (:func:`concurrently`)."""
+        return concurrently(work, items, self.settings.max_concurrency)
 
     def record(self) -> dict:
         """What the sidecar keeps of the endpoint (never the key): its URL, the model's name there and what the
@@ -289,3 +291,32 @@ class Endpoint:
                 "max_retries": settings.max_retries, "timeout": settings.timeout,
                 "prompt_logprobs": settings.prompt_logprobs,
                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def concurrently(work: Callable[[Any], Any], items: Sequence[Any], limit: int) -> list[Any]:
+    """``work(item)`` for every item, at most ``limit`` at once, the results in order; the first error stops the rest
+    (those not yet sent are not sent) and is raised, with the results of the items that were answered before it as
+    its ``answered`` (item index -> result: requests paid for, which a resume journal keeps,
+    :class:`docnmt.decode.journal.JournaledSearcher`)."""
+    if len(items) <= 1 or limit == 1:
+        answered: dict[int, Any] = {}
+        for index, item in enumerate(items):
+            try:
+                answered[index] = work(item)
+            except Exception as err:
+                err.answered = answered  # type: ignore[attr-defined]
+                raise
+        return [answered[index] for index in range(len(items))]
+    with ThreadPoolExecutor(max_workers=min(limit, len(items)), thread_name_prefix="docnmt-openai") as pool:
+        futures = [pool.submit(work, item) for item in items]
+        _, pending = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in pending:  # an error came first: those not yet sent are not sent
+            future.cancel()
+    # the pool has ended: the requests in flight at the error have come back too
+    failed = next((f for f in futures if not f.cancelled() and f.exception() is not None), None)
+    if failed is not None:
+        error = failed.exception()
+        error.answered = {index: future.result() for index, future in enumerate(futures)  # type: ignore
+                          if not future.cancelled() and future.exception() is None}
+        raise error  # type: ignore[misc]
+    return [future.result() for future in futures]

@@ -176,23 +176,37 @@ class ServedModel:
     def scored_answer(self, messages: list[dict], answer: str, line: int | None = None,
                       ends_turn: bool = True) -> Scored:
         """The log-prob of ``answer`` as the assistant's reply to ``messages``, and of the end of its turn (where
-        ``ends_turn``; otherwise of a line break after it, more lines following): the whole conversation's prompt
-        log-probs, summed over the answer's tokens, those between the conversation up to the reply and the reply
-        without its end (each counted with vLLM's ``/tokenize``), and the end token."""
+        ``ends_turn``; otherwise of a line break after it, more lines following), as causal-lm scores it: the
+        prompt log-probs of the conversation with the reply rendered by the chat template, summed over the reply's
+        tokens and its end (:meth:`_ending_turn`); where more lines follow, of the conversation up to the reply's
+        start followed by the tokens of the reply's text and its line break (:meth:`_going_on`: a template that
+        trims each message, as Llama 3's, would drop that line break)."""
         if not self.settings.prompt_logprobs:
             raise InputError(self.endpoint.name, "forced scoring needs the endpoint's prompt log-probs: set "
                                                  "prompt_logprobs: true (vLLM's server gives them)")
-        endpoint = self.endpoint
-        reply = answer if ends_turn else answer + "\n"
-        whole = list(messages) + [{"role": "assistant", "content": reply}]
-        start = endpoint.token_count(list(messages), generation_prompt=True, line=line)
-        stop = endpoint.token_count(whole, generation_prompt=False, continue_final=True, line=line)
-        steps = endpoint.chat_logprobs(whole, line=line)
-        end = stop + 1 if ends_turn else stop
+        steps, start, end = (self._ending_turn if ends_turn else self._going_on)(list(messages), answer, line)
         if not start < end <= len(steps):
-            raise EndpointError(endpoint.name, f"the answer's tokens {start}..{end - 1} are not within the "
-                                               f"conversation's {len(steps)}", line)
+            raise EndpointError(self.endpoint.name, f"the answer's tokens {start}..{end - 1} are not within the "
+                                                    f"conversation's {len(steps)}", line)
         return Scored(float(sum(steps[start:end])), end - start)
+
+    def _ending_turn(self, messages: list[dict], answer: str, line: int | None) -> tuple[list[float], int, int]:
+        """The conversation with the reply, rendered whole: its tokens' log-probs, and the reply's span from the
+        end of the generation prompt through the token that ends the turn (counted with vLLM's ``/tokenize``)."""
+        endpoint = self.endpoint
+        whole = messages + [{"role": "assistant", "content": answer}]
+        start = endpoint.token_count(messages, generation_prompt=True, line=line)
+        stop = endpoint.token_count(whole, generation_prompt=False, continue_final=True, line=line)
+        return endpoint.chat_logprobs(whole, line=line), start, stop + 1
+
+    def _going_on(self, messages: list[dict], answer: str, line: int | None) -> tuple[list[float], int, int]:
+        """The conversation up to the reply's start (its ids from vLLM's ``/tokenize``), then the ids of the reply's
+        text and a line break as the tokenizer splits them, scored as one prompt (``/v1/completions``): the
+        log-probs and the reply's span."""
+        endpoint = self.endpoint
+        prompt = endpoint.tokens(messages=messages, add_generation_prompt=True, line=line)
+        reply = endpoint.tokens(prompt=answer + "\n", add_special_tokens=False, line=line)
+        return endpoint.completion_logprobs(prompt + reply, line=line), len(prompt), len(prompt) + len(reply)
 
     def score(self, sources: Sequence[str], targets: Sequence[str], after_last_sep: bool = True,
               batch_size: int = 64) -> list[Scored]:

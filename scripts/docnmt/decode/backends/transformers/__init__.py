@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Sequence
 
-from ....interface import Backend, register
+from ....interface import Backend, BackendModule, register
 
 
 BACKEND = register(Backend(
@@ -20,43 +20,29 @@ BACKEND = register(Backend(
 ))
 
 
-if TYPE_CHECKING:
-    from .model import HFModel
-    from .model import HFSearcher
+from .checks import check_transformers_model  # noqa: E402
+from .model import HFModel, HFSearcher  # noqa: E402
 
+# docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)
+from .checks import transformers_cli as check_cli  # noqa: E402
+
+
+if TYPE_CHECKING:  # mypy checks this package against a backend's entry points (tests/test_types.py)
+    import docnmt.decode.backends.transformers as _this
+    _conforms: BackendModule = _this
 
 
 def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device=None, dtype=None, separator: str,
          src_lang=None, tgt_lang=None) -> HFModel:
-    from .model import HFModel
-
     return HFModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang, tgt_lang=tgt_lang)
 
 
 def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str, k: int | None,
           src_lang=None, tgt_lang=None, sample: Sequence[os.PathLike | str] = ()) -> dict:
-    from .checks import check_transformers_model
-
     return check_transformers_model(model, level, separator, k, src_lang, tgt_lang, sample)
 
 
 def searcher(model: HFModel, beam: int, lenpen: float, batch_size: int, max_len: int,
              max_tokens: int | None, cache_bytes: int | None = None) -> HFSearcher:
-    from .model import HFSearcher
-
     return HFSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,
                     max_tokens=max_tokens)
-
-
-def check_cli(parser, args) -> int:
-    """docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)."""
-    from .checks import transformers_cli
-
-    return transformers_cli(parser, args)
-
-
-if TYPE_CHECKING:  # mypy checks this package against the interface of a backend's entry points (tests/test_types.py)
-    import docnmt.decode.backends.transformers as _this
-    from ....interface import BackendModule
-
-    _conforms: BackendModule = _this

@@ -9,10 +9,10 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 from dataclasses import dataclass
 
-from ....interface import Backend, CostColumns, Environment, register
+from ....interface import Backend, CostColumns, Environment, BackendModule, register
+from ...prompting import PROMPTED
 from ....load_options import option
 from ....search import PROMPT_COUNTERS
-
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,11 @@ BACKEND = register(Backend(
     name="vllm",
     summary="a decoder-only LLM's save_pretrained folder on vLLM's engine (causal-lm's prompts and strategies; "
             "continuous batching, automatic prefix caching, tensor parallelism over GPUs)",
-    text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, prompt_template=True,
+    **PROMPTED,
     module=__name__, note="vLLM",
     note_detail="causal-lm's prompts on vLLM's engine, whose beam search is its own (docs/own-models.md, "
                 "'LLMs on vLLM')",
-    bench="decode_vllm:vllm_benchmark", max_tokens=32_768,
+    bench="decode_vllm:vllm_benchmark",
     environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
                             conda="../envs/vllm.yaml", modules=("vllm",)),
     options=Options, gpus_option="tensor_parallel_size", memory_option="gpu_memory_utilization",
@@ -54,10 +54,16 @@ BACKEND = register(Backend(
 ))
 
 
-if TYPE_CHECKING:
-    from .model import VLLMModel
-    from .model import VLLMSearcher
+from .checks import check_vllm_model  # noqa: E402
+from .model import CPU_MEMORY_UTILIZATION, VLLMModel, VLLMSearcher, on_cpu  # noqa: E402
 
+# docnmt-check-model's run for this backend (its parsed arguments; a parser error on options it does not take)
+from .checks import vllm_cli as check_cli  # noqa: E402
+
+
+if TYPE_CHECKING:  # mypy checks this package against a backend's entry points (tests/test_types.py)
+    import docnmt.decode.backends.vllm as _this
+    _conforms: BackendModule = _this
 
 
 def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device: str | None = None,
@@ -65,8 +71,6 @@ def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device: st
          template: str | None = None, tensor_parallel_size: int | None = None,
          gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
          seed: int | None = None) -> VLLMModel:
-    from .model import VLLMModel
-
     return VLLMModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang, tgt_lang=tgt_lang,
                      template=template, tensor_parallel_size=tensor_parallel_size,
                      gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, seed=seed)
@@ -76,8 +80,6 @@ def memory_share(engines: int, given: float | None) -> float:
     """Each engine's ``gpu_memory_utilization`` where one process starts ``engines`` of them: the share given (or
     the default here: vLLM's 0.9 on a GPU, 0.15 of the RAM on the CPU), divided among them. Each engine reserves its
     share at its start: two at 0.9 would not fit."""
-    from .model import CPU_MEMORY_UTILIZATION, on_cpu
-
     total = given if given is not None else (CPU_MEMORY_UTILIZATION if on_cpu() else 0.9)
     return total / engines
 
@@ -85,28 +87,10 @@ def memory_share(engines: int, given: float | None) -> float:
 def check(model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str, k: int | None,
           src_lang: str | None = None, tgt_lang: str | None = None, sample: Sequence[os.PathLike | str] = (),
           template: str | None = None, max_model_len: int | None = None, **engine: Any) -> dict:
-    from .checks import check_vllm_model
-
     return check_vllm_model(model, level, k, src_lang, tgt_lang, sample, template, max_model_len)
 
 
 def searcher(model: VLLMModel, beam: int, lenpen: float, batch_size: int, max_len: int,
              max_tokens: int | None, cache_bytes: int | None = None) -> VLLMSearcher:
-    from .model import VLLMSearcher
-
     return VLLMSearcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_new_tokens=max_len,
                         max_tokens=max_tokens)
-
-
-def check_cli(parser, args) -> int:
-    """docnmt-check-model's run for this backend (its parsed arguments)."""
-    from .checks import vllm_cli
-
-    return vllm_cli(parser, args)
-
-
-if TYPE_CHECKING:  # mypy checks this package against the interface of a backend's entry points (tests/test_types.py)
-    import docnmt.decode.backends.vllm as _this
-    from ....interface import BackendModule
-
-    _conforms: BackendModule = _this
