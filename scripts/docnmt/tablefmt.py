@@ -12,6 +12,15 @@ import io
 from dataclasses import dataclass, field
 
 
+#: A cell with no value.
+DASH = "-"
+
+
+def number(value, digits: int = 1, scale: float = 1.0) -> str:
+    """A table cell of a number: ``value`` x ``scale`` to ``digits`` places, :data:`DASH` for None."""
+    return DASH if value is None else f"{value * scale:.{digits}f}"
+
+
 @dataclass
 class Table:
     name: str

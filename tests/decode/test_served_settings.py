@@ -169,7 +169,7 @@ def test_table_1_counts_a_first_pass_and_prices_tokens_per_million():
     """The openai backend's cost columns, as its package declares them: counts with the first pass's, the price per
     million tokens, and the note that names the prices' config key."""
     from docnmt.interface import backend
-    from docnmt.score.tables import price_note
+    from docnmt.score.cost_table import price_note
 
     columns = backend("openai").cost
     entry = {"prompt_tokens": 1000, "cached_tokens": 400, "completion_tokens": 100, "api_requests": 10,

@@ -13,6 +13,7 @@ Modules:
                  environment: scores with paired bootstrap, and a scorer for the decodes' selection
   tiny_comet  -- a tiny COMET or CometKiwi checkpoint made here (XLM-R architecture, local tokenizer)
   tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
+  cost_table  -- Table 1, the strategies' cost, with each backend's own cost columns
   notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
 

@@ -56,20 +56,14 @@ import os
 from pathlib import Path
 
 from ..decode.mbr import label as label_of, parse_system
-from ..tablefmt import Table
+from ..tablefmt import DASH, Table, number as _fmt
+from .cost_table import cost_table
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from ..manual import argument_parser
 from .notes import mbr_notes, model_notes, realigned_notes, skipped_notes
 
 #: Marks for a BLEU/TER difference that paired bootstrap resampling finds significant.
 MARKS = {"sentence-level": "*", "last-sentence": "†"}
-DASH = "-"
-
-
-def _fmt(value, digits: int = 1, scale: float = 1.0) -> str:
-    return DASH if value is None else f"{value * scale:.{digits}f}"
-
-
 def _test_sidecars(manifest: dict) -> dict[str, dict]:
     """Every task's test-set decode sidecars, labelled ``task strategy`` (their dtype is the decodes')."""
     return {f"{t} {s}": load_json(p, "decode sidecar")
@@ -402,130 +396,6 @@ def context_sentences_table(manifest: dict) -> Table:
                  "with context and translations", header, rows,
                  [CONTEXT_NOTE, "Context: the k-1 previous sentences of the same document (\" / \" between "
                   "sentences), the context P-CXMI was measured with; line: in the evaluation set's files."])
-
-
-# ---- Table 1 ----------------------------------------------------------------------
-def cost_columns() -> list:
-    """The cost columns the registered backends declare (:class:`docnmt.interface.CostColumns`), each once."""
-    from ..interface import REGISTRY
-
-    return list(dict.fromkeys(b.cost for b in REGISTRY.values() if b.cost is not None))
-
-
-def _own_columns(t: str, sidecars: dict, spec: dict) -> tuple[list, list[str]]:
-    """A task's backend cost columns (those whose first counter one of its sidecars has; with the price where the
-    columns have one and the task gives prices) and their header cells."""
-    shown, header = [], []
-    for columns in cost_columns():
-        if not any(columns.counters[0][0] in sc for sc in sidecars.values()):
-            continue
-        priced = columns.price is not None and bool(spec.get("prices"))
-        shown.append((columns, priced))
-        header += [f"{t} {label}" for _, name in columns.counters for label in (name, "×SL")]
-        header += [f"{t} cost", f"{t} cost ×SL"] if priced else []
-    return shown, header
-
-
-def _own_cells(shown: list, entry: dict | None, base: dict | None, spec: dict) -> list[str]:
-    """A strategy's cells of a task's backend cost columns (:func:`_own_columns`)."""
-    cells: list[str] = []
-    for columns, priced in shown:
-        if entry is None:
-            cells += [DASH] * (2 * len(columns.counters) + 2 * priced)
-            continue
-        counts, base_counts = columns.counts(entry), columns.counts(base or {})
-        for counter, _ in columns.counters:
-            value, ref = counts.get(counter), base_counts.get(counter)
-            cells += [DASH if value is None else str(value), _fmt(value / ref, 2) if value is not None and ref else DASH]
-        if priced:
-            cost = columns.price(counts, spec["prices"])
-            ref_cost = columns.price(base_counts, spec["prices"]) if base_counts else None
-            cells += [_fmt(cost, 4), _fmt(cost / ref_cost, 2) if ref_cost else DASH]
-    return cells
-
-
-def price_note(task: str, columns, prices: dict) -> str:
-    """The note that says at what prices a task's cost column was computed."""
-    given = ", ".join(f"{name} {prices[name]}" for name in columns.price_names if name in prices)
-    return f"Cost: at {given} per million tokens (task_settings.{task}.{columns.prices_key})."
-
-
-def cost_table(manifest: dict) -> Table:
-    header, per_task, own = ["strategy", "paper cost"], [], []
-    for t, spec in manifest["tasks"].items():
-        sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
-        per_task.append(sidecars)
-        header += [f"{t} decoder positions", f"{t} ×SL", f"{t} forward calls", f"{t} wall s", f"{t} ×SL wall",
-                   f"{t} <sep> mismatches", f"{t} rounds", f"{t} utility evaluations"]
-        # the columns of the task's backend's own counters (a causal LM's tokens prefilled, from the cache and
-        # generated; a served model's tokens and requests, and their price where given)
-        shown, own_header = _own_columns(t, sidecars, spec)
-        own.append(shown)
-        header += own_header
-    rows = []
-    for strategy in manifest["strategies"]:
-        paper = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
-        cells = [label_of(strategy), paper]
-        for sidecars, shown, spec in zip(per_task, own, manifest["tasks"].values()):
-            entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
-            if entry is None:
-                cells += [DASH] * 8 + _own_cells(shown, None, None, spec)
-                continue
-            positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
-            seconds = entry.get("seconds_with_first_pass", entry["seconds"])
-            cells += [str(positions), _fmt(positions / base["decoder_positions"], 2) if base else DASH,
-                      str(entry["forward_calls"]), _fmt(seconds, 1),
-                      _fmt(seconds / base["seconds"], 2) if base and base["seconds"] else DASH,
-                      str(entry["sep_mismatch"]), _rounds(entry),
-                      str(entry["mbr"]["utility_evaluations"]) if entry.get("mbr") else DASH]
-            cells += _own_cells(shown, entry, base, spec)
-        rows.append(cells)
-    labelled = {f"{manifest_task} {s}": sc[s] for manifest_task, sc in zip(manifest["tasks"], per_task) for s in sc}
-    devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
-    dtypes = sorted({sc[s].get("dtype") or "unrecorded" for sc in per_task for s in sc})
-    noted = list(dict.fromkeys(columns for shown in own for columns, _ in shown))
-    priced = [price_note(t, columns, spec["prices"]) for t, shown, spec in zip(manifest["tasks"], own,
-                                                                                  manifest["tasks"].values())
-              for columns, with_price in shown if with_price]
-    return Table("decoding_cost", "Table 1: computational cost of decoding for each of the search strategies, "
-                 "measured on the test set (decoder positions, forward calls, wall time) beside the paper's O(.) "
-                 "(N sentences of average length L, k window, h document beam)", header, rows,
-                 [COST_NOTE.format(devices=", ".join(devices), dtypes=", ".join(dtypes))]
-                 + [columns.note for columns in noted] + priced
-                 + mbr_notes(manifest) + model_notes(labelled, "the search")
-                 + realigned_notes(labelled))
-
-
-#: Table 1's first note (the device and dtype filled in).
-COST_NOTE = ("×SL: ratio to sentence-level. 2-pass includes its sentence-level first pass. Decoder positions: "
-             "target positions computed (forced context once per sentence, then one per active beam "
-             "hypothesis per step). Rounds: dependent search rounds (1: every sentence in one batched call; "
-             "position by position: the longest document); parallel doc-trans: its fixed-point iterations, "
-             "with the sentences decoded per round (its cost includes its sentence-level first pass, like "
-             "2-pass, and 2-pass's where it takes 2-pass's output over as round 1, which is then not searched "
-             "again), the round from which it finished sequentially (one sentence per document and round), "
-             "and 'not converged' with the sentences that may differ from sequential doc-trans where the round "
-             "limit stopped it. Device: {devices}; dtype: {dtypes}; wall times from the "
-             "decode rules. Utility evaluations: MBR selection's pairwise utility scores (n^2 per selection of "
-             "n candidates; its search is a beam of n, or n samples); QE reranking's QE scores (n per "
-             "selection); for a learned metric (COMET, QE) each is one forward pass of the metric.")
-
-
-def _rounds(entry: dict) -> str:
-    """A sidecar's rounds cell: the count; parallel doc-trans adds sentences per round and convergence."""
-    rounds = entry.get("rounds")
-    if rounds is None:  # a sidecar from before rounds were recorded
-        return DASH
-    cell = str(rounds)
-    if entry.get("redecoded_per_round") is not None:
-        cell += f" ({'/'.join(map(str, entry['redecoded_per_round']))})"
-    if entry.get("round_one_reused"):
-        cell += ", round 1 from 2-pass"
-    if entry.get("sequential_from_round"):
-        cell += f", sequential from round {entry['sequential_from_round']}"
-    if entry.get("converged") is False:
-        cell += f", not converged: {entry.get('unconverged', '?')} sentences"
-    return cell
 
 
 def all_tables(manifest: dict) -> list[Table]:
