@@ -3,6 +3,7 @@ interpreter without the project's packages, at workflow start and in a rule."""
 
 import importlib.util
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -248,6 +249,6 @@ def test_a_vllm_command_run_from_venv_names_vllms_environment_and_its_command(tm
     assert result.returncode == 1 and not (tmp_path / "out.txt").exists()
     (line,) = result.stderr.strip().splitlines()
     assert line == (f"error: {sys.executable} lacks vllm: the backend vllm runs in its own environment, .venv-vllm "
-                    f"(`make vllm` makes it): run the same command there, {REPO / '.venv-vllm/bin/docnmt-translate'} "
-                    "..."), line
+                    f"(`make vllm` makes it): run the same command there, "
+                    f"{shlex.quote(str(REPO / '.venv-vllm/bin/docnmt-translate'))} ..."), line
     assert "make setup" not in line

@@ -187,6 +187,36 @@ def test_cost_table_shows_rounds_and_what_did_not_converge(manifest, tmp_path):
     assert table["doc-trans"][8] == "3 (6/2/2/1), round 1 from 2-pass, sequential from round 3"
 
 
+def test_cost_table_shows_each_tasks_backend_columns_once_with_its_note(tmp_path):
+    """Table 1's own columns come from the backend each task's sidecars name (docnmt.interface.CostColumns): a
+    causal-lm task and a vllm task each get the three prompt counters once (causal-lm and vllm declare the same
+    counters with notes of their own), a served task its tokens, requests and price."""
+    from docnmt.interface import backend
+
+    prompts = {"tokens_prefilled": 90, "tokens_cached": 10, "tokens_generated": 30}
+    served = {"prompt_tokens": 100, "cached_tokens": 20, "completion_tokens": 10, "api_requests": 5}
+    tasks = {}
+    for task, name, counts in (("llm", "causal-lm", prompts), ("engine", "vllm", prompts), ("api", "openai", served)):
+        tasks[task] = {"sidecars": {
+            s: sidecar(tmp_path / f"{task}.{s}.json", s, 100 * (n + 1), 1.0 + n, backend=name,
+                       **{k: v * (n + 1) for k, v in counts.items()})
+            for n, s in enumerate(("sentence-level", "doc-trans"))}}
+    tasks["api"]["prices"] = {"input": 2.0, "output": 8.0}
+    table = tables.cost_table({"strategies": ["sentence-level", "doc-trans"], "tasks": tasks})
+    for task in ("llm", "engine"):
+        assert [h for h in table.header if h.startswith(f"{task} tokens")] == \
+            [f"{task} tokens prefilled", f"{task} tokens from cache", f"{task} tokens generated"]
+    assert [h for h in table.header if h.startswith("api ") and "×SL" not in h][-5:] == \
+        ["api prompt tokens", "api cached prompt tokens", "api completion tokens", "api API requests", "api cost"]
+    doc_trans = table.rows[1]
+    at = table.header.index("llm tokens prefilled")
+    assert doc_trans[at:at + 2] == ["180", "2.00"], "doc-trans's count and its ratio to sentence-level"
+    at = table.header.index("api cost")
+    assert doc_trans[at:at + 2] == ["0.0006", "2.00"]  # (200 - 40) x 2 + 40 x 2 (cached at input) + 20 x 8 per 1e6
+    for name in ("causal-lm", "vllm", "openai"):
+        assert table.notes.count(backend(name).cost.note) == 1, name
+
+
 def test_cli_writes_markdown_csv_and_latex_for_every_table(manifest, tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     assert tables.main(["--manifest", str(tmp_path / "manifest.json"), "--outdir", str(tmp_path / "out")]) == 0

@@ -12,18 +12,15 @@ from ..textio import load_json
 from .notes import mbr_notes, model_notes, realigned_notes
 
 
-def cost_columns() -> list:
-    """The cost columns the registered backends declare (:class:`docnmt.interface.CostColumns`), each once."""
-    from ..interface import REGISTRY
-
-    return list(dict.fromkeys(b.cost for b in REGISTRY.values() if b.cost is not None))
-
-
 def _own_columns(t: str, sidecars: dict, spec: dict) -> tuple[list, list[str]]:
-    """A task's backend cost columns (those whose first counter one of its sidecars has; with the price where the
-    columns have one and the task gives prices) and their header cells."""
+    """A task's cost columns of its backend (:class:`docnmt.interface.CostColumns`, as the backend the sidecars name
+    declares them; shown where one of its sidecars has their first counter), with the price where the columns have
+    one and the task gives prices, and their header cells."""
+    from ..interface import DEFAULT, REGISTRY
+
+    named = dict.fromkeys(sc.get("backend", DEFAULT) for sc in sidecars.values())
     shown, header = [], []
-    for columns in cost_columns():
+    for columns in dict.fromkeys(REGISTRY[n].cost for n in named if n in REGISTRY and REGISTRY[n].cost is not None):
         if not any(columns.counters[0][0] in sc for sc in sidecars.values()):
             continue
         priced = columns.price is not None and bool(spec.get("prices"))
