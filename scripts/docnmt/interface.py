@@ -370,8 +370,10 @@ class Registry(MutableMapping[str, Backend]):
             try:
                 importlib.import_module(module)
             except Exception as err:  # noqa: BLE001 - any failure of a plugin's import, in one line
-                raise ImportError(f"{PLUGINS_ENV}: the backend package {module!r} does not import "
-                                  f"({type(err).__name__}: {err})") from err
+                from .textio import InputError
+
+                raise InputError(PLUGINS_ENV, f"the backend package {module!r} does not import "
+                                              f"({type(err).__name__}: {err})") from err
 
     def __getitem__(self, name: str) -> Backend:
         self._fill()

@@ -188,6 +188,19 @@ def registered(toy, monkeypatch):
         del sys.modules[name]
 
 
+def test_a_package_named_in_docnmt_backends_that_does_not_import_is_one_line_naming_the_variable(monkeypatch, capsys):
+    from docnmt import interface
+    from docnmt.decode.translate import main
+
+    monkeypatch.setenv("DOCNMT_BACKENDS", "no_such_backend_package")
+    monkeypatch.setattr(interface, "REGISTRY", interface.Registry())
+    with pytest.raises(SystemExit) as stopped:
+        main(["--help"])
+    assert stopped.value.code == 1
+    assert capsys.readouterr().err == ("error: DOCNMT_BACKENDS: the backend package 'no_such_backend_package' does not "
+                                       "import (ModuleNotFoundError: No module named 'no_such_backend_package')\n")
+
+
 def translate(*args) -> int:
     from docnmt.decode.translate import main
 
