@@ -346,8 +346,9 @@ PLUGINS_ENV = "DOCNMT_BACKENDS"
 
 class Registry(MutableMapping[str, Backend]):
     """The registered backends by name, in the order they registered. It fills itself on first use: it imports the
-    built-in packages (:data:`BUILTIN`), then those :data:`PLUGINS_ENV` names; each calls :func:`register`. No
-    backend's model code is imported: a package's ``__init__`` declares, its modules load on use."""
+    built-in packages (:data:`BUILTIN`), then those :data:`PLUGINS_ENV` names; each calls :func:`register`. A
+    package imports its own modules, none of which imports a framework (torch, transformers, vLLM, the openai
+    client) before a model is loaded."""
 
     def __init__(self) -> None:
         self._entries: dict[str, Backend] = {}

@@ -135,8 +135,8 @@ def models_load_options(models: dict) -> dict:
     """The load options a task's ``models:`` block gives its models: those of its backend's options block
     (``models.<options_key>``: vLLM's ``engine_args``, a served model's ``endpoint``), without its other keys (a
     served model's ``prices``), or none."""
-    from .interface import backend
+    from .interface import DEFAULT, backend
 
-    described = backend(models.get("backend", "fairseq"))
+    described = backend(models.get("backend", DEFAULT))
     block = models.get(described.options_key) or {}
     return {key: value for key, value in block.items() if key in described.load_options}
