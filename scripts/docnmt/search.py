@@ -149,6 +149,11 @@ class Counted:
     #: batches split in two because they ran out of the device's memory (:meth:`searched_in_halves`)
     oom_splits: int = 0
     max_tokens: int | None = None
+    #: whether :meth:`search` cuts its requests into batches of at most ``batch_size`` requests, one after another
+    #: (then a strategy whose searches wait on each other gives it ``batch_size`` ready requests at a time, so that
+    #: its batches stay full: docnmt.decode.strategies' ``_context_search``); False: a searcher that gives the
+    #: engine or the server all requests of a call at once
+    batches_requests: bool = False
 
     def _setup(self, model, beam: int, lenpen: float, batch_size: int, max_tokens: int | None,
                max_new_tokens: int | None = None) -> None:

@@ -62,7 +62,9 @@ def _run(model, strategy, docs, beam, reuse_cache, context="window"):
     recording = Recording(searcher)
     out = REGISTRY[strategy](Decoder(searcher, k=context_k(context, 3, docs), h=2, sentence_searcher=searcher,
                                      doc_trans_mode="sequential"), docs)
-    return out, recording.seen, searcher
+    # in the order of their sentences: doc-trans gives each search call the next sentences of batch_size documents
+    # (the strategies' _context_search), so the two batch sizes search them in different orders
+    return out, sorted(recording.seen, key=lambda pair: pair[0].line), searcher
 
 
 @pytest.mark.parametrize("beam", [1, 3])

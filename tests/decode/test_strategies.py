@@ -338,6 +338,43 @@ def test_two_pass_and_cheating_in_one_pass_give_the_position_by_position_output(
     assert old.stats.rounds == max(map(len, docs))
 
 
+class _Calls:
+    """A searcher's search calls (their request counts), the searcher otherwise itself."""
+
+    def __init__(self, searcher, batches_requests: bool):
+        self.searcher, self.batches_requests, self.calls = searcher, batches_requests, []
+
+    def __getattr__(self, name):
+        return getattr(self.searcher, name)
+
+    def search(self, requests):
+        self.calls.append(len(requests))
+        return self.searcher.search(requests)
+
+
+def test_sequential_doc_trans_keeps_the_batches_full_and_gives_the_position_by_position_output(demo):
+    """A searcher that batches by ``batch_size`` gets the ready sentences of that many documents at a time (the
+    documents with the most sentences left first), so 100 documents of 3 to 8 sentences take as many search calls as
+    their sentences fill, not one or more per position; the translations are those of one call per position."""
+    from docnmt.decode.backends.fairseq.search import Searcher
+
+    docs = documents(demo, n_docs=0)
+    size = 32
+    runs = {}
+    for pipelined in (True, False):
+        counted = _Calls(Searcher(demo["doc"], beam=BEAM, batch_size=size), batches_requests=pipelined)
+        dec = Decoder(counted, k=3, h=12)
+        runs[pipelined] = REGISTRY["doc-trans"](dec, docs), counted.calls, dec.stats
+    (full, calls, stats), (by_position, position_calls, position_stats) = runs[True], runs[False]
+    assert not differing(full, by_position), differing(full, by_position)[:5]
+    sentences = sum(map(len, docs))
+    assert sum(calls) == sum(position_calls) == sentences and max(calls) == size
+    assert position_calls[0] == len(docs) > size, "position by position: every document's first sentence at once"
+    assert len(calls) == -(-sentences // size) < sum(-(-n // size) for n in position_calls), (calls, position_calls)
+    assert stats.rounds == position_stats.rounds == max(map(len, docs)), "the dependent rounds: the longest document"
+    assert stats.requests == position_stats.requests == sentences
+
+
 def test_decode_cli_records_rounds_and_convergence(demo, tmp_path, capsys):
     from docnmt.decode import cli as decode_cli
 

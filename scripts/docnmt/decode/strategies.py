@@ -137,7 +137,7 @@ SWITCH_SHARE = 0.75
 class Decoder:
     """What a strategy needs: searchers for the document (and sentence) model, k, h, and accounting.
 
-    ``doc_trans_mode``: ``sequential`` (position by position, the reference) or
+    ``doc_trans_mode``: ``sequential`` (sentence by sentence, the reference) or
     ``parallel`` (the fixed-point iteration; needs the documents' first pass);
     ``max_rounds``: the parallel iteration's round limit (None: until the fixed point);
     ``switch_share``: when the parallel iteration finishes sequentially (:data:`SWITCH_SHARE`);
@@ -265,18 +265,35 @@ def _by_position(docs: list[Document]):
 
 
 def _context_search(dec: Decoder, docs: list[Document], context_of, primed: bool = False) -> list[list[str]]:
-    """Sentence i of every document in one batch, target context from ``context_of(doc, i)``; ``primed``: each
-    request gives the whole source document first (source-primed)."""
+    """Each document sentence by sentence, target context from ``context_of(doc, i, translated)``; ``primed``: each
+    request gives the whole source document first (source-primed).
+
+    Sentence i of a document is searched once its sentence i - 1 is translated, and the sentences of different
+    documents do not wait on each other. Each search call takes the next sentence of every document that has one
+    left (position by position), or, where the searcher cuts its requests into batches of ``batch_size``
+    (``batches_requests``), of the ``batch_size`` documents with the most sentences left: its batches stay full, and
+    the documents take about as many batches as their sentences fill (not one batch or more per position). A
+    request's search does not depend on its batch, so the output is the same. ``Stats.rounds`` counts the
+    dependent rounds, the longest document's sentences, either way."""
     out = [[""] * len(d) for d in docs]
-    index = {id(d): n for n, d in enumerate(docs)}
-    for i, active in _by_position(docs):
-        requests = [
-            dec.request(window(d, i - dec.k + 1, i + 1), context_of(d, i, out[index[id(d)]]), d.lines[i],
-                        document=d.src if primed else ())
-            for d in active
-        ]
-        for d, nbest in zip(active, dec.search_round(requests)):
-            out[index[id(d)]][i] = dec.first_segment(dec.best(nbest, _first_segment, source=d.src[i]))
+    done = [0] * len(docs)  # sentences translated, per document
+    size = dec.searcher.batch_size if getattr(dec.searcher, "batches_requests", False) else None
+    while True:
+        left = [n for n, d in enumerate(docs) if done[n] < len(d)]
+        if not left:
+            break
+        if size is not None and len(left) > size:
+            left = sorted(left, key=lambda n: (done[n] - len(docs[n]), n))[:size]
+        requests = []
+        for n in left:
+            d, i = docs[n], done[n]
+            requests.append(dec.request(window(d, i - dec.k + 1, i + 1), context_of(d, i, out[n]), d.lines[i],
+                                        document=d.src if primed else ()))
+        for n, nbest in zip(left, dec.searcher.search(requests)):
+            d, i = docs[n], done[n]
+            out[n][i] = dec.first_segment(dec.best(nbest, _first_segment, source=d.src[i]))
+            done[n] += 1
+    dec.stats.rounds += max((len(d) for d in docs), default=0)
     return out
 
 
@@ -419,7 +436,7 @@ def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
 
     E_1 = argmax p(E_1 | F_1), E_i = argmax_E p(E | F_{i-k+1}^i, Ê_{i-k+1}^{i-1}).  Cost O(NL).
 
-    ``dec.doc_trans_mode`` sequential: position by position; parallel: the
+    ``dec.doc_trans_mode`` sequential: each document sentence by sentence (:func:`_context_search`); parallel: the
     fixed-point iteration from the first pass (module docstring), the same
     result in fewer, larger batches (cost O(NL) per round, rounds re-decoding
     only the sentences whose context changed).

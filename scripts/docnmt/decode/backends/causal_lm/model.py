@@ -135,6 +135,7 @@ class CausalLMSearcher(PromptCounted):
     """
 
     vocabulary = "vocabulary"
+    batches_requests = True
 
     def __init__(self, model: CausalLMModel, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
                  max_new_tokens: int = 200, reuse_cache: bool = True, cache_bytes: int | None = None,

@@ -157,6 +157,7 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
             if step == 0 and "first" in rows.tensors:
                 tokens = tokens.clone()
                 tokens[:, 0] = rows.first
+                del rows.tensors["first"]  # step 0's alone: not reordered at every step
             searcher.forward_calls += 1
             searcher.decoder_positions += tokens.size(0)
             lprobs, attn = super().forward_decoder(tokens, encoder_outs, incremental_states, temperature)
@@ -165,9 +166,13 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
                            for t in layer.values() if t is not None)
                 held += shared.nbytes() if shared is not None else 0
                 searcher.cache_bytes_peak = max(searcher.cache_bytes_peak, held)
-            generated = step - rows.start  # the row's step counted from the end of its prefix
-            ban_eos = generated == 0  # min_len 1, also right after a forced prefix
-            if bool(ban_eos.any()):
+            # the row's step counted from the end of its prefix: where the prefix was forced through the beams
+            # (naive), its own; after the cached prefix, the generator's step
+            generated = step - rows.start if "start" in rows.tensors else step
+            if "start" not in rows.tensors:
+                if step == 0:  # min_len 1, also right after a forced prefix
+                    lprobs[:, eos] = -math.inf
+            elif bool((ban_eos := generated == 0).any()):
                 lprobs[ban_eos, eos] = -math.inf
             force_eos = generated >= rows.limit
             if bool(force_eos.any()):
@@ -220,6 +225,8 @@ def finalized_hypotheses(finalized, prefixes, naive: bool, lenpen: float, eos: i
 
 class Searcher(Counted):
     """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
+
+    batches_requests = True
 
     vocabulary = "dictionary"  # what error messages call the table of token ids
 
@@ -349,7 +356,7 @@ class Searcher(Counted):
                 any_prefix = any(lengths)
                 first = [p[-1] if p else self.eos for p in prefixes]
                 rows = _Rows(
-                    start=per_row([0] * len(batch)), limit=per_row([limit for _, _, limit in batch]),
+                    limit=per_row([limit for _, _, limit in batch]),
                     offsets=per_row(lengths) if any_prefix else None,
                     first=per_row(first) if any_prefix else None,
                 )
