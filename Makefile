@@ -156,8 +156,8 @@ test: setup comet vllm ## run the test suite (what .ci/run runs; about 23 minute
 	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(PYTEST) -m "not audit" --durations=25
 	DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(VENV)/bin/python -m pytest tests -q -ra -m audit
 
-test-fast: setup ## run the tests that train nothing (the tier `fast`; about 2 minutes on 2 cores)
-	$(PYTEST) -m fast --durations=10
+test-fast: setup ## run the tests that train nothing and run no workflow or project-wide tool (about 2 minutes on 2 cores)
+	$(PYTEST) -m "fast and not workflow and not tools" --durations=10
 
 # Then make demo-llm's model, trained the same way, and the tables of the strategies its findings compare (sentence-level,
 # doc-trans, cheating; tests/test_demo_llm.py), in results/tables/demo-llm/ there.

@@ -7,7 +7,8 @@ import pytest
 
 from helpers import run_snakemake
 
-pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz (dot) is missing: `make setup` installs it")
+pytestmark = [pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz (dot) is missing: `make setup` installs it"),
+              pytest.mark.tools]
 
 
 @pytest.mark.parametrize("graph", ["--dag", "--rulegraph"])

@@ -15,6 +15,8 @@ import yaml
 from helpers import REPO, run_snakemake, tool_env
 from packagegraph import third_party_imports
 
+pytestmark = pytest.mark.tools
+
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
 #: unbabel-comet's env: its pins are requirements-comet.txt's, which `make comet` (part of `make test`) installs for
 #: real, so pip's dry run of it would only repeat that install (40 s).

@@ -19,6 +19,8 @@ from helpers import REPO
 from docnmt.environment import DISTRIBUTION, install_problems, installed_source, shell_prefix
 from docnmt.manual import COMMANDS, clis
 
+pytestmark = pytest.mark.tools
+
 CLIS = clis()
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))

@@ -11,6 +11,8 @@ from helpers import TEST_CONFIG, run_snakemake
 from docnmt import layout
 from docnmt.config import ConfigError, load_workflow, tables_name
 
+pytestmark = pytest.mark.workflow
+
 #: The folders of tables and plots, of a task (results/TASK/...) or of a configuration (results/tables/NAME/...).
 TABLE_OUTPUT = re.compile(r"^results/(?:tables|plots)/|^results/[^/]+/(?:tables|plots)(?:/|$)")
 

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import REPO
 
-pytestmark = pytest.mark.fast
+pytestmark = [pytest.mark.fast, pytest.mark.tools]
 
 
 def mypy(*targets: str) -> subprocess.CompletedProcess:
