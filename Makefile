@@ -150,7 +150,7 @@ PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist lo
 # options and config keys it set there; then the audit (tests/test_option_coverage.py, marker audit) reads it.
 TEST_LEDGER ?= $(CURDIR)/.test-ledger
 
-test: setup comet vllm ## run the test suite (what .ci/run runs; about 23 minutes on 2 cores)
+test: setup comet vllm ## run the test suite (what .ci/run runs; about 50 minutes on 2 cores from a fresh clone)
 	rm -rf "$(TEST_LEDGER)"
 	$(MAKE) --no-print-directory test-demo DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)"
 	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(PYTEST) -m "not audit" --durations=25
