@@ -284,13 +284,10 @@ def _context_search(dec: Decoder, docs: list[Document], context_of, primed: bool
             break
         if size is not None and len(left) > size:
             left = sorted(left, key=lambda n: (done[n] - len(docs[n]), n))[:size]
-        requests = []
-        for n in left:
-            d, i = docs[n], done[n]
-            requests.append(dec.request(window(d, i - dec.k + 1, i + 1), context_of(d, i, out[n]), d.lines[i],
-                                        document=d.src if primed else ()))
-        for n, nbest in zip(left, dec.searcher.search(requests)):
-            d, i = docs[n], done[n]
+        pending = [(n, docs[n], done[n]) for n in left]
+        requests = [dec.request(window(d, i - dec.k + 1, i + 1), context_of(d, i, out[n]), d.lines[i],
+                                document=d.src if primed else ()) for n, d, i in pending]
+        for (n, d, i), nbest in zip(pending, dec.searcher.search(requests)):
             out[n][i] = dec.first_segment(dec.best(nbest, _first_segment, source=d.src[i]))
             done[n] += 1
     dec.stats.rounds += max((len(d) for d in docs), default=0)

@@ -166,14 +166,17 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
                            for t in layer.values() if t is not None)
                 held += shared.nbytes() if shared is not None else 0
                 searcher.cache_bytes_peak = max(searcher.cache_bytes_peak, held)
-            # the row's step counted from the end of its prefix: where the prefix was forced through the beams
-            # (naive), its own; after the cached prefix, the generator's step
-            generated = step - rows.start if "start" in rows.tensors else step
-            if "start" not in rows.tensors:
-                if step == 0:  # min_len 1, also right after a forced prefix
+            # the row's step counted from the end of its prefix: its own where the prefix was forced through the
+            # beams (naive, rows.start), the generator's step after the cached prefix. min_len 1, also right after
+            # a forced prefix: no </s> at a row's step 0.
+            if "start" in rows.tensors:
+                generated = step - rows.start
+                if bool((ban_eos := generated == 0).any()):
+                    lprobs[ban_eos, eos] = -math.inf
+            else:
+                generated = step
+                if step == 0:
                     lprobs[:, eos] = -math.inf
-            elif bool((ban_eos := generated == 0).any()):
-                lprobs[ban_eos, eos] = -math.inf
             force_eos = generated >= rows.limit
             if bool(force_eos.any()):
                 lprobs[force_eos, :eos] = -math.inf
