@@ -146,8 +146,9 @@ def main() -> None:
     result["beam_4"] = {"nbest": [[model.decode(h.tokens) for h in hyps] for hyps in nbest],
                         "lengths": [[len(h.tokens) for h in hyps] for hyps in nbest],
                         "tokens_generated": beam.tokens_generated}
-    # the paper's beam: LLM.beam_search asks for 24 log-probs a step, more than vLLM's default cap of 20
-    result["beam_12"] = [len(hyps) for hyps in make_searcher(model, beam=12, max_len=20).search(requests[:2])]
+    # the paper's beam, whose steps ask for 36 log-probs (two end tokens), more than vLLM's default cap of 20
+    result["beam_12"] = [[(model.decode(h.tokens), h.score) for h in hyps]
+                         for hyps in make_searcher(model, beam=12, max_len=20).search(requests[:2])]
     result["clis"] = clis(args.model, given, Path(args.output).parent)
     json.dump(result, open(args.output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
 

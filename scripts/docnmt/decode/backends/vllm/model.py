@@ -5,10 +5,12 @@ The strategies' requests become the same conversations, to the same token ids, a
 the engine that answers them. A search round's requests (every sentence of a one-call strategy; sentence i of every
 document in doc-trans) go to the engine in one call, which schedules them (continuous batching) and reads the prompt
 blocks it already holds from its automatic prefix cache. Greedy search and epsilon samples go through
-``LLM.generate``; beam search through ``LLM.beam_search`` (vLLM's semantics: its length penalty counts the prompt,
-and it ends a beam at the tokenizer's end token only, which is made the model's end of turn meanwhile,
-:func:`ending_at`); forced scoring (perplexity, CXMI) through ``prompt_logprobs``,
-which vLLM computes without its prefix cache.
+``LLM.generate``; beam search too, one engine step at a time with causal-lm's (transformers') semantics
+(:mod:`docnmt.decode.prompting.beam`: every live beam's next tokens, its prompt and earlier tokens read from the
+prefix cache; a search ends when its answers have, not at the token limit as ``LLM.beam_search`` does); forced
+scoring (perplexity, CXMI) through ``prompt_logprobs``, which vLLM computes without its prefix cache. On the CPU
+the cache's blocks are :data:`CPU_BLOCK_SIZE` tokens (vLLM's CPU default, 128, is longer than a short prompt,
+whose every step would be computed again in full).
 
 Cost counters: ``tokens_cached`` is the engine's ``num_cached_tokens`` of each request, ``tokens_prefilled`` the rest
 of its prompt, ``tokens_generated`` the tokens of its outputs (every sample's; a beam search's: each live beam's token at
@@ -17,7 +19,6 @@ each step, the engine's generation counter), ``decoder_positions`` their sum, an
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Any, Sequence
 
@@ -25,15 +26,20 @@ from .... import SEP
 from ....interface import backend
 from ....search import Hypothesis, Request, Scored
 from ....textio import InputError
+from ...prompting.beam import beam_search, keep_for
 from ...prompting.model import PromptCounted, PromptedModel
 
 BACKEND = "vllm"
 #: the share of memory the engine reserves for weights and its key-value cache where none is configured: vLLM's own
 #: default on a GPU; on the CPU, where the share is of the machine's RAM and other jobs run beside, less
 CPU_MEMORY_UTILIZATION = 0.15
-#: the widest beam the engine serves: LLM.beam_search asks for 2 x beam log-probs a step, which vLLM caps at the
-#: engine's max_logprobs (20 unless set: beam 10), so the engine is started with twice this
+#: the widest beam the engine serves
 MAX_BEAM = 32
+#: the most next-token log-probs a step may ask for, which vLLM caps at the engine's max_logprobs (20 unless set):
+#: a beam search asks for max(2, 1 + end tokens) x beam (:func:`docnmt.decode.prompting.beam.keep_for`)
+MAX_LOGPROBS = 4 * MAX_BEAM
+#: the prefix cache's block on the CPU: the shortest the CPU build's attention takes (a multiple of 32)
+CPU_BLOCK_SIZE = 32
 #: the attention head sizes vLLM's CPU build runs (its attention kernels)
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 192, 256)
 
@@ -106,6 +112,20 @@ def compiles() -> bool:
     return not any(c.isspace() for c in os.path.dirname(torch.__file__))
 
 
+def in_one_process(tensor_parallel_size: int) -> dict:
+    """On the CPU, the engine's options and environment that start it in this process, eagerly: its engine core and
+    its one worker run here (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, the ``uni`` executor) instead of in a process each
+    that imports vLLM again, and the model is not compiled (``enforce_eager``, TorchDynamo off), which took 15 s an
+    engine start. An engine started in about 5 s instead of 60 on 2 cores, with the same translations and as fast a
+    search on the demo's LLM (docs/own-models.md, "LLMs on vLLM"). Over several CPUs (``tensor_parallel_size`` above
+    1) it keeps its worker processes."""
+    if tensor_parallel_size > 1:
+        return {}
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
+    return {"distributed_executor_backend": "uni", "enforce_eager": True}
+
+
 def on_cpu() -> bool:
     """Whether vLLM runs on the CPU here (its CPU build, or no GPU)."""
     from vllm.platforms import current_platform
@@ -151,16 +171,17 @@ class VLLMModel(PromptedModel):
             "max_model_len": self.max_positions, "seed": 0 if seed is None else int(seed),
         }
         key = (str(self.folder.resolve()), self.dtype, tuple(sorted(self.engine_options.items())))
+        options: dict[str, Any] = {"enforce_eager": not compiles()}
         if cpu:
             preload_without_spaces()
+            options.update(block_size=CPU_BLOCK_SIZE, **in_one_process(self.engine_options["tensor_parallel_size"]))
         if not compiles():
             os.environ["TORCHDYNAMO_DISABLE"] = "1"
         if key not in ENGINES:
             try:
                 ENGINES[key] = LLM(model=str(self.folder), tokenizer=str(self.folder), dtype=self.dtype,
-                                   enable_prefix_caching=True, disable_log_stats=False, max_logprobs=2 * MAX_BEAM,
-                                   enforce_eager=not compiles(),
-                                   logits_processors=[EpsilonLogitsProcessor], **self.engine_options)
+                                   enable_prefix_caching=True, disable_log_stats=False, max_logprobs=MAX_LOGPROBS,
+                                   logits_processors=[EpsilonLogitsProcessor], **options, **self.engine_options)
             except Exception as err:  # noqa: BLE001
                 raise InputError(self.folder, f"vLLM could not start the model ({type(err).__name__}: {err})"
                                  ) from None
@@ -191,19 +212,6 @@ class VLLMModel(PromptedModel):
         return scored
 
 
-@contextlib.contextmanager
-def ending_at(tokenizer, end: int):
-    """The engine's tokenizer with ``end`` as its end token for a while: ``LLM.beam_search`` ends a beam at the
-    tokenizer's end token only (no stop ids), which is not a chat model's end of turn (the generation config's),
-    so that its beams ran past the answer, were ranked on the text after it and, once cut, repeated each other."""
-    before = tokenizer.eos_token_id
-    tokenizer.eos_token_id = end
-    try:
-        yield tokenizer
-    finally:
-        tokenizer.eos_token_id = before
-
-
 def _metric(llm, name: str) -> float:
     """A counter's value, or a histogram's count, of the engine's metrics (0 where it has none)."""
     total = 0.0
@@ -215,7 +223,8 @@ def _metric(llm, name: str) -> float:
 
 class VLLMSearcher(PromptCounted):
     """The search of a :class:`VLLMModel`: each call's requests to the engine at once; ``beam`` 1 is greedy
-    ``LLM.generate``, more is ``LLM.beam_search``; ``max_new_tokens`` limits an answer (its end token included).
+    ``LLM.generate``, more is causal-lm's beam search over the engine's steps (:mod:`docnmt.decode.prompting.beam`);
+    ``max_new_tokens`` limits an answer (its end token included).
     ``batch_size`` and ``max_tokens`` are the engine's to schedule (it fills its batches itself), kept for the
     interface."""
 
@@ -226,6 +235,9 @@ class VLLMSearcher(PromptCounted):
         self._setup(model, beam, lenpen, batch_size, max_tokens, max_new_tokens)
         if beam > MAX_BEAM:
             raise ValueError(f"beam {beam}: the vllm backend's engine serves beams of at most {MAX_BEAM}")
+        if beam > 1 and keep_for(beam, model.ends) > MAX_LOGPROBS:
+            raise ValueError(f"beam {beam}: with {len(model.ends)} end tokens a step asks for "
+                             f"{keep_for(beam, model.ends)} log-probs, the engine gives at most {MAX_LOGPROBS}")
         self.llm = model.llm
 
     # ---- the engine's calls ---------------------------------------------------------------
@@ -277,33 +289,26 @@ class VLLMSearcher(PromptCounted):
         return results
 
     def _beam_search(self, prompts: Sequence[tuple[list[int], int]], lines: Sequence[int]) -> list[list[Hypothesis]]:
-        """``LLM.beam_search`` on the prompts, those of one token limit in one call; each beam's answer cut after its
-        first end token and scored as :meth:`_hypothesis` does, best first by that score."""
-        from vllm.inputs import TokensPrompt
-        from vllm.sampling_params import BeamSearchParams
+        """Causal-lm's beam search (:func:`~docnmt.decode.prompting.beam.beam_search`) over the engine's steps, every
+        request at once; each hypothesis's answer cut after its first end token (or the template's end text)."""
+        stop = self.model.prompter.answer_end
+        found, _, _ = beam_search([p for p, _ in prompts], [limit for _, limit in prompts], self._step, self.beam,
+                                  self.lenpen, self.model.ends, stop, self._piece if stop is not None else None)
+        return [[self.model.hypothesis(e.tokens, e.score, sum(e.logprobs), n) for e in ended]
+                for ended, n in zip(found, lines)]
 
-        results: list[list[Hypothesis] | None] = [None] * len(prompts)
-        for limit in sorted({limit for _, limit in prompts}):
-            chosen = [i for i, (_, lim) in enumerate(prompts) if lim == limit]
-            steps = _metric(self.llm, "vllm:iteration_tokens_total")
-            generated = _metric(self.llm, "vllm:generation_tokens")
-            with ending_at(self.llm.renderer.get_tokenizer(), self.model.ends[0]):
-                found = self.llm.beam_search([TokensPrompt(prompt_token_ids=prompts[i][0]) for i in chosen],
-                                             BeamSearchParams(beam_width=self.beam, max_tokens=limit,
-                                                              length_penalty=self.lenpen))
-            self.forward_calls += int(_metric(self.llm, "vllm:iteration_tokens_total") - steps)
-            # each step of a beam search generates a token for each live beam, those that did not survive too
-            self.tokens_generated += int(_metric(self.llm, "vllm:generation_tokens") - generated)
-            for i, output in zip(chosen, found):
-                prompt = prompts[i][0]
-                hyps = []
-                for sequence in output.sequences:
-                    answer = sequence.tokens[len(prompt):]
-                    hyps.append(self._hypothesis(answer, sequence.logprobs, lines[i]))
-                self.tokens_prefilled += len(prompt)
-                self.decoder_positions += len(prompt) + sum(len(s.tokens) - len(prompt) for s in output.sequences)
-                results[i] = sorted(hyps, key=lambda h: -h.score)
-        return results  # type: ignore[return-value]
+    def _step(self, sequences: Sequence[Sequence[int]], keep: int) -> list[list[tuple[int, float]]]:
+        """One engine step of a beam search: each sequence's ``keep`` most probable next tokens and log-probs."""
+        from vllm import SamplingParams
+
+        params = SamplingParams(max_tokens=1, logprobs=keep, temperature=0.0, detokenize=False)
+        outputs = self._generate([list(s) for s in sequences], params)
+        return [sorted(((int(t), float(lp.logprob)) for t, lp in out.outputs[0].logprobs[0].items()),
+                       key=lambda pair: -pair[1])[:keep] for out in outputs]
+
+    def _piece(self, token: int) -> str:
+        """A token's text (where a plain template's end text may end an answer)."""
+        return self.model.tokenizer.decode([token], clean_up_tokenization_spaces=False)
 
     def sample(self, request: Request, count: int, epsilon: float, seed: int) -> list[Hypothesis]:
         """``count`` epsilon samples of the answer to the request's prompt (:mod:`docnmt.decode.sampling`), drawn by
