@@ -255,6 +255,28 @@ def test_a_utility_that_is_not_installed_says_how_to_install_it(monkeypatch):
         Selector(mbr.Settings(utility="chrf"))
 
 
+def test_every_backends_own_environment_has_mbrs_utilities():
+    """A backend whose decodes run in an environment of their own (vllm's .venv-vllm) runs its MBR rows there: each
+    of MBR's utilities imports in it. make demo-llm BACKEND=vllm stopped at its first MBR row, doc-trans+mbr, with
+    "the MBR utility chrf needs the package fastchrf": .venv-vllm lacked it."""
+    from pathlib import Path
+
+    from docnmt.interface import REGISTRY
+
+    repo = Path(__file__).resolve().parents[2]
+    pythons = {repo / REGISTRY[name].environment.venv / "bin/python" for name in REGISTRY
+               if REGISTRY[name].environment is not None}
+    present = sorted(p for p in pythons if p.exists())
+    if not present:
+        pytest.skip(f"none of the backends' own environments is made ({', '.join(map(str, sorted(pythons)))})")
+    check = ("from docnmt.decode.mbr import UTILITIES\nfrom docnmt.decode.selection import pairwise_function\n"
+             "for utility in UTILITIES: print(utility, pairwise_function(utility)(['Der Hund .', 'Ein Hund .'])[0][0])")
+    for python in present:
+        result = subprocess.run([str(python), "-c", check], capture_output=True, text=True, env=tool_env())
+        assert result.returncode == 0, f"{python}: {result.stderr[-2000:]}"
+        assert result.stdout.split() == ["chrf", "100.0", "chrf++", "100.0"], result.stdout
+
+
 @pytest.mark.parametrize("extra,message", [
     (["--mbr-count", "0"], "the MBR candidate count must be an integer >= 1, got 0"),
     (["--mbr-candidates", "sampling"], "MBR with sampled candidates needs a seed (--mbr-seed)"),
