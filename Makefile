@@ -102,15 +102,15 @@ LLM_TRAIN = $(VENV)/bin/python -m docnmt.decode.backends.causal_lm.tiny --src en
   --threads $(CORES)
 # BACKEND=vllm: the same model on vLLM's engine (make vllm; the task demo-vllm), its tables in results/tables/demo+demo-vllm/.
 # LLM_BEAM=1: greedy search (config beam), without the MBR rows (mbr.strategies) and without the demo's own models
-# beside (tables in results/tables/demo-llm/ or demo-vllm/), for both backends: then vllm's translations equal
-# causal-lm's (docs/own-models.md, "LLMs on vLLM").
+# beside (tables in results/tables/demo-llm/ or demo-vllm/), for both backends. At either beam vllm's translations
+# equal causal-lm's (docs/own-models.md, "LLMs on vLLM").
 BACKEND ?= causal-lm
 , := ,
 LLM_BEAM ?=
 LLM_TASK := $(if $(filter vllm,$(BACKEND)),demo-vllm,demo-llm)
 LLM_SEARCH := $(if $(LLM_BEAM),beam=$(LLM_BEAM) 'mbr={strategies: []}')
 LLM_TABLES_NAME := $(if $(LLM_BEAM),$(LLM_TASK),demo+$(LLM_TASK))
-demo-llm: demo $(if $(filter vllm,$(BACKEND)),vllm) ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 13 minutes; BACKEND=vllm: on vLLM)
+demo-llm: demo $(if $(filter vllm,$(BACKEND)),vllm) ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 20 minutes; BACKEND=vllm: on vLLM, about 45)
 	test -f results/demo-llm/model/config.json || $(LLM_TRAIN) --train data/demo/corpus/train \
 	  --output results/demo-llm/model
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables \

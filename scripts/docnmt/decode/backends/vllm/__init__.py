@@ -38,7 +38,7 @@ BACKEND = register(Backend(
             "continuous batching, automatic prefix caching, tensor parallelism over GPUs)",
     **PROMPTED,
     module=__name__, note="vLLM",
-    note_detail="causal-lm's prompts on vLLM's engine, whose beam search is its own (docs/own-models.md, "
+    note_detail="causal-lm's prompts and beam search on vLLM's engine (docs/own-models.md, "
                 "'LLMs on vLLM')",
     bench="decode_vllm:vllm_benchmark",
     environment=Environment(venv=".venv-vllm", make="make vllm", requirements="requirements-vllm.txt",
