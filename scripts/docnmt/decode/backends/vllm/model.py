@@ -174,7 +174,7 @@ class VLLMModel(PromptedModel):
         options: dict[str, Any] = {"enforce_eager": not compiles()}
         if cpu:
             preload_without_spaces()
-            options.update(block_size=CPU_BLOCK_SIZE, **in_one_process(self.engine_options["tensor_parallel_size"]))
+            options.update(block_size=CPU_BLOCK_SIZE, **in_one_process(int(tensor_parallel_size or 1)))
         if not compiles():
             os.environ["TORCHDYNAMO_DISABLE"] = "1"
         if key not in ENGINES:
