@@ -216,9 +216,10 @@ def vllm_documents():
 
 
 @pytest.fixture(scope="session")
-def vllm_outputs(tmp_path_factory, tiny_llama, vllm_documents):
+def vllm_outputs(tmp_path_factory, tiny_llama, tiny_qwen2_base, vllm_documents):
     """What the backend vllm gives on :func:`vllm_documents` with the tiny Llama (tests/vllm_side.py, in vLLM's
-    environment, one engine start for the session): the strategies' translations, forced scores, samples."""
+    environment, one engine start for the session): the strategies' translations, forced scores, samples; and a
+    beam search with the tiny base Qwen2's plain template."""
     import json
     import subprocess
 
@@ -227,7 +228,8 @@ def vllm_outputs(tmp_path_factory, tiny_llama, vllm_documents):
             pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
         (folder / "docs.json").write_text(json.dumps(vllm_documents), encoding="utf-8")
         result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), "--model", str(tiny_llama),
-                                 "--documents", str(folder / "docs.json"), "--output", str(folder / "vllm.json")],
+                                 "--plain-model", str(tiny_qwen2_base), "--documents", str(folder / "docs.json"),
+                                 "--output", str(folder / "vllm.json")],
                                 capture_output=True, text=True, timeout=900, cwd=folder,
                                 env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
         assert result.returncode == 0, result.stderr[-4000:]

@@ -109,6 +109,8 @@ def main() -> None:
     parser.add_argument("--model", help="the model folder of every decode")
     parser.add_argument("--family", action="append", default=[], metavar="NAME=FOLDER",
                         help="instead: each family's folder, decoded greedily with sentence-level and doc-trans")
+    parser.add_argument("--plain-model", help="also: a base model's folder (no chat template), searched at beam 4 "
+                                              "with the plain part of the template translate")
     parser.add_argument("--documents", required=True)
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
@@ -150,6 +152,15 @@ def main() -> None:
     result["beam_12"] = [[(model.decode(h.tokens), h.score) for h in hyps]
                          for hyps in make_searcher(model, beam=12, max_len=20).search(requests[:2])]
     result["clis"] = clis(args.model, given, Path(args.output).parent)
+    if args.plain_model:  # a base model's plain template: its answers end at the template's end text
+        from docnmt.decode.backends.vllm import model as vllm_model
+
+        vllm_model.close_engines()  # one engine at a time: the CPU's memory share is the machine's
+        plain = load_model("vllm", args.plain_model, src_lang="en", tgt_lang="de", template="translate",
+                           engine=parse_load_options(ENGINE, backend("vllm").options, "vllm"))
+        asked = [Request(plain.encode(s, source=True)) for s in given["src"][:4]]
+        result["plain_beam_4"] = [[(plain.decode(h.tokens), h.score, h.complete) for h in hyps]
+                                  for hyps in make_searcher(plain, beam=4, max_len=30).search(asked)]
     json.dump(result, open(args.output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
 
 

@@ -76,6 +76,24 @@ def test_beam_search_gives_causal_lms_translations_and_n_best(vllm_outputs, llam
                                                                            abs=1e-3)
 
 
+def test_beam_search_with_a_plain_template_ends_at_its_end_text_as_causal_lm_does(vllm_outputs, tiny_qwen2_base,
+                                                                                     documents):
+    """A base model's plain template ends an answer with a text (a blank line), not a token: vLLM's beam search
+    watches the candidates' texts as causal-lm's generate does with its stop string, and gives the same 4-best."""
+    from docnmt.decode.backends import load_model, make_searcher
+    from docnmt.search import Request
+
+    model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu", template="translate")
+    requests = [Request(model.encode(s, source=True)) for s in documents["src"][:4]]
+    nbest = make_searcher(model, beam=4, max_len=30).search(requests)
+    found = vllm_outputs["plain_beam_4"]
+    assert [[(text, complete) for text, _, complete in hyps] for hyps in found] == \
+        [[(model.decode(h.tokens), h.complete) for h in hyps] for hyps in nbest]
+    assert [score for hyps in found for _, score, _ in hyps] == pytest.approx(
+        [h.score for hyps in nbest for h in hyps], abs=1e-3)
+    assert any(complete for hyps in found for _, _, complete in hyps), "some answers end at the template's end text"
+
+
 def test_epsilon_samples_repeat_under_a_seed_and_an_epsilon_near_1_leaves_the_greedy_answer(vllm_outputs):
     same, again, greedy = vllm_outputs["samples"]
     assert same == again and len(same) == 4

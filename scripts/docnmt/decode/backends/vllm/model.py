@@ -239,6 +239,7 @@ class VLLMSearcher(PromptCounted):
             raise ValueError(f"beam {beam}: with {len(model.ends)} end tokens a step asks for "
                              f"{keep_for(beam, model.ends)} log-probs, the engine gives at most {MAX_LOGPROBS}")
         self.llm = model.llm
+        self._pieces: dict[int, str] = {}
 
     # ---- the engine's calls ---------------------------------------------------------------
     def _params(self, limit: int, **options):
@@ -307,8 +308,10 @@ class VLLMSearcher(PromptCounted):
                        key=lambda pair: -pair[1])[:keep] for out in outputs]
 
     def _piece(self, token: int) -> str:
-        """A token's text (where a plain template's end text may end an answer)."""
-        return self.model.tokenizer.decode([token], clean_up_tokenization_spaces=False)
+        """A token's text (where a plain template's end text may end an answer), decoded once a searcher."""
+        if token not in self._pieces:
+            self._pieces[token] = self.model.tokenizer.decode([token], clean_up_tokenization_spaces=False)
+        return self._pieces[token]
 
     def sample(self, request: Request, count: int, epsilon: float, seed: int) -> list[Hypothesis]:
         """``count`` epsilon samples of the answer to the request's prompt (:mod:`docnmt.decode.sampling`), drawn by
