@@ -23,11 +23,13 @@ def random_llama():
     return LlamaForCausalLM(config).eval()
 
 
-def forward_step(net):
-    """An engine of whole forward passes: each sequence's best next tokens and their log-probs."""
+def forward_step(net, calls: list):
+    """An engine of whole forward passes: each sequence's best next tokens and their log-probs (``calls``: the
+    sequences of each step, appended)."""
     import torch
 
     def step(sequences, keep):
+        calls.append(len(sequences))
         found = []
         with torch.no_grad():
             for sequence in sequences:
@@ -62,7 +64,8 @@ def test_the_engine_steps_search_gives_generates_beams_and_scores(random_llama, 
     greedy = [random_llama.generate(input_ids=torch.tensor([p]), do_sample=False, max_new_tokens=8,
                                     pad_token_id=0)[0, len(p):].tolist() for p in prompts[:2]]
     ends = sorted({answer[n] for answer in greedy for n in (3, 6)})
-    found, steps, tokens = beam_search(prompts, limits, forward_step(random_llama), beam, lenpen, ends)
+    calls: list[int] = []
+    found = beam_search(prompts, limits, forward_step(random_llama, calls), beam, lenpen, ends)
     ended_early = 0
     for prompt, limit, hyps in zip(prompts, limits, found):
         expected = generated(random_llama, prompt, beam, lenpen, ends, limit)
@@ -72,18 +75,21 @@ def test_the_engine_steps_search_gives_generates_beams_and_scores(random_llama, 
             assert h.score == pytest.approx(sum(h.logprobs) / len(h.tokens) ** lenpen, abs=1e-5)
         ended_early += any(h.tokens[-1] in ends for h in hyps)
     assert ended_early, "the end tokens end some answers"
-    assert steps <= max(limits) and tokens >= steps
+    assert len(calls) <= max(limits) and all(0 < n <= beam * len(prompts) for n in calls)
 
 
 def test_a_search_stops_when_its_answers_have_ended_not_at_the_limit():
     """A toy engine whose every sequence ends after three tokens with certainty: one step per token, not 200."""
+    calls = []
+
     def step(sequences, keep):
+        calls.append(len(sequences))
         return [[(9 if len(s) >= 4 else 1 + len(s), 0.0)] + [(t, -5.0 - t) for t in range(20, 20 + keep - 1)]
                 for s in sequences]
 
-    found, steps, tokens = beam_search([[0]], [200], step, 3, 1.0, [9])
+    found = beam_search([[0]], [200], step, 3, 1.0, [9])
     assert found[0][0].tokens == [2, 3, 4, 9] and found[0][0].score == 0.0
-    assert steps < 10
+    assert len(calls) < 10
 
 
 def test_a_stop_text_and_the_token_limit_end_answers():
@@ -93,9 +99,9 @@ def test_a_stop_text_and_the_token_limit_end_answers():
     def step(sequences, keep):
         return [[(2, -0.1), (1, -0.5), (3, -1.0)][:keep] for _ in sequences]
 
-    found, _, _ = beam_search([[7]], [3], step, 1, 1.0, [9], stop="\n\n", piece=lambda t: pieces[t])
+    found = beam_search([[7]], [3], step, 1, 1.0, [9], stop="\n\n", piece=lambda t: pieces[t])
     assert found[0][0].tokens == [2, 2]  # "\n\n" after two steps
-    found, _, _ = beam_search([[7]], [3], step, 1, 1.0, [9])
+    found = beam_search([[7]], [3], step, 1, 1.0, [9])
     assert found[0][0].tokens == [2, 2, 2] and found[0][0].score == pytest.approx(-0.3 / 3)
     with pytest.raises(ValueError, match="piece"):
         beam_search([[7]], [3], step, 1, 1.0, [9], stop="\n\n")

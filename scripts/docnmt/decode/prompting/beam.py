@@ -58,7 +58,11 @@ class _Search:
     live: list[Beam] = field(default_factory=lambda: [Beam([], [], 0.0)])
     ended: list[Ended] = field(default_factory=list)
     improvable: bool = True
-    done: bool = False
+
+    @property
+    def done(self) -> bool:
+        """No room for a token, no live beam left, or none that could beat the finished ones."""
+        return self.limit < 1 or not self.live or not self.improvable
 
 
 def keep_for(beam: int, ends: Sequence[int]) -> int:
@@ -68,10 +72,9 @@ def keep_for(beam: int, ends: Sequence[int]) -> int:
 
 def beam_search(prompts: Sequence[Sequence[int]], limits: Sequence[int], step: Step, beam: int, lenpen: float,
                 ends: Sequence[int], stop: str | None = None,
-                piece: Callable[[int], str] | None = None) -> tuple[list[list[Ended]], int, int]:
-    """Each prompt's ``beam`` best finished hypotheses, best first, searched to at most its ``limits`` tokens; with
-    the engine's steps taken and the beams' tokens it generated (every live beam's, each step). ``stop``: a text that
-    ends an answer where its tokens' texts (``piece``) end with it."""
+                piece: Callable[[int], str] | None = None) -> list[list[Ended]]:
+    """Each prompt's ``beam`` best finished hypotheses, best first, searched to at most its ``limits`` tokens.
+    ``stop``: a text that ends an answer where its tokens' texts (``piece``) end with it."""
     if len(prompts) != len(limits):
         raise ValueError(f"expected one token limit per prompt ({len(prompts)}), got {len(limits)}")
     if stop is not None and piece is None:
@@ -79,31 +82,23 @@ def beam_search(prompts: Sequence[Sequence[int]], limits: Sequence[int], step: S
     keep = keep_for(beam, ends)
     end_set = set(ends)
     searches = [_Search(list(p), int(n)) for p, n in zip(prompts, limits)]
-    for search in searches:
-        search.done = search.limit < 1
-    steps = generated = 0
-    while True:
-        running = [s for s in searches if not s.done]
-        if not running:
-            break
+    while running := [s for s in searches if not s.done]:
         sequences = [s.prompt + b.tokens for s in running for b in s.live]
         found = step(sequences, keep)
         if len(found) != len(sequences):
             raise ValueError(f"the engine gave {len(found)} next-token lists for {len(sequences)} sequences")
-        steps += 1
-        generated += len(sequences)
         at = 0
         for search in running:
             nexts = found[at:at + len(search.live)]
             at += len(search.live)
             _advance(search, nexts, beam, keep, lenpen, end_set, stop, piece)
-    return [sorted(s.ended, key=lambda e: -e.score) for s in searches], steps, generated
+    return [sorted(s.ended, key=lambda e: -e.score) for s in searches]
 
 
 def _advance(search: _Search, nexts: Sequence[Sequence[tuple[int, float]]], beam: int, keep: int, lenpen: float,
              ends: set[int], stop: str | None, piece: Callable[[int], str] | None) -> None:
     """One step of one request: its candidates ranked, the finished kept, the next live beams chosen, and whether
-    it is done (transformers' ``_beam_search`` step for one batch row)."""
+    they can still improve on the finished (transformers' ``_beam_search`` step for one batch row)."""
     candidates = sorted(((b.logprob + lp, n, int(token), lp) for n, (b, top) in enumerate(zip(search.live, nexts))
                          for token, lp in top), key=lambda c: (-c[0], c[1], c[2]))[:keep]
     length = len(search.live[0].tokens) + 1  # the candidates' answer length
@@ -121,8 +116,5 @@ def _advance(search: _Search, nexts: Sequence[Sequence[tuple[int, float]]], beam
     if search.improvable and ending:
         search.ended = sorted(search.ended + ending, key=lambda e: -e.score)[:beam]
     search.live = live
-    if search.improvable and len(search.ended) == beam and live:
-        search.improvable = live[0].logprob / length ** lenpen > search.ended[-1].score
-    elif search.improvable and len(search.ended) == beam:
-        search.improvable = False
-    search.done = not search.improvable or not live
+    if search.improvable and len(search.ended) == beam:
+        search.improvable = bool(live) and live[0].logprob / length ** lenpen > search.ended[-1].score

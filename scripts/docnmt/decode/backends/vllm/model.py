@@ -293,7 +293,7 @@ class VLLMSearcher(PromptCounted):
         """Causal-lm's beam search (:func:`~docnmt.decode.prompting.beam.beam_search`) over the engine's steps, every
         request at once; each hypothesis's answer cut after its first end token (or the template's end text)."""
         stop = self.model.prompter.answer_end
-        found, _, _ = beam_search([p for p, _ in prompts], [limit for _, limit in prompts], self._step, self.beam,
+        found = beam_search([p for p, _ in prompts], [limit for _, limit in prompts], self._step, self.beam,
                                   self.lenpen, self.model.ends, stop, self._piece if stop is not None else None)
         return [[self.model.hypothesis(e.tokens, e.score, sum(e.logprobs), n) for e in ended]
                 for ended, n in zip(found, lines)]
