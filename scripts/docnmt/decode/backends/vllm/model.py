@@ -112,18 +112,17 @@ def compiles() -> bool:
     return not any(c.isspace() for c in os.path.dirname(torch.__file__))
 
 
-def in_one_process(tensor_parallel_size: int) -> dict:
-    """On the CPU, the engine's options and environment that start it in this process, eagerly: its engine core and
-    its one worker run here (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, the ``uni`` executor) instead of in a process each
-    that imports vLLM again, and the model is not compiled (``enforce_eager``, TorchDynamo off), which took 15 s an
-    engine start. An engine started in about 5 s instead of 60 on 2 cores, with the same translations and as fast a
-    search on the demo's LLM (docs/own-models.md, "LLMs on vLLM"). Over several CPUs (``tensor_parallel_size`` above
-    1) it keeps its worker processes."""
-    if tensor_parallel_size > 1:
-        return {}
-    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+def cpu_engine(one_worker: bool) -> dict:
+    """The engine's options on the CPU, for the backend's engine and its server alike: the prefix cache's blocks of
+    :data:`CPU_BLOCK_SIZE` tokens and, with ``one_worker`` (no tensor parallelism over several CPUs), that worker in
+    the engine core's process (the ``uni`` executor) instead of a process of its own that imports vLLM again, and the
+    model run eagerly (``enforce_eager``, TorchDynamo off) instead of compiled, which took 15 s an engine start. The
+    backend's engine started in about 5 s instead of 60 on 2 cores, with the same translations and as fast a search
+    on the demo's LLM (docs/own-models.md, "LLMs on vLLM")."""
+    if not one_worker:
+        return {"block_size": CPU_BLOCK_SIZE}
     os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
-    return {"distributed_executor_backend": "uni", "enforce_eager": True}
+    return {"block_size": CPU_BLOCK_SIZE, "distributed_executor_backend": "uni", "enforce_eager": True}
 
 
 def on_cpu() -> bool:
@@ -174,7 +173,10 @@ class VLLMModel(PromptedModel):
         options: dict[str, Any] = {"enforce_eager": not compiles()}
         if cpu:
             preload_without_spaces()
-            options.update(block_size=CPU_BLOCK_SIZE, **in_one_process(int(tensor_parallel_size or 1)))
+            one_worker = int(tensor_parallel_size or 1) == 1
+            options.update(cpu_engine(one_worker))
+            if one_worker:  # the engine core in this process too (offline; a server's event loop needs its own)
+                os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         if not compiles():
             os.environ["TORCHDYNAMO_DISABLE"] = "1"
         if key not in ENGINES:

