@@ -110,3 +110,17 @@ def test_a_stop_text_and_the_token_limit_end_answers():
 def test_keep_is_transformers_candidates_per_step():
     assert keep_for(12, [2]) == 24 and keep_for(12, [2, 3]) == 36 and keep_for(4, [1, 2, 3]) == 16
     assert math.isclose(keep_for(1, []), 2)
+
+
+def test_the_vllm_searcher_refuses_a_beam_whose_steps_ask_for_more_log_probs_than_its_engine_gives():
+    """Each step asks vLLM for keep_for(beam, ends) log-probs, which the engine caps at MAX_LOGPROBS: a model with
+    four end tokens at beam 32 would ask for 160 (the constructor starts nothing: a stand-in model)."""
+    from types import SimpleNamespace
+
+    from docnmt.decode.backends.vllm.model import MAX_BEAM, MAX_LOGPROBS, VLLMSearcher
+
+    model = SimpleNamespace(eos=1, pad=0, vocab=100, max_positions=512, llm=None, ends=[1, 2, 3, 4])
+    with pytest.raises(ValueError, match=f"beam {MAX_BEAM}: with 4 end tokens a step asks for 160 log-probs, the "
+                                         f"engine gives at most {MAX_LOGPROBS}"):
+        VLLMSearcher(model, beam=MAX_BEAM)
+    assert VLLMSearcher(model, beam=24).beam == 24  # 120 log-probs
