@@ -518,13 +518,18 @@ def test_a_scorer_that_prints_dies_or_hangs_ends_the_decode_cleanly(toy, tiny_co
     (tmp_path / "test.src").write_text("s3 s7 s11\ns1 s2\ns5 s9 s4 s8\n", encoding="utf-8")
     (tmp_path / "test.docids").write_text("a\na\nb\n", encoding="utf-8")
 
+    # The timeout covers the checkpoint's loading too (unbabel-comet's import), which took more than 12 s with three
+    # pytest workers on two cores: the faults that never wait for it get a long one, the hang 20 s (the whole decode
+    # of the die case, loading included, takes 14 s on a quiet machine).
+    timeout = 20 if mode == "hang" else 120
+
     def decode(name, env_file):
         begin = time.monotonic()
         result = subprocess.run(
             [sys.executable, "-m", "docnmt.decode.cli", "--strategy", "doc-trans", "--model", str(checkpoint),
              "--data", str(root / "bin"), "--src", str(tmp_path / "test.src"), "--docids", str(tmp_path / "test.docids"),
              "--k", "2", "--tgt-lang", "de", "--mbr", "--mbr-count", "3", "--mbr-utility", "comet:tiny-da",
-             "--comet-checkpoint", f"tiny-da={da}", "--comet-env", str(env_file), "--comet-timeout", "12",
+             "--comet-checkpoint", f"tiny-da={da}", "--comet-env", str(env_file), "--comet-timeout", str(timeout),
              "--output-bpe", str(tmp_path / f"{name}.bpe"), "--output", str(tmp_path / f"{name}.txt"),
              "--sidecar", str(tmp_path / f"{name}.json")], capture_output=True, text=True, env=offline_env(),
             timeout=300)
@@ -541,7 +546,7 @@ def test_a_scorer_that_prints_dies_or_hangs_ends_the_decode_cleanly(toy, tiny_co
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
     happened = "the child stopped (exit status 3)" if mode == "die" else \
-        "no answer within 12 s (the timeout); the child was killed"
+        f"no answer within {timeout} s (the timeout); the child was killed"
     assert last.startswith(f"error: {da}: the COMET scorer of checkpoint 'tiny-da', request 2 (9 segments, source ")
     assert f": {happened}; its last stderr lines: " in last and f"faulty scorer: {mode} at request 2" in last
     assert not any((tmp_path / f"{mode}.{ext}").exists() for ext in ("bpe", "txt", "json")), "no output"
