@@ -85,7 +85,7 @@ DEMO_TABLES := decoding_cost perplexity bleu_ter pronoun_f1 data_statistics cont
 
 # The CPU profile (profiles/cpu): each GPU rule on one thread, as many at once as cores. The demo's tables
 # land in results/demo/tables/ and, with its data statistics, in results/tables/demo/ (tables.name: the task).
-demo: setup ## run the offline demo workflow on the CPU and print its tables (about 6 minutes)
+demo: setup ## run the offline demo workflow on the CPU and print its tables (about 10 minutes on 2 cores)
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) --config 'tasks=[demo]'
 	$(VENV)/bin/python -m snakemake --config 'tasks=[demo]' --report report.html
 	@for t in $(DEMO_TABLES); do echo; cat results/tables/demo/$$t.md; done

@@ -78,7 +78,7 @@ def trained_demo(tmp_path_factory) -> Path:
 
     `make test` makes it before pytest in DOCNMT_DEMO_WORKDIR (the `test-demo` target), so no worker waits for it,
     and the tests read it as it is; `DOCNMT_DEMO_WORKDIR=$PWD pytest tests/score` reads a `make demo` of the
-    checkout. Without that variable, the first worker that needs it makes it (about 6 minutes on 2 cores)."""
+    checkout. Without that variable, the first worker that needs it makes it (about 10 minutes on 2 cores)."""
     reuse = os.environ.get("DOCNMT_DEMO_WORKDIR")
     if not reuse:
         return made_once(tmp_path_factory, "demo", _demo)
@@ -117,7 +117,7 @@ def _demo_llm(workdir: Path) -> Path:
 def trained_demo_llm(trained_demo, tmp_path_factory) -> Path:
     """The demo's workflow directory with make demo-llm's tiny causal LM (results/demo-llm/model) and the tables of
     sentence-level, doc-trans and cheating on it (results/tables/demo-llm/). `make test` makes them before pytest
-    (test-demo); without DOCNMT_DEMO_WORKDIR, the first worker that needs them does (about 3 minutes on 2 cores)."""
+    (test-demo); without DOCNMT_DEMO_WORKDIR, the first worker that needs them does (about 6 minutes on 2 cores)."""
     from docnmt import layout
 
     if os.environ.get("DOCNMT_DEMO_WORKDIR"):
