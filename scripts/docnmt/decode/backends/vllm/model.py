@@ -173,7 +173,7 @@ class VLLMModel(PromptedModel):
         options: dict[str, Any] = {"enforce_eager": not compiles()}
         if cpu:
             preload_without_spaces()
-            one_worker = int(tensor_parallel_size or 1) == 1
+            one_worker = self.engine_options["tensor_parallel_size"] == 1
             options.update(cpu_engine(one_worker))
             if one_worker:  # the engine core in this process too (offline; a server's event loop needs its own)
                 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")

@@ -47,7 +47,10 @@ def main(argv: list[str] | None = None) -> None:
     from .model import CPU_MEMORY_UTILIZATION, compiles, cpu_engine, on_cpu
 
     prepare()
-    given = lambda option: any(arg == option or arg.startswith(f"{option}=") for arg in argv)  # noqa: E731
+
+    def given(option: str) -> bool:
+        return any(arg == option or arg.startswith(f"{option}=") for arg in argv)
+
     if on_cpu():
         # vLLM's default (0.92 of the RAM on the CPU) fails beside other jobs: the backend vllm's share instead
         one_worker = not any(given(option) for option in ("--tensor-parallel-size", "-tp",
