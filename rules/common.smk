@@ -77,13 +77,13 @@ TABLES_NAME = tables_name(config)
 
 wildcard_constraints:
     task=wf.tasks.alternatives(SETTINGS),
-    split=wf.tasks.alternatives(wf.tasks.SPLITS + wf.tasks.EXTRA_SPLITS),
+    split=wf.tasks.alternatives(wf.tasks.all_splits(config)),
     source=wf.tasks.alternatives(config["sources"]),
     level=wf.tasks.alternatives(wf.tasks.LEVELS),
     lang="[a-z]{2,3}",
     stage="tok|bpe",
     shard=r"\d+-of-\d+",
-    evalset="test|contrapro",
+    evalset=wf.tasks.alternatives(wf.tasks.all_evalsets(config)),
 
 
 scattergather:

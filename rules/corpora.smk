@@ -187,6 +187,62 @@ rule contrapro_set:
         " --context {params.context:q} --out {params.outdir:q} --src-lang en --tgt-lang de > {log:q} 2>&1"
 
 
+rule ctxpro_download:
+    """One file of a ctxpro set from ctxpro's repository: its JSON (md5 from the package's registry) or inputs."""
+    output:
+        layout.ctxpro_download("{filename}"),
+    wildcard_constraints:
+        filename=wf.tasks.alternatives(wf.corpora.ctxpro_downloads(config)),
+    params:
+        source=lambda w: wf.corpora.ctxpro_download_args(config, w.filename),
+        mirror=wf.corpora.mirror_args(config),
+        lock=config["download_lock"],
+        retries=config["download_retries"],
+    log:
+        layout.log_file("downloads/ctxpro/{filename}"),
+    benchmark:
+        layout.benchmark_file("downloads/ctxpro/{filename}")
+    conda:
+        "../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=60,
+    shell:
+        "python -m docnmt.corpora.download fetch {params.source:q} --output {output:q}"
+        " --lock {params.lock:q} {params.mirror:q} --retries {params.retries:q} > {log:q} 2>&1"
+
+
+# One rule per task that names ctxpro sets: their documents carry the task's languages in their names.
+for _task in wf.corpora.ctxpro_tasks(config):
+
+    rule:
+        name:
+            f"ctxpro_set_{_task}"
+        input:
+            unpack(lambda w, task=_task: wf.corpora.ctxpro_sources(config, task, w.evalset)),
+        output:
+            **wf.corpora.ctxpro_outputs(config, _task),
+        wildcard_constraints:
+            evalset=wf.tasks.alternatives(wf.tasks.ctxpro_evalsets(config, _task)),
+        params:
+            args=lambda w, task=_task: wf.corpora.ctxpro_set_args(config, task, w.evalset),
+            outdir=layout.ctxpro_dir(_task),
+        log:
+            layout.log_file(f"{_task}/ctxpro_set/{{evalset}}"),
+        benchmark:
+            layout.benchmark_file(f"{_task}/ctxpro_set/{{evalset}}")
+        conda:
+            "../envs/data.yaml"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=30,
+        shell:
+            "python -m docnmt.corpora.ctxpro {params.args:q} --json {input.json:q} --inputs {input.inputs:q}"
+            " --out {params.outdir:q} > {log:q} 2>&1"
+
+
 rule data_statistics:
     """The paper's Table 5: sentences and documents per split and task, ContraPro included."""
     input:

@@ -48,7 +48,7 @@ for _strategy in config["strategies"]:
         output:
             **wf.decode.decode_outputs(),
         wildcard_constraints:
-            evalset=wf.tasks.alternatives(wf.systems.strategy_evalsets(_strategy)),
+            evalset=wf.tasks.alternatives(wf.systems.strategy_evalsets(config, _strategy)),
             system=wf.systems.system_pattern(_strategy),
         params:
             path=model_env_path,

@@ -173,6 +173,32 @@ rule contrapro_accuracy:
         " --tgt-lang {params.tgt:q} --output {output:q} > {log:q} 2>&1"
 
 
+rule ctxpro_accuracy:
+    """ctxpro accuracy (as `ctxpro score` counts it) of every system on one of a task's ctxpro sets, per rule."""
+    input:
+        unpack(lambda w: wf.score.ctxpro_accuracy_inputs(config, w.task, w.evalset)),
+    output:
+        layout.score_file("{task}", "{evalset}", "ctxpro"),
+    wildcard_constraints:
+        evalset=f"{layout.CTXPRO_PREFIX}.+",
+    params:
+        systems=lambda w, input: wf.score.ctxpro_accuracy_args(config, w.task, w.evalset, input),
+        tgt=lambda w: wf.tasks.tgt(config, w.task),
+    log:
+        layout.log_file("{task}/scores/{evalset}/ctxpro"),
+    benchmark:
+        layout.benchmark_file("{task}/scores/{evalset}/ctxpro")
+    conda:
+        "../envs/scoring.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    shell:
+        "python -m docnmt.score.ctxpro workflow --examples {input.examples:q} --report {input.report:q}"
+        " --source {input.src:q} --lang {params.tgt:q} {params.systems:q} --output {output:q} > {log:q} 2>&1"
+
+
 rule cxmi:
     """CXMI and the P-CXMI of every sentence (Fernandes et al. 2021, 2023): how much the document-level model uses
     its context, on the reference and on every strategy's hypotheses."""

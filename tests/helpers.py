@@ -177,3 +177,23 @@ def made_once(tmp_path_factory, name: str, make):
     if kind == "error":
         pytest.fail(f"the session's setup failed in another test: {value}", pytrace=False)
     return value
+
+
+#: ctxpro's en-de auxiliary dev set, unmodified (tests/data/ctxpro/README.md), and the md5 its registry gives.
+CTXPRO_DATA = REPO / "tests" / "data" / "ctxpro"
+CTXPRO_DEV = "en-de/auxiliary/dev"
+CTXPRO_DEV_FILE = "auxiliary.opensubtitles.en-de.dev"
+
+
+def ctxpro_mirror(root: Path) -> Path:
+    """ctxpro's en-de auxiliary dev JSON and inputs, unpacked where a mirror serves GitHub's URLs of them
+    (``root/github.com/rewicks/ctxpro/raw/main/release/{evalsets,inputs}/``); returns that ``release`` folder (what
+    ``ctxpro.local`` reads)."""
+    import gzip
+
+    release = root / "github.com" / "rewicks" / "ctxpro" / "raw" / "main" / "release"
+    for packed, target in ((f"{CTXPRO_DEV_FILE}.json.gz", release / "evalsets" / f"{CTXPRO_DEV_FILE}.json"),
+                           (f"{CTXPRO_DEV_FILE}.gz", release / "inputs" / CTXPRO_DEV_FILE)):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(gzip.decompress((CTXPRO_DATA / packed).read_bytes()))
+    return release

@@ -30,9 +30,11 @@ def corpus_dir(task: str) -> str:
 
 def corpus_file(task: str, split: str, ext: str) -> str:
     """``data/{task}/corpus/{split}.{ext}`` (ext: a language code or docids); ContraPro's evaluation set in
-    ``data/{task}/contrapro/``."""
+    ``data/{task}/contrapro/``, the ctxpro sets (``ctxpro-formality-test``) in ``data/{task}/ctxpro/``."""
     if split == "contrapro":
         return contrapro_file(task, ext)
+    if split.startswith(CTXPRO_PREFIX):
+        return ctxpro_file(task, split, ext)
     return f"{corpus_dir(task)}/{split}.{ext}"
 
 
@@ -66,6 +68,35 @@ def contrapro_report(task: str) -> str:
 
 def contrapro_examples(task: str) -> str:
     return f"{contrapro_dir(task)}/contrapro.examples.jsonl"
+
+
+#: The evaluation-set names of ctxpro's sets start with this (docnmt.corpora.ctxpro.evalset_name).
+CTXPRO_PREFIX = "ctxpro-"
+
+
+def ctxpro_dir(task: str) -> str:
+    """``data/{task}/ctxpro``: the task's ctxpro sets as document corpora (docnmt.corpora.ctxpro --out)."""
+    return f"data/{task}/ctxpro"
+
+
+def ctxpro_file(task: str, evalset: str, ext: str) -> str:
+    """A ctxpro set as a small document corpus: ext a language code or docids."""
+    return f"{ctxpro_dir(task)}/{evalset}.{ext}"
+
+
+def ctxpro_examples(task: str, evalset: str) -> str:
+    """A ctxpro set's examples, a JSON object a line with the ``line`` each is scored on."""
+    return f"{ctxpro_dir(task)}/{evalset}.examples.jsonl"
+
+
+def ctxpro_report(task: str, evalset: str) -> str:
+    """A ctxpro set's name, md5 and the context kept (docnmt.corpora.ctxpro)."""
+    return f"{ctxpro_dir(task)}/{evalset}.report.json"
+
+
+def ctxpro_download(filename: str) -> str:
+    """``downloads/ctxpro/{filename}``: a ctxpro set's JSON or inputs file, as its URL names it."""
+    return f"downloads/ctxpro/{filename}"
 
 
 def shard_file(task: str, split: str, lang: str, shard: str, stage: str) -> str:

@@ -37,9 +37,10 @@ CLIS = {
     "docnmt.corpora.corpus": ("data", ["prepared_corpus", "check_corpus"]),
     "docnmt.corpora.testsets": ("data", ["testset_corpus"]),
     "docnmt.corpora.check": ("data", []),
-    "docnmt.corpora.download": ("data", ["download", "extract"]),
+    "docnmt.corpora.download": ("data", ["download", "extract", "ctxpro_download"]),
     "docnmt.corpora.parsers": ("data", ["corpus_news", "corpus_ted", "corpus_os"]),
     "docnmt.corpora.contrapro": ("data", ["contrapro_set"]),
+    "docnmt.corpora.ctxpro": ("data", ["ctxpro_set_news", "ctxpro_set_ted", "ctxpro_set_os"]),
     "docnmt.corpora.stats": ("data", ["data_statistics"]),
     "docnmt.preprocess.shards": ("preprocessing", ["shard", "gather_shards"]),
     "docnmt.preprocess.tokenize": ("preprocessing", ["tokenize"]),
@@ -63,13 +64,14 @@ CLIS = {
     "docnmt.score.perplexity": ("scoring", ["perplexity"]),
     "docnmt.score.contrastive": ("scoring", ["contrapro_accuracy"]),
     "docnmt.score.cxmi": ("scoring", ["cxmi"]),
+    "docnmt.score.ctxpro": ("scoring", ["ctxpro_accuracy"]),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.learned": ("scoring", ["comet", "comet_env"]),
     "docnmt.score.tiny_comet": ("scoring", []),
     "docnmt.score.tables": ("scoring", ["tables", "task_tables"]),
     "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi", "plot_mbr",
-                                       "task_plot_bleu", "task_plot_pronouns", "task_plot_cost", "task_plot_cxmi",
-                                       "task_plot_mbr"]),
+                                       "plot_ctxpro", "task_plot_bleu", "task_plot_pronouns", "task_plot_cost",
+                                       "task_plot_cxmi", "task_plot_mbr", "task_plot_ctxpro"]),
 }
 
 #: Console script -> CLI module: translating documents, checking a model, a config and a corpus folder, decoding
@@ -85,6 +87,7 @@ COMMANDS = {
     "docnmt-pronoun-f1": "docnmt.score.pronouns",
     "docnmt-perplexity": "docnmt.score.perplexity",
     "docnmt-cxmi": "docnmt.score.cxmi",
+    "docnmt-ctxpro": "docnmt.score.ctxpro",
 }
 
 #: What runs a CLI that no rule calls.

@@ -283,3 +283,24 @@ def cli_errors(main):
     wrapper.__name__ = main.__name__
     wrapper.__wrapped__ = main
     return wrapper
+
+
+def selected_lines(select: os.PathLike | str | None, n_lines: int) -> list[int]:
+    """All lines, or the ``line`` of every JSON object of ``select`` (one per line): the lines a scorer scores
+    (``--select``: ContraPro's and ctxpro's example sentences) or a decode decodes (``--only-lines``)."""
+    if select is None:
+        return list(range(n_lines))
+    lines = []
+    for number, text in enumerate(read_lines(select), start=1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)["line"]
+        except (ValueError, KeyError, TypeError):
+            raise InputError(select, "expected a JSON object with a 'line' field", number) from None
+        if not isinstance(line, int) or not 0 <= line < n_lines:
+            raise InputError(select, f"expected a line number in 0..{n_lines - 1}, found {line!r}", number)
+        lines.append(line)
+    if not lines:
+        raise InputError(select, "expected at least one selected line, found none")
+    return lines

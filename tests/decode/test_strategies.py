@@ -733,3 +733,36 @@ def test_decode_cli_max_tokens_splits_the_batches(toy, tmp_path):
     assert default[0] == hyps and sidecar["forward_calls"] > default[1].forward_calls
     # one request a batch: as many forward calls as batches of one request
     assert sidecar["forward_calls"] == toy_api(toy, 2, batch_size=1)[1].forward_calls
+
+
+def test_only_lines_decodes_the_examples_sentences_alone_as_a_whole_decode_does(demo, tmp_path):
+    """--only-lines (a ctxpro set's example sentences, here ContraPro's): sentence-level and no-context search only
+    those lines, each to what a decode of every line gives it; the other lines stay empty; a strategy that
+    translates with context refuses it."""
+    from docnmt.decode import cli as decode_cli
+    from docnmt.textio import selected_lines
+
+    w = demo["workdir"]
+    examples = w / "data/demo/contrapro/contrapro.examples.jsonl"
+    src = w / "data/demo/bpe/contrapro.en"
+    keep = selected_lines(examples, len(read_lines(src)))
+    assert 0 < len(keep) < len(read_lines(src))
+    for strategy, level in (("sentence-level", "sentence"), ("no-context", "document")):
+        common = ["--strategy", strategy, "--model", str(w / f"results/demo/models/{level}/checkpoint_best.pt"),
+                  "--data", str(w / f"data/demo/bin/{level}"), "--src", str(src), "--docids",
+                  str(w / "data/demo/contrapro/contrapro.docids"), "--beam", str(BEAM), "--tgt-lang", "de",
+                  "--no-journal"]
+        outputs = {}
+        for name, extra in (("all", []), ("only", ["--only-lines", str(examples)])):
+            decode_cli.main(common + extra + ["--output-bpe", str(tmp_path / f"{name}.bpe"), "--output",
+                                              str(tmp_path / f"{name}.txt"), "--sidecar", str(tmp_path / f"{name}.json")])
+            outputs[name] = read_lines(tmp_path / f"{name}.txt")
+        assert [outputs["only"][i] for i in keep] == [outputs["all"][i] for i in keep]
+        assert not any(outputs["only"][i] for i in set(range(len(outputs["all"]))) - set(keep))
+        sidecar = json.loads((tmp_path / "only.json").read_text())
+        assert sidecar["requests"] == sidecar["only_lines"]["lines"] == len(keep)
+    refused = subprocess.run([sys.executable, "-m", "docnmt.decode.cli", *common[:1], "doc-trans", *common[2:],
+                              "--only-lines", str(examples), "--output-bpe", str(tmp_path / "x.bpe"), "--output",
+                              str(tmp_path / "x.txt"), "--sidecar", str(tmp_path / "x.json")],
+                             capture_output=True, text=True, env=tool_env())
+    assert refused.returncode == 2 and "--only-lines: doc-trans translates a sentence with its context" in refused.stderr

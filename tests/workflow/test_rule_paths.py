@@ -34,9 +34,9 @@ def domains(config: dict) -> dict[str, str]:
     langs = {lang for task in config["tasks"] for lang in tasks.langs(config, task)}
     return {
         "task": alternatives(config["tasks"]),
-        "split": alternatives(tasks.SPLITS + tasks.EXTRA_SPLITS + ["contrapro_docs"]),
+        "split": alternatives(tasks.all_splits(config) + ["contrapro_docs"]),
         "level": alternatives(tasks.LEVELS),
-        "evalset": alternatives(tasks.EVALSETS),
+        "evalset": alternatives(tasks.all_evalsets(config)),
         "stage": "raw|tok|bpe",
         "lang": alternatives(sorted(langs)),
         "source": alternatives(config["sources"]),

@@ -14,8 +14,12 @@ def test_the_manifest_names_every_score_file_of_each_task():
     manifest = tables.score_manifest(config)
     assert list(manifest["tasks"]) == ["news", "ted", "os"]
     news, ted = manifest["tasks"]["news"], manifest["tasks"]["ted"]
-    assert news["bleu_ter"] == {e: layout.score_file("news", e, "bleu_ter") for e in ("test", "contrapro")}
+    sets = ["ctxpro-gender-test", "ctxpro-formality-test", "ctxpro-auxiliary-test"]
+    assert news["bleu_ter"] == {e: layout.score_file("news", e, "bleu_ter") for e in ["test", "contrapro", *sets]}
     assert "pronouns" in news and "accuracy" in news and "pronouns" not in ted and "accuracy" not in ted
+    # pronoun F1 and CXMI stay on the test set and ContraPro; each ctxpro set has its own accuracy
+    assert list(news["pronouns"]) == list(news["cxmi"]) == ["test", "contrapro"] and list(ted["cxmi"]) == ["test"]
+    assert ted["ctxpro"] == {e: layout.score_file("ted", e, "ctxpro") for e in sets}
     assert manifest["strategies"][:len(config["strategies"])] == config["strategies"]
     assert json.loads(tables.manifest_arg(config)) == manifest
     files = tables.manifest_files(config, ["ted"])

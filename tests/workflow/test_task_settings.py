@@ -40,7 +40,10 @@ def test_tasks_by_kind_follow_task_settings():
     assert tasks.contrapro_tasks(config) == ["news", "os", "demo"]
     assert tasks.german_tasks(config) == ["news", "os", "demo", "demo-llm", "demo-vllm"]
     assert tasks.cxmi_tasks(config) == ["news", "ted", "os"]  # the configured ones only
-    assert tasks.evalsets(config, "news") == ["test", "contrapro"] and tasks.evalsets(config, "ted") == ["test"]
+    sets = ["ctxpro-gender-test", "ctxpro-formality-test", "ctxpro-auxiliary-test"]
+    assert tasks.evalsets(config, "news") == ["test", "contrapro", *sets] and tasks.evalsets(config, "ted") == ["test", *sets]
+    assert tasks.evalsets(config, "news", ctxpro_sets_too=False) == ["test", "contrapro"]
+    assert tasks.ctxpro_sets(config, "ted") == ["en-it/gender/test", "en-it/formality/test", "en-it/auxiliary/test"]
 
 
 def test_corpus_settings_fall_back_to_the_corpus_types_defaults():
@@ -103,4 +106,8 @@ def test_a_strategys_rule_and_system_pattern():
     pattern = systems.system_pattern("doc-trans")
     assert all(re.fullmatch(pattern, s) for s in ("doc-trans", "doc-trans+mbr", "doc-trans+mbr-4"))
     assert not any(re.fullmatch(pattern, s) for s in ("doc-trans-beam", "doc-trans+mbr-x"))
-    assert systems.strategy_evalsets("full-segment") == ["test"]
+    config = paper_config()
+    evalsets = systems.strategy_evalsets(config, "full-segment")
+    assert "test" in evalsets and "ctxpro-gender-test" in evalsets and "contrapro" not in evalsets
+    assert "ctxpro-gender-test" not in systems.strategy_evalsets(config, "cheating")
+    assert systems.not_for_evalset("cheating", "ctxpro-gender-test") == "a ctxpro set has no reference for its context sentences"

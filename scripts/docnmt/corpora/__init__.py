@@ -14,10 +14,11 @@ Modules:
   iwslt_tags  -- TED training data: IWSLT17 train.tags
   opus        -- OS: OPUS OpenSubtitles v2018 in Moses format, and the OS split
   contrapro   -- ContraPro examples with left and right context, as a small document corpus
+  ctxpro      -- ctxpro's evaluation sets (its registry, their files checked) as documents: context, then sentence
   demo        -- the synthetic, context-dependent En->De demo task (generator, ContraPro, CLI)
   demo_vocabulary, demo_templates -- the demo's words and sentence templates
   stats       -- the data-statistics table (the paper's Table 5)
 
 CLIs (``python -m docnmt.corpora.X``): ``demo``, ``download fetch|extract``,
-``parsers news|ted|os``, ``contrapro``, ``corpus check|copy``, ``testsets convert``, ``stats``.
+``parsers news|ted|os``, ``contrapro``, ``ctxpro``, ``corpus check|copy``, ``testsets convert``, ``stats``.
 """

@@ -67,7 +67,8 @@ from .arguments import add_backend_argument, add_search_arguments, add_template_
 from .documents import context_k, group
 from .record import DecodeRecord, settings_of, signature
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
-from ..textio import InputError, atomic_outputs, cli_errors, file_digest, load_json, read_lines
+from ..textio import (InputError, atomic_outputs, cli_errors, count_lines, file_digest, load_json, read_lines,
+                      selected_lines)
 from ..search import RequestError
 from ..manual import argument_parser
 
@@ -93,7 +94,8 @@ def _detokenizer(args):
 
 
 #: The decode's input files, by checksum in the journal's key; the other arguments but the outputs are its settings.
-JOURNAL_INPUTS = ("model", "src", "docids", "ref", "first_pass", "first_pass_sidecar", "round_one", "round_one_sidecar")
+JOURNAL_INPUTS = ("model", "src", "docids", "ref", "first_pass", "first_pass_sidecar", "round_one", "round_one_sidecar",
+                  "only_lines")
 NOT_SETTINGS = JOURNAL_INPUTS + ("data", "output_bpe", "output", "sidecar", "journal", "no_journal", "comet_env")
 
 
@@ -174,6 +176,10 @@ def _parser():
     parser.add_argument("--journal", type=Path,
                         help="the resume journal (default: the sidecar's path with the suffix .journal)")
     parser.add_argument("--no-journal", action="store_true", help="write no resume journal (a rerun starts afresh)")
+    parser.add_argument("--only-lines", type=Path, metavar="EXAMPLES.jsonl",
+                        help="decode only the lines named by the 'line' field of these JSON lines (0-based; a ctxpro "
+                             "set's example sentences), the others left empty: for strategies that translate each "
+                             "sentence alone (sentence-level, no-context)")
     mbr_selection.add_arguments(parser)
     return parser
 
@@ -219,12 +225,37 @@ def _documents(parser, args, mbr):
     ref = _aligned(args.ref, len(src), args.src)
     first_pass = _aligned(args.first_pass, len(src), args.src)
     _refuse(parser, args, mbr, ref, first_pass)
-    return group(src, docids, ref, first_pass)
+    docs = group(src, docids, ref, first_pass)
+    if args.only_lines is None:
+        return docs
+    if not STRATEGIES[args.strategy].sentence_alone:
+        alone = ", ".join(n for n, info in STRATEGIES.items() if info.sentence_alone)
+        parser.error(f"--only-lines: {args.strategy} translates a sentence with its context; only {alone} "
+                     "translate each sentence alone")
+    return only_lines(docs, set(selected_lines(args.only_lines, len(src))))
 
 
-def _hypotheses(args, docs, out, sentences: int) -> list[str]:
-    """The decode's hypotheses in source line order; a RuntimeError where a document did not get one a sentence."""
-    hyps = [""] * sentences
+def only_lines(docs, keep: set[int]):
+    """The documents cut to the lines of ``keep`` (documents without any left out): what a strategy that
+    translates each sentence alone decodes of a set whose other lines are context."""
+    out = []
+    for doc in docs:
+        at = [i for i, line in enumerate(doc.lines) if line in keep]
+        if not at:
+            continue
+
+        def cut(values):
+            return None if values is None else [values[i] for i in at]
+
+        out.append(type(doc)(doc.docid, cut(doc.lines), cut(doc.src), cut(doc.ref), cut(doc.first_pass)))
+    return out
+
+
+def _hypotheses(args, docs, out, lines: int) -> list[str]:
+    """The decode's hypotheses in source line order (an empty line for a line not decoded, ``--only-lines``); a
+    RuntimeError where a document did not get one a sentence."""
+    sentences = sum(len(doc) for doc in docs)
+    hyps = [""] * lines
     written = 0
     for doc, found in zip(docs, out, strict=True):
         if len(found) != len(doc):
@@ -257,6 +288,7 @@ def main(argv=None) -> int:
 
     docs = _documents(parser, args, mbr)
     sentences = sum(len(doc) for doc in docs)
+    lines = count_lines(args.src)
     model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
     freeze_heap(argv)
     first_pass_sha256 = None if args.first_pass is None else file_digest(args.first_pass)
@@ -285,7 +317,7 @@ def main(argv=None) -> int:
         if scorer is not None:
             scorer.close()
     cost = record.cost(searcher, decoder.stats, time.perf_counter() - start)
-    hyps = _hypotheses(args, docs, out, sentences)
+    hyps = _hypotheses(args, docs, out, lines)
     sidecar = _sidecar(args, model, docs, k, cost, decoder, searcher, selector, mbr)
     _with_earlier_passes(args, sidecar, searcher, first_pass_sha256, round_one)
     detok = list(hyps) if plain else [detokenize(remove_bpe(h), args.tgt_lang) if h.strip() else "" for h in hyps]
@@ -324,6 +356,8 @@ def _sidecar(args, model, docs, k: int, cost: dict, decoder, searcher, selector,
         held = searcher.cache
         sidecar["prefix_cache"] = {"limit_bytes": held.limit, "bytes_peak": searcher.cache_bytes_peak,
                                    "evicted": held.evicted}
+    if args.only_lines is not None:  # only these lines decoded (the others are context): their number
+        sidecar["only_lines"] = {"path": str(args.only_lines), "lines": sidecar["sentences"]}
     if "doc_trans_mode" in info.sidecar:
         sidecar["doc_trans_mode"] = args.doc_trans_mode
     if selector is not None:

@@ -41,6 +41,9 @@ class StrategyInfo:
     #: it uses the sentence-level hypotheses where it is given them, without needing them (full-segment: the guide
     #: of :mod:`docnmt.decode.realign`); the workflow gives them where the task decodes sentence-level
     guided: bool = False
+    #: each sentence's hypothesis depends on that sentence alone (sentence-level, no-context): a decode of only some
+    #: lines (``--only-lines``, a ctxpro set's example sentences) gives them the hypotheses a whole decode would
+    sentence_alone: bool = False
     #: the capabilities it needs of a backend (:data:`docnmt.interface.CAPABILITIES`): ``conversation`` for a
     #: strategy that exists only where the prompt is a conversation (source-primed), ``beam_search`` for one that
     #: keeps an n-best list (doc-trans-beam)

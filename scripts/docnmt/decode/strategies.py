@@ -306,7 +306,7 @@ def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> lis
     return out
 
 
-@strategy("sentence-level", "O(NL)", models=("sentence",))
+@strategy("sentence-level", "O(NL)", models=("sentence",), sentence_alone=True)
 def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """The baseline: the sentence-level model, each sentence alone.
 
@@ -326,7 +326,7 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return out
 
 
-@strategy("no-context", "O(NL)")
+@strategy("no-context", "O(NL)", sentence_alone=True)
 def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """The document-level model without any context (analysis only).
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..corpora.corpus import read_docids
-from ..textio import InputError, read_lines
+from ..textio import InputError, read_lines, selected_lines  # noqa: F401 - selected_lines: the scorers' too
 
 
 @dataclass
@@ -75,26 +75,6 @@ def parse_systems(items: list[str], what: str = "system") -> dict[str, Path]:
             raise InputError(path, f"{what} {name!r} is given twice")
         systems[name] = Path(path)
     return systems
-
-
-def selected_lines(select: os.PathLike | str | None, n_lines: int) -> list[int]:
-    """All lines, or the ``line`` of every JSON object of ``select`` (one per line)."""
-    if select is None:
-        return list(range(n_lines))
-    lines = []
-    for number, text in enumerate(read_lines(select), start=1):
-        if not text.strip():
-            continue
-        try:
-            line = json.loads(text)["line"]
-        except (ValueError, KeyError, TypeError):
-            raise InputError(select, "expected a JSON object with a 'line' field", number) from None
-        if not isinstance(line, int) or not 0 <= line < n_lines:
-            raise InputError(select, f"expected a line number in 0..{n_lines - 1}, found {line!r}", number)
-        lines.append(line)
-    if not lines:
-        raise InputError(select, "expected at least one selected line, found none")
-    return lines
 
 
 SUBSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

@@ -7,12 +7,14 @@
   positions relative to sentence-level, one point per strategy and task;
 - ``cxmi``: a histogram of the reference's P-CXMI, one per task and
   evaluation set (:mod:`docnmt.score.cxmi`);
+- ``ctxpro``: ctxpro accuracy per strategy, one group of bars per task and set (sentence-level against the
+  strategies that see context; :mod:`docnmt.score.ctxpro`);
 - ``mbr``: each test-set metric (BLEU, chrF++, d-BLEU, TER) of one strategy with MBR selection against the
   candidate count, beside the strategy's beam-best (config ``mbr.curve``; :mod:`docnmt.decode.mbr`).
 
 CLI::
 
-    python -m docnmt.score.plots {bleu,pronouns,cost,cxmi,mbr} --manifest manifest.json --output plot.png
+    python -m docnmt.score.plots {bleu,pronouns,cost,cxmi,mbr,ctxpro} --manifest manifest.json --output plot.png
 """
 
 from __future__ import annotations
@@ -158,7 +160,28 @@ def plot_mbr(manifest: dict, output: Path) -> None:
     save_figure(plt, fig, output)
 
 
-PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost, "cxmi": plot_cxmi, "mbr": plot_mbr}
+def plot_ctxpro(manifest: dict, output: Path) -> None:
+    """ctxpro accuracy per phenomenon: sentence-level against the strategies that see context, one group of bars
+    per task and set."""
+    strategies = manifest["strategies"]
+    groups = []
+    for task, spec in manifest["tasks"].items():
+        for path in spec.get("ctxpro", {}).values():
+            data = load_json(path, "ctxpro score file")
+            groups.append((f"{task} {data['set']}", {s: e["accuracy"] for s, e in data["systems"].items()}))
+    plt, fig, ax = new_figure(9.0, 4.2)
+    _grouped_bars(ax, strategies, groups)
+    baseline = groups[0][1].get("sentence-level") if len(groups) == 1 else None
+    if baseline is not None:
+        ax.axhline(baseline, color="black", linewidth=0.8, linestyle=":")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("ctxpro: the form the context asks for, per search strategy")
+    save_figure(plt, fig, output)
+
+
+PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost, "cxmi": plot_cxmi, "mbr": plot_mbr,
+         "ctxpro": plot_ctxpro}
 
 
 @cli_errors

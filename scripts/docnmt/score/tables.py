@@ -26,7 +26,9 @@ statistics, is written by :mod:`docnmt.corpora.stats`:
   paper): CXMI of the document-level model per task and evaluation set, on
   the reference and per strategy; BLEU and pronoun F1 on the highest-P-CXMI
   tenth against the rest; the top sentences (:mod:`docnmt.score.cxmi`,
-  :mod:`docnmt.score.context_usage`).
+  :mod:`docnmt.score.context_usage`);
+- ``ctxpro_accuracy``, ``ctxpro_rules`` (not in the paper): accuracy on ctxpro's sets per phenomenon, beside BLEU of
+  the example sentences and the searches per example, and per rule (:mod:`docnmt.score.ctxpro`).
 
 Where the search or the forced scoring ran in another precision than
 float32 (config ``decode.dtype``), the notes under the tables say so.
@@ -38,7 +40,8 @@ JSON manifest that the workflow builds (``docnmt.workflow.tables.score_manifest`
     {"strategies": [...], "tasks": {TASK: {"description": ..., "tgt": "de",
       "bleu_ter": {EVALSET: PATH}, "pronouns": {EVALSET: PATH},
       "perplexity": {LEVEL: PATH}, "accuracy": {LEVEL: PATH}, "sidecars": {STRATEGY: PATH},
-      "cxmi": {EVALSET: PATH}, "cxmi_sentences": {EVALSET: PATH}, "context_usage": {EVALSET: PATH}}},
+      "cxmi": {EVALSET: PATH}, "cxmi_sentences": {EVALSET: PATH}, "context_usage": {EVALSET: PATH},
+      "ctxpro": {EVALSET: PATH}}},
      "mbr": {"candidates": ..., "count": ..., "utility": ...}, "mbr_curve": {"counts": [...], "tasks": {...}}}
 
 Rows are systems: every strategy, then every strategy with MBR selection (``doc-trans+mbr``, shown as
@@ -398,6 +401,83 @@ def context_sentences_table(manifest: dict) -> Table:
                   "sentences), the context P-CXMI was measured with; line: in the evaluation set's files."])
 
 
+# ---- ctxpro (not in the paper) ---------------------------------------------------------
+CTXPRO_NOTE = ("Not in the paper. ctxpro (Wicks and Post, WMT 2023): an example counts as correct when its expected "
+               "form occurs as a whole word in the last sentence of its sentence's translation (case and punctuation "
+               "ignored), as `ctxpro score` counts; each example is a document, its context then its sentence, and "
+               "only the sentence is scored (docs/scoring.md, 'ctxpro').")
+
+
+def _ctxpro_sets(manifest: dict) -> list[tuple[str, str, dict, dict | None]]:
+    """(task, evalset, its ctxpro scores, its BLEU/TER scores or None) of every task's ctxpro sets."""
+    out = []
+    for task, spec in manifest["tasks"].items():
+        for evalset, path in spec.get("ctxpro", {}).items():
+            bleu = spec.get("bleu_ter", {}).get(evalset)
+            out.append((task, evalset, load_json(path, "ctxpro score file"),
+                        None if bleu is None else load_json(bleu, "BLEU/TER score file")))
+    return out
+
+
+def _ctxpro_notes(sets) -> list[str]:
+    notes = [CTXPRO_NOTE]
+    for task, _, data, _ in sets:
+        notes.append(f"{task} {data['set']}: {data['examples']} examples, {data['context_sentences']} context "
+                     f"sentences kept; signature {data['signature']}")
+        if data.get("skipped"):
+            notes.append(f"{task} {data['set']}: not decoded (\"-\"): "
+                         + "; ".join(f"{s} ({why})" for s, why in data["skipped"].items()) + ".")
+    return notes
+
+
+def ctxpro_accuracy_table(manifest: dict) -> Table:
+    """Accuracy per set (phenomenon and split) and strategy, beside BLEU of the example sentences and the searches
+    each strategy made per example."""
+    sets = _ctxpro_sets(manifest)
+    header = ["strategy"]
+    for task, _, data, bleu in sets:
+        label = f"{task} {data['set']}"
+        header += [f"{label} accuracy"] + ([f"{label} BLEU"] if bleu else []) + [f"{label} searches/example"]
+    rows = []
+    for strategy in manifest["strategies"]:
+        cells = [label_of(strategy)]
+        for _, _, data, bleu in sets:
+            entry = data["systems"].get(strategy)
+            cells.append(DASH if entry is None else f"{entry['accuracy']:.1f}")
+            if bleu:
+                scored = bleu["systems"].get(strategy)
+                cells.append(DASH if scored is None else f"{scored['BLEU']['score']:.1f}")
+            per_example = None if entry is None else entry.get("searches_per_example")
+            cells.append(DASH if per_example is None else f"{per_example:.2f}")
+        rows.append(cells)
+    notes = _ctxpro_notes(sets) + [
+        "BLEU: of the example sentences against the set's 'ref segment' (sacrebleu, as Table 3). Searches/example: "
+        "the search requests a strategy made per example, its context sentences and the decodes it builds on (the "
+        "first pass, 2-pass's round 1) included; doc-trans-beam counts each of its h contexts."]
+    return Table("ctxpro_accuracy", "ctxpro accuracy (in percent) per phenomenon: the expected form in the "
+                 "translation of a sentence whose translation depends on its context", header, rows, notes)
+
+
+def ctxpro_rules_table(manifest: dict) -> Table:
+    """Accuracy per rule (ctxpro's NOM.INFORM.SING, DO.ELL, ...) and strategy, with the rule's expected form."""
+    sets = _ctxpro_sets(manifest)
+    columns, header = [], ["strategy"]
+    for task, _, data, _ in sets:
+        any_system = next(iter(data["systems"].values()), {"rules": {}})
+        for rule, entry in any_system["rules"].items():
+            columns.append((data, rule))
+            header.append(f"{task} {data['set']} {rule} ({entry['form']}, n={entry['total']})")
+    rows = []
+    for strategy in manifest["strategies"]:
+        cells = [label_of(strategy)]
+        for data, rule in columns:
+            entry = data["systems"].get(strategy, {}).get("rules", {}).get(rule)
+            cells.append(DASH if entry is None else _fmt(entry["correct"] / entry["total"], 1, 100))
+        rows.append(cells)
+    return Table("ctxpro_rules", "ctxpro accuracy (in percent) per rule, as `ctxpro score --complete` reports it",
+                 header, rows, _ctxpro_notes(sets))
+
+
 def all_tables(manifest: dict) -> list[Table]:
     """The tables in the paper's order: 1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1 (with the per-class
     table), then the ContraPro accuracy of the paper's text."""
@@ -410,6 +490,8 @@ def all_tables(manifest: dict) -> list[Table]:
         tables.append(accuracy_table(manifest))
     if any(spec.get("cxmi") for spec in manifest["tasks"].values()):
         tables += [context_usage_table(manifest), context_split_table(manifest), context_sentences_table(manifest)]
+    if any(spec.get("ctxpro") for spec in manifest["tasks"].values()):
+        tables += [ctxpro_accuracy_table(manifest), ctxpro_rules_table(manifest)]
     return tables
 
 

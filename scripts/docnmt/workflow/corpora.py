@@ -9,7 +9,8 @@ import os
 from docnmt import layout
 from docnmt.config import ConfigError
 
-from .tasks import SPLITS, corpus_setting, is_external, langs, src, tasks_of_type, tgt
+from .tasks import (SPLITS, corpus_setting, ctxpro_registry, ctxpro_set, ctxpro_sets, is_external, langs, src,
+                    tasks_of_type, tgt)
 
 
 # ---- downloads -------------------------------------------------------------------------
@@ -181,3 +182,63 @@ def statistics_inputs(config: dict) -> dict[str, str]:
         if config["task_settings"][task]["contrapro"]:
             items[f"{task}:ContraPro"] = layout.contrapro_report(task)
     return items
+
+
+# ---- ctxpro's sets ---------------------------------------------------------------------
+def ctxpro_downloaded(config: dict, spec) -> bool:
+    """Whether a set's files are downloaded (ctxpro's own sets without ctxpro.local), not read where they are."""
+    return spec.name not in config["ctxpro"]["sets"] and config["ctxpro"]["local"] is None
+
+
+def ctxpro_downloads(config: dict) -> dict[str, tuple[str, str | None]]:
+    """{file name: (URL, md5 or None)} of every downloaded file of the configured tasks' ctxpro sets: each set's
+    JSON (its md5 checked) and inputs (checked line by line against the JSON, and recorded in the download lock)."""
+    files = {}
+    for task in config["tasks"]:
+        for name in ctxpro_sets(config, task):
+            spec = ctxpro_registry(config)[name]
+            if ctxpro_downloaded(config, spec):
+                files[spec.file_name] = (spec.json, spec.md5)
+                files[spec.inputs_name] = (spec.inputs, None)
+    return files
+
+
+def ctxpro_download_args(config: dict, filename: str) -> list[str]:
+    """--url and --md5 (where the registry has one) of a downloaded ctxpro file (a list; the rule quotes each)."""
+    url, md5 = ctxpro_downloads(config)[filename]
+    return ["--url", url] + (["--md5", md5] if md5 else [])
+
+
+def ctxpro_sources(config: dict, task: str, evalset: str) -> dict[str, str]:
+    """A task's ctxpro set's JSON and inputs: downloaded (downloads/ctxpro/), or where ctxpro.local or ctxpro.sets
+    puts them."""
+    spec = ctxpro_set(config, task, evalset)
+    if ctxpro_downloaded(config, spec):
+        return {"json": layout.ctxpro_download(spec.file_name), "inputs": layout.ctxpro_download(spec.inputs_name)}
+    return {"json": spec.json, "inputs": spec.inputs}
+
+
+def ctxpro_outputs(config: dict, task: str) -> dict[str, str]:
+    """A task's ctxpro set's files, with wildcard {evalset}: its documents (the task's languages), examples and
+    report."""
+    return {
+        "src": layout.ctxpro_file(task, "{evalset}", src(config, task)),
+        "tgt": layout.ctxpro_file(task, "{evalset}", tgt(config, task)),
+        "docids": layout.ctxpro_file(task, "{evalset}", "docids"),
+        "examples": layout.ctxpro_examples(task, "{evalset}"),
+        "report": layout.ctxpro_report(task, "{evalset}"),
+    }
+
+
+def ctxpro_set_args(config: dict, task: str, evalset: str) -> list:
+    """docnmt.corpora.ctxpro's options for one of a task's sets but its files (a list; the rule quotes each)."""
+    spec = ctxpro_set(config, task, evalset)
+    bounds = config["ctxpro"]
+    return ["--name", spec.name, "--md5", spec.md5 or "none", "--src-lang", src(config, task),
+            "--tgt-lang", tgt(config, task), "--max-sentences", bounds["max_sentences"],
+            "--max-words", bounds["max_words"], "--prefix", evalset]
+
+
+def ctxpro_tasks(config: dict) -> list[str]:
+    """The tasks the config describes that name ctxpro sets (each gets its ctxpro_set rule)."""
+    return [t for t in config["task_settings"] if ctxpro_sets(config, t)]

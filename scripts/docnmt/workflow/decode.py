@@ -14,8 +14,8 @@ from docnmt.decode.strategies import STRATEGIES
 from .metrics import selection_inputs, selection_options
 from .systems import doc_trans_mode, first_pass_strategies, guided_strategies, round_one_reused, strategy_levels
 from .tasks import (
-    binarized, bpe_codes, external_codes, is_external, language_codes, model_backend, model_file, src, task_k,
-    task_separator, tgt,
+    binarized, bpe_codes, external_codes, is_ctxpro, is_external, language_codes, model_backend, model_file, src,
+    task_k, task_separator, tgt,
 )
 
 
@@ -106,6 +106,8 @@ def decode_inputs(config: dict, strategy: str, task: str, evalset: str, system: 
     }
     if STRATEGIES[strategy].reference:
         files["ref"] = layout.processed_file(task, "bpe", evalset, tgt(config, task))
+    if decodes_only_examples(config, strategy, task, evalset):
+        files["only_lines"] = layout.ctxpro_examples(task, evalset)
     files.update(model_checks(config, task, sorted(strategy_levels(config, strategy, task))))
     if strategy in first_pass_strategies(config, task):
         files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
@@ -129,6 +131,8 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
             args += ["--max-rounds", str(int(config["doc_trans"]["max_rounds"]))]
     if STRATEGIES[strategy].reference:
         args += ["--ref", input["ref"]]
+    if "only_lines" in input.keys():
+        args += ["--only-lines", input["only_lines"]]
     if strategy in first_pass_strategies(config, task):
         args += ["--first-pass", input["first_pass"], "--first-pass-sidecar", input["first_pass_sidecar"]]
         if "round_one" in input.keys():
@@ -136,6 +140,20 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
     elif strategy in guided_strategies(config, task):
         args += ["--first-pass", input["first_pass"]]
     return args
+
+
+def decodes_only_examples(config: dict, strategy: str, task: str, evalset: str) -> bool:
+    """On a ctxpro set, a strategy that translates each sentence alone decodes only the examples' sentences, not
+    their context: no-context always, sentence-level unless the set's 2-pass, parallel doc-trans or full-segment
+    start from (or align against) its hypotheses of the context."""
+    from .systems import task_strategies
+
+    if not is_ctxpro(evalset) or not STRATEGIES[strategy].sentence_alone:
+        return False
+    if strategy != "sentence-level":
+        return True
+    builders = set(first_pass_strategies(config, task)) | set(guided_strategies(config, task))
+    return not builders & set(task_strategies(config, task, evalset))
 
 
 def search_args(config: dict, task: str) -> list:

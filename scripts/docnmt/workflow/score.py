@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from docnmt import layout
 
 from .decode import model_checks, model_inputs
-from .systems import curve_systems, level_strategies, system_pairs, task_strategies, task_systems
+from .systems import (curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
+                      task_strategies, task_systems)
 from .tasks import (
-    binarized, bpe_codes, german_tasks, has_subsets, is_external, model_file, pronoun_min_examples, src, task_levels,
-    tgt,
+    binarized, bpe_codes, german_tasks, has_subsets, is_ctxpro, is_external, model_file, pronoun_min_examples, src,
+    task_levels, tgt,
 )
 
 
@@ -28,6 +29,8 @@ def scored_text_inputs(config: dict, task: str, evalset: str) -> dict:
     }
     if evalset == "contrapro":
         files["select"] = layout.contrapro_examples(task)
+    elif is_ctxpro(evalset):
+        files["select"] = layout.ctxpro_examples(task, evalset)
     if has_subsets(config, task, evalset):
         files["subsets"] = layout.corpus_file(task, evalset, "subsets")
     return files
@@ -158,3 +161,25 @@ def context_usage_args(config: dict, task: str, evalset: str, input: Mapping) ->
         args += ["--pronouns", "--tagger", scoring["tagger"], "--source-tagger", scoring["source_tagger"],
                  "--rules", scoring["pronoun_rules"], "--min-examples", str(pronoun_min_examples(config, task))]
     return args
+
+
+# ---- ctxpro ------------------------------------------------------------------------------
+def ctxpro_accuracy_inputs(config: dict, task: str, evalset: str) -> dict:
+    """A ctxpro set's examples, report and source (its line count), and every system's detokenized hypotheses."""
+    return {
+        "examples": layout.ctxpro_examples(task, evalset),
+        "report": layout.ctxpro_report(task, evalset),
+        "src": layout.corpus_file(task, evalset, src(config, task)),
+        "systems": [layout.decode_file(task, evalset, s, "txt") for s in task_systems(config, task, evalset)],
+        "sidecars": [layout.decode_file(task, evalset, s, "json") for s in task_systems(config, task, evalset)],
+    }
+
+
+def ctxpro_accuracy_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
+    """--system for every system and --skipped for every strategy not decoded on the set, with why (a list)."""
+    skipped = {**skipped_strategies(config, task), **skipped_on_evalset(config, task, evalset)}
+    systems = task_systems(config, task, evalset)
+    return (system_pairs(systems, input["systems"])
+            + [arg for name, path in zip(systems, input["sidecars"], strict=True) for arg in ("--sidecar", f"{name}={path}")]
+            + [arg for name, why in skipped.items() if name in config["strategies"]
+               for arg in ("--skipped", f"{name}={why}")])

@@ -11,7 +11,7 @@ from docnmt.decode import mbr
 from docnmt.decode.strategies import STRATEGIES, models_needed, not_for_backend
 from docnmt.interface import backend
 
-from .tasks import EVALSETS, engine_args, model_backend, task_levels
+from .tasks import all_evalsets, engine_args, is_ctxpro, model_backend, task_levels
 
 
 def strategy_rule_name(strategy: str) -> str:
@@ -19,14 +19,31 @@ def strategy_rule_name(strategy: str) -> str:
     return STRATEGIES[strategy].rule
 
 
-def strategy_evalsets(strategy: str) -> list[str]:
-    """full-segment does not apply to ContraPro: its sentences are not adjacent (the paper's '-')."""
-    return EVALSETS if STRATEGIES[strategy].contrapro else ["test"]
+def not_for_evalset(strategy: str, evalset: str) -> str | None:
+    """Why a strategy does not apply to an evaluation set, or None: full-segment not to ContraPro (its sentences
+    are not adjacent: the paper's '-'), a strategy whose context is the reference (cheating) not to a ctxpro set
+    (its context sentences have no reference)."""
+    info = STRATEGIES[strategy]
+    if evalset == "contrapro" and not info.contrapro:
+        return "ContraPro's sentences are not adjacent"
+    if is_ctxpro(evalset) and info.reference:
+        return "a ctxpro set has no reference for its context sentences"
+    return None
+
+
+def strategy_evalsets(config: dict, strategy: str) -> list[str]:
+    """The evaluation sets (of every task the config describes) that a strategy applies to (not_for_evalset)."""
+    return [e for e in all_evalsets(config) if not_for_evalset(strategy, e) is None]
 
 
 def evalset_strategies(config: dict, evalset: str) -> list[str]:
     """The configured strategies that apply to an evaluation set."""
-    return [s for s in config["strategies"] if evalset in strategy_evalsets(s)]
+    return [s for s in config["strategies"] if not_for_evalset(s, evalset) is None]
+
+
+def skipped_on_evalset(config: dict, task: str, evalset: str) -> dict[str, str]:
+    """{strategy: why} for the configured strategies the task decodes on its test set but not on this set."""
+    return {s: why for s in task_strategies(config, task, "test") if (why := not_for_evalset(s, evalset))}
 
 
 def system_pairs(names, paths) -> list[str]:

@@ -14,10 +14,12 @@ from docnmt.interface import backend
 
 from .systems import (curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_selections,
                       skipped_strategies, task_systems)
-from .tasks import LEVELS, cxmi_tasks, engine_args, evalsets, german_tasks, model_backend, prices, task_levels, tgt
+from .tasks import (LEVELS, ctxpro_evalsets, cxmi_tasks, engine_args, evalsets, german_tasks, model_backend, prices,
+                    task_levels, tgt)
 
 #: Plots of the report, each with its caption in report/{name}.rst, and its category.
-PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage", "mbr": "MBR selection"}
+PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage", "mbr": "MBR selection",
+         "ctxpro": "Context phenomena"}
 
 
 def task_scores(config: dict, task: str) -> dict:
@@ -41,14 +43,18 @@ def task_scores(config: dict, task: str) -> dict:
         entry["unscored"] = {"perplexity": lacking, "cxmi": lacking}
     if prices(config, task):
         entry["prices"] = prices(config, task)
+    # pronoun F1 and CXMI on the test set and ContraPro; a ctxpro set has its own accuracy
+    paper_sets = evalsets(config, task, ctxpro_sets_too=False)
     if task in german_tasks(config):
-        entry["pronouns"] = {e: layout.score_file(task, e, "pronouns") for e in evalsets(config, task)}
+        entry["pronouns"] = {e: layout.score_file(task, e, "pronouns") for e in paper_sets}
     if settings["contrapro"]:
         entry["accuracy"] = {lvl: layout.score_file(task, "contrapro", f"accuracy.{lvl}") for lvl in LEVELS}
     if task in cxmi_tasks(config):
-        entry["cxmi"] = {e: layout.score_file(task, e, "cxmi") for e in evalsets(config, task)}
-        entry["cxmi_sentences"] = {e: layout.cxmi_sentences(task, e) for e in evalsets(config, task)}
-        entry["context_usage"] = {e: layout.score_file(task, e, "context_usage") for e in evalsets(config, task)}
+        entry["cxmi"] = {e: layout.score_file(task, e, "cxmi") for e in paper_sets}
+        entry["cxmi_sentences"] = {e: layout.cxmi_sentences(task, e) for e in paper_sets}
+        entry["context_usage"] = {e: layout.score_file(task, e, "context_usage") for e in paper_sets}
+    if ctxpro_evalsets(config, task):
+        entry["ctxpro"] = {e: layout.score_file(task, e, "ctxpro") for e in ctxpro_evalsets(config, task)}
     return entry
 
 
@@ -102,6 +108,8 @@ def table_names(config: dict, tasks=None) -> list[str]:
         names.append("contrapro_accuracy")
     if any(t in cxmi_tasks(config) for t in tasks):
         names += ["context_usage", "context_split", "context_sentences"]
+    if any(ctxpro_evalsets(config, t) for t in tasks):
+        names += ["ctxpro_accuracy", "ctxpro_rules"]
     return names + ["decoding_cost"]
 
 
@@ -122,6 +130,7 @@ def plot_names(config: dict, tasks=None) -> list[str]:
     tasks = _tasks(config, tasks)
     return [p for p in PLOTS if (p != "pronouns" or any(t in german_tasks(config) for t in tasks))
             and (p != "cxmi" or any(t in cxmi_tasks(config) for t in tasks))
+            and (p != "ctxpro" or any(ctxpro_evalsets(config, t) for t in tasks))
             and (p != "mbr" or any(curve_systems(config, t) for t in tasks))]
 
 

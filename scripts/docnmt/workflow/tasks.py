@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 
 from docnmt import SEP, layout
+from docnmt.corpora import ctxpro
+from docnmt.textio import InputError
 from docnmt.interface import DEFAULT as DEFAULT_BACKEND, backend
 from docnmt.load_options import models_load_options
 
@@ -37,13 +39,28 @@ def alternatives(names) -> str:
 
 
 def check(config: dict) -> None:
-    """What the schema cannot say: the demo corpus and ContraPro are en->de. ValueError naming the config key."""
+    """What the schema cannot say: the demo corpus and ContraPro are en->de; a task's ctxpro sets exist (the
+    package's or ctxpro.sets) and translate its pair. ValueError naming the config key."""
     for task in tasks_of_type(config, "demo"):
         if langs(config, task) != ["en", "de"]:
             raise ValueError(f"config key 'task_settings.{task}': the demo corpus is en->de")
     for task in contrapro_tasks(config):
         if langs(config, task) != ["en", "de"]:
             raise ValueError(f"config key 'task_settings.{task}.contrapro': ContraPro is en->de only")
+    for task in config["tasks"]:
+        for number, name in enumerate(ctxpro_sets(config, task)):
+            key = f"config key 'task_settings.{task}.ctxpro[{number}]'"
+            try:
+                ctxpro.lookup(name, ctxpro_registry(config))
+            except InputError as err:
+                raise ValueError(f"{key}: {err}") from None
+            parts = ctxpro.parse_name(name)
+            if [parts["src"], parts["tgt"]] != langs(config, task):
+                raise ValueError(f"{key}: {name} translates {parts['src']}->{parts['tgt']}, the task "
+                                 f"{src(config, task)}->{tgt(config, task)}")
+        names = [ctxpro.evalset_name(n) for n in ctxpro_sets(config, task)]
+        if len(set(names)) != len(names):
+            raise ValueError(f"config key 'task_settings.{task}.ctxpro': two sets of one phenomenon and split")
 
 
 # ---- which tasks ---------------------------------------------------------------------
@@ -155,8 +172,52 @@ def corpus_setting(config: dict, task: str, key: str):
     return corpus.get(key, CORPUS_DEFAULTS.get(corpus["type"], {}).get(key))
 
 
-def evalsets(config: dict, task: str) -> list[str]:
-    return ["test"] + (["contrapro"] if config["task_settings"][task]["contrapro"] else [])
+def evalsets(config: dict, task: str, ctxpro_sets_too: bool = True) -> list[str]:
+    """The task's evaluation sets: test, ContraPro where configured, and (unless ``ctxpro_sets_too`` is false) its
+    ctxpro sets by their evaluation-set names (``ctxpro-formality-test``)."""
+    names = ["test"] + (["contrapro"] if config["task_settings"][task]["contrapro"] else [])
+    return names + (ctxpro_evalsets(config, task) if ctxpro_sets_too else [])
+
+
+# ---- ctxpro's sets -----------------------------------------------------------------------
+def ctxpro_sets(config: dict, task: str) -> list[str]:
+    """The ctxpro sets a task is evaluated on, by name (task_settings.TASK.ctxpro)."""
+    return list(config["task_settings"][task].get("ctxpro", []))
+
+
+def ctxpro_evalsets(config: dict, task: str) -> list[str]:
+    """The evaluation-set names of a task's ctxpro sets (``ctxpro-formality-test``)."""
+    return [ctxpro.evalset_name(n) for n in ctxpro_sets(config, task)]
+
+
+def ctxpro_registry(config: dict) -> dict:
+    """Every ctxpro set the config can name (docnmt.corpora.ctxpro.registry): the package's, read from
+    ctxpro.local where set, and ctxpro.sets."""
+    settings = config["ctxpro"]
+    return ctxpro.registry(settings["sets"], settings["local"])
+
+
+def ctxpro_set(config: dict, task: str, evalset: str) -> "ctxpro.SetSpec":
+    """The ctxpro set behind one of the task's evaluation-set names."""
+    for name in ctxpro_sets(config, task):
+        if ctxpro.evalset_name(name) == evalset:
+            return ctxpro.lookup(name, ctxpro_registry(config))
+    raise ValueError(f"task {task} has no ctxpro set {evalset}")
+
+
+def is_ctxpro(evalset: str) -> bool:
+    return evalset.startswith(layout.CTXPRO_PREFIX)
+
+
+def all_evalsets(config: dict) -> list[str]:
+    """Every evaluation-set name of every task the config describes (the evalset wildcard)."""
+    return sorted({e for task in config["task_settings"] for e in evalsets(config, task)} | set(EVALSETS))
+
+
+def all_splits(config: dict) -> list[str]:
+    """Every split a task's files are named by (the split wildcard): the corpus splits, ContraPro and the ctxpro
+    sets."""
+    return SPLITS + EXTRA_SPLITS + sorted({e for e in all_evalsets(config) if is_ctxpro(e)})
 
 
 def has_subsets(config: dict, task: str, evalset: str) -> bool:
