@@ -31,7 +31,8 @@ DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--
 #: (the Makefile's LLM_TRAIN and TEST_LLM_CONFIG; tests/test_demo_llm.py keeps them equal).
 DEMO_LLM_TRAIN = ("-m", "docnmt.decode.backends.causal_lm.tiny", "--src", "en", "--tgt", "de", "--steps", "1600",
                   "--threads", "2")
-DEMO_LLM_CONFIG = ("tasks=[demo-llm]", "strategies=[sentence-level,doc-trans,cheating]", "mbr={strategies: []}")
+DEMO_LLM_CONFIG = ("tasks=[demo-llm]", "strategies=[sentence-level,doc-trans,cheating]", "mbr={strategies: []}",
+                   "task_settings={demo-llm: {ctxpro: []}}")
 
 
 def tool_env() -> dict:

@@ -264,9 +264,9 @@ def test_every_key_of_config_yaml_is_on_the_configuration_page():
             return
         for key, value in node.items():
             full = f"{path}.{key}" if path else key
-            generic = re.sub(r"^(task_settings|sources|training\.presets|training\.runtime_minutes)\.[^.]+",
-                             lambda m: m.group(1) + {"task_settings": ".<task>", "sources": ".<source>"}.get(
-                                 m.group(1), ".<preset>"), full)
+            generic = re.sub(r"^(task_settings|sources|training\.presets|training\.runtime_minutes|ctxpro\.sets)\.[^.]+",
+                             lambda m: m.group(1) + {"task_settings": ".<task>", "sources": ".<source>",
+                                                     "ctxpro.sets": ".<name>"}.get(m.group(1), ".<preset>"), full)
             if full.startswith(("training.presets.", "training.runtime_minutes.")) or ".members." in full:
                 continue  # fairseq options, per-preset limits, archive members by role: free-form by design
             assert generic in keys or full in keys, f"config.yaml key {full} is not on the configuration page"

@@ -48,6 +48,16 @@ def demo_contrapro(task: str) -> str:
     return f"{corpus_dir(task)}/contrapro.json"
 
 
+def demo_ctxpro_json(task: str) -> str:
+    """The demo's ctxpro set (docnmt.corpora.demo_ctxpro), made with its corpus: its JSON list of examples."""
+    return f"{corpus_dir(task)}/ctxpro.demo.test.json"
+
+
+def demo_ctxpro_inputs(task: str) -> str:
+    """The demo's ctxpro set's inputs: a line per example, its document up to its sentence."""
+    return f"{corpus_dir(task)}/ctxpro.demo.test"
+
+
 def contrapro_dir(task: str) -> str:
     """``data/{task}/contrapro``: the ContraPro evaluation set (docnmt.corpora.contrapro --out)."""
     return f"data/{task}/contrapro"

@@ -40,7 +40,7 @@ CLIS = {
     "docnmt.corpora.download": ("data", ["download", "extract", "ctxpro_download"]),
     "docnmt.corpora.parsers": ("data", ["corpus_news", "corpus_ted", "corpus_os"]),
     "docnmt.corpora.contrapro": ("data", ["contrapro_set"]),
-    "docnmt.corpora.ctxpro": ("data", ["ctxpro_set_news", "ctxpro_set_ted", "ctxpro_set_os"]),
+    "docnmt.corpora.ctxpro": ("data", ["ctxpro_set_news", "ctxpro_set_ted", "ctxpro_set_os", "ctxpro_set_demo"]),
     "docnmt.corpora.stats": ("data", ["data_statistics"]),
     "docnmt.preprocess.shards": ("preprocessing", ["shard", "gather_shards"]),
     "docnmt.preprocess.tokenize": ("preprocessing", ["tokenize"]),

@@ -72,6 +72,7 @@ def test_the_context_bounds_count_sentences_then_words_as_ctxpro_extract():
     context = ["a b c", "d e", "f g h i", "j"]
     assert ctxpro.bound(context, 10, 10000) == context
     assert ctxpro.bound(context, 2, 10000) == ["f g h i", "j"]
+    assert ctxpro.bound(context, 6, 10000) == context, "fewer sentences than the bound: all of them"
     assert ctxpro.bound(context, 0, 10000) == []
     # each sentence counts its words plus one: 3+4+5+2 = 14 > 10, drop "a b c" (4) -> 10
     assert ctxpro.bound(context, 10, 10) == ["d e", "f g h i", "j"]
@@ -114,26 +115,33 @@ def test_bad_files_are_one_line_naming_the_file_and_nothing_is_written(dev, tmp_
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("source", ["mirror", "local"])
+@pytest.mark.parametrize("source", ["mirror", "local", "own"])
 def test_the_workflow_fetches_checks_and_builds_a_named_set(release, tmp_path, source):
-    """ctxpro_download through a mirror (the registry's md5, the inputs in the download lock), or ctxpro.local's
-    copy read where it is; then ctxpro_set_<task> builds the documents, the context bounded by the config."""
+    """ctxpro_download through a mirror (the registry's md5, the inputs in the download lock), ctxpro.local's copy
+    read where it is, or a set of one's own (ctxpro.sets: its files and md5); then ctxpro_set_<task> builds the
+    documents, the context bounded by the config."""
     import yaml
 
     from helpers import REPO, run_snakemake
 
     config = tmp_path / "ctxpro.yaml"
-    settings = {"ctxpro": {"max_sentences": 3, "max_words": 40}, "task_settings": {"demo": {"ctxpro": [CTXPRO_DEV]}}}
+    name = CTXPRO_DEV if source != "own" else "en-de/auxiliary/mine"
+    settings = {"ctxpro": {"max_sentences": 3, "max_words": 40}, "task_settings": {"demo": {"ctxpro": [name]}}}
     if source == "mirror":
         settings["mirror"] = str(release.parents[5])
-    else:
+    elif source == "local":
         settings["ctxpro"]["local"] = str(release)
+    else:
+        settings["ctxpro"]["sets"] = {name: {
+            "json": str(release / "evalsets" / f"{CTXPRO_DEV_FILE}.json"), "inputs": str(release / "inputs" / CTXPRO_DEV_FILE),
+            "md5": "2c27b954eff6151f476aedc2ac6b0c82", "info": "ctxpro's en-de auxiliary dev set, as one's own"}}
     config.write_text(yaml.safe_dump(settings))
-    target = "data/demo/ctxpro/ctxpro-auxiliary-dev.examples.jsonl"
+    evalset = ctxpro.evalset_name(name)
+    target = f"data/demo/ctxpro/{evalset}.examples.jsonl"
     run_snakemake(tmp_path / "work", target, "--cores", "1", "--configfile", str(REPO / "config.yaml"), str(config))
     work = tmp_path / "work"
-    report = json.loads((work / "data/demo/ctxpro/ctxpro-auxiliary-dev.report.json").read_text())
-    assert report["name"] == CTXPRO_DEV and report["md5"] == "2c27b954eff6151f476aedc2ac6b0c82" and report["md5_checked"]
+    report = json.loads((work / f"data/demo/ctxpro/{evalset}.report.json").read_text())
+    assert report["name"] == name and report["md5"] == "2c27b954eff6151f476aedc2ac6b0c82" and report["md5_checked"]
     assert report["max_sentences"] == 3 and report["max_words"] == 40 and report["examples"] == 615
     assert 0 < report["context_sentences"] < 3 * 615
     downloaded = (work / "downloads/ctxpro").exists()
@@ -141,3 +149,23 @@ def test_the_workflow_fetches_checks_and_builds_a_named_set(release, tmp_path, s
     if downloaded:
         lock = json.loads((work / "results/download-checksums.lock.json").read_text())
         assert "https://github.com/rewicks/ctxpro/raw/main/release/inputs/" + CTXPRO_DEV_FILE in lock
+
+
+@pytest.mark.workflow
+def test_the_data_pages_task_block_plans_the_sets_downloads_decodes_and_scores(tmp_path):
+    """docs/data.md's block, merged over config.yaml as written: TED's three en-it sets, each downloaded (JSON and
+    inputs), built, decoded by every strategy but cheating and scored."""
+    import re
+
+    from helpers import REPO, doc_blocks, run_snakemake
+
+    (block,) = doc_blocks(REPO / "docs/data.md", "yaml", "## ctxpro", "**A task names its sets**")
+    (tmp_path / "block.yaml").write_text(block)
+    out = run_snakemake(tmp_path, "-n", "--configfile", str(REPO / "config.yaml"), str(tmp_path / "block.yaml"),
+                        "--config", "tasks=[ted]").stdout
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out, re.M))
+    assert counts["ctxpro_download"] == "6" and counts["ctxpro_set_ted"] == "3" and counts["ctxpro_accuracy"] == "3"
+    assert "decode_cheating" in counts and "results/ted/decode/ctxpro-gender-test/cheating" not in out
+    for name in ("gender", "formality", "auxiliary"):
+        assert f"https://github.com/rewicks/ctxpro/raw/main/release/inputs/{name}.opensubtitles.en-it.test" not in out
+        assert f"results/ted/scores/ctxpro-{name}-test/ctxpro.json" in out

@@ -16,7 +16,7 @@ from docnmt.corpora import demo, demo_templates, demo_vocabulary
 
 SPLITS = ("train", "valid", "test")
 SPLIT_FILES = [f"{split}.{ext}" for split in SPLITS for ext in ("en", "de", "docids")]
-ALL_FILES = SPLIT_FILES + ["test.subsets", "contrapro.json"]
+ALL_FILES = SPLIT_FILES + ["test.subsets", "contrapro.json", "ctxpro.demo.test.json", "ctxpro.demo.test"]
 
 IT_RE = re.compile(r"\b(it|its|itself)\b", re.IGNORECASE)
 YOU_RE = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
@@ -504,3 +504,41 @@ def test_generate_rejects_bad_sizes():
         demo.generate(1, {"test": 1}, 0, 3)
     with pytest.raises(ValueError, match="max_sents"):
         demo.generate(1, {"test": 1}, 4, 3)
+
+
+def test_the_demos_ctxpro_set_has_ctxpros_german_rules_and_forms_that_the_context_decides(tmp_path):
+    """The demo's test documents as a ctxpro set: every example's reference passes ctxpro's check and the sentence
+    with the other gender's pronoun or the other register fails it; each inputs line is the example's document up
+    to its sentence; docnmt.corpora.ctxpro reads the pair as the workflow does, with the md5 config.yaml gives it."""
+    import yaml
+
+    from helpers import REPO
+    from docnmt.corpora import ctxpro
+    from docnmt.corpora.demo_ctxpro import CTXPRO_NAME, build_ctxpro
+    from docnmt.score.ctxpro import passes
+
+    docs = demo.generate()["test"]
+    examples, inputs = build_ctxpro(docs)
+    rules = {e["rule"] for e in examples}
+    gender = {f"{case}.{g}.SING" for case in ("NOM", "ACC", "DAT") for g in ("MASC", "FEM", "NEUT")}
+    formality = {f"{case}.{r}" for case in ("NOM", "ACC", "DAT", "POSS") for r in ("INFORM.SING", "FORM+PLUR")}
+    assert rules <= gender | formality and rules & gender and rules & formality
+    by_doc = {doc.docid: doc for doc in docs}
+    for example, line in zip(examples, inputs, strict=True):
+        doc = by_doc[example["document id"]]
+        sentence = doc.sentences[example["segment id"]]
+        assert line.split("<eos> ") == doc.src[:example["segment id"] + 1]
+        assert passes(example["ref segment"], example["expected"]), example
+        if example["phenomenon"] == "gender":
+            others = [sentence.pronoun.variant(g) for g in ("m", "f", "n")
+                      if sentence.pronoun.variant(g).lower() != example["ref segment"].lower()]
+        else:
+            template = sentence.you
+            others = [template.formal if doc.register == "informal" else template.informal]
+        for other in others:  # (masculine and neuter share the dative ihm: that variant is the reference itself)
+            assert not passes(other, example["expected"]), (example, other)
+    demo.main(["--outdir", str(tmp_path)])
+    configured = yaml.safe_load((REPO / "config.yaml").read_text())["ctxpro"]["sets"][CTXPRO_NAME]
+    report = ctxpro.prepare(CTXPRO_NAME, tmp_path / "ctxpro.demo.test.json", tmp_path / "ctxpro.demo.test",
+                            configured["md5"], "en", "de", tmp_path / "out", "ctxpro-demo-test")
+    assert report["examples"] == len(examples) and report["context_sentences"] == sum(l.count("<eos> ") for l in inputs)

@@ -659,6 +659,19 @@ def test_an_answer_stopped_by_a_stop_string_has_the_log_prob_of_its_own_tokens(t
 
 
 # ---- a batch that runs out of memory --------------------------------------------------------------------------------
+def sentence_level_decode(model, folder, name, *extra):
+    """docnmt.decode.cli's sentence-level decode of ``folder``'s src and ids with a causal LM (beam 2, no journal):
+    the text of its output and its sidecar."""
+    from docnmt.decode import cli as decode_cli
+
+    assert decode_cli.main(["--strategy", "sentence-level", "--backend", "causal-lm", "--model", str(model),
+                            "--src", str(folder / "src"), "--docids", str(folder / "ids"), "--beam", "2",
+                            "--max-len-b", "20", "--src-lang", "en", "--tgt-lang", "de", "--no-journal", *extra,
+                            "--output-bpe", str(folder / f"{name}.bpe"), "--output", str(folder / f"{name}.txt"),
+                            "--sidecar", str(folder / f"{name}.json")]) == 0
+    return (folder / f"{name}.txt").read_text(), json.loads((folder / f"{name}.json").read_text())
+
+
 def test_a_batch_that_runs_out_of_memory_is_split_and_the_output_is_the_same(tiny_llama, tmp_path, monkeypatch):
     """torch.OutOfMemoryError injected into every batch of more than two requests (as a GPU raises it): each is split
     in two until it fits; the decode's output equals the run without the error, and its sidecar counts the splits.
@@ -673,12 +686,7 @@ def test_a_batch_that_runs_out_of_memory_is_split_and_the_output_is_the_same(tin
     (tmp_path / "ids").write_text("a\na\na\nb\nb\nb\nb\n", encoding="utf-8")
 
     def decode(name, *extra):
-        assert decode_cli.main(["--strategy", "sentence-level", "--backend", "causal-lm", "--model", str(tiny_llama),
-                                "--src", str(tmp_path / "src"), "--docids", str(tmp_path / "ids"), "--beam", "2",
-                                "--max-len-b", "20", "--src-lang", "en", "--tgt-lang", "de", "--no-journal", *extra,
-                                "--output-bpe", str(tmp_path / f"{name}.bpe"), "--output", str(tmp_path / f"{name}.txt"),
-                                "--sidecar", str(tmp_path / f"{name}.json")]) == 0
-        return (tmp_path / f"{name}.txt").read_text(), json.loads((tmp_path / f"{name}.json").read_text())
+        return sentence_level_decode(tiny_llama, tmp_path, name, *extra)
 
     whole, whole_car = decode("whole")
     generate = CausalLMSearcher.generate
@@ -708,3 +716,19 @@ def test_a_batch_that_runs_out_of_memory_is_split_and_the_output_is_the_same(tin
                                      str(tmp_path / "x.bpe"), "--output", str(tmp_path / "x.txt"), "--sidecar",
                                      str(tmp_path / "x.json")])
     assert not (tmp_path / "x.txt").exists()
+
+
+def test_only_lines_translates_a_ctxpro_sets_sentences_alone_as_a_whole_decode_does(tiny_llama, tmp_path):
+    """A ctxpro set's documents (context, then the example's sentence) on a causal LM: with --only-lines,
+    sentence-level prompts only the examples' sentences, each answered as in a decode of every line, and leaves the
+    context lines empty."""
+    (tmp_path / "src").write_text("The lamp is old.\nIt is bright.\nHi Tom!\nAre you coming?\nSee you tomorrow.\n",
+                                  encoding="utf-8")
+    (tmp_path / "ids").write_text("ctxpro-1\nctxpro-1\nctxpro-2\nctxpro-2\nctxpro-2\n", encoding="utf-8")
+    (tmp_path / "examples.jsonl").write_text('{"line": 1}\n{"line": 4}\n', encoding="utf-8")
+
+    whole, _ = sentence_level_decode(tiny_llama, tmp_path, "whole")
+    only, sidecar = sentence_level_decode(tiny_llama, tmp_path, "only", "--only-lines", str(tmp_path / "examples.jsonl"))
+    whole, only = whole.splitlines(), only.splitlines()
+    assert [only[1], only[4]] == [whole[1], whole[4]] and all(whole)
+    assert only[0] == only[2] == only[3] == "" and sidecar["requests"] == 2 and sidecar["only_lines"]["lines"] == 2

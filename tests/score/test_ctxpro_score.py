@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from helpers import CTXPRO_DEV, CTXPRO_DEV_FILE, ctxpro_mirror, tool_env
+from helpers import REPO, CTXPRO_DEV, CTXPRO_DEV_FILE, ctxpro_mirror, shell_commands, tool_env
 from docnmt.corpora import ctxpro as sets
 from docnmt.score import ctxpro
 
@@ -121,3 +121,20 @@ def test_the_workflows_scorer_scores_only_the_examples_lines_as_ctxpro_score(rel
     assert scores["systems"]["doc-trans"]["searches_per_example"] == pytest.approx(700 / 615 + 2 * lines_per_example)
     assert scores["set"] == CTXPRO_DEV and scores["phenomenon"] == "auxiliary" and scores["md5"] == spec.md5
     assert scores["skipped"] == {"cheating": "a ctxpro set has no reference for its context sentences"}
+
+
+def test_the_scoring_pages_command_runs_as_written(release, translations, tmp_path):
+    """docs/scoring.md's docnmt-ctxpro command, in a folder with its hyps.txt, the named set in $CTXPRO as a first
+    run downloads it there (its md5 checked again): it prints what `ctxpro score --complete` prints."""
+    import shlex
+    import shutil
+
+    (command,) = shell_commands(REPO / "docs/scoring.md", "## ctxpro", "**By hand.**")
+    shutil.copy(translations, tmp_path / "hyps.txt")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    shutil.copy(release / "evalsets" / f"{CTXPRO_DEV_FILE}.json", cache)
+    result = subprocess.run(shlex.split(command), cwd=tmp_path, capture_output=True, text=True,
+                            env=dict(tool_env(), CTXPRO=str(cache)))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == package_score(translations, release / "evalsets" / f"{CTXPRO_DEV_FILE}.json", "--complete")

@@ -17,6 +17,7 @@ Modules:
   ctxpro      -- ctxpro's evaluation sets (its registry, their files checked) as documents: context, then sentence
   demo        -- the synthetic, context-dependent En->De demo task (generator, ContraPro, CLI)
   demo_vocabulary, demo_templates -- the demo's words and sentence templates
+  demo_ctxpro -- the demo's test documents as a ctxpro set (its gender and formality, ctxpro's German rules)
   stats       -- the data-statistics table (the paper's Table 5)
 
 CLIs (``python -m docnmt.corpora.X``): ``demo``, ``download fetch|extract``,

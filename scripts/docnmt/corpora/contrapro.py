@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import SEP
-from .corpus import Document, read_split
+from .corpus import Document, read_split, write_example_corpus
 from .opus import NOT_FOUND_REASONS, _no_ws, normalize_os_docid
-from ..textio import InputError, atomic_outputs, cli_errors
+from ..textio import InputError, cli_errors
 from ..manual import argument_parser
 
 #: Fields an example of contrapro.json must have (ContraPro's schema).
@@ -444,16 +444,7 @@ def write_outputs(example_set: ExampleSet, report: dict, outdir: os.PathLike | s
                   src_lang: str, tgt_lang: str) -> dict[str, Path]:
     """Write the mini-corpus, the examples and the report, atomically together."""
     paths = output_paths(outdir, src_lang, tgt_lang)
-    with atomic_outputs(list(paths.values())) as (fs, ft, fd, fe, fr):
-        for doc in example_set.documents:
-            for s, t in zip(doc.src, doc.tgt, strict=True):
-                fs.write(s + "\n")
-                ft.write(t + "\n")
-                fd.write(doc.docid + "\n")
-        for example in example_set.examples:
-            fe.write(json.dumps(example.to_json(), ensure_ascii=False) + "\n")
-        json.dump(report, fr, ensure_ascii=False, indent=1)
-        fr.write("\n")
+    write_example_corpus(example_set.documents, [e.to_json() for e in example_set.examples], report, paths)
     return paths
 
 

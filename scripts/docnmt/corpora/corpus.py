@@ -126,6 +126,25 @@ def write_split(documents: list[Document], src_path, tgt_path, docids_path) -> N
     write_files(documents, {"src": src_path, "tgt": tgt_path, "docids": docids_path})
 
 
+def write_example_corpus(documents, records, report: dict, paths: dict) -> None:
+    """An evaluation set of small documents (ContraPro's, ctxpro's): ``paths`` by role src, tgt, docids (the
+    documents), examples (``records``, JSON objects, a line each) and report (JSON), written atomically together."""
+    import json
+
+    from ..textio import atomic_outputs
+
+    with atomic_outputs([paths[r] for r in ("src", "tgt", "docids", "examples", "report")]) as (fs, ft, fd, fe, fr):
+        for doc in documents:
+            for s, t in zip(doc.src, doc.tgt, strict=True):
+                fs.write(s + "\n")
+                ft.write(t + "\n")
+                fd.write(doc.docid + "\n")
+        for record in records:
+            fe.write(json.dumps(record, ensure_ascii=False) + "\n")
+        json.dump(report, fr, ensure_ascii=False, indent=1)
+        fr.write("\n")
+
+
 def write_files(documents: list[Document], outputs: dict) -> None:
     """Some or all of a split's common-format files (``outputs``: role src, tgt or docids -> path), atomically."""
     from ..textio import atomic_outputs

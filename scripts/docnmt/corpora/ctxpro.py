@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..manual import argument_parser
-from ..textio import InputError, atomic_outputs, cli_errors
-from .corpus import Document
+from ..textio import InputError, cli_errors
+from .corpus import Document, write_example_corpus
 
 #: The package whose sets and scorer this follows, and the version the scorer equals (tests run it).
 PACKAGE = "ctxpro"
@@ -173,11 +173,14 @@ def md5_of(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def check_md5(path: str | os.PathLike, expected: str | None) -> str:
-    """The file's md5; InputError where it differs from ``expected`` (None: not checked)."""
+def check_md5(path: str | os.PathLike, expected: str | None, name: str | None = None) -> str:
+    """The file's md5; InputError where it differs from ``expected`` (None: not checked), the md5 registered for
+    the set ``name``."""
     found = md5_of(path)
     if expected is not None and found != expected.lower():
-        raise InputError(path, f"md5 {found} differs from the registry's {expected}: not the set's published file")
+        registered = f"registered for {name}" if name else "registered"
+        raise InputError(path, f"md5 {found} differs from the registry's {expected}: not the file {registered} "
+                               "(ctxpro's registry, or ctxpro.sets in the config)")
     return found
 
 
@@ -233,7 +236,7 @@ def load_contexts(path: str | os.PathLike, examples: list[dict]) -> list[list[st
 def bound(context: list[str], max_sentences: int, max_words: int) -> list[str]:
     """The last ``max_sentences`` sentences of ``context``, the earliest dropped while they count more than
     ``max_words`` words (each sentence its words plus one, as ``ctxpro extract`` counts)."""
-    kept = context[len(context) - max_sentences:] if max_sentences > 0 else []
+    kept = context[max(0, len(context) - max_sentences):] if max_sentences > 0 else []
     words = sum(len(s.split()) + 1 for s in kept)
     while kept and words > max_words:
         words -= len(kept.pop(0).split()) + 1
@@ -277,16 +280,7 @@ def output_paths(outdir: str | os.PathLike, prefix: str, src_lang: str, tgt_lang
 
 def write_outputs(example_set: ExampleSet, report: dict, paths: dict[str, Path]) -> None:
     """The documents, the examples and the report, atomically together."""
-    with atomic_outputs([paths[r] for r in ("src", "tgt", "docids", "examples", "report")]) as (fs, ft, fd, fe, fr):
-        for doc in example_set.documents:
-            for s, t in zip(doc.src, doc.tgt, strict=True):
-                fs.write(s + "\n")
-                ft.write(t + "\n")
-                fd.write(doc.docid + "\n")
-        for record in example_set.records:
-            fe.write(json.dumps(record, ensure_ascii=False) + "\n")
-        json.dump(report, fr, ensure_ascii=False, indent=1)
-        fr.write("\n")
+    write_example_corpus(example_set.documents, example_set.records, report, paths)
 
 
 def prepare(name: str, json_path, inputs_path, md5: str | None, src_lang: str, tgt_lang: str, outdir, prefix: str,
@@ -296,7 +290,7 @@ def prepare(name: str, json_path, inputs_path, md5: str | None, src_lang: str, t
     parts = parse_name(name)
     if (parts["src"], parts["tgt"]) != (src_lang, tgt_lang):
         raise InputError(name, f"the set translates {parts['src']}->{parts['tgt']}, the task {src_lang}->{tgt_lang}")
-    found = check_md5(json_path, md5)
+    found = check_md5(json_path, md5, name)
     examples = load_examples(json_path)
     contexts = load_contexts(inputs_path, examples)
     example_set = build(examples, contexts, max_sentences, max_words)

@@ -91,6 +91,7 @@ from typing import Mapping, Sequence
 
 from ..manual import argument_parser
 from ..textio import atomic_outputs
+from .demo_ctxpro import CTXPRO_INPUTS, CTXPRO_JSON, CTXPRO_NAME, build_ctxpro
 from .demo_templates import (
     CASE_WEIGHTS, CUE_TEMPLATES, DISTRACTORS, INTRO_TEMPLATES, PRONOUN_TEMPLATES, YOU_TEMPLATES, Document, PronounUse,
     Sentence,
@@ -276,7 +277,7 @@ def _you_sentence(rng: random.Random, register: str, used: set, gap_safe_only: b
     template = _pick(rng, [t for t in YOU_TEMPLATES if t.gap_safe or not gap_safe_only], used)
     de = template.informal if register == "informal" else template.formal
     en, de = _realize(rng, template.en, de)
-    return Sentence(en, de, "you")
+    return Sentence(en, de, "you", you=template)
 
 
 def _distractor(rng: random.Random, used: set, gap_safe_only: bool = False) -> Sentence:
@@ -488,9 +489,11 @@ def _check_line(text: str, where: str) -> None:
 
 
 def write_corpus(outdir: os.PathLike | str, docs_by_split: Mapping[str, Sequence[Document]],
-                 contrapro: Sequence[dict] | None = None, subset_splits: Sequence[str] = ("test",)) -> dict[str, Path]:
+                 contrapro: Sequence[dict] | None = None, subset_splits: Sequence[str] = ("test",),
+                 ctxpro: tuple[list[dict], list[str]] | None = None) -> dict[str, Path]:
     """Write ``{split}.en``, ``{split}.de``, ``{split}.docids`` for every split
-    (and ``contrapro.json`` when ``contrapro`` is given) into ``outdir``, and
+    (and ``contrapro.json`` when ``contrapro`` is given, the ctxpro set's JSON and inputs when ``ctxpro`` is:
+    :func:`build_ctxpro`) into ``outdir``, and
     ``{split}.subsets`` for the splits in ``subset_splits``: per line, the
     names of the evaluation subsets the sentence belongs to, separated by
     spaces (an empty line: none), read by the scorers' ``--subsets``.
@@ -517,6 +520,10 @@ def write_corpus(outdir: os.PathLike | str, docs_by_split: Mapping[str, Sequence
                 " ".join(sentence.subsets) + "\n" for doc in docs for sentence in doc.sentences)
     if contrapro is not None:
         files[outdir / "contrapro.json"] = json.dumps(list(contrapro), ensure_ascii=False, indent=1) + "\n"
+    if ctxpro is not None:
+        examples, inputs = ctxpro
+        files[outdir / CTXPRO_JSON] = json.dumps(examples, ensure_ascii=False, indent=1) + "\n"
+        files[outdir / CTXPRO_INPUTS] = "".join(line + "\n" for line in inputs)
     _write_all_atomically(files)
     return {path.name: path for path in files}
 
@@ -563,12 +570,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = {split: getattr(args, f"{split}_docs") for split in SPLITS}
     docs = generate(args.seed, sizes, args.min_sents, args.max_sents)
     contrapro = build_contrapro(docs["test"], args.contrapro_examples, args.seed)
-    write_corpus(args.outdir, docs, contrapro)
+    ctxpro = build_ctxpro(docs["test"])
+    write_corpus(args.outdir, docs, contrapro, ctxpro=ctxpro)
     seconds = time.perf_counter() - start
     for split in SPLITS:
         n_sents = sum(len(d) for d in docs[split])
         print(f"{args.outdir}/{split}: {n_sents} sentences in {len(docs[split])} documents")
     print(f"{args.outdir}/contrapro.json: {len(contrapro)} examples")
+    digest = hashlib.md5((args.outdir / CTXPRO_JSON).read_bytes()).hexdigest()
+    print(f"{args.outdir}/{CTXPRO_JSON}: the ctxpro set {CTXPRO_NAME}, {len(ctxpro[0])} examples, md5 {digest}")
     marked = sum(bool(s.subsets) for d in docs["test"] for s in d.sentences)
     print(f"{args.outdir}/test.subsets: {marked} sentences in {AMBIGUOUS_SUBSET}")
     print(f"generated in {seconds:.2f} s")

@@ -240,6 +240,8 @@ class Sentence:
     de: str
     kind: str  # "cue", "you", "intro", "pronoun" or "distractor"
     pronoun: PronounUse | None = None
+    #: a "you" sentence's template: its informal and formal German (the register's form, ctxpro's rule)
+    you: "YouTemplate | None" = None
 
     @property
     def subsets(self) -> tuple[str, ...]:

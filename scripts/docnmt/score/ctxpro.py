@@ -128,7 +128,7 @@ def resolve_eval_set(eval_set: str, mirror: str | None = None) -> tuple[str, Pat
         target.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.redirect_stdout(sys.stderr):  # stdout holds what `ctxpro score` prints, nothing else
             fetch(spec.json, target, md5=spec.md5, mirror=mirror)
-    return spec.name, target, sets.check_md5(target, spec.md5)
+    return spec.name, target, sets.check_md5(target, spec.md5, spec.name)
 
 
 def score_file(translations: Path, eval_set: str, lang: str, mirror: str | None = None) -> tuple[dict, str]:
@@ -141,15 +141,27 @@ def score_file(translations: Path, eval_set: str, lang: str, mirror: str | None 
 
 
 # ---- the workflow's rule: every system on one set ------------------------------------------------------------
-def score_systems(records: list[dict], systems: dict[str, Path], lang: str, n_lines: int, against) -> dict:
-    """Every system's rules on the examples' lines of its hypotheses (one line per line of the set's documents)."""
+def score_systems(records: list[dict], systems: dict[str, Path], lang: str, n_lines: int, against,
+                  phenomenon: str) -> dict:
+    """Every system's rules on the examples' lines of its hypotheses (one line per line of the set's documents),
+    and its accuracy per phenomenon: the set's, or each example's own ``phenomenon`` field where a set holds
+    several (the demo's gender and formality)."""
     split = splitter(lang)
     out = {}
     for name, path in systems.items():
         hyps = read_system(path, n_lines, against)
         rules = score([hyps[r["line"]] for r in records], records, split)
         correct, total = totals(rules)
-        out[name] = {"accuracy": 100 * correct / total, "correct": correct, "total": total, "rules": rules}
+        by_phenomenon: dict[str, dict] = {}
+        for record in records:
+            entry = by_phenomenon.setdefault(record.get("phenomenon", phenomenon), {"rules": []})
+            if record["rule"] not in entry["rules"]:
+                entry["rules"].append(record["rule"])
+        for entry in by_phenomenon.values():
+            entry["correct"], entry["total"] = totals({r: rules[r] for r in entry["rules"]})
+            entry["accuracy"] = 100 * entry["correct"] / entry["total"]
+        out[name] = {"accuracy": 100 * correct / total, "correct": correct, "total": total, "rules": rules,
+                     "phenomena": by_phenomenon}
     return out
 
 
@@ -228,7 +240,8 @@ def workflow(argv) -> int:
     n_lines = len(read_lines(args.source))
     split = splitter(args.lang)  # an unknown language fails before any file is read further
     del split
-    systems = score_systems(records, parse_systems(args.system), args.lang, n_lines, args.source)
+    systems = score_systems(records, parse_systems(args.system), args.lang, n_lines, args.source,
+                            phenomenon_of(report["name"]))
     skipped = dict(item.partition("=")[::2] for item in args.skipped)
     searches = searches_per_example(parse_systems(args.sidecar, "sidecar"), len(records))
     for name, per_example in searches.items():

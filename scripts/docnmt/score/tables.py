@@ -158,6 +158,9 @@ def bleu_ter_table(manifest: dict) -> Table:
     notes.append(f"* significantly different from sentence-level, † from last-sentence (paired bootstrap "
                  f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
                  "full-segment does not apply there (-).")
+    if any(spec.get("ctxpro") for spec in manifest["tasks"].values()):
+        notes.append("ctxpro sets (ctxpro-PHENOMENON-SPLIT): the example sentences only, against the set's "
+                     "'ref segment'; cheating is not decoded there (no reference for the context).")
     if any(m not in TABLE3_METRICS for m in signatures):
         notes.append(LEARNED_NOTE)
     notes += mbr_notes(manifest) + model_notes(_test_sidecars(manifest), "the search")
@@ -435,15 +438,20 @@ def ctxpro_accuracy_table(manifest: dict) -> Table:
     each strategy made per example."""
     sets = _ctxpro_sets(manifest)
     header = ["strategy"]
+    phenomena = []
     for task, _, data, bleu in sets:
         label = f"{task} {data['set']}"
-        header += [f"{label} accuracy"] + ([f"{label} BLEU"] if bleu else []) + [f"{label} searches/example"]
+        names = list(next(iter(data["systems"].values()), {}).get("phenomena", {}))
+        phenomena.append(names if len(names) > 1 else [])
+        header += [f"{label} accuracy"] + [f"{label} {p}" for p in phenomena[-1]]
+        header += ([f"{label} BLEU"] if bleu else []) + [f"{label} searches/example"]
     rows = []
     for strategy in manifest["strategies"]:
         cells = [label_of(strategy)]
-        for _, _, data, bleu in sets:
+        for (_, _, data, bleu), names in zip(sets, phenomena):
             entry = data["systems"].get(strategy)
             cells.append(DASH if entry is None else f"{entry['accuracy']:.1f}")
+            cells += [DASH if entry is None else f"{entry['phenomena'][p]['accuracy']:.1f}" for p in names]
             if bleu:
                 scored = bleu["systems"].get(strategy)
                 cells.append(DASH if scored is None else f"{scored['BLEU']['score']:.1f}")

@@ -112,12 +112,14 @@ def corpus_recipe(config: dict, task: str) -> tuple[list[str], list]:
 
 
 def demo_outputs() -> dict[str, str]:
-    """The demo corpus's files, named {split}_{ext}, with wildcard {task}: every split, the test set's subsets
-    and its ContraPro examples."""
+    """The demo corpus's files, named {split}_{ext}, with wildcard {task}: every split, the test set's subsets,
+    its ContraPro examples and its ctxpro set."""
     return {
         **{f"{split}_{ext}": layout.corpus_file("{task}", split, ext) for split in SPLITS for ext in ("en", "de", "docids")},
         "test_subsets": layout.corpus_file("{task}", "test", "subsets"),
         "contrapro": layout.demo_contrapro("{task}"),
+        "ctxpro_json": layout.demo_ctxpro_json("{task}"),
+        "ctxpro_inputs": layout.demo_ctxpro_inputs("{task}"),
     }
 
 
