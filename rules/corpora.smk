@@ -218,7 +218,7 @@ for _task in wf.corpora.ctxpro_tasks(config):
 
     rule:
         name:
-            f"ctxpro_set_{_task}"
+            f"ctxpro_set_{_task.replace('-', '_')}"
         input:
             unpack(lambda w, task=_task: wf.corpora.ctxpro_sources(config, task, w.evalset)),
         output:
@@ -227,7 +227,7 @@ for _task in wf.corpora.ctxpro_tasks(config):
             evalset=wf.tasks.alternatives(wf.tasks.ctxpro_evalsets(config, _task)),
         params:
             args=lambda w, task=_task: wf.corpora.ctxpro_set_args(config, task, w.evalset),
-            outdir=layout.ctxpro_dir(_task),
+            outdir=lambda w, output: os.path.dirname(output.examples),
         log:
             layout.log_file(f"{_task}/ctxpro_set/{{evalset}}"),
         benchmark:

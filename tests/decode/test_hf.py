@@ -460,6 +460,31 @@ def test_the_decode_cli_runs_a_transformers_model_with_plain_text_in_and_out(mar
     assert sidecar["hypotheses"] == sidecar["sentences"] == 8 and sidecar["decoder_positions"] > 0
 
 
+def test_only_lines_decodes_a_ctxpro_sets_sentences_alone_on_a_transformers_model(marian, hf_marian, sample_docs,
+                                                                                  tmp_path):
+    """--only-lines on a Hugging Face seq2seq model (a ctxpro set's example sentences): no-context searches only
+    the named lines, each to the Python API's hypothesis of it alone, the others empty."""
+    import json
+
+    from docnmt.decode.cli import main
+    from docnmt.decode.backends.transformers.model import HFSearcher
+
+    docs = short_documents(sample_docs, 2, 4)
+    files = write_test_set(docs, tmp_path)
+    (tmp_path / "examples.jsonl").write_text('{"line": 3}\n{"line": 7}\n', encoding="utf-8")
+    out = {ext: tmp_path / f"no-context.{ext}" for ext in ("bpe", "txt", "json")}
+    assert main(["--backend", "transformers", "--strategy", "no-context", "--model", str(hf_marian),
+                 "--src", str(files["src"]), "--docids", str(files["docids"]), "--only-lines",
+                 str(tmp_path / "examples.jsonl"), "--separator", "<brk>", "--beam", "3", "--device", "cpu",
+                 "--tgt-lang", "de", "--output-bpe", str(out["bpe"]), "--output", str(out["txt"]),
+                 "--sidecar", str(out["json"])]) == 0
+    whole = [s for d in REGISTRY["no-context"](Decoder(HFSearcher(marian, beam=3), k=3, h=12), docs) for s in d]
+    written = out["txt"].read_text(encoding="utf-8").splitlines()
+    assert [written[3], written[7]] == [whole[3], whole[7]] and all(whole)
+    assert not any(line for i, line in enumerate(written) if i not in (3, 7))
+    assert json.loads(out["json"].read_text(encoding="utf-8"))["requests"] == 2
+
+
 @pytest.mark.parametrize("backend, data, message", [
     ("fairseq", None, "a fairseq model needs its data folder (--data), or use --backend transformers"),
     ("transformers", "bin", "a data folder is for fairseq models; --backend transformers takes a Hugging Face seq2seq"),

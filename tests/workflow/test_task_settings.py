@@ -111,3 +111,20 @@ def test_a_strategys_rule_and_system_pattern():
     assert "test" in evalsets and "ctxpro-gender-test" in evalsets and "contrapro" not in evalsets
     assert "ctxpro-gender-test" not in systems.strategy_evalsets(config, "cheating")
     assert systems.not_for_evalset("cheating", "ctxpro-gender-test") == "a ctxpro set has no reference for its context sentences"
+
+
+@pytest.mark.parametrize("task, fault, message", [
+    ("news", {"ctxpro": ["en-de/formalty/test"]}, "task_settings.news.ctxpro[0]': en-de/formalty/test: no ctxpro set "
+                                                  "of this name; close names: en-de/formality/test"),
+    ("news", {"ctxpro": ["en-it/gender/test"]}, "en-it/gender/test translates en->it, the task en->de"),
+    ("ted", {"tgt": "ja", "ctxpro": ["en-ja/gender/test"]},
+     "sentence-splitter, which does not know the target language 'ja'"),
+])
+def test_a_tasks_ctxpro_sets_are_checked_when_the_config_is_read(task, fault, message):
+    """An unknown set (with the close names), another pair, or a target language that ctxpro's scorer cannot split:
+    one line naming the key, before any job."""
+    config = paper_config()
+    config["task_settings"][task].update(fault)
+    config["ctxpro"]["sets"]["en-ja/gender/test"] = {"json": "g.json", "inputs": "g.inputs", "md5": None, "info": ""}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        tasks.check(config)

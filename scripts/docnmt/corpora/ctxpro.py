@@ -165,6 +165,15 @@ def lookup(name: str, sets: dict[str, SetSpec]) -> SetSpec:
     raise InputError(name, f"no ctxpro set of this name{hint}")
 
 
+def splitter_languages() -> list[str] | None:
+    """The languages sentence-splitter (ctxpro's scorer's splitter) has rules for, or None where it is not
+    installed (the scorer's environment has it; Snakemake's may not)."""
+    spec = importlib.util.find_spec("sentence_splitter")
+    if spec is None or spec.origin is None:
+        return None
+    return sorted(p.stem for p in (Path(spec.origin).parent / "non_breaking_prefixes").glob("*.txt"))
+
+
 def md5_of(path: str | os.PathLike) -> str:
     digest = hashlib.md5()
     with open(path, "rb") as handle:

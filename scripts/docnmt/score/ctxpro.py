@@ -45,10 +45,7 @@ def splitter(lang: str):
     try:
         return SentenceSplitter(language=lang)
     except SentenceSplitterException:
-        import sentence_splitter
-
-        folder = Path(sentence_splitter.__file__).parent / "non_breaking_prefixes"
-        known = sorted(p.stem for p in folder.glob("*.txt"))
+        known = sets.splitter_languages() or []
         raise InputError(lang, f"sentence-splitter does not know this target language; it knows {', '.join(known)}")\
             from None
 

@@ -7,8 +7,8 @@
   positions relative to sentence-level, one point per strategy and task;
 - ``cxmi``: a histogram of the reference's P-CXMI, one per task and
   evaluation set (:mod:`docnmt.score.cxmi`);
-- ``ctxpro``: ctxpro accuracy per strategy, one group of bars per task and set (sentence-level against the
-  strategies that see context; :mod:`docnmt.score.ctxpro`);
+- ``ctxpro``: ctxpro accuracy per strategy, one group of bars per task, set and phenomenon (sentence-level against
+  the strategies that see context; :mod:`docnmt.score.ctxpro`);
 - ``mbr``: each test-set metric (BLEU, chrF++, d-BLEU, TER) of one strategy with MBR selection against the
   candidate count, beside the strategy's beam-best (config ``mbr.curve``; :mod:`docnmt.decode.mbr`).
 
@@ -168,7 +168,11 @@ def plot_ctxpro(manifest: dict, output: Path) -> None:
     for task, spec in manifest["tasks"].items():
         for path in spec.get("ctxpro", {}).values():
             data = load_json(path, "ctxpro score file")
-            groups.append((f"{task} {data['set']}", {s: e["accuracy"] for s, e in data["systems"].items()}))
+            phenomena = list(next(iter(data["systems"].values()), {}).get("phenomena", {}))
+            for phenomenon in phenomena if len(phenomena) > 1 else [None]:  # a set of several: one group each
+                label = f"{task} {data['set']}" + (f" {phenomenon}" if phenomenon else "")
+                groups.append((label, {s: e["accuracy"] if phenomenon is None else e["phenomena"][phenomenon]["accuracy"]
+                                       for s, e in data["systems"].items()}))
     plt, fig, ax = new_figure(9.0, 4.2)
     _grouped_bars(ax, strategies, groups)
     baseline = groups[0][1].get("sentence-level") if len(groups) == 1 else None

@@ -61,6 +61,10 @@ def check(config: dict) -> None:
         names = [ctxpro.evalset_name(n) for n in ctxpro_sets(config, task)]
         if len(set(names)) != len(names):
             raise ValueError(f"config key 'task_settings.{task}.ctxpro': two sets of one phenomenon and split")
+        if names and ctxpro.splitter_languages() is not None and tgt(config, task) not in ctxpro.splitter_languages():
+            raise ValueError(f"config key 'task_settings.{task}.ctxpro': ctxpro's scorer splits the translations "
+                             f"with sentence-splitter, which does not know the target language {tgt(config, task)!r}; "
+                             f"it knows {', '.join(ctxpro.splitter_languages())}")
 
 
 # ---- which tasks ---------------------------------------------------------------------
