@@ -103,15 +103,22 @@ def test_paper_config_dry_run_plans_the_full_dag_offline(tmp_path):
     for rule in ("corpus_news", "corpus_ted", "corpus_os"):
         assert jobs.get(rule) == 1, f"{rule}: {jobs}"
     assert jobs.get("binarize") == 6 and jobs.get("train") == 6, f"2 levels x 3 tasks: {jobs}"
-    assert jobs.get("decode_full_segment") == 3, "full-segment: test sets only (not ContraPro)"
-    assert jobs.get("decode_doc_trans") == 5 + 3 + 3 * 2, ("test sets of 3 tasks + ContraPro of news and os, "
-                                                           "+ doc-trans+mbr and the MBR plot's 2 counts per test set")
-    assert jobs.get("decode_sentence_level") == 5 + 3 and jobs.get("decode_no_context") == 5, "MBR: mbr.strategies"
+    # and each task's three ctxpro sets (config.yaml: en-de for news and os, en-it for ted): 9 more evaluation sets
+    assert jobs.get("decode_full_segment") == 3 + 9, "full-segment: test and ctxpro sets (not ContraPro)"
+    assert jobs.get("decode_doc_trans") == 5 + 3 + 3 * 2 + 9, (
+        "test sets of 3 tasks + ContraPro of news and os, + doc-trans+mbr and the MBR plot's 2 counts per test set, "
+        "+ the ctxpro sets")
+    assert jobs.get("decode_sentence_level") == 5 + 3 + 9 and jobs.get("decode_no_context") == 5 + 9, \
+        "MBR: mbr.strategies"
+    assert jobs.get("decode_cheating") == 5 + 3, "cheating: not on the ctxpro sets (no reference for the context)"
+    assert jobs.get("ctxpro_download") == 2 * 9 - 6, "each set's JSON and inputs once (news and os share theirs)"
+    assert all(jobs.get(f"ctxpro_set_{t}") == 3 for t in ("news", "ted", "os")) and jobs.get("ctxpro_accuracy") == 9
     assert jobs.get("contrapro_set") == 2 and jobs.get("data_statistics") == 1
-    assert jobs.get("bleu_ter") == 5, "test of 3 tasks + ContraPro of news and os"
+    assert jobs.get("bleu_ter") == 5 + 9, "test of 3 tasks + ContraPro of news and os + the ctxpro sets"
     assert jobs.get("pronoun_f1") == 4, "German targets only: test and ContraPro of news and os (not TED En-It)"
     assert jobs.get("perplexity") == 6 and jobs.get("contrapro_accuracy") == 4, jobs
-    assert jobs.get("tables") == 1 and all(jobs.get(f"plot_{p}") == 1 for p in ("bleu", "pronouns", "cost", "mbr")), jobs
+    assert jobs.get("tables") == 1 and all(jobs.get(f"plot_{p}") == 1 for p in ("bleu", "pronouns", "cost", "mbr",
+                                                                                "ctxpro")), jobs
 
 
 def test_data_target_stops_before_training(tmp_path):
