@@ -235,8 +235,7 @@ def workflow(argv) -> int:
     records = sets.read_records(args.examples)
     report = json.loads(Path(args.report).read_text(encoding="utf-8"))
     n_lines = len(read_lines(args.source))
-    split = splitter(args.lang)  # an unknown language fails before any file is read further
-    del split
+    splitter(args.lang)  # an unknown language fails before the hypotheses are read
     systems = score_systems(records, parse_systems(args.system), args.lang, n_lines, args.source,
                             phenomenon_of(report["name"]))
     skipped = dict(item.partition("=")[::2] for item in args.skipped)
