@@ -66,6 +66,7 @@ CLIS = {
     "docnmt.score.contrastive": ("scoring", ["contrapro_accuracy"]),
     "docnmt.score.cxmi": ("scoring", ["cxmi"]),
     "docnmt.score.ctxpro": ("scoring", ["ctxpro_accuracy"]),
+    "docnmt.score.metricx": ("scoring", []),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.learned": ("scoring", ["comet", "comet_env"]),
     "docnmt.score.tiny_comet": ("scoring", []),
@@ -89,6 +90,7 @@ COMMANDS = {
     "docnmt-perplexity": "docnmt.score.perplexity",
     "docnmt-cxmi": "docnmt.score.cxmi",
     "docnmt-ctxpro": "docnmt.score.ctxpro",
+    "docnmt-metricx": "docnmt.score.metricx",
 }
 
 #: What runs a CLI that no rule calls.
@@ -99,6 +101,7 @@ BY_HAND = {
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
     "docnmt.score.tiny_comet": "no rule: makes a tiny COMET checkpoint (the tests, make demo-comet) in .venv-comet",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
+    "docnmt.score.metricx": "no rule yet: scores MetricX's JSON lines by hand, as metricx24.predict does",
 }
 
 

@@ -7,6 +7,7 @@ Modules:
   pronouns    -- pronoun gender and formality F1 (the paper's German BlonDe fork), with the tagger it used
   contrastive -- ContraPro contrastive accuracy by forced scoring
   ctxpro      -- ctxpro accuracy, scored exactly as `ctxpro score` scores it, with its signature
+  metricx     -- MetricX-24 on the stock mT5 class, as metricx24.predict scores (console script docnmt-metricx)
   cxmi        -- context usage: CXMI and per-sentence P-CXMI of the document-level model, per strategy too
   sentence_file -- the per-sentence P-CXMI file: writing it and reading it back (no torch)
   context_usage -- the highest-P-CXMI sentences, and BLEU/pronoun F1 on them against the rest
@@ -19,6 +20,6 @@ Modules:
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
 
 CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,
-``contrastive``, ``ctxpro``, ``cxmi``, ``context_usage``, ``tables``, ``plots``; in unbabel-comet's environment
+``contrastive``, ``ctxpro``, ``metricx``, ``cxmi``, ``context_usage``, ``tables``, ``plots``; in unbabel-comet's environment
 ``learned`` and ``tiny_comet``.
 """

@@ -1,0 +1,177 @@
+"""MetricX-24 (Juraska et al., WMT 2024; google-research/metricx, ``metricx24``) on the stock mT5 class: a
+translation's error score in [0, 25], lower being better, with a reference or without one (QE; the hybrid
+models take both forms).
+
+What ``metricx24.predict`` does, on transformers 5 (its own model class imports only on its pinned 4.30):
+
+- the input is ``"source: {src} candidate: {hyp} reference: {ref}"``, or ``"source: {src} candidate: {hyp}"`` for QE;
+- it is tokenized with truncation at ``max_input_length`` (1536) tokens, and its final ``</s>`` is dropped;
+- the model reads it with the stock :class:`~transformers.MT5ForConditionalGeneration`: the encoder, then one decoder
+  step from decoder input id 0; the score is the logit of token 250089 (``<extra_id_10>``), clipped to [0, 25].
+  Only that one row of ``lm_head`` is multiplied (the same number as the whole vocabulary's projection, read there).
+- Where the checkpoint's own ``config.json`` ties the word embeddings, the decoder's output is scaled by
+  ``d_model ** -0.5`` first, as the official class does (and transformers 4's mT5). Released MetricX checkpoints do
+  not tie them; transformers 5 writes ``tie_word_embeddings: true`` into every mT5 config it saves, so a checkpoint
+  saved with it is read as tied.
+
+Requests are batched by length (longest first, at most ``batch_size`` a batch) and scored in the model's dtype
+(float32, or the task's on a GPU).
+
+CLI (``docnmt-metricx``; what ``python -m metricx24.predict`` does)::
+
+    docnmt-metricx --checkpoint DIR [--tokenizer DIR] --input in.jsonl [--output out.jsonl] [--qe]
+        [--batch-size 16] [--max-input-length 1536] [--device cpu|cuda] [--dtype float32|bfloat16|float16]
+
+reads MetricX's JSON lines (``source``, ``hypothesis`` and, unless ``--qe``, ``reference``) and writes each line
+back with ``prediction`` added, to standard output unless ``--output`` is given (written atomically).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..manual import argument_parser
+from ..textio import InputError, atomic_write, cli_errors
+
+#: The token whose logit is the score: ``<extra_id_10>`` in mT5's vocabulary.
+SCORE_TOKEN = 250089
+#: metricx24's clipping of the score.
+LOW, HIGH = 0.0, 25.0
+#: metricx24's input length (its README: 1536 tokens for the 24 models).
+MAX_INPUT_LENGTH = 1536
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def input_text(source: str, hypothesis: str, reference: str | None = None) -> str:
+    """metricx24's input: with the reference, or without it (QE: ``reference`` None)."""
+    text = f"source: {source} candidate: {hypothesis}"
+    return text if reference is None else f"{text} reference: {reference}"
+
+
+class MetricX:
+    """A MetricX-24 checkpoint (a local folder) and its tokenizer, ready to score."""
+
+    def __init__(self, checkpoint: str | Path, tokenizer: str | Path | None = None, device: str | None = None,
+                 dtype: str = "float32", max_input_length: int = MAX_INPUT_LENGTH):
+        import torch
+        from transformers import AutoTokenizer, MT5ForConditionalGeneration
+
+        checkpoint = Path(checkpoint)
+        config_file = checkpoint / "config.json"
+        if not config_file.is_file():
+            raise InputError(checkpoint, "expected a MetricX-24 checkpoint folder with config.json (an mT5 model)")
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+        vocab = config.get("vocab_size", 0)
+        if vocab <= SCORE_TOKEN:
+            raise InputError(config_file, f"vocab_size {vocab}: a MetricX-24 model reads its score at token "
+                                          f"{SCORE_TOKEN} (<extra_id_10>), which this vocabulary lacks")
+        if dtype not in DTYPES:
+            raise InputError(dtype, f"expected a dtype of {', '.join(DTYPES)}")
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer or checkpoint))
+        self.model = MT5ForConditionalGeneration.from_pretrained(str(checkpoint), dtype=getattr(torch, dtype))
+        self.model.to(self.device).eval()
+        #: the official class scales the decoder's output where the checkpoint itself ties the embeddings
+        self.scale = config["d_model"] ** -0.5 if config.get("tie_word_embeddings", False) else 1.0
+        self.max_input_length = max_input_length
+        self.dtype = dtype
+
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        """metricx24's tokenization: truncated at max_input_length, the final ``</s>`` dropped."""
+        encoded = self.tokenizer(texts, max_length=self.max_input_length, truncation=True, padding=False)
+        return [ids[:-1] for ids in encoded["input_ids"]]
+
+    def score_ids(self, batch: list[list[int]]) -> list[float]:
+        """The scores of one batch of token ids (right-padded, as the official collator pads)."""
+        import torch
+
+        width = max(len(ids) for ids in batch)
+        pad = self.tokenizer.pad_token_id or 0
+        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids in batch], device=self.device)
+        mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids in batch], device=self.device)
+        with torch.no_grad():
+            encoded = self.model.encoder(input_ids=input_ids, attention_mask=mask).last_hidden_state
+            start = torch.zeros((len(batch), 1), dtype=torch.long, device=self.device)
+            decoded = self.model.decoder(input_ids=start, encoder_hidden_states=encoded,
+                                         encoder_attention_mask=mask).last_hidden_state[:, 0]
+            row = self.model.lm_head.weight[SCORE_TOKEN]
+            logits = (decoded * self.scale) @ row
+        return torch.clamp(logits.float(), LOW, HIGH).tolist()
+
+    def score(self, sources: list[str], hypotheses: list[str], references: list[str] | None = None,
+              batch_size: int = 16) -> list[float]:
+        """Each segment's MetricX-24 score (QE where ``references`` is None), in input order."""
+        texts = [input_text(s, h, None if references is None else references[i])
+                 for i, (s, h) in enumerate(zip(sources, hypotheses, strict=True))]
+        ids = self.tokenize(texts)
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        scores = [0.0] * len(ids)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            for i, value in zip(chunk, self.score_ids([ids[i] for i in chunk])):
+                scores[i] = value
+        return scores
+
+
+def read_jsonl(path: Path, qe: bool) -> list[dict]:
+    """MetricX's input lines; InputError naming the line where one lacks a field the mode needs."""
+    needed = ("source", "hypothesis") + (() if qe else ("reference",))
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise InputError(path, f"expected a JSON object, found a syntax error: {err.msg}", number) from None
+            missing = [k for k in needed if not isinstance(row, dict) or not isinstance(row.get(k), str)]
+            if missing:
+                raise InputError(path, f"expected the string fields {', '.join(needed)}"
+                                       f"{' (--qe)' if qe else ''}; missing {', '.join(missing)}", number)
+            rows.append(row)
+    if not rows:
+        raise InputError(path, "expected JSON lines with source and hypothesis, found none")
+    return rows
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argument_parser("docnmt.score.metricx", __doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", required=True, type=Path, help="the MetricX-24 model folder (mT5)")
+    parser.add_argument("--tokenizer", type=Path, help="its tokenizer's folder (default: the checkpoint's)")
+    parser.add_argument("--input", required=True, type=Path,
+                        help="JSON lines with source, hypothesis and (unless --qe) reference")
+    parser.add_argument("--output", type=Path, help="the lines with prediction added (default: standard output)")
+    parser.add_argument("--qe", action="store_true", help="score without the reference (quality estimation)")
+    parser.add_argument("--batch-size", type=positive_int, default=16)
+    parser.add_argument("--max-input-length", type=positive_int, default=MAX_INPUT_LENGTH)
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available)")
+    parser.add_argument("--dtype", default="float32", choices=DTYPES)
+    args = parser.parse_args(argv)
+    rows = read_jsonl(args.input, args.qe)
+    metric = MetricX(args.checkpoint, args.tokenizer, args.device, args.dtype, args.max_input_length)
+    scores = metric.score([r["source"] for r in rows], [r["hypothesis"] for r in rows],
+                          None if args.qe else [r["reference"] for r in rows], args.batch_size)
+    lines = [json.dumps({**row, "prediction": value}, ensure_ascii=False) + "\n" for row, value in zip(rows, scores)]
+    if args.output is None:
+        sys.stdout.write("".join(lines))
+    else:
+        with atomic_write(args.output) as handle:
+            handle.write("".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
