@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 
-def file_digest(path: os.PathLike | str, pattern: str = "*") -> str:
-    """sha256 (hex) of a file, read in blocks (a checkpoint may hold gigabytes); of a folder, of its files matching
-    ``pattern`` (recursively, by relative path and content)."""
+def file_digest(path: os.PathLike | str, pattern: str = "*", algorithm: str = "sha256") -> str:
+    """sha256 (``algorithm``: another of hashlib's, md5 where that is what a registry publishes) in hex of a file,
+    read in blocks (a checkpoint may hold gigabytes); of a folder, of its files matching ``pattern`` (recursively, by
+    relative path and content)."""
     path = Path(path)
-    digest = hashlib.sha256()
+    digest = hashlib.new(algorithm)
     files = [path] if path.is_file() else sorted(p for p in path.rglob(pattern) if p.is_file())
     for file in files:
         if file != path:
@@ -222,6 +223,24 @@ def load_json(path: os.PathLike | str, what: str) -> dict:
         return json.loads("\n".join(read_lines(path)))
     except ValueError as err:
         raise InputError(path, f"expected the JSON of a {what}, found invalid JSON ({err})") from None
+
+
+def json_lines(path: os.PathLike | str, blank_lines: str = "error") -> Iterator[tuple[int, object]]:
+    """(1-based line number, value) of each line of a JSON-lines file; a missing file, a line that is no JSON, or a
+    blank line (``blank_lines`` "error"; "skip": passed over) is an :class:`InputError` naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    with open(path, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                if blank_lines == "skip":
+                    continue
+                raise InputError(path, "expected a JSON object, found an empty line", number)
+            try:
+                yield number, json.loads(text)
+            except json.JSONDecodeError as err:
+                raise InputError(path, f"expected a JSON object, found a syntax error: {err.msg}", number) from None
 
 
 def count_lines(path: os.PathLike | str) -> int:

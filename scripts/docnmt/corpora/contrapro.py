@@ -50,7 +50,7 @@ from typing import Sequence
 from .. import SEP
 from .corpus import Document, read_split, write_example_corpus
 from .opus import NOT_FOUND_REASONS, _no_ws, normalize_os_docid
-from ..textio import InputError, cli_errors
+from ..textio import InputError, cli_errors, json_lines
 from ..manual import argument_parser
 
 #: Fields an example of contrapro.json must have (ContraPro's schema).
@@ -451,21 +451,14 @@ def write_outputs(example_set: ExampleSet, report: dict, outdir: os.PathLike | s
 def load_examples(jsonl_path: os.PathLike | str) -> list[Example]:
     """Read ``contrapro.examples.jsonl`` (for scoring); errors name the file and line."""
     path = Path(jsonl_path)
-    if not path.exists():
-        raise InputError(path, "file not found")
     examples = []
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                raise InputError(path, "expected a JSON object, found an empty line", number)
-            try:
-                examples.append(Example.from_json(json.loads(text)))
-            except json.JSONDecodeError as err:
-                raise InputError(path, f"expected a JSON object, found a syntax error: {err.msg}", number) from None
-            except KeyError as err:
-                raise InputError(path, f"expected an example record, found no field {err.args[0]!r}", number) from None
-            except TypeError as err:
-                raise InputError(path, f"expected an example record: {err}", number) from None
+    for number, record in json_lines(path):
+        try:
+            examples.append(Example.from_json(record))
+        except KeyError as err:
+            raise InputError(path, f"expected an example record, found no field {err.args[0]!r}", number) from None
+        except TypeError as err:
+            raise InputError(path, f"expected an example record: {err}", number) from None
     return examples
 
 

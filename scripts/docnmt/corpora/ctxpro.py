@@ -38,10 +38,8 @@ CLI (the rule ``ctxpro_set``)::
 from __future__ import annotations
 
 import ast
-import copy
 import difflib
 import functools
-import hashlib
 import importlib.util
 import json
 import os
@@ -50,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..manual import argument_parser
-from ..textio import InputError, cli_errors
+from ..textio import InputError, cli_errors, file_digest, json_lines
 from .corpus import Document, write_example_corpus
 
 #: The package whose sets and scorer this follows, and the version the scorer equals (tests run it).
@@ -110,20 +108,15 @@ def inputs_url(json_url: str) -> str:
     return json_url.replace("/release/evalsets/", "/release/inputs/")[: -len(".json")]
 
 
-def package_table(origin: str | os.PathLike | None = None) -> dict:
-    """``ctxpro.evalsets.TESTSETS`` of the installed package, read from its source without importing it."""
-    return copy.deepcopy(_package_table(None if origin is None else str(origin)))
-
-
-@functools.lru_cache(maxsize=4)
-def _package_table(origin: str | None) -> dict:
-    if origin is None:
-        spec = importlib.util.find_spec(PACKAGE)
-        if spec is None or spec.origin is None:
-            raise InputError(PACKAGE, f"the package {PACKAGE} is not installed: pip install {PACKAGE}=={VERSION} "
-                                      "(make setup installs it), or name sets of your own in ctxpro.sets")
-        origin = Path(spec.origin).with_name("evalsets.py")
-    path = Path(origin)
+@functools.lru_cache(maxsize=1)
+def package_table() -> dict:
+    """``ctxpro.evalsets.TESTSETS`` of the installed package, read once from its source without importing it (not
+    to be changed: :func:`registry` builds its own entries from it)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or spec.origin is None:
+        raise InputError(PACKAGE, f"the package {PACKAGE} is not installed: pip install {PACKAGE}=={VERSION} "
+                                  "(make setup installs it), or name sets of your own in ctxpro.sets")
+    path = Path(spec.origin).with_name("evalsets.py")
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TESTSETS" for t in node.targets):
@@ -174,18 +167,10 @@ def splitter_languages() -> list[str] | None:
     return sorted(p.stem for p in (Path(spec.origin).parent / "non_breaking_prefixes").glob("*.txt"))
 
 
-def md5_of(path: str | os.PathLike) -> str:
-    digest = hashlib.md5()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def check_md5(path: str | os.PathLike, expected: str | None, name: str | None = None) -> str:
     """The file's md5; InputError where it differs from ``expected`` (None: not checked), the md5 registered for
     the set ``name``."""
-    found = md5_of(path)
+    found = file_digest(path, algorithm="md5")
     if expected is not None and found != expected.lower():
         registered = f"registered for {name}" if name else "registered"
         raise InputError(path, f"md5 {found} differs from the registry's {expected}: not the file {registered} "
@@ -318,19 +303,11 @@ def prepare(name: str, json_path, inputs_path, md5: str | None, src_lang: str, t
 
 def read_records(path: str | os.PathLike) -> list[dict]:
     """A set's ``examples.jsonl`` (:func:`write_outputs`); InputError naming the line where a record is malformed."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "file not found")
     records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise InputError(path, f"expected a JSON object, found a syntax error: {err.msg}", number) from None
-            if not isinstance(record, dict) or not all(k in record for k in ("line", "rule", "expected")):
-                raise InputError(path, "expected an example record with the fields line, rule and expected", number)
-            records.append(record)
+    for number, record in json_lines(path):
+        if not isinstance(record, dict) or not all(k in record for k in ("line", "rule", "expected")):
+            raise InputError(path, "expected an example record with the fields line, rule and expected", number)
+        records.append(record)
     if not records:
         raise InputError(path, "expected example records, found an empty file")
     return records

@@ -90,7 +90,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..manual import argument_parser
-from ..textio import atomic_outputs
+from ..textio import atomic_outputs, file_digest
 from .demo_ctxpro import CTXPRO_INPUTS, CTXPRO_JSON, CTXPRO_NAME, build_ctxpro
 from .demo_templates import (
     CASE_WEIGHTS, CUE_TEMPLATES, DISTRACTORS, INTRO_TEMPLATES, PRONOUN_TEMPLATES, YOU_TEMPLATES, Document, PronounUse,
@@ -577,7 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_sents = sum(len(d) for d in docs[split])
         print(f"{args.outdir}/{split}: {n_sents} sentences in {len(docs[split])} documents")
     print(f"{args.outdir}/contrapro.json: {len(contrapro)} examples")
-    digest = hashlib.md5((args.outdir / CTXPRO_JSON).read_bytes()).hexdigest()
+    digest = file_digest(args.outdir / CTXPRO_JSON, algorithm="md5")
     print(f"{args.outdir}/{CTXPRO_JSON}: the ctxpro set {CTXPRO_NAME}, {len(ctxpro[0])} examples, md5 {digest}")
     marked = sum(bool(s.subsets) for d in docs["test"] for s in d.sentences)
     print(f"{args.outdir}/test.subsets: {marked} sentences in {AMBIGUOUS_SUBSET}")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..corpora import ctxpro as sets
 from ..manual import argument_parser
-from ..textio import InputError, atomic_write, cli_errors, read_lines
+from ..textio import InputError, atomic_write, cli_errors, file_digest, read_lines
 from .evalset import parse_systems, read_system
 
 #: The scorer's name and the version of ctxpro whose scoring it equals.
@@ -114,7 +114,7 @@ def cache_dir() -> Path:
 def resolve_eval_set(eval_set: str, mirror: str | None = None) -> tuple[str, Path, str]:
     """(name, JSON path, md5) of ``--eval-set``: a file as it is, or a set's name, downloaded (md5 checked)."""
     if os.path.exists(eval_set):
-        return eval_set, Path(eval_set), sets.md5_of(eval_set)
+        return eval_set, Path(eval_set), file_digest(eval_set, algorithm="md5")
     spec = sets.lookup(eval_set, sets.registry())
     target = cache_dir() / spec.file_name
     if not target.exists():
@@ -138,28 +138,35 @@ def score_file(translations: Path, eval_set: str, lang: str, mirror: str | None 
 
 
 # ---- the workflow's rule: every system on one set ------------------------------------------------------------
-def score_systems(records: list[dict], systems: dict[str, Path], lang: str, n_lines: int, against,
+def score_systems(records: list[dict], systems: dict[str, Path], split, n_lines: int, against,
                   phenomenon: str) -> dict:
-    """Every system's rules on the examples' lines of its hypotheses (one line per line of the set's documents),
-    and its accuracy per phenomenon: the set's, or each example's own ``phenomenon`` field where a set holds
-    several (the demo's gender and formality)."""
-    split = splitter(lang)
+    """Every system's rules on the examples' lines of its hypotheses (one line per line of the set's documents;
+    ``split``: the target language's :func:`splitter`), and its accuracy per phenomenon: the set's, or each
+    example's own ``phenomenon`` field where a set holds several (the demo's gender and formality)."""
+    rules_of: dict[str, list[str]] = {}  # phenomenon -> its rules, in the order of their first examples
+    for record in records:
+        named = rules_of.setdefault(record.get("phenomenon", phenomenon), [])
+        if record["rule"] not in named:
+            named.append(record["rule"])
     out = {}
     for name, path in systems.items():
         hyps = read_system(path, n_lines, against)
         rules = score([hyps[r["line"]] for r in records], records, split)
         correct, total = totals(rules)
-        by_phenomenon: dict[str, dict] = {}
-        for record in records:
-            entry = by_phenomenon.setdefault(record.get("phenomenon", phenomenon), {"rules": []})
-            if record["rule"] not in entry["rules"]:
-                entry["rules"].append(record["rule"])
-        for entry in by_phenomenon.values():
-            entry["correct"], entry["total"] = totals({r: rules[r] for r in entry["rules"]})
-            entry["accuracy"] = 100 * entry["correct"] / entry["total"]
+        by_phenomenon = {}
+        for kind, named in rules_of.items():
+            right, count = totals({r: rules[r] for r in named})
+            by_phenomenon[kind] = {"rules": list(named), "correct": right, "total": count, "accuracy": 100 * right / count}
         out[name] = {"accuracy": 100 * correct / total, "correct": correct, "total": total, "rules": rules,
                      "phenomena": by_phenomenon}
     return out
+
+
+def phenomena_shown(scores: dict) -> list[str]:
+    """The phenomena of a ctxpro score file that the tables and the plot show apart: those of a set that holds
+    several (the demo's), none for a set of one."""
+    names = list(next(iter(scores["systems"].values()), {}).get("phenomena", {}))
+    return names if len(names) > 1 else []
 
 
 def searches_per_example(sidecars: dict[str, Path], examples: int) -> dict[str, float]:
@@ -235,8 +242,8 @@ def workflow(argv) -> int:
     records = sets.read_records(args.examples)
     report = json.loads(Path(args.report).read_text(encoding="utf-8"))
     n_lines = len(read_lines(args.source))
-    splitter(args.lang)  # an unknown language fails before the hypotheses are read
-    systems = score_systems(records, parse_systems(args.system), args.lang, n_lines, args.source,
+    split = splitter(args.lang)  # an unknown language fails before the hypotheses are read
+    systems = score_systems(records, parse_systems(args.system), split, n_lines, args.source,
                             phenomenon_of(report["name"]))
     skipped = dict(item.partition("=")[::2] for item in args.skipped)
     searches = searches_per_example(parse_systems(args.sidecar, "sidecar"), len(records))

@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 from ..manual import argument_parser
-from ..textio import InputError, atomic_write, cli_errors
+from ..textio import InputError, atomic_write, cli_errors, json_lines
 
 #: The token whose logit is the score: ``<extra_id_10>`` in mT5's vocabulary.
 SCORE_TOKEN = 250089
@@ -118,22 +118,13 @@ class MetricX:
 def read_jsonl(path: Path, qe: bool) -> list[dict]:
     """MetricX's input lines; InputError naming the line where one lacks a field the mode needs."""
     needed = ("source", "hypothesis") + (() if qe else ("reference",))
-    if not path.is_file():
-        raise InputError(path, "file not found")
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise InputError(path, f"expected a JSON object, found a syntax error: {err.msg}", number) from None
-            missing = [k for k in needed if not isinstance(row, dict) or not isinstance(row.get(k), str)]
-            if missing:
-                raise InputError(path, f"expected the string fields {', '.join(needed)}"
-                                       f"{' (--qe)' if qe else ''}; missing {', '.join(missing)}", number)
-            rows.append(row)
+    for number, row in json_lines(path, blank_lines="skip"):
+        missing = [k for k in needed if not isinstance(row, dict) or not isinstance(row.get(k), str)]
+        if missing:
+            raise InputError(path, f"expected the string fields {', '.join(needed)}"
+                                   f"{' (--qe)' if qe else ''}; missing {', '.join(missing)}", number)
+        rows.append(row)
     if not rows:
         raise InputError(path, "expected JSON lines with source and hypothesis, found none")
     return rows

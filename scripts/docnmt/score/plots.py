@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..train.curves import new_figure, save_figure
+from .ctxpro import phenomena_shown
 from .tables import add_manifest_arguments, read_manifest
 from ..textio import cli_errors, load_json
 from ..manual import argument_parser
@@ -168,8 +169,7 @@ def plot_ctxpro(manifest: dict, output: Path) -> None:
     for task, spec in manifest["tasks"].items():
         for path in spec.get("ctxpro", {}).values():
             data = load_json(path, "ctxpro score file")
-            phenomena = list(next(iter(data["systems"].values()), {}).get("phenomena", {}))
-            for phenomenon in phenomena if len(phenomena) > 1 else [None]:  # a set of several: one group each
+            for phenomenon in phenomena_shown(data) or [None]:  # a set of several: one group each
                 label = f"{task} {data['set']}" + (f" {phenomenon}" if phenomenon else "")
                 groups.append((label, {s: e["accuracy"] if phenomenon is None else e["phenomena"][phenomenon]["accuracy"]
                                        for s, e in data["systems"].items()}))

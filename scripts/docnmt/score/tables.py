@@ -61,6 +61,7 @@ from pathlib import Path
 from ..decode.mbr import label as label_of, parse_system
 from ..tablefmt import DASH, Table, number as _fmt
 from .cost_table import cost_table
+from .ctxpro import phenomena_shown
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from ..manual import argument_parser
 from .notes import mbr_notes, model_notes, realigned_notes, skipped_notes
@@ -441,8 +442,7 @@ def ctxpro_accuracy_table(manifest: dict) -> Table:
     phenomena = []
     for task, _, data, bleu in sets:
         label = f"{task} {data['set']}"
-        names = list(next(iter(data["systems"].values()), {}).get("phenomena", {}))
-        phenomena.append(names if len(names) > 1 else [])
+        phenomena.append(phenomena_shown(data))
         header += [f"{label} accuracy"] + [f"{label} {p}" for p in phenomena[-1]]
         header += ([f"{label} BLEU"] if bleu else []) + [f"{label} searches/example"]
     rows = []

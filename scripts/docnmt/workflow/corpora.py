@@ -196,9 +196,10 @@ def ctxpro_downloads(config: dict) -> dict[str, tuple[str, str | None]]:
     """{file name: (URL, md5 or None)} of every downloaded file of the configured tasks' ctxpro sets: each set's
     JSON (its md5 checked) and inputs (checked line by line against the JSON, and recorded in the download lock)."""
     files = {}
+    registry = ctxpro_registry(config)
     for task in config["tasks"]:
         for name in ctxpro_sets(config, task):
-            spec = ctxpro_registry(config)[name]
+            spec = registry[name]
             if ctxpro_downloaded(config, spec):
                 files[spec.file_name] = (spec.json, spec.md5)
                 files[spec.inputs_name] = (spec.inputs, None)

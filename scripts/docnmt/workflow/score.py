@@ -165,13 +165,15 @@ def context_usage_args(config: dict, task: str, evalset: str, input: Mapping) ->
 
 # ---- ctxpro ------------------------------------------------------------------------------
 def ctxpro_accuracy_inputs(config: dict, task: str, evalset: str) -> dict:
-    """A ctxpro set's examples, report and source (its line count), and every system's detokenized hypotheses."""
+    """A ctxpro set's examples, report and source (its line count), and every system's detokenized hypotheses and
+    sidecar."""
+    systems = task_systems(config, task, evalset)
     return {
         "examples": layout.ctxpro_examples(task, evalset),
         "report": layout.ctxpro_report(task, evalset),
         "src": layout.corpus_file(task, evalset, src(config, task)),
-        "systems": [layout.decode_file(task, evalset, s, "txt") for s in task_systems(config, task, evalset)],
-        "sidecars": [layout.decode_file(task, evalset, s, "json") for s in task_systems(config, task, evalset)],
+        "systems": [layout.decode_file(task, evalset, s, "txt") for s in systems],
+        "sidecars": [layout.decode_file(task, evalset, s, "json") for s in systems],
     }
 
 
@@ -181,5 +183,4 @@ def ctxpro_accuracy_args(config: dict, task: str, evalset: str, input: Mapping) 
     systems = task_systems(config, task, evalset)
     return (system_pairs(systems, input["systems"])
             + [arg for name, path in zip(systems, input["sidecars"], strict=True) for arg in ("--sidecar", f"{name}={path}")]
-            + [arg for name, why in skipped.items() if name in config["strategies"]
-               for arg in ("--skipped", f"{name}={why}")])
+            + [arg for name, why in skipped.items() for arg in ("--skipped", f"{name}={why}")])

@@ -47,11 +47,13 @@ def check(config: dict) -> None:
     for task in contrapro_tasks(config):
         if langs(config, task) != ["en", "de"]:
             raise ValueError(f"config key 'task_settings.{task}.contrapro': ContraPro is en->de only")
+    registry = ctxpro_registry(config) if any(ctxpro_sets(config, t) for t in config["tasks"]) else {}
+    languages = ctxpro.splitter_languages()
     for task in config["tasks"]:
         for number, name in enumerate(ctxpro_sets(config, task)):
             key = f"config key 'task_settings.{task}.ctxpro[{number}]'"
             try:
-                ctxpro.lookup(name, ctxpro_registry(config))
+                ctxpro.lookup(name, registry)
             except InputError as err:
                 raise ValueError(f"{key}: {err}") from None
             parts = ctxpro.parse_name(name)
@@ -61,10 +63,10 @@ def check(config: dict) -> None:
         names = [ctxpro.evalset_name(n) for n in ctxpro_sets(config, task)]
         if len(set(names)) != len(names):
             raise ValueError(f"config key 'task_settings.{task}.ctxpro': two sets of one phenomenon and split")
-        if names and ctxpro.splitter_languages() is not None and tgt(config, task) not in ctxpro.splitter_languages():
+        if names and languages is not None and tgt(config, task) not in languages:
             raise ValueError(f"config key 'task_settings.{task}.ctxpro': ctxpro's scorer splits the translations "
                              f"with sentence-splitter, which does not know the target language {tgt(config, task)!r}; "
-                             f"it knows {', '.join(ctxpro.splitter_languages())}")
+                             f"it knows {', '.join(languages)}")
 
 
 # ---- which tasks ---------------------------------------------------------------------
