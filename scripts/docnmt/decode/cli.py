@@ -67,7 +67,7 @@ from .arguments import add_backend_argument, add_search_arguments, add_template_
 from .documents import context_k, group
 from .record import DecodeRecord, settings_of, signature
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
-from ..textio import (InputError, atomic_outputs, cli_errors, count_lines, file_digest, load_json, read_lines,
+from ..textio import (InputError, atomic_outputs, cli_errors, file_digest, load_json, read_lines,
                       selected_lines)
 from ..search import RequestError
 from ..manual import argument_parser
@@ -215,7 +215,8 @@ def _parallel(args) -> bool:
 
 
 def _documents(parser, args, mbr):
-    """The decode's documents (source, reference, first pass), each file checked against the source."""
+    """The decode's documents (source, reference, first pass), each file checked against the source, and the
+    source's number of lines (more than the documents hold where ``--only-lines`` cut them)."""
     src = read_lines(args.src)
     docids = read_docids(args.docids)
     if len(docids) != len(src):
@@ -227,12 +228,12 @@ def _documents(parser, args, mbr):
     _refuse(parser, args, mbr, ref, first_pass)
     docs = group(src, docids, ref, first_pass)
     if args.only_lines is None:
-        return docs
+        return docs, len(src)
     if not STRATEGIES[args.strategy].sentence_alone:
         alone = ", ".join(n for n, info in STRATEGIES.items() if info.sentence_alone)
         parser.error(f"--only-lines: {args.strategy} translates a sentence with its context; only {alone} "
                      "translate each sentence alone")
-    return only_lines(docs, set(selected_lines(args.only_lines, len(src))))
+    return only_lines(docs, set(selected_lines(args.only_lines, len(src)))), len(src)
 
 
 def only_lines(docs, keep: set[int]):
@@ -286,9 +287,8 @@ def main(argv=None) -> int:
     from ..preprocess.tokenize import detokenize
     from .backends import make_searcher, model_from_args
 
-    docs = _documents(parser, args, mbr)
+    docs, lines = _documents(parser, args, mbr)
     sentences = sum(len(doc) for doc in docs)
-    lines = count_lines(args.src)
     model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
     freeze_heap(argv)
     first_pass_sha256 = None if args.first_pass is None else file_digest(args.first_pass)
