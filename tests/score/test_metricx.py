@@ -105,6 +105,25 @@ def test_docnmt_metricx_writes_each_line_back_with_its_prediction(checkpoints, t
         assert not (tmp_path / "none.jsonl").exists()
 
 
+def test_docnmt_metricx_truncates_and_runs_in_the_dtype_it_is_given(checkpoints, tmp_path):
+    """--max-input-length cuts every input as MetricX(max_input_length=) does (the scores change where inputs were
+    longer), and --dtype bfloat16 loads the weights in bfloat16: its scores are the class's in that dtype."""
+    from docnmt.score.metricx import MetricX
+
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"source": s, "hypothesis": h, "reference": r}) + "\n"
+                                               for s, h, r in zip(SOURCES, HYPOTHESES, REFERENCES)), encoding="utf-8")
+    result = subprocess.run(["docnmt-metricx", "--checkpoint", str(checkpoints["tied"]), "--input",
+                             str(tmp_path / "in.jsonl"), "--device", "cpu", "--max-input-length", "8",
+                             "--dtype", "bfloat16"], capture_output=True, text=True, env=tool_env())
+    assert result.returncode == 0, result.stderr
+    predictions = [json.loads(line)["prediction"] for line in result.stdout.splitlines()]
+    cut = MetricX(checkpoints["tied"], device="cpu", max_input_length=8, dtype="bfloat16")
+    assert str(cut.model.dtype) == "torch.bfloat16"
+    assert predictions == pytest.approx(cut.score(SOURCES, HYPOTHESES, REFERENCES), abs=1e-5)
+    full = MetricX(checkpoints["tied"], device="cpu", max_input_length=64, dtype="bfloat16")
+    assert predictions != pytest.approx(full.score(SOURCES, HYPOTHESES, REFERENCES), abs=1e-5)
+
+
 def test_the_scoring_pages_command_runs_as_written(checkpoints, tmp_path):
     """docs/scoring.md's docnmt-metricx command, in a folder that holds a checkpoint under the page's name (the tiny
     untied one) and an in.jsonl: out.jsonl has a prediction per line, the checkpoint's scores."""
