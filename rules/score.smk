@@ -1,35 +1,54 @@
-# Scoring and the paper's tables: BLEU/TER with significance, perplexity,
-# pronoun F1, ContraPro accuracy, learned metrics (COMET, in unbabel-comet's own
-# environment: docnmt.workflow.metrics); then the tables and the report's plots.
-# The logic is in docnmt.score.scoring, .perplexity, .pronouns, .contrastive,
-# .tables and .plots; the inputs and options are docnmt.workflow.score's, the
-# tables' and plots' docnmt.workflow.tables's, every path docnmt.layout's.
+# Scoring and the paper's tables: the metric seam's rules (BLEU/TER with significance, COMET in unbabel-comet's own
+# environment, MetricX-24, one's own: docnmt.metrics, docnmt.workflow.metrics), perplexity, pronoun F1,
+# ContraPro and ctxpro accuracy, CXMI; then the tables and the report's plots. The logic is in docnmt.score's
+# modules; the inputs and options are docnmt.workflow.score's and .metrics's, the tables' and plots'
+# docnmt.workflow.tables's, every path docnmt.layout's.
 
 
-rule bleu_ter:
-    """SacreBLEU BLEU, chrF++, TER (and d-BLEU on the test set) of every system on one evaluation set, with paired
-    bootstrap tests."""
-    input:
-        unpack(lambda w: wf.score.bleu_ter_inputs(config, w.task, w.evalset)),
-    output:
-        layout.score_file("{task}", "{evalset}", "bleu_ter"),
-    params:
-        systems=lambda w, input: wf.score.bleu_ter_args(config, w.task, w.evalset, input),
-        baselines=lambda w: wf.score.significance_baselines(config, w.task, w.evalset),
-        samples=config["scoring"]["bootstrap_samples"],
-    log:
-        layout.log_file("{task}/scores/{evalset}/bleu_ter"),
-    benchmark:
-        layout.benchmark_file("{task}/scores/{evalset}/bleu_ter")
-    conda:
-        "../envs/scoring.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    shell:
-        "python -m docnmt.score.scoring --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.baselines:q}"
-        " --bootstrap-samples {params.samples:q} --output {output:q} > {log:q} 2>&1"
+def _metric_functions(name):
+    """The input, option and runtime functions of the seam's rule of metric ``name`` (docnmt.workflow.score, .metrics)."""
+    return {
+        "inputs": lambda w: wf.score.metric_inputs(config, name, w.task, w.evalset),
+        "options": lambda w, input: wf.score.metric_args(config, name, w.task, w.evalset, input),
+        "outputs": lambda w, output: wf.metrics.metric_output_args(wf.metrics.metric(config, name), output),
+        "runtime": lambda w: wf.metrics.metric_runtime(config, name, w.task),
+    }
+
+
+# The metric seam: one rule per declared metric the config asks for (docnmt.metrics), named as the metric:
+# bleu_ter (SacreBLEU, every evaluation set), comet (unbabel-comet's environment), metricx, and those of
+# metrics.modules. Each scores every system of a task on an evaluation set, with paired bootstrap tests.
+for _metric in wf.metrics.rules(config):
+    _functions = _metric_functions(_metric.name)
+
+    rule:
+        name:
+            _metric.name
+        input:
+            unpack(_functions["inputs"]),
+        output:
+            **wf.metrics.metric_outputs(_metric),
+        wildcard_constraints:
+            evalset=wf.metrics.evalset_pattern(_metric),
+        params:
+            path=wf.metrics.metric_path(config, _metric, workflow.basedir, _conda_deployment()),
+            command=[_metric.module, *_metric.command],
+            options=_functions["options"],
+            outputs=_functions["outputs"],
+        log:
+            layout.log_file(f"{{task}}/scores/{{evalset}}/{_metric.name}"),
+        benchmark:
+            layout.benchmark_file(f"{{task}}/scores/{{evalset}}/{_metric.name}")
+        conda:
+            f"../envs/{_metric.conda}"
+        threads: _metric.threads
+        resources:
+            **({"gpu": 1} if _metric.gpu else {}),
+            mem_mb=_metric.mem_mb,
+            runtime=_functions["runtime"],
+        shell:
+            "export PATH={params.path:q}\"$PATH\"; python -m {params.command:q} --source {input.src:q}"
+            " --reference {input.ref:q} {params.options:q} --output {output.scores:q} {params.outputs:q} > {log:q} 2>&1"
 
 
 rule comet_env:
@@ -51,34 +70,6 @@ rule comet_env:
         runtime=10,
     shell:
         "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.learned env --output {output:q} > {log:q} 2>&1"
-
-
-rule comet:
-    """COMET, Doc-COMET and reference-free QE of every system on the test set, with each configured local
-    checkpoint (metrics.comet; docnmt.score.learned), in unbabel-comet's environment, with paired bootstrap tests."""
-    input:
-        unpack(lambda w: wf.metrics.comet_inputs(config, w.task)),
-    output:
-        scores=layout.score_file("{task}", "test", "comet"),
-        segments=layout.comet_segments("{task}", "test"),
-    params:
-        path=COMET_PATH,
-        options=lambda w, input: wf.metrics.comet_args(config, w.task, input),
-    log:
-        layout.log_file("{task}/scores/test/comet"),
-    benchmark:
-        layout.benchmark_file("{task}/scores/test/comet")
-    conda:
-        "../envs/comet.yaml"
-    threads: 2
-    resources:
-        gpu=1,
-        mem_mb=16000,
-        runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=240),
-    shell:
-        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.learned score --source {input.src:q}"
-        " --reference {input.ref:q} --docids {input.docids:q} {params.options:q}"
-        " --output {output.scores:q} --segments {output.segments:q} > {log:q} 2>&1"
 
 
 rule pronoun_f1:

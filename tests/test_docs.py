@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from docnmt import metrics as registry
+
 from helpers import REPO, tool_env
 from docnmt.config import schema_keys, schema_markdown
 from docnmt.manual import COMMANDS, STAGES, clis, command
@@ -200,6 +202,8 @@ def rule_blocks() -> dict[str, set[str]]:
             modules = set(re.findall(r"python -m (docnmt(?:\.\w+)+)", part))
             if modules:
                 blocks[pattern] = modules
+    # the metric seam's rules: one per declared metric, named as it, calling its module (docnmt.score.registry)
+    blocks.update({m.name: {m.module} for m in registry.metrics().values() if m.rule})
     return blocks
 
 

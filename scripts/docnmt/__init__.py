@@ -19,6 +19,7 @@ After them, the rules' logic (tested without Snakemake; it reads the stages' reg
 Top-level helpers every stage uses:
   config      -- config loading and validation against schemas/config.schema.yaml
   interface   -- the model backends' interface (a model, a searcher) and their registry: what each reads and needs
+  metrics     -- the metric seam: each metric's declaration (its rule, score file, config block, Table 3 columns)
   load_options -- the backends' load options (vLLM's engine, a served model's endpoint) and --engine-args
   textio      -- atomic output files and the one error type for bad input
   tablefmt    -- a result table as Markdown, CSV and LaTeX

@@ -190,11 +190,32 @@ def with_backends(schema: dict) -> dict:
     return schema
 
 
+def with_metrics(schema: dict, modules=()) -> dict:
+    """The config's schema with a block ``metrics.NAME`` for every metric that declares options
+    (:class:`docnmt.metrics.Metric`), the package's and those of the config's ``metrics.modules``."""
+    from .metrics import metrics
+
+    block = schema["properties"]["metrics"]["properties"]
+    try:
+        declared = metrics(modules)
+    except ValueError as err:
+        raise ConfigError(f"config key 'metrics.modules': {err}") from None
+    for metric in declared.values():
+        if metric.options and metric.name not in block:
+            block[metric.name] = {"description": f"{metric.name}: {metric.summary} (docs/scoring.md).",
+                                  "type": "object", "additionalProperties": False, "default": {},
+                                  "properties": metric.options}
+    return schema
+
+
 def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     """Return a validated copy of ``config`` with defaults filled in; raise :class:`ConfigError`."""
     import jsonschema
 
+    from .metrics import config_modules
+
     schema = with_backends(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
+    schema = with_metrics(schema, config_modules(config))
     config = copy.deepcopy(dict(config))
     _fill_defaults(schema, config, schema)
     validator = jsonschema.Draft202012Validator(schema)
@@ -304,7 +325,7 @@ def schema_keys(schema: dict | None = None) -> list[tuple[str, str, str, str]]:
     """Every key of the config schema, depth first: (dotted path, type, default, description)."""
     import json
 
-    schema = schema or with_backends(yaml.safe_load(SCHEMA.read_text(encoding="utf-8")))
+    schema = schema or with_metrics(with_backends(yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))))
     rows: list[tuple[str, str, str, str]] = []
 
     def walk(node: dict, path: str, key: str) -> None:

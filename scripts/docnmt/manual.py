@@ -66,7 +66,7 @@ CLIS = {
     "docnmt.score.contrastive": ("scoring", ["contrapro_accuracy"]),
     "docnmt.score.cxmi": ("scoring", ["cxmi"]),
     "docnmt.score.ctxpro": ("scoring", ["ctxpro_accuracy"]),
-    "docnmt.score.metricx": ("scoring", []),
+    "docnmt.score.metricx": ("scoring", ["metricx"]),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.learned": ("scoring", ["comet", "comet_env"]),
     "docnmt.score.tiny_comet": ("scoring", []),

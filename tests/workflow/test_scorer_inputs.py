@@ -6,23 +6,31 @@ from wfconfigs import demo_config, external_config
 
 
 def test_bleu_ter_scores_every_system_and_on_the_test_set_the_mbr_curve_and_documents():
+    """The seam's rule of bleu_ter (docnmt.workflow.score): every system, the curve's and the document ids on the
+    test set, the example lines on ContraPro, then the baselines, the bootstrap's samples and no options."""
     config = demo_config()
-    inputs = score.bleu_ter_inputs(config, "demo", "test")
+    inputs = score.metric_inputs(config, "bleu_ter", "demo", "test")
     names = systems.task_systems(config, "demo", "test")
     assert inputs["systems"] == [layout.decode_file("demo", "test", s, "txt") for s in names]
-    assert inputs["subsets"] == layout.corpus_file("demo", "test", "subsets")
-    args = score.bleu_ter_args(config, "demo", "test", inputs)
+    assert "subsets" not in inputs
+    args = score.metric_args(config, "bleu_ter", "demo", "test", inputs)
     assert args[:2] == ["--system", f"{names[0]}={inputs['systems'][0]}"]
     curve = systems.curve_systems(config, "demo")
-    assert len(args) == 2 * (len(names) + len(curve)) + 2 and args[-2:] == ["--docids", inputs["docids"]]
-    contrapro = score.bleu_ter_inputs(config, "demo", "contrapro")
+    assert len(args) == 2 * (len(names) + len(curve)) + 2 + 6
+    assert args[-8:] == ["--docids", inputs["docids"], "--baseline", "sentence-level", "--baseline", "last-sentence",
+                         "--bootstrap-samples", "1000"]
+    contrapro = score.metric_inputs(config, "bleu_ter", "demo", "contrapro")
     assert "docids" not in contrapro and contrapro["select"] == layout.contrapro_examples("demo")
-    assert score.bleu_ter_args(config, "demo", "contrapro", contrapro)[-2:] == ["--select", contrapro["select"]]
+    assert score.metric_args(config, "bleu_ter", "demo", "contrapro", contrapro)[-8:-6] == [
+        "--select", contrapro["select"]]
 
 
 def test_significance_baselines_are_those_the_task_decodes():
-    config = demo_config(strategies=["sentence-level", "doc-trans"], scoring={"significance_baselines": ["sentence-level", "2-pass"]})
-    assert score.significance_baselines(config, "demo", "test") == ["--baseline", "sentence-level"]
+    config = demo_config(strategies=["sentence-level", "doc-trans"],
+                         scoring={"significance_baselines": ["sentence-level", "2-pass"]})
+    inputs = score.metric_inputs(config, "bleu_ter", "demo", "test")
+    args = score.metric_args(config, "bleu_ter", "demo", "test", inputs)
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--baseline"] == ["sentence-level"]
 
 
 def test_pronoun_f1_passes_the_subsets_file_where_there_is_one():

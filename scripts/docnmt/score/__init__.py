@@ -1,6 +1,6 @@
 """Stage 5, ``rules/score.smk``: the metrics, the paper's tables and the plots.
 
-Modules:
+Modules (each metric declares itself to the metric seam, :mod:`docnmt.metrics`, at its bottom):
   evalset     -- the files a score is computed on: hypotheses, references, sources, selected lines, subsets
   scoring     -- BLEU and TER with SacreBLEU, their signatures, paired bootstrap resampling
   perplexity  -- perplexity of hypotheses and references, by forced scoring

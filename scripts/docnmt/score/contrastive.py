@@ -38,6 +38,7 @@ from ..corpora.contrapro import ante_bucket, load_examples
 from ..textio import InputError, atomic_write, cli_errors, read_lines
 from ..preprocess.windows import join
 from ..manual import argument_parser
+from ..metrics import Metric
 
 
 def decisions(correct: Sequence[float], contrastive: Sequence[Sequence[float]]) -> list[bool]:
@@ -153,6 +154,14 @@ def main(argv=None) -> int:
     overall = table["overall"]
     print(f"{args.level}: {overall['correct']}/{overall['total']} correct = {overall['accuracy']:.3f}")
     return 0
+
+
+#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+METRIC = Metric(
+    name="contrapro_accuracy", module=__name__, rule=False, table="contrapro_accuracy",
+    summary="ContraPro contrastive accuracy of each model, by forced scoring, per antecedent distance",
+    columns=lambda config: ["accuracy"], environment="model", unit="sentence", needs=("source", "model"),
+    higher_is_better=True, signature="the model's level, window k and dtype")
 
 
 if __name__ == "__main__":

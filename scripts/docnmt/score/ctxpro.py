@@ -33,6 +33,7 @@ from ..corpora import ctxpro as sets
 from ..manual import argument_parser
 from ..textio import InputError, atomic_write, cli_errors, file_digest, read_lines
 from .evalset import parse_systems, read_system
+from ..metrics import Metric
 
 #: The scorer's name and the version of ctxpro whose scoring it equals.
 SCORER = f"ctxpro-{sets.VERSION}"
@@ -259,6 +260,14 @@ def workflow(argv) -> int:
     for name, result in systems.items():
         print(f"{name}: {result['accuracy']:.1f} ({result['correct']}/{result['total']})")
     return 0
+
+
+#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+METRIC = Metric(
+    name="ctxpro_accuracy", module=__name__, rule=False, table="ctxpro_accuracy",
+    summary="ctxpro accuracy per set, phenomenon and rule, exactly as `ctxpro score` counts it",
+    columns=lambda config: ["accuracy"], environment="main", unit="sentence", needs=("source",),
+    higher_is_better=True, signature="the set's name and md5, ctxpro's version, the sentence splitter and language")
 
 
 if __name__ == "__main__":

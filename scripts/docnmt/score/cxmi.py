@@ -96,6 +96,7 @@ from ..decode.mbr import parse_system
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
 from ..manual import argument_parser
+from ..metrics import Metric
 
 
 @dataclass(frozen=True)
@@ -455,6 +456,15 @@ def _rows(docs, selected, per_line, per_strategy) -> list[dict]:
             row[f"p_cxmi[{name}]"] = entries[line]["p_cxmi"]
         rows.append(row)
     return rows
+
+
+#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+METRIC = Metric(
+    name="cxmi", module=__name__, rule=False, table="context_usage",
+    summary="CXMI and per-sentence P-CXMI of the document-level model, on the reference and on every strategy",
+    columns=lambda config: ["CXMI"], environment="model", unit="sentence",
+    needs=("source", "reference", "docids", "model"), higher_is_better=True,
+    signature="the model, window k and dtype")
 
 
 if __name__ == "__main__":

@@ -49,9 +49,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from .. import layout
 from ..manual import argument_parser
 from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, file_digest
-from .scoring import ALPHA, bootstrap_seed, compared, resample_indices
+from ..metrics import Metric
+from .scoring import ALPHA, mean_paired_bootstrap as paired_bootstrap
 
 #: unbabel-comet's model classes (hparams.yaml's class_identifier) that score without a reference.
 REFERENCE_FREE = {"referenceless_regression_metric"}
@@ -206,29 +208,6 @@ def signature(point: Checkpoint, column: str, context: int, batch_size: int) -> 
             f"comet:{comet_version}|docnmt:{__version__}")
 
 
-# ---- paired bootstrap ----------------------------------------------------------------------------
-def paired_bootstrap(segments: dict[str, list[float]], baseline: str, n_samples: int) -> dict:
-    """Every system's mean segment score against ``baseline``'s over the same resamples (sacrebleu's paired
-    bootstrap, as :mod:`docnmt.score.scoring` does it for BLEU: its seed, confidence interval and p-value):
-    score, mean, ci, and p_value/significant."""
-    import numpy as np
-    from sacrebleu.significance import estimate_ci
-
-    indices = resample_indices(bootstrap_seed(), len(segments[baseline]), n_samples)
-    resampled = {name: np.asarray(scores, dtype="float64")[indices].mean(axis=1) for name, scores in segments.items()}
-    base_score = float(np.mean(segments[baseline]))
-    result = {}
-    for name, scores in segments.items():
-        score = float(np.mean(scores))
-        mean, ci = estimate_ci(resampled[name])
-        entry = {"score": round(score, 6), "mean": float(mean), "ci": float(ci)}
-        if name != baseline:
-            entry.update(compared(score, base_score, resampled[name], resampled[baseline],
-                                  scores == segments[baseline], 6))
-        result[name] = entry
-    return result
-
-
 # ---- score ---------------------------------------------------------------------------------------
 def score_files(args) -> int:
     from . import evalset
@@ -239,8 +218,8 @@ def score_files(args) -> int:
     src, ref, systems = data.source, data.reference, data.systems
     _, docids = read_documents(args.source, args.docids)
     result = {"reference": str(args.reference), "sentences": len(src), "documents": len(set(docids)),
-              "context": args.context, "metrics": {}, "signatures": {}, "systems": {s: {} for s in systems},
-              "paired_bootstrap": {}, "alpha": ALPHA, "forward_passes": 0}
+              "context": args.context, "metrics": {}, "columns": [], "signatures": {},
+              "systems": {s: {} for s in systems}, "paired_bootstrap": {}, "alpha": ALPHA, "forward_passes": 0}
     segments: dict[str, dict[str, list[float]]] = {}
     for point in points:
         model = load(point)
@@ -249,6 +228,7 @@ def score_files(args) -> int:
                                          "encoder": point.encoder, "reference_free": point.reference_free,
                                          "columns": point.columns(args.context)}
         for column in point.columns(args.context):
+            result["columns"].append(column)
             doc = column.startswith("Doc-")
             result["signatures"][column] = signature(point, column, args.context, args.batch_size)
             for name, hyps in systems.items():
@@ -363,6 +343,37 @@ def main(argv=None) -> int:
             parser.error("--context must be >= 0")
         return score_files(args)
     return serve(args) if args.command == "serve" else describe_env(args)
+
+
+LEARNED_NOTE = ("COMET[NAME], QE[NAME]: the mean segment score (x100) of the local checkpoint NAME, reference-based or "
+                "reference-free (docnmt.score.learned; equal to comet-score's); Doc-: each sentence encoded after "
+                "the previous sentences of its document (Vernikos et al. 2022; the hypothesis after the reference's, "
+                "for QE its own); significance: paired bootstrap of the mean segment score, as for BLEU. Test set "
+                "only.")
+
+
+def _columns(config: dict) -> list[str]:
+    context = config["metrics"]["context"]
+    return [c for name, folder in config["metrics"]["comet"].items() for c in checkpoint(name, folder).columns(context)]
+
+
+def _arguments(config: dict) -> list[str]:
+    settings = config["metrics"]
+    return ([arg for name, folder in settings["comet"].items() for arg in ("--checkpoint", f"{name}={folder}")]
+            + ["--context", str(settings["context"]), "--batch-size", str(settings["batch_size"])])
+
+
+#: The seam's declaration (docnmt.metrics): the checkpoints of metrics.comet, in unbabel-comet's environment.
+METRIC = Metric(
+    name="comet", module=__name__, command=("score",),
+    summary="COMET, Doc-COMET and reference-free QE (CometKiwi) of every local checkpoint in metrics.comet",
+    columns=_columns, environment="comet", conda="comet.yaml", unit="sentence",
+    needs=("source", "reference", "docids"), higher_is_better=True,
+    signature="the metric, checkpoint name, class, encoder, the checkpoint's sha256, context, batch size, "
+              "unbabel-comet's and docnmt's versions",
+    enabled=lambda config: bool(config["metrics"]["comet"]), arguments=_arguments,
+    outputs={"segments": layout.comet_segments},
+    scale=100.0, digits=2, note=LEARNED_NOTE, gpu=True, threads=2, mem_mb=16000, runtime=(30, 240))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,15 @@ CLI (``docnmt-metricx``; what ``python -m metricx24.predict`` does)::
 
 reads MetricX's JSON lines (``source``, ``hypothesis`` and, unless ``--qe``, ``reference``) and writes each line
 back with ``prediction`` added, to standard output unless ``--output`` is given (written atomically).
+
+In the workflow (config ``metrics.metricx``; the seam's rule ``metricx``, :mod:`docnmt.metrics`)::
+
+    python -m docnmt.score.metricx workflow --source test.en --reference test.de --system NAME=PATH... \
+        --checkpoint DIR [--mode reference] [--mode qe] [--baseline NAME...] [--bootstrap-samples 1000] \
+        --output metricx.json
+
+scores every system in each mode (columns ``MetricX`` and ``MetricX-QE``: the mean segment score, lower being
+better), with paired bootstrap resampling of the mean against each baseline, as for COMET.
 """
 
 from __future__ import annotations
@@ -33,7 +42,8 @@ import sys
 from pathlib import Path
 
 from ..manual import argument_parser
-from ..textio import InputError, atomic_write, cli_errors, json_lines
+from ..textio import InputError, atomic_write, cli_errors, file_digest, json_lines
+from ..metrics import Metric
 
 #: The token whose logit is the score: ``<extra_id_10>`` in mT5's vocabulary.
 SCORE_TOKEN = 250089
@@ -50,6 +60,23 @@ def input_text(source: str, hypothesis: str, reference: str | None = None) -> st
     return text if reference is None else f"{text} reference: {reference}"
 
 
+def checkpoint_config(checkpoint: Path) -> dict:
+    """A MetricX-24 checkpoint folder's config.json, checked (no torch): an InputError naming the file where it is
+    missing, not JSON, or its vocabulary lacks the score token."""
+    config_file = Path(checkpoint) / "config.json"
+    if not config_file.is_file():
+        raise InputError(checkpoint, "expected a MetricX-24 checkpoint folder with config.json (an mT5 model)")
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise InputError(config_file, f"expected an mT5 model's JSON config: {err}") from None
+    vocab = config.get("vocab_size", 0) if isinstance(config, dict) else 0
+    if not isinstance(vocab, int) or vocab <= SCORE_TOKEN:
+        raise InputError(config_file, f"vocab_size {vocab}: a MetricX-24 model reads its score at token "
+                                      f"{SCORE_TOKEN} (<extra_id_10>), which this vocabulary lacks")
+    return config
+
+
 class MetricX:
     """A MetricX-24 checkpoint (a local folder) and its tokenizer, ready to score."""
 
@@ -59,14 +86,7 @@ class MetricX:
         from transformers import AutoTokenizer, MT5ForConditionalGeneration
 
         checkpoint = Path(checkpoint)
-        config_file = checkpoint / "config.json"
-        if not config_file.is_file():
-            raise InputError(checkpoint, "expected a MetricX-24 checkpoint folder with config.json (an mT5 model)")
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-        vocab = config.get("vocab_size", 0)
-        if vocab <= SCORE_TOKEN:
-            raise InputError(config_file, f"vocab_size {vocab}: a MetricX-24 model reads its score at token "
-                                          f"{SCORE_TOKEN} (<extra_id_10>), which this vocabulary lacks")
+        config = checkpoint_config(checkpoint)
         if dtype not in DTYPES:
             raise InputError(dtype, f"expected a dtype of {', '.join(DTYPES)}")
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -137,8 +157,77 @@ def positive_int(text: str) -> int:
     return value
 
 
+# ---- the workflow's rule: every system on one evaluation set -------------------------------------------------
+#: The score columns of the two modes.
+MODES = {"reference": "MetricX", "qe": "MetricX-QE"}
+
+
+def signature(checkpoint: Path, mode: str, max_input_length: int, dtype: str, batch_size: int) -> str:
+    import transformers
+
+    from .. import __version__
+
+    return (f"{MODES[mode]}|model:{Path(checkpoint).name}|ckpt:{file_digest(checkpoint)[:12]}|mode:{mode}|"
+            f"maxlen:{max_input_length}|dtype:{dtype}|batch:{batch_size}|transformers:{transformers.__version__}|"
+            f"docnmt:{__version__}")
+
+
+def workflow(argv) -> int:
+    from .evalset import add_arguments, load_args
+    from .scoring import ALPHA, mean_paired_bootstrap
+
+    parser = argument_parser("docnmt.score.metricx", "MetricX-24 of every system on one evaluation set, with paired "
+                                                     "bootstrap tests (the workflow's rule metricx)")
+    add_arguments(parser)
+    parser.add_argument("--checkpoint", required=True, type=Path, help="the MetricX-24 model folder (mT5)")
+    parser.add_argument("--tokenizer", type=Path, help="its tokenizer's folder (default: the checkpoint's)")
+    parser.add_argument("--mode", action="append", choices=list(MODES),
+                        help="reference (MetricX) and/or qe (MetricX-QE), repeatable; default: both")
+    parser.add_argument("--batch-size", type=positive_int, default=16)
+    parser.add_argument("--max-input-length", type=positive_int, default=MAX_INPUT_LENGTH)
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available)")
+    parser.add_argument("--dtype", default="float32", choices=DTYPES)
+    parser.add_argument("--baseline", action="append", default=[],
+                        help="paired bootstrap of every system against this one (repeatable; skipped if absent)")
+    parser.add_argument("--bootstrap-samples", type=positive_int, default=1000)
+    parser.add_argument("--output", required=True, type=Path)
+    args = parser.parse_args(argv)
+    modes = list(dict.fromkeys(args.mode or list(MODES)))
+    data = load_args(args)
+    metric = MetricX(args.checkpoint, args.tokenizer, args.device, args.dtype, args.max_input_length)
+    columns = [MODES[m] for m in modes]
+    result = {"reference": str(args.reference), "sentences": len(data.reference), "columns": columns,
+              "checkpoint": str(args.checkpoint), "signatures": {}, "systems": {s: {} for s in data.systems},
+              "paired_bootstrap": {}, "alpha": ALPHA, "lower_is_better": True}
+    segments = {}
+    for mode, column in zip(modes, columns):
+        sig = result["signatures"][column] = signature(args.checkpoint, mode, args.max_input_length, args.dtype,
+                                                       args.batch_size)
+        references = data.reference if mode == "reference" else None
+        for name, hypotheses in data.systems.items():
+            scores = metric.score(data.source, hypotheses, references, args.batch_size)
+            segments.setdefault(column, {})[name] = scores
+            result["systems"][name][column] = {"score": round(sum(scores) / len(scores), 6), "signature": sig}
+        print(f"{column}: " + ", ".join(f"{n} {result['systems'][n][column]['score']:.4f}" for n in data.systems))
+    for baseline in args.baseline:
+        if baseline in data.systems and len(data.systems) > 1:
+            tests = result["paired_bootstrap"][baseline] = {
+                "systems": {name: {} for name in data.systems},
+                "signatures": {c: f"{s}|bs:{args.bootstrap_samples}" for c, s in result["signatures"].items()}}
+            for column, by_system in segments.items():
+                for name, entry in mean_paired_bootstrap(by_system, baseline, args.bootstrap_samples).items():
+                    tests["systems"][name][column] = entry
+    with atomic_write(args.output) as handle:
+        json.dump(result, handle, indent=1)
+        handle.write("\n")
+    return 0
+
+
 @cli_errors
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["workflow"]:
+        return workflow(argv[1:])
     parser = argument_parser("docnmt.score.metricx", __doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, type=Path, help="the MetricX-24 model folder (mT5)")
     parser.add_argument("--tokenizer", type=Path, help="its tokenizer's folder (default: the checkpoint's)")
@@ -162,6 +251,49 @@ def main(argv=None) -> int:
         with atomic_write(args.output) as handle:
             handle.write("".join(lines))
     return 0
+
+
+def _check(config: dict) -> None:
+    block = config["metrics"]["metricx"]
+    try:
+        checkpoint_config(Path(block["checkpoint"]))
+        if block.get("tokenizer") and not Path(block["tokenizer"]).is_dir():
+            raise InputError(block["tokenizer"], "expected the folder of a MetricX-24 checkpoint's tokenizer")
+    except InputError as err:
+        raise ValueError(f"config key 'metrics.metricx': {err}") from None
+
+
+#: The seam's declaration (docnmt.metrics).
+METRIC = Metric(
+    name="metricx", module=__name__, command=("workflow",),
+    summary="MetricX-24 (hybrid: with the reference, and as QE without it) from a local checkpoint",
+    columns=lambda config: [MODES[m] for m in config["metrics"]["metricx"]["mode"]],
+    environment="main", conda="fairseq.yaml", unit="sentence", needs=("source", "reference"),
+    higher_is_better=False,
+    signature="the checkpoint's folder name and sha256, the mode, input length, dtype, batch size, transformers' and "
+              "docnmt's versions",
+    enabled=lambda config: bool((config["metrics"].get("metricx") or {}).get("checkpoint")), check=_check,
+    options={
+        "checkpoint": {"description": "A local MetricX-24 checkpoint folder (an mT5 model as the released "
+                                      "google/metricx-24-hybrid-* models are saved: config.json, weights, and its "
+                                      "tokenizer unless tokenizer is set); null: no MetricX columns.",
+                       "type": ["string", "null"], "default": None},
+        "tokenizer": {"description": "The folder of its tokenizer (mT5's; null: the checkpoint's folder).",
+                      "type": ["string", "null"], "default": None},
+        "mode": {"description": "reference (column MetricX) and/or qe (column MetricX-QE, without the reference): "
+                                "the hybrid model's two modes.",
+                 "type": "array", "items": {"enum": list(MODES)}, "minItems": 1, "uniqueItems": True,
+                 "default": list(MODES)},
+        "batch_size": {"description": "Segments per forward pass (batched by length, longest first).",
+                       "type": "integer", "minimum": 1, "default": 16},
+        "max_input_length": {"description": "Tokens an input is cut at (metricx24's 1536 for the 24 models).",
+                             "type": "integer", "minimum": 1, "default": MAX_INPUT_LENGTH},
+    },
+    arguments=lambda config: ["--dtype", config["decode"]["dtype"]],
+    note="MetricX, MetricX-QE: the mean MetricX-24 segment score in [0, 25] with the reference and without it (QE), "
+         "lower being better (docnmt.score.metricx, as metricx24.predict scores); significance: paired bootstrap of "
+         "the mean, as for COMET. Test set only.",
+    digits=2, gpu=True, threads=2, mem_mb=16000, runtime=(30, 240))
 
 
 if __name__ == "__main__":

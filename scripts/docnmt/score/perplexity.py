@@ -46,6 +46,7 @@ from ..decode.documents import group, previous, window
 from .evalset import parse_systems, read_documents, read_system
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
+from ..metrics import Metric
 
 
 def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[str], level: str, k: int):
@@ -127,6 +128,15 @@ def main(argv=None) -> int:
         json.dump(result, handle, indent=1)
         handle.write("\n")
     return 0
+
+
+#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+METRIC = Metric(
+    name="perplexity", module=__name__, rule=False, table="perplexity",
+    summary="perplexity of the reference and of every strategy's hypotheses under the level's model (Table 2)",
+    columns=lambda config: ["perplexity"], environment="model", unit="sentence",
+    needs=("source", "docids", "model"), higher_is_better=False,
+    signature="the model's level, window k and dtype")
 
 
 if __name__ == "__main__":

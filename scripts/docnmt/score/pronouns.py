@@ -83,6 +83,7 @@ from typing import Iterable, Sequence
 from .evalset import add_arguments, add_subsets_argument, load_args
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
+from ..metrics import Metric
 
 #: The fork's German pronoun tags (STTS), blonde/__init__.py PRONOUN_TAGS_GERMAN.
 GERMAN_PRONOUN_TAGS = frozenset({"PDAT", "PDS", "PIAT", "PIS", "PPER", "PPOSAT", "PPOSS", "PRELAT", "PRELS", "PRF",
@@ -437,6 +438,16 @@ def main(argv=None) -> int:
             + ("" if s["reported"] else f" (not reported: examples {s['examples']})")
             for c, s in scores.items()))
     return 0
+
+
+#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+METRIC = Metric(
+    name="pronoun_f1", module=__name__, rule=False, table="pronoun_f1",
+    summary="pronoun gender and formality F1 (the paper's German BlonDe fork), per class too",
+    columns=lambda config: ["gender F1", "formality F1"], environment="main", unit="sentence",
+    needs=("source", "reference"), higher_is_better=True,
+    signature="the rule set, the target tagger and the source tagger (each score names its tagger)",
+    evalsets="all")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import json
 from pathlib import Path
 
 from .evalset import add_arguments, load_args, read_documents
+from ..metrics import Metric
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
 
@@ -210,6 +211,29 @@ def _paired(test: PairedBootstrap, baseline: str) -> dict:
     return result
 
 
+# ---- paired bootstrap of mean segment scores (COMET, MetricX) --------------------------------------------
+def mean_paired_bootstrap(segments: dict[str, list[float]], baseline: str, n_samples: int) -> dict:
+    """Every system's mean segment score against ``baseline``'s over the same resamples (sacrebleu's paired
+    bootstrap, as :mod:`docnmt.score.scoring` does it for BLEU: its seed, confidence interval and p-value):
+    score, mean, ci, and p_value/significant."""
+    import numpy as np
+    from sacrebleu.significance import estimate_ci
+
+    indices = resample_indices(bootstrap_seed(), len(segments[baseline]), n_samples)
+    resampled = {name: np.asarray(scores, dtype="float64")[indices].mean(axis=1) for name, scores in segments.items()}
+    base_score = float(np.mean(segments[baseline]))
+    result = {}
+    for name, scores in segments.items():
+        score = float(np.mean(scores))
+        mean, ci = estimate_ci(resampled[name])
+        entry = {"score": round(score, 6), "mean": float(mean), "ci": float(ci)}
+        if name != baseline:
+            entry.update(compared(score, base_score, resampled[name], resampled[baseline],
+                                  scores == segments[baseline], 6))
+        result[name] = entry
+    return result
+
+
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.score.scoring", __doc__.split("\n\n")[0])
@@ -235,6 +259,7 @@ def main(argv=None) -> int:
         "documents": None if docids is None else len(set(docids)),
         "paired_bootstrap": {},
         "alpha": ALPHA,
+        "columns": list(METRICS) + ([] if docids is None else [DOCUMENT_BLEU]),
     }
     # one set of sentence statistics per system and metric, for its scores and every paired test alike
     sentences, documents = bootstraps(data.systems, data.reference, args.bootstrap_samples, docids)
@@ -252,6 +277,16 @@ def main(argv=None) -> int:
     for name, scores in result["systems"].items():
         print(f"{name}: " + " | ".join(scores[m]["line"] for m in (*METRICS, DOCUMENT_BLEU) if m in scores))
     return 0
+
+
+#: The seam's declaration (docnmt.metrics): Table 3's first columns, on every evaluation set.
+METRIC = Metric(
+    name="bleu_ter", module=__name__,
+    summary="SacreBLEU BLEU, chrF++ and TER; d-BLEU (documents joined) on the test set",
+    columns=lambda config: [*METRICS, DOCUMENT_BLEU], environment="main", unit="sentence",
+    needs=("reference", "docids"), higher_is_better={"BLEU": True, "chrF++": True, "TER": False, DOCUMENT_BLEU: True},
+    signature="sacrebleu's signature of each metric (d-BLEU: BLEU's)", evalsets="all", curve=True,
+    runtime=(30, 30))
 
 
 if __name__ == "__main__":

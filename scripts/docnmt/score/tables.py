@@ -104,54 +104,61 @@ def perplexity_table(manifest: dict) -> Table:
 
 
 # ---- Table 3 ---------------------------------------------------------------------
-#: Table 3's metrics, each per evaluation set (d-BLEU where the score file has it: the test sets).
+#: sacrebleu's metrics, each per evaluation set (d-BLEU where the score file has it: the test sets).
 TABLE3_METRICS = ("BLEU", "chrF++", "TER", "d-BLEU")
 
 
-LEARNED_NOTE = ("COMET[NAME], QE[NAME]: the mean segment score (x100) of the local checkpoint NAME, reference-based or "
-                "reference-free (docnmt.score.learned; equal to comet-score's); Doc-: each sentence encoded after "
-                "the previous sentences of its document (Vernikos et al. 2022; the hypothesis after the reference's, "
-                "for QE its own); significance: paired bootstrap of the mean segment score, as for BLEU. Test set "
-                "only.")
+def _metric_columns(metric, data: dict) -> list[str]:
+    """A seam score file's columns in order: its ``columns``, else (an older file) its first system's keys."""
+    if "columns" in data:
+        return list(data["columns"])
+    any_system = next(iter(data["systems"].values()))
+    return [c for c in (TABLE3_METRICS if metric.name == "bleu_ter" else any_system) if c in any_system]
 
 
 def bleu_ter_table(manifest: dict) -> Table:
-    columns, header, signatures = [], ["strategy"], {}
+    """Table 3: every metric of the seam that declares it (docnmt.metrics), per task and evaluation set, in
+    the registry's order: sacrebleu's, then COMET's, MetricX's and those of the manifest's metric modules."""
+    from ..metrics import table_metrics
+
+    metrics = table_metrics(manifest)
+    columns, header, signatures, shown, lower = [], ["strategy"], {}, [], []
     for t, spec in manifest["tasks"].items():
-        for evalset, path in spec["bleu_ter"].items():
-            data = load_json(path, "BLEU/TER score file")
+        sets = list(dict.fromkeys(e for m in metrics for e in spec.get(m.name, {})))
+        for evalset in sets:
             label = "ContraPro" if evalset == "contrapro" else evalset
-            any_system = next(iter(data["systems"].values()))
-            metrics = [m for m in TABLE3_METRICS if m in any_system]
-            columns.append((data, metrics))
-            header += [f"{t} {label} {m}" for m in metrics]
-            for m in metrics:
-                signatures.setdefault(m, any_system[m]["signature"])
-            if evalset == "test" and spec.get("comet"):  # learned metrics (docnmt.score.learned), in percent
-                learned = load_json(spec["comet"]["test"], "COMET score file")
-                metrics = [c for entry in learned["metrics"].values() for c in entry["columns"]]
-                columns.append((learned, metrics))
-                header += [f"{t} {label} {m}" for m in metrics]
-                signatures.update({m: learned["signatures"][m] for m in metrics})
+            for metric in metrics:
+                path = spec.get(metric.name, {}).get(evalset)
+                if path is None:
+                    continue
+                data = load_json(path, f"{metric.name} score file")
+                names = _metric_columns(metric, data)
+                columns.append((metric, data, names))
+                header += [f"{t} {label} {c}" for c in names]
+                any_system = next(iter(data["systems"].values()), {})
+                for c in names:
+                    signatures.setdefault(c, data.get("signatures", {}).get(c) or any_system.get(c, {}).get("signature"))
+                    if not metric.higher_better(c) and c not in lower:
+                        lower.append(c)
+                if metric not in shown:
+                    shown.append(metric)
     rows = []
     for strategy in manifest["strategies"]:
         cells = [label_of(strategy)]
-        for data, metrics in columns:
+        for metric, data, names in columns:
             entry = data["systems"].get(strategy)
-            for metric in metrics:
-                if entry is None:
+            for column in names:
+                if entry is None or column not in entry:
                     cells.append(DASH)
                     continue
                 marks = ""
                 for baseline, mark in MARKS.items():
                     test = data.get("paired_bootstrap", {}).get(baseline, {}).get("systems", {}).get(strategy, {})
-                    if test.get(metric, {}).get("significant"):
+                    if test.get(column, {}).get("significant"):
                         marks += mark
-                in_unit = metric not in TABLE3_METRICS  # a COMET score in [0, 1]: in percent, two decimals
-                cells.append(f"{entry[metric]['score'] * 100:.2f}{marks}" if in_unit else
-                             f"{entry[metric]['score']:.1f}{marks}")
+                cells.append(f"{entry[column]['score'] * metric.scale:.{metric.digits}f}{marks}")
         rows.append(cells)
-    alpha = columns[0][0].get("alpha", 0.05) if columns else 0.05
+    alpha = columns[0][1].get("alpha", 0.05) if columns else 0.05
     notes = [f"{m} signature: {sig}" for m, sig in signatures.items()]
     if "d-BLEU" in signatures:
         notes.append("d-BLEU: corpus BLEU over documents, each document's sentences joined in order (hypotheses and "
@@ -159,16 +166,17 @@ def bleu_ter_table(manifest: dict) -> Table:
     notes.append(f"* significantly different from sentence-level, † from last-sentence (paired bootstrap "
                  f"resampling, sacrebleu --paired-bs, p < {alpha}). ContraPro: the example sentences only; "
                  "full-segment does not apply there (-).")
+    if lower:
+        notes.append(f"Lower is better: {', '.join(lower)}.")
     if any(spec.get("ctxpro") for spec in manifest["tasks"].values()):
         notes.append("ctxpro sets (ctxpro-PHENOMENON-SPLIT): the example sentences only, against the set's "
                      "'ref segment'; cheating is not decoded there (no reference for the context).")
-    if any(m not in TABLE3_METRICS for m in signatures):
-        notes.append(LEARNED_NOTE)
+    notes += [metric.note for metric in shown if metric.note]
     notes += mbr_notes(manifest) + model_notes(_test_sidecars(manifest), "the search")
     notes += realigned_notes(_test_sidecars(manifest))
-    return Table("bleu_ter", "Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent) for the different tasks and "
-                 "decoding strategies",
-                 header, rows, notes)
+    further = "" if all(m.name == "bleu_ter" for m in shown) else ", and the further metrics' (see the notes),"
+    return Table("bleu_ter", f"Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent){further} for the different "
+                 "tasks and decoding strategies", header, rows, notes)
 
 
 # ---- Table 4 ---------------------------------------------------------------------

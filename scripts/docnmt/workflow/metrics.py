@@ -1,7 +1,8 @@
-"""Learned metrics in the workflow (config ``metrics``, ``mbr.utility: comet:NAME``, ``qe_rerank``): the checks of
-the configured checkpoints before any job runs, where unbabel-comet's environment is, and the options and inputs of
-the rules ``comet`` and ``comet_env`` and of the decodes that select by a learned metric
-(:mod:`docnmt.score.learned`, :mod:`docnmt.decode.metric_client`)."""
+"""The metrics in the workflow (config ``metrics``, ``mbr.utility: comet:NAME``, ``qe_rerank``): the rules the metric
+seam makes from each declaration (:mod:`docnmt.metrics`: their inputs, options, outputs and environment),
+the checks of the configured metrics before any job runs, where unbabel-comet's environment is, and the options and
+inputs of the rule ``comet_env`` and of the decodes that select by a learned metric (:mod:`docnmt.score.learned`,
+:mod:`docnmt.decode.metric_client`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from docnmt import layout
 from docnmt.config import ConfigError
 from docnmt.decode import mbr
 
-from .systems import system_pairs, task_systems
-from .tasks import src, tgt
+from docnmt.metrics import Metric, of_config, seam_metrics
+
+from .tasks import evalsets, runtime
 
 #: The environment make comet creates, relative to the checkout.
 COMET_VENV = ".venv-comet"
@@ -33,6 +35,52 @@ def mbr_checkpoint(config: dict) -> str | None:
     return mbr.Settings(utility=config["mbr"]["utility"]).learned
 
 
+# ---- the metric seam's rules -------------------------------------------------------------------------------
+def rules(config: dict) -> list[Metric]:
+    """The metrics the seam's rule runs (each a rule of that name, whether the config asks for it or not)."""
+    return [m for m in of_config(config).values() if m.rule]
+
+
+def seam(config: dict) -> list[Metric]:
+    """The metrics the seam's rule runs that this config asks for (their score files are the tables')."""
+    return seam_metrics(config)
+
+
+def metric(config: dict, name: str) -> Metric:
+    return of_config(config)[name]
+
+
+def metric_evalsets(config: dict, task: str, declared: Metric) -> list[str]:
+    """The evaluation sets a metric scores on a task: the test set, or every set the task decodes."""
+    return ["test"] if declared.evalsets == "test" else evalsets(config, task)
+
+
+def evalset_pattern(declared: Metric) -> str:
+    """The rule's wildcard constraint of {evalset}."""
+    return "test" if declared.evalsets == "test" else ".+"
+
+
+def metric_outputs(declared: Metric) -> dict[str, str]:
+    """The rule's outputs: its score file (``scores``) and the further files it declares, by option name."""
+    return {"scores": layout.score_file("{task}", "{evalset}", declared.name),
+            **{name: path("{task}", "{evalset}") for name, path in declared.outputs.items()}}
+
+
+def metric_output_args(declared: Metric, output: Mapping) -> list[str]:
+    """``--NAME FILE`` for each further file it writes (a list; the rule quotes each)."""
+    return [arg for name in declared.outputs for arg in (f"--{name}", output[name])]
+
+
+def metric_runtime(config: dict, name: str, task: str) -> int:
+    demo, other = metric(config, name).runtime
+    return runtime(config, task, demo=demo, other=other)
+
+
+def metric_path(config: dict, declared: Metric, basedir: str, conda: bool) -> str:
+    """What its rule puts before PATH: unbabel-comet's environment for a metric that runs there, else nothing."""
+    return comet_path(config, basedir, conda) if declared.environment == "comet" else ""
+
+
 def used(config: dict) -> bool:
     """Whether anything of the workflow needs unbabel-comet's environment."""
     return bool(checkpoints(config))
@@ -44,6 +92,8 @@ def check(config: dict) -> None:
     from docnmt.score.learned import checkpoint
     from docnmt.textio import InputError
 
+    for declared in seam(config):
+        declared.check(config)
     named, described = checkpoints(config), {}
     for name, folder in named.items():
         try:
@@ -99,25 +149,3 @@ def selection_options(config: dict, system: str, input: Mapping) -> list[str]:
     return args + ["--comet-checkpoint", f"{name}={checkpoints(config)[name]}", "--comet-env", input["comet_env"],
                    "--comet-timeout", str(config["metrics"]["timeout"]), "--comet-batch-size",
                    str(config["metrics"]["batch_size"])]
-
-
-# ---- the rule comet ---------------------------------------------------------------------------------------
-def comet_inputs(config: dict, task: str) -> dict:
-    """The test set's raw source, reference, document ids and every system's detokenized hypotheses."""
-    return {
-        "src": layout.corpus_file(task, "test", src(config, task)),
-        "ref": layout.corpus_file(task, "test", tgt(config, task)),
-        "docids": layout.corpus_file(task, "test", "docids"),
-        "systems": [layout.decode_file(task, "test", s, "txt") for s in task_systems(config, task, "test")],
-    }
-
-
-def comet_args(config: dict, task: str, input: Mapping) -> list[str]:
-    """--system for every system, --checkpoint for every checkpoint, and the baselines (a list; quoted each)."""
-    systems = task_systems(config, task, "test")
-    args = system_pairs(systems, input["systems"])
-    args += [arg for n, folder in checkpoints(config).items() for arg in ("--checkpoint", f"{n}={folder}")]
-    args += ["--context", str(config["metrics"]["context"]), "--batch-size", str(config["metrics"]["batch_size"]),
-             "--bootstrap-samples", str(config["scoring"]["bootstrap_samples"])]
-    return args + [arg for b in config["scoring"]["significance_baselines"] if b in systems
-                   for arg in ("--baseline", b)]

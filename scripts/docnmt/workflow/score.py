@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from docnmt import layout
 
 from .decode import model_checks, model_inputs
+from .metrics import metric
 from .systems import (curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
                       task_strategies, task_systems)
 from .tasks import (
@@ -47,29 +48,36 @@ def subsets_arg(input: Mapping) -> list[str]:
     return ["--subsets", input["subsets"]] if "subsets" in input.keys() else []
 
 
-# ---- BLEU/TER ----------------------------------------------------------------------------
-def bleu_ter_inputs(config: dict, task: str, evalset: str) -> dict:
-    """The scored texts (scored_text_inputs), the MBR plot's decodes and, on the test set, the document ids (d-BLEU)."""
-    files = scored_text_inputs(config, task, evalset)
+# ---- the metric seam's rules (docnmt.metrics, docnmt.workflow.metrics) ---------------------------------
+def metric_inputs(config: dict, name: str, task: str, evalset: str) -> dict:
+    """The scored texts of an evaluation set (raw source, reference, every system's hypotheses and, on ContraPro and
+    ctxpro sets, the example lines), and on the test set the MBR curve's decodes where the metric scores them and
+    the document ids where it needs them."""
+    declared = metric(config, name)
+    files = {k: v for k, v in scored_text_inputs(config, task, evalset).items() if k != "subsets"}
     if evalset == "test":
-        files["curve"] = [layout.decode_file(task, "test", s, "txt") for s in curve_systems(config, task)]
-        files["docids"] = layout.corpus_file(task, "test", "docids")
+        if declared.curve:
+            files["curve"] = [layout.decode_file(task, "test", s, "txt") for s in curve_systems(config, task)]
+        if "docids" in declared.needs:
+            files["docids"] = layout.corpus_file(task, "test", "docids")
     return files
 
 
-def bleu_ter_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
-    """system_args, the MBR plot's systems and --docids (a list; the rule quotes each)."""
-    args = system_args(config, task, evalset, input)
-    if "docids" in input.keys():
+def metric_args(config: dict, name: str, task: str, evalset: str, input: Mapping) -> list[str]:
+    """Its CLI's options after --source and --reference: every system (and the curve's), the example lines, the
+    document ids, the baselines, the bootstrap's samples and its declared options (a list; the rule quotes each)."""
+    declared = metric(config, name)
+    args = system_pairs(task_systems(config, task, evalset), input["systems"])
+    if "select" in input.keys():
+        args += ["--select", input["select"]]
+    if "curve" in input.keys():
         args += system_pairs(curve_systems(config, task), input["curve"])
+    if "docids" in input.keys():
         args += ["--docids", input["docids"]]
-    return args
-
-
-def significance_baselines(config: dict, task: str, evalset: str) -> list[str]:
-    """--baseline for each configured baseline that the task decodes (a list; the rule quotes each)."""
     decoded = task_strategies(config, task, evalset)
-    return [arg for b in config["scoring"]["significance_baselines"] if b in decoded for arg in ("--baseline", b)]
+    args += [arg for b in config["scoring"]["significance_baselines"] if b in decoded for arg in ("--baseline", b)]
+    args += ["--bootstrap-samples", str(config["scoring"]["bootstrap_samples"])]
+    return args + declared.option_args(config)
 
 
 # ---- perplexity and ContraPro ------------------------------------------------------------

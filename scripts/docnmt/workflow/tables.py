@@ -12,6 +12,7 @@ from docnmt.config import tables_name
 from docnmt.decode import mbr
 from docnmt.interface import backend
 
+from .metrics import metric_evalsets, seam
 from .systems import (curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_selections,
                       skipped_strategies, task_systems)
 from .tasks import (LEVELS, ctxpro_evalsets, cxmi_tasks, engine_args, evalsets, german_tasks, model_backend, prices,
@@ -28,12 +29,12 @@ def task_scores(config: dict, task: str) -> dict:
     entry = {
         "description": settings.get("description", task),
         "tgt": tgt(config, task),
-        "bleu_ter": {e: layout.score_file(task, e, "bleu_ter") for e in evalsets(config, task)},
+        # the metric seam's score files, by metric and evaluation set (docnmt.metrics)
+        **{m.name: {e: layout.score_file(task, e, m.name) for e in metric_evalsets(config, task, m)}
+           for m in seam(config)},
         "perplexity": {lvl: layout.score_file(task, "test", f"perplexity.{lvl}") for lvl in task_levels(config, task)},
         "sidecars": {s: layout.decode_file(task, "test", s, "json") for s in task_systems(config, task, "test")},
     }
-    if config["metrics"]["comet"]:
-        entry["comet"] = {"test": layout.score_file(task, "test", "comet")}
     skipped = {**skipped_strategies(config, task), **skipped_selections(config, task)}
     if skipped:
         entry["skipped"] = skipped
@@ -71,6 +72,7 @@ def score_manifest(config: dict, tasks=None) -> dict:
                + [mbr.system_name(s, kind="qe") for s in qe_strategies(config)])
     curve = {t: curve_systems(config, t) for t in tasks if curve_systems(config, t)}
     return {"strategies": systems, "tasks": {t: task_scores(config, t) for t in tasks},
+            **({"metric_modules": config["metrics"]["modules"]} if config["metrics"]["modules"] else {}),
             **({"mbr_curve": {"counts": [settings["count"]] + curve_counts(config), "tasks": curve}} if curve else {}),
             **({"mbr": {k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")}}
                if mbr_strategies(config) else {}),

@@ -1,0 +1,178 @@
+"""The metric seam (docnmt.metrics): every metric's declaration, the config blocks and rules that follow from
+them, a metric of one's own added as one module and one line, and MetricX-24 in the workflow's Table 3."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from helpers import REPO, copy_workdir, run_snakemake, tool_env
+
+from docnmt import metrics as registry
+
+TRAINING_FIXTURES = {"metricx_checkpoint"}
+
+
+def test_every_package_metric_declares_a_valid_seam_entry_and_the_rules_that_follow_exist():
+    """The package's metrics in the tables' order; each own-rule metric names a rule of rules/score.smk, each seam
+    metric a module with a CLI."""
+    import importlib
+
+    declared = registry.metrics()
+    assert list(declared) == ["bleu_ter", "comet", "metricx", "pronoun_f1", "perplexity", "contrapro_accuracy",
+                              "ctxpro_accuracy", "cxmi"]
+    rules = set(re.findall(r"^rule (\w+):", (REPO / "rules/score.smk").read_text(), re.M))
+    for metric in declared.values():
+        assert metric.unit in registry.UNITS and metric.environment in registry.ENVIRONMENTS
+        if metric.rule:
+            assert callable(importlib.import_module(metric.module).main)
+        else:
+            assert metric.name in rules, f"{metric.name}: an own-rule metric names its rule"
+    assert {m.name for m in declared.values() if m.higher_is_better is False} == {"metricx", "perplexity"}
+    assert not declared["metricx"].higher_is_better and not declared["bleu_ter"].higher_better("TER")
+
+
+def test_the_architecture_pages_table_of_metrics_is_the_registrys():
+    """docs/architecture.md's generated table: one row per declared metric, as the declaration says."""
+    page = (REPO / "docs/architecture.md").read_text()
+    table = page.split("<!-- generated: the metrics of docnmt.metrics -->\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line for line in table.splitlines()[2:]]
+
+    def higher(m):
+        if isinstance(m.higher_is_better, dict):
+            lower = [c for c, better in m.higher_is_better.items() if not better]
+            return "yes, " + ", ".join(f"{c}: no" for c in lower)
+        return "yes" if m.higher_is_better else "no"
+
+    expected = [f"| `{m.name}` | {'the seam' + chr(39) + 's' if m.rule else 'its own'} | {m.environment} | {m.unit} | "
+                f"{', '.join(m.needs)} | {higher(m)} | {'Table 3' if m.table == 'bleu_ter' else m.table} |"
+                for m in registry.metrics().values()]
+    assert rows == expected
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("environment", "gpu-box", "environment 'gpu-box' is not one of main, comet, model, endpoint"),
+    ("unit", "word", "unit 'word' is not one of sentence, paragraph, document"),
+    ("needs", ("source", "images"), "needs images; known: source, reference, docids, model"),
+    ("name", "my-metric", "a name is a Python identifier"),
+    ("options", {"k": {"type": "integer"}}, "option 'k' has no description"),
+])
+def test_a_bad_declaration_is_one_error_naming_the_metric(field, value, message):
+    fields = dict(name="mine", module="mine", summary="s", columns=lambda c: ["X"], environment="main",
+                  unit="sentence", needs=("reference",), higher_is_better=True, signature="x")
+    fields[field] = value
+    with pytest.raises(ValueError, match=re.escape(message)):
+        registry.Metric(**fields)
+
+
+def test_a_metrics_config_block_becomes_its_cli_options():
+    from docnmt.config import read, validate
+
+    config = validate({**read(REPO / "config.yaml"), "metrics": {"metricx": {
+        "checkpoint": "/m x", "mode": ["qe"], "batch_size": 4}}})
+    assert config["metrics"]["metricx"] == {"checkpoint": "/m x", "tokenizer": None, "mode": ["qe"], "batch_size": 4,
+                                            "max_input_length": 1536}
+    assert registry.metrics()["metricx"].option_args(config) == [
+        "--checkpoint", "/m x", "--mode", "qe", "--batch-size", "4", "--max-input-length", "1536", "--dtype", "float32"]
+    assert [m.name for m in registry.seam_metrics(config)] == ["bleu_ter", "metricx"]
+
+
+def test_config_errors_name_the_key(tmp_path):
+    from docnmt.config import ConfigError, read, validate
+
+    base = read(REPO / "config.yaml")
+    with pytest.raises(ConfigError, match=r"config key 'metrics.modules': metric module 'no_such_metric' cannot be "
+                                          "imported"):
+        validate({**base, "metrics": {"modules": ["no_such_metric"]}})
+    with pytest.raises(ConfigError, match=r"metrics.metricx.batch_size"):
+        validate({**base, "metrics": {"metricx": {"checkpoint": "x", "batch_size": 0}}})
+    (tmp_path / "config.json").write_text(json.dumps({"vocab_size": 32000, "d_model": 8}))
+    from docnmt.workflow.metrics import check
+
+    with pytest.raises(ValueError, match=r"config key 'metrics.metricx': .*config.json: vocab_size 32000: a "
+                                         r"MetricX-24 model reads its score at token 250089"):
+        check(validate({**base, "metrics": {"metricx": {"checkpoint": str(tmp_path)}}}))
+
+
+@pytest.fixture(scope="module")
+def metricx_checkpoint(tmp_path_factory):
+    from metricxmodel import build
+
+    return build(tmp_path_factory.mktemp("metricx") / "metricx-tiny", tied=False)
+
+
+def test_metricx_and_a_metric_of_ones_own_get_their_columns_in_table_3(trained_demo, metricx_checkpoint, tmp_path):
+    """The done-when of the seam: the trained demo, a MetricX-24 checkpoint built outside it, configured by
+    docs/scoring.md's block as written (its /models a folder here: both modes, QE first, the tokenizer named,
+    batches of 4) with inputs cut at 64 tokens, and tests/toy_metric.py named in metrics.modules (and found on
+    PYTHONPATH), nothing else. The workflow's rules metricx and toy_length score the test set (the toy also
+    ContraPro's example sentences: evalsets "all"); Table 3 shows MetricX, MetricX-QE and LenRatio with their
+    signatures, notes and significance marks; MetricX's cells are the class's mean segment scores."""
+    import yaml
+
+    from docnmt import layout
+    from docnmt.config import validate
+    from docnmt.corpora.corpus import read_lines
+    from docnmt.score import tables
+    from docnmt.score.metricx import MetricX
+    from docnmt.workflow.tables import score_manifest
+
+    import shutil
+
+    from helpers import doc_blocks
+
+    work = copy_workdir(trained_demo, tmp_path / "demo")
+    (block,) = doc_blocks(REPO / "docs/scoring.md", "yaml", "## MetricX-24")
+    models = tmp_path / "models"
+    shutil.copytree(metricx_checkpoint, models / "metricx-24-hybrid-large-v2p6")
+    shutil.copytree(metricx_checkpoint, models / "mt5-large")
+    metrics = yaml.safe_load(block.replace("/models", str(models)))["metrics"]
+    metrics["metricx"]["max_input_length"] = 64  # beyond the page's block: inputs cut short
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config.update(tasks=["demo"], strategies=["sentence-level", "doc-trans"], metrics={"modules": ["toy_metric"],
+                                                                                     **metrics})
+    config["mbr"]["strategies"] = []
+    config["task_settings"]["demo"]["ctxpro"] = []
+    config["scoring"].update(significance_baselines=["sentence-level"], bootstrap_samples=100)
+    (tmp_path / "seam.yaml").write_text(yaml.safe_dump(config, sort_keys=False))  # the presets' order: no retraining
+    validated = validate(config)
+    manifest = score_manifest(validated)
+    spec = manifest["tasks"]["demo"]
+    assert manifest["metric_modules"] == ["toy_metric"]
+    assert set(spec["toy_length"]) == {"test", "contrapro"} and set(spec["metricx"]) == {"test"}
+    targets = [spec["metricx"]["test"], *spec["toy_length"].values()]
+    env = {**tool_env(), "PYTHONPATH": str(REPO / "tests")}
+    run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", *targets, "--configfile",
+                  str(tmp_path / "seam.yaml"), env=env)
+    absolute = {"strategies": manifest["strategies"], "metric_modules": ["toy_metric"], "tasks": {"demo": {
+        name: {e: str(work / p) for e, p in spec[name].items()} for name in ("bleu_ter", "metricx", "toy_length")}}}
+    for e in spec["bleu_ter"]:
+        absolute["tasks"]["demo"]["bleu_ter"][e] = str(trained_demo / spec["bleu_ter"][e])
+    table = tables.bleu_ter_table(absolute)
+    header = table.header
+    for column in ("demo test MetricX", "demo test MetricX-QE", "demo test LenRatio", "demo ContraPro LenRatio"):
+        assert column in header, header
+    assert header.index("demo test BLEU") < header.index("demo test MetricX-QE") < header.index("demo test MetricX") \
+        < header.index("demo test LenRatio") < header.index("demo ContraPro BLEU")
+    notes = "\n".join(table.notes)
+    assert "Lower is better: TER, MetricX-QE, MetricX." in notes and "tests/toy_metric.py" in notes
+    assert "MetricX signature: MetricX|model:metricx-24-hybrid-large-v2p6|ckpt:" in notes and "|mode:reference|maxlen:64|" in notes
+    assert "MetricX-QE signature: MetricX-QE|" in notes and "|mode:qe|" in notes
+    assert "LenRatio signature: LenRatio|chars|sentences:" in notes
+    corpus = work / "data/demo/corpus"
+    source, reference = read_lines(corpus / "test.en"), read_lines(corpus / "test.de")
+    metric = MetricX(metricx_checkpoint, device="cpu", max_input_length=64)
+    for row, system in zip(table.rows, ["sentence-level", "doc-trans"], strict=True):
+        hyps = read_lines(work / layout.decode_file("demo", "test", system, "txt"))
+        for column, references in (("MetricX", reference), ("MetricX-QE", None)):
+            scores = metric.score(source, hyps, references, batch_size=4)
+            cell = row[header.index(f"demo test {column}")]
+            assert float(cell.rstrip("*†")) == pytest.approx(sum(scores) / len(scores), abs=0.006), (column, cell)
+    written = json.loads((work / spec["metricx"]["test"]).read_text())
+    assert written["columns"] == ["MetricX-QE", "MetricX"] and written["lower_is_better"]
+    test = written["paired_bootstrap"]["sentence-level"]["systems"]["doc-trans"]["MetricX"]
+    assert set(test) >= {"p_value", "significant"}
+    marked = table.rows[1][header.index("demo test MetricX")].endswith("*")
+    assert marked == test["significant"]

@@ -1,0 +1,54 @@
+"""A metric of one's own, as docs/architecture.md ("The metric seam") says to write one: this module and one line
+in a config's ``metrics.modules``, nothing else. It scores each hypothesis by its length in characters against its
+reference's (100 for the same length), and follows the seam's score-file protocol (docnmt.metrics), with
+paired bootstrap tests of the mean segment score."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from docnmt.score.evalset import add_arguments, load_args
+from docnmt.metrics import Metric
+from docnmt.score.scoring import ALPHA, mean_paired_bootstrap
+from docnmt.textio import atomic_write, cli_errors
+
+COLUMN = "LenRatio"
+
+
+def ratio(hypothesis: str, reference: str) -> float:
+    return 100.0 * len(hypothesis) / max(len(reference), 1)
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="toy_metric", description="Hypothesis length against the reference's")
+    add_arguments(parser)
+    parser.add_argument("--baseline", action="append", default=[])
+    parser.add_argument("--bootstrap-samples", type=int, default=1000)
+    parser.add_argument("--docids", type=Path)
+    parser.add_argument("--output", required=True, type=Path)
+    args = parser.parse_args(argv)
+    data = load_args(args)
+    segments = {name: [ratio(h, r) for h, r in zip(hyps, data.reference)] for name, hyps in data.systems.items()}
+    signature = f"{COLUMN}|chars|sentences:{len(data.reference)}"
+    result = {"columns": [COLUMN], "signatures": {COLUMN: signature}, "alpha": ALPHA, "paired_bootstrap": {},
+              "systems": {n: {COLUMN: {"score": sum(s) / len(s), "signature": signature}} for n, s in segments.items()}}
+    for baseline in args.baseline:
+        if baseline in segments:
+            tests = mean_paired_bootstrap(segments, baseline, args.bootstrap_samples)
+            result["paired_bootstrap"][baseline] = {"systems": {n: {COLUMN: e} for n, e in tests.items()}}
+    with atomic_write(args.output) as handle:
+        json.dump(result, handle, indent=1)
+    return 0
+
+
+METRIC = Metric(name="toy_length", module=__name__, summary="hypothesis length against the reference's",
+                columns=lambda config: [COLUMN], environment="main", unit="sentence", needs=("reference",),
+                higher_is_better=True, signature="the column and the sentence count", evalsets="all",
+                note=f"{COLUMN}: a test's metric of its own (tests/toy_metric.py): characters against the reference's.")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
