@@ -13,7 +13,7 @@ export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help setup comet vllm demo demo-llm demo-comet test test-fast test-demo bench dag models clean-demo
+.PHONY: help setup comet vllm demo demo-llm demo-comet demo-metrics test test-fast test-demo bench dag models clean-demo
 
 # `make help`: every target with its one line (the "## " comment after the target).
 help: ## list the targets
@@ -132,6 +132,19 @@ demo-comet: demo comet ## the demo's tables with COMET, Doc-COMET and QE columns
 	    --text data/demo/corpus/train.en data/demo/corpus/train.de --output $$out --steps $(COMET_STEPS); done
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo]' $(COMET_CONFIG)
 	@for t in bleu_ter decoding_cost; do echo; cat results/tables/demo+comet/$$t.md; done
+
+# The demo's tables with the metrics WMT25 scores with, from tiny checkpoints made here (docs/scoring.md, "Try it:
+# make demo-metrics"): an XCOMET (random, in .venv-comet) with its error spans, and a MetricX-24 (both modes).
+METRICS_DEMO_DIR ?= results/demo-metrics
+METRICS_CONFIG := 'tables={name: demo+metrics}' \
+  'metrics={comet: {tiny-xcomet: $(METRICS_DEMO_DIR)/xcomet}, metricx: {checkpoint: $(METRICS_DEMO_DIR)/metricx}}'
+demo-metrics: demo comet ## the demo's tables with XCOMET (and its error spans) and MetricX-24 columns from tiny checkpoints (about 2 minutes after make demo)
+	test -f $(METRICS_DEMO_DIR)/xcomet/checkpoints/model.ckpt || $(COMET_VENV)/bin/python -m docnmt.score.tiny_comet \
+	  --kind xcomet --text data/demo/corpus/train.en data/demo/corpus/train.de --output $(METRICS_DEMO_DIR)/xcomet
+	test -f $(METRICS_DEMO_DIR)/metricx/config.json || $(VENV)/bin/python -m docnmt.score.tiny_metricx \
+	  --output $(METRICS_DEMO_DIR)/metricx
+	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo]' $(METRICS_CONFIG)
+	@for t in bleu_ter xcomet_spans; do echo; cat results/tables/demo+metrics/$$t.md; done
 
 # The paper's taggers for the pronoun metric, from spaCy's release files with pinned sha256 digests
 # (requirements-models.txt). Not part of setup/demo/test: those work offline (HanTa, word matching).

@@ -191,6 +191,12 @@ def comet_segments(task: str, evalset: str) -> str:
     return f"results/{task}/scores/{evalset}/comet.segments.jsonl"
 
 
+def comet_error_spans(task: str, evalset: str) -> str:
+    """The error spans XCOMET checkpoints tag in every segment of every system, one JSON line per metric and
+    system (empty where no checkpoint tags them)."""
+    return f"results/{task}/scores/{evalset}/comet.error_spans.jsonl"
+
+
 def comet_env() -> str:
     """Where unbabel-comet's environment is (its Python), for the decodes that select by a learned metric."""
     return "results/comet-env.json"

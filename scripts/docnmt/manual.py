@@ -70,6 +70,7 @@ CLIS = {
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.learned": ("scoring", ["comet", "comet_env"]),
     "docnmt.score.tiny_comet": ("scoring", []),
+    "docnmt.score.tiny_metricx": ("scoring", []),
     "docnmt.score.tables": ("scoring", ["tables", "task_tables"]),
     "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi", "plot_mbr",
                                        "plot_ctxpro", "task_plot_bleu", "task_plot_pronouns", "task_plot_cost",
@@ -100,8 +101,8 @@ BY_HAND = {
     "docnmt.train.fairseq_train": "run by docnmt.train.cli (rule train): fairseq-train with atomic checkpoint copies",
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
     "docnmt.score.tiny_comet": "no rule: makes a tiny COMET checkpoint (the tests, make demo-comet) in .venv-comet",
+    "docnmt.score.tiny_metricx": "no rule: makes a tiny MetricX-24 checkpoint (the tests, make demo-metrics)",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
-    "docnmt.score.metricx": "no rule yet: scores MetricX's JSON lines by hand, as metricx24.predict does",
 }
 
 

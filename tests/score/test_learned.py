@@ -17,13 +17,13 @@ import pytest
 from docnmt.decode import mbr
 from docnmt.decode.metric_client import MetricClient
 from docnmt.decode.selection import Selector, comet_pairwise
-from docnmt.score import learned, tables
+from docnmt.score import learned, span_table, tables
 from docnmt.score.scoring import mean_paired_bootstrap
 from docnmt.textio import InputError, write_lines
 from helpers import REPO, copy_workdir, made_once, run_snakemake, tool_env
 
 COMET_PYTHON = REPO / ".venv-comet" / "bin" / "python"
-TRAINING_FIXTURES = {"tiny_comet"}
+TRAINING_FIXTURES = {"tiny_comet", "tiny_xcomet"}
 
 SRC = ["The table is new.", "It fits well.", "I like it.", "Are you coming?", "Yes, gladly.", "See you tomorrow.",
        "The lamp is old.", "It is bright."]
@@ -67,6 +67,22 @@ def tiny_comet(tmp_path_factory):
     if not COMET_PYTHON.exists():
         pytest.skip(f"unbabel-comet's environment {COMET_PYTHON.parent.parent} is missing: run `make comet`")
     return made_once(tmp_path_factory, "tiny-comet", _tiny_checkpoints)
+
+
+def _tiny_xcomet(root):
+    """A tiny XCOMET (docnmt.score.tiny_comet --kind xcomet), left random: its tagger marks error spans at random."""
+    write_lines(root / "text.en", SRC * 20)
+    write_lines(root / "text.de", REF * 20)
+    comet_run("-m", "docnmt.score.tiny_comet", "--kind", "xcomet", "--text", root / "text.en", root / "text.de",
+              "--output", root / "xcomet", "--vocab-size", "200", "--seed", "2")
+    return root / "xcomet"
+
+
+@pytest.fixture(scope="session")
+def tiny_xcomet(tmp_path_factory):
+    if not COMET_PYTHON.exists():
+        pytest.skip(f"unbabel-comet's environment {COMET_PYTHON.parent.parent} is missing: run `make comet`")
+    return made_once(tmp_path_factory, "tiny-xcomet", _tiny_xcomet)
 
 
 def comet_score(model, src, mt, ref=None, context=False) -> tuple[float, list[float]]:
@@ -125,6 +141,8 @@ def test_checkpoints_are_checked_before_loading_and_each_problem_is_one_line_nam
     ({"class_identifier": "unified_metric", "input_segments": ["mt", "src"]}, True, ["QE[m]"]),
     ({"class_identifier": "unified_metric", "input_segments": ["mt", "src", "ref"]}, False, ["COMET[m]"]),
     ({"pool": "cls"}, False, ["COMET[m]"]),
+    ({"class_identifier": "xcomet_metric"}, False, ["XCOMET[m]"]),
+    ({"class_identifier": "xcomet_metric", "input_segments": ["mt", "src"]}, True, ["XCOMET-QE[m]"]),
 ])
 def test_what_a_checkpoint_scores_follows_its_class(tmp_path, hparams, reference_free, columns):
     point = learned.checkpoint("m", fake_checkpoint(tmp_path / "m", **hparams))
@@ -285,6 +303,43 @@ def test_scores_equal_comet_scores_for_comet_doc_comet_and_qe_offline(tiny_comet
     assert compared["significant"] == (compared["p_value"] < 0.05 and not compared["identical_to_baseline"])
 
 
+def test_xcomet_scores_and_error_spans_equal_comet_scores_and_the_tables_count_them(tiny_xcomet, files):
+    """An XCOMET checkpoint: its column XCOMET[NAME], each segment's score and error spans as comet-score gives them
+    (its --to_json's "COMET" and "errors"), written per system with --error-spans; the table xcomet_spans counts
+    them by severity and names the commonest."""
+    out = files / "xcomet"
+    comet_run("-m", "docnmt.score.learned", "score", "--source", files / "src.en", "--reference", files / "ref.de",
+              "--docids", files / "docids", "--system", f"sentence-level={files / 'ref.de'}",
+              "--system", f"doc-trans={files / 'hyp.de'}", "--checkpoint", f"tiny-x={tiny_xcomet}",
+              "--baseline", "sentence-level", "--bootstrap-samples", "100", "--output", out.with_suffix(".json"),
+              "--segments", out.with_suffix(".jsonl"), "--error-spans", out.with_suffix(".spans.jsonl"))
+    result = json.loads(out.with_suffix(".json").read_text())
+    assert result["columns"] == ["XCOMET[tiny-x]"]
+    assert "XCOMET|model:tiny-x|class:xcomet_metric|" in result["signatures"]["XCOMET[tiny-x]"]
+    spans = {r["system"]: r["spans"] for r in map(json.loads, out.with_suffix(".spans.jsonl").open())}
+    scored = files / "xcomet-score.json"
+    comet_run("-m", "comet.cli.score", "-s", files / "src.en", "-t", files / "hyp.de", "-r", files / "ref.de",
+              "--model", tiny_xcomet / "checkpoints" / "model.ckpt", "--gpus", "0", "--quiet", "--batch_size", "16",
+              "--to_json", scored)
+    (entries,) = json.loads(scored.read_text()).values()
+    system = sum(e["COMET"] for e in entries) / len(entries)
+    assert result["systems"]["doc-trans"]["XCOMET[tiny-x]"]["score"] == pytest.approx(system, abs=1e-6)
+    assert [[{k: pytest.approx(v, abs=1e-6) if k == "confidence" else v for k, v in span.items()}
+             for span in segment] for segment in spans["doc-trans"]] == [e.get("errors", []) for e in entries]
+    assert any(spans["doc-trans"]), "the random tagger marks spans: the comparison compares something"
+    assert len(spans["doc-trans"]) == len(SRC)
+    table = span_table.xcomet_spans_table({"strategies": ["sentence-level", "doc-trans", "cheating"], "tasks": {
+        "t": {"comet_error_spans": {"test": str(out.with_suffix(".spans.jsonl"))}}}})
+    assert table.header == ["strategy", "t XCOMET[tiny-x] segments with spans", "t XCOMET[tiny-x] minor/major/critical",
+                            "t XCOMET[tiny-x] commonest spans"]
+    row = table.rows[1]
+    flat = [span for segment in spans["doc-trans"] for span in segment]
+    assert row[1] == f"{sum(1 for s in spans['doc-trans'] if s)}/{len(SRC)}"
+    assert row[2] == "/".join(str(sum(s["severity"] == k for s in flat)) for k in ("minor", "major", "critical"))
+    assert row[3].count(" x") == min(span_table.COMMONEST_SPANS, len({(s["text"].strip(), s["severity"]) for s in flat}))
+    assert table.rows[2][1:] == ["-", "-", "-"]
+
+
 def test_qe_reranking_and_comet_mbr_choose_what_brute_force_with_comet_score_chooses(tiny_comet, files):
     da, kiwi = tiny_comet
     source, candidates = SRC[1], ["Er passt gut.", "Es passt gut.", "Passt gut.", "Er passt sehr gut hier."]
@@ -361,13 +416,13 @@ def comet_python_wrapper(folder) -> tuple:
 
 
 def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_comet_score(trained_demo, tiny_comet,
-                                                                                          tmp_path):
-    """The done-when of the learned metrics: the trained demo, two checkpoints built outside it, Table 3. The metric's
-    settings are not config.yaml's: unbabel-comet's Python named (metrics.comet_python), one sentence of Doc-COMET
+                                                                                          tiny_xcomet, tmp_path):
+    """The done-when of the learned metrics: the trained demo, three checkpoints built outside it (COMET, CometKiwi,
+    XCOMET), Table 3 and XCOMET's error spans with their table. The metric's settings are not config.yaml's: unbabel-comet's Python named (metrics.comet_python), one sentence of Doc-COMET
     context (metrics.context), batches of 8 (metrics.batch_size), sentence-level QE reranked instead of doc-trans
     (qe_rerank.strategies)."""
     from docnmt import layout
-    from docnmt.workflow.tables import score_manifest
+    from docnmt.workflow.tables import score_manifest, table_names
 
     da, kiwi = tiny_comet
     work = copy_workdir(trained_demo, tmp_path / "demo")
@@ -378,8 +433,8 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
     python, calls = comet_python_wrapper(tmp_path / "comet-python")
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config.update(tasks=["demo"], strategies=["sentence-level", "doc-trans"], metrics={"comet": {
-        "tiny-da": str(da), "tiny-kiwi": str(kiwi)}, "comet_python": str(python), "context": 1, "batch_size": 8,
-        "timeout": 300},
+        "tiny-da": str(da), "tiny-kiwi": str(kiwi), "tiny-x": str(tiny_xcomet)}, "comet_python": str(python),
+        "context": 1, "batch_size": 8, "timeout": 300},
         qe_rerank={"strategies": ["sentence-level"], "checkpoint": "tiny-kiwi", "count": 4})
     config["mbr"]["strategies"] = []
     config["scoring"].update(significance_baselines=["sentence-level"], bootstrap_samples=100)
@@ -387,7 +442,8 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
     (tmp_path / "comet.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     comet_file = layout.score_file("demo", "test", "comet")
     run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", comet_file,
-                  layout.score_file("demo", "test", "bleu_ter"), "--configfile", str(tmp_path / "comet.yaml"),
+                  layout.score_file("demo", "test", "bleu_ter"), layout.comet_error_spans("demo", "test"),
+                  "--configfile", str(tmp_path / "comet.yaml"),
                   env=offline_env())
     # the rules comet_env and comet ran on metrics.comet_python
     assert {line.split()[2] for line in calls.read_text().splitlines()
@@ -402,13 +458,23 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
     assert scores["context"] == 1
     assert "|context:1|batch:8|" in scores["signatures"]["Doc-COMET[tiny-da]"]
     assert "|context:0|batch:8|" in scores["signatures"]["COMET[tiny-da]"]
-    manifest = score_manifest(validate(config, REPO / "schemas" / "config.schema.yaml"))
+    validated = validate(config, REPO / "schemas" / "config.schema.yaml")
+    manifest = score_manifest(validated)
+    assert "xcomet_spans" in table_names(validated)
     spec = manifest["tasks"]["demo"]
-    spec = {"bleu_ter": {"test": str(work / spec["bleu_ter"]["test"])}, "comet": {"test": str(work / comet_file)}}
+    spans_file = work / spec["comet_error_spans"]["test"]
+    spec = {"bleu_ter": {"test": str(work / spec["bleu_ter"]["test"])}, "comet": {"test": str(work / comet_file)},
+            "comet_error_spans": {"test": str(spans_file)}}
     table = tables.bleu_ter_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
+    spans = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    assert {(r["metric"], r["system"]) for r in spans} == {("XCOMET[tiny-x]", s) for s in (
+        "sentence-level", "doc-trans", "sentence-level+qe")}
+    shown = span_table.xcomet_spans_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
+    assert [row[0] for row in shown.rows] == ["sentence-level", "doc-trans", "sentence-level, QE reranked"]
+    assert all(row[1].endswith(f"/{len(spans[0]['spans'])}") for row in shown.rows)
     assert [row[0] for row in table.rows] == ["sentence-level", "doc-trans", "sentence-level, QE reranked"]
     columns = {name: table.header.index(f"demo test {name}") for name in
-               ("COMET[tiny-da]", "Doc-COMET[tiny-da]", "QE[tiny-kiwi]")}
+               ("COMET[tiny-da]", "Doc-COMET[tiny-da]", "QE[tiny-kiwi]", "XCOMET[tiny-x]")}
     corpus = work / "data/demo/corpus"
     hyps = [work / layout.decode_file("demo", "test", s, "txt")
             for s in ("sentence-level", "doc-trans", "sentence-level+qe")]

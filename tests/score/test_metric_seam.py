@@ -98,7 +98,7 @@ def test_config_errors_name_the_key(tmp_path):
 
 @pytest.fixture(scope="module")
 def metricx_checkpoint(tmp_path_factory):
-    from metricxmodel import build
+    from docnmt.score.tiny_metricx import build
 
     return build(tmp_path_factory.mktemp("metricx") / "metricx-tiny", tied=False)
 

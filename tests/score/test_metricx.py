@@ -3,6 +3,7 @@ checkpoints tied (as transformers 5 saves an mT5) and untied (as the released Me
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -17,8 +18,8 @@ REFERENCES = ["Die Lampe ist alt.", "Hallo Tom!", "Wo wohnen Sie jetzt?", "Ich h
 
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
-    """{tied: folder} of the tiny checkpoints (tests/metricxmodel.py), and one whose vocabulary lacks id 250089."""
-    from metricxmodel import build
+    """{tied: folder} of the tiny checkpoints (docnmt.score.tiny_metricx), and one whose vocabulary lacks id 250089."""
+    from docnmt.score.tiny_metricx import build
 
     root = tmp_path_factory.mktemp("metricx")
     return {"tied": build(root / "tied", tied=True), "untied": build(root / "untied", tied=False),
@@ -142,3 +143,21 @@ def test_the_scoring_pages_command_runs_as_written(checkpoints, tmp_path):
     predictions = [json.loads(line)["prediction"] for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     expected = MetricX(checkpoints["untied"], device="cpu").score(SOURCES, HYPOTHESES, REFERENCES)
     assert predictions == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.trains
+def test_tiny_metricx_makes_a_checkpoint_that_docnmt_metricx_reads(tmp_path):
+    """`python -m docnmt.score.tiny_metricx` (make demo-metrics's checkpoint): tied with --tied, another model with
+    another --seed; MetricX scores with it."""
+    from docnmt.score.metricx import MetricX
+
+    for args, name in ((["--tied", "--seed", "2"], "tied"), ([], "untied")):
+        made = subprocess.run([sys.executable, "-m", "docnmt.score.tiny_metricx", "--output", str(tmp_path / name),
+                               *args], capture_output=True, text=True, env=tool_env())
+        assert made.returncode == 0, made.stderr
+    config = json.loads((tmp_path / "tied" / "config.json").read_text())
+    assert config["tie_word_embeddings"] and not json.loads((tmp_path / "untied" / "config.json").read_text())[
+        "tie_word_embeddings"]
+    scores = {name: MetricX(tmp_path / name, device="cpu").score(SOURCES, HYPOTHESES, REFERENCES)
+              for name in ("tied", "untied")}
+    assert all(0 < v < 25 for values in scores.values() for v in values) and scores["tied"] != scores["untied"]

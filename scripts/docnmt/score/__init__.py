@@ -13,13 +13,15 @@ Modules (each metric declares itself to the metric seam, :mod:`docnmt.metrics`, 
   context_usage -- the highest-P-CXMI sentences, and BLEU/pronoun F1 on them against the rest
   learned     -- learned metrics from local checkpoints (COMET, Doc-COMET, CometKiwi QE), in unbabel-comet's
                  environment: scores with paired bootstrap, and a scorer for the decodes' selection
-  tiny_comet  -- a tiny COMET or CometKiwi checkpoint made here (XLM-R architecture, local tokenizer)
+  tiny_comet  -- a tiny COMET, CometKiwi or XCOMET checkpoint made here (XLM-R architecture, local tokenizer)
+  tiny_metricx -- a tiny MetricX-24 checkpoint made here (mT5 reaching id 250089, local tokenizer)
   tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
   cost_table  -- Table 1, the strategies' cost, with each backend's own cost columns
+  span_table  -- XCOMET's error spans per strategy: by severity, and the commonest
   notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
 
 CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,
-``contrastive``, ``ctxpro``, ``metricx``, ``cxmi``, ``context_usage``, ``tables``, ``plots``; in unbabel-comet's environment
+``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``cxmi``, ``context_usage``, ``tables``, ``plots``; in unbabel-comet's environment
 ``learned`` and ``tiny_comet``.
 """

@@ -15,8 +15,11 @@ editing that one key; where it is not a local folder, the error says so.
 
 What each checkpoint scores (:func:`describe`):
 
-- a reference-based model (``regression_metric``: wmt22-comet-da; ``unified_metric``/``xcomet_metric`` with
-  ``ref`` among ``input_segments``: XCOMET): ``COMET[NAME]``, the mean of the segment scores;
+- a reference-based model (``regression_metric``: wmt22-comet-da; ``unified_metric`` with ``ref`` among
+  ``input_segments``): ``COMET[NAME]``, the mean of the segment scores;
+- an ``xcomet_metric`` (XCOMET-XL, XCOMET-XXL): ``XCOMET[NAME]`` with the reference (``XCOMET-QE[NAME]`` where its
+  ``input_segments`` lack ``ref``), and the error spans it tags in every hypothesis (text, start, end, severity and
+  confidence, as ``predict`` gives them in ``metadata.error_spans``), written per segment with ``--error-spans``;
 - a reference-free model (``referenceless_regression_metric``; ``unified_metric`` without ``ref``:
   wmt22-cometkiwi-da): ``QE[NAME]``, from source and hypothesis only;
 - where the model supports unbabel-comet's ``enable_context`` (regression models with average pooling) also
@@ -35,7 +38,8 @@ CLIs::
 
     python -m docnmt.score.learned score --source test.en --reference test.de --docids test.docids \\
         --system doc-trans=dt.txt ... --checkpoint wmt22-comet-da=/models/wmt22-comet-da [--context 2] \\
-        [--baseline sentence-level] --output comet.json --segments comet.segments.jsonl
+        [--baseline sentence-level] --output comet.json --segments comet.segments.jsonl \
+        [--error-spans comet.error_spans.jsonl]
     python -m docnmt.score.learned serve --checkpoint /models/wmt22-cometkiwi-da   # JSON lines on stdin/stdout
     python -m docnmt.score.learned env --output comet-env.json                    # where this environment is
 """
@@ -61,6 +65,8 @@ REFERENCE_FREE = {"referenceless_regression_metric"}
 CONTEXT_CLASSES = {"regression_metric", "referenceless_regression_metric"}
 KNOWN_CLASSES = {"regression_metric", "referenceless_regression_metric", "ranking_metric", "unified_metric",
                  "xcomet_metric"}
+#: The classes that tag error spans (``metadata.error_spans``): XCOMET.
+SPAN_CLASSES = {"xcomet_metric"}
 #: Previous sentences of the document a Doc-COMET segment is encoded after (Vernikos et al. 2022: 2).
 DEFAULT_CONTEXT = 2
 DEFAULT_BATCH_SIZE = 16
@@ -85,8 +91,16 @@ class Checkpoint:
     reference_free: bool
     context: bool
 
+    @property
+    def spans(self) -> bool:
+        """Whether it tags error spans (XCOMET)."""
+        return self.class_identifier in SPAN_CLASSES
+
     def columns(self, context: int) -> list[str]:
-        """Its score columns: COMET[NAME] or QE[NAME], and the Doc- one where it takes context."""
+        """Its score columns: COMET[NAME], QE[NAME] or XCOMET[NAME] (XCOMET-QE[NAME]), and the Doc- one where it
+        takes context."""
+        if self.spans:
+            return [f"XCOMET{'-QE' if self.reference_free else ''}[{self.name}]"]
         base = "QE" if self.reference_free else "COMET"
         return [f"{base}[{self.name}]"] + ([f"Doc-{base}[{self.name}]"] if self.context and context > 0 else [])
 
@@ -155,8 +169,15 @@ def load(point: Checkpoint):
 
 def predict(model, samples: list[dict], batch_size: int = DEFAULT_BATCH_SIZE, context: bool = False) -> list[float]:
     """Segment scores of ``samples`` (dicts of src, mt and, for a reference-based model, ref), as comet-score's."""
+    return predict_spans(model, samples, batch_size, context)[0]
+
+
+def predict_spans(model, samples: list[dict], batch_size: int = DEFAULT_BATCH_SIZE,
+                  context: bool = False) -> tuple[list[float], list[list[dict]] | None]:
+    """Segment scores and, for a model that tags them (XCOMET), each segment's error spans (text, start, end,
+    severity, confidence: ``metadata.error_spans``; None for other models)."""
     if not samples:
-        return []
+        return [], []
     import torch
 
     model.use_context = False
@@ -166,7 +187,11 @@ def predict(model, samples: list[dict], batch_size: int = DEFAULT_BATCH_SIZE, co
     output = model.predict(samples, batch_size=batch_size, gpus=gpus, progress_bar=False,
                            accelerator="auto" if gpus else "cpu")
     model.use_context = False
-    return [float(s) for s in output.scores]
+    spans = getattr(output.metadata, "error_spans", None) if "metadata" in output else None
+    if spans is not None:
+        spans = [[{k: (float(v) if k == "confidence" else v) for k, v in span.items()} for span in segment]
+                 for segment in spans]
+    return [float(s) for s in output.scores], spans
 
 
 def with_context(texts: list[str], docids: list[str], n: int, separator: str, context: list[str] | None = None):
@@ -221,6 +246,7 @@ def score_files(args) -> int:
               "context": args.context, "metrics": {}, "columns": [], "signatures": {},
               "systems": {s: {} for s in systems}, "paired_bootstrap": {}, "alpha": ALPHA, "forward_passes": 0}
     segments: dict[str, dict[str, list[float]]] = {}
+    spans: dict[str, dict[str, list[list[dict]]]] = {}
     for point in points:
         model = load(point)
         separator = model.encoder.tokenizer.sep_token
@@ -234,9 +260,11 @@ def score_files(args) -> int:
             for name, hyps in systems.items():
                 samples = samples_for(point, src, hyps, None if point.reference_free else ref,
                                       docids if doc else None, args.context, separator)
-                scores = predict(model, samples, args.batch_size, context=doc)
+                scores, found = predict_spans(model, samples, args.batch_size, context=doc)
                 result["forward_passes"] += len(samples)
                 segments.setdefault(column, {})[name] = scores
+                if point.spans:
+                    spans.setdefault(column, {})[name] = found
                 result["systems"][name][column] = {"score": round(sum(scores) / len(scores), 6),
                                                    "signature": result["signatures"][column]}
             print(f"{column}: " + ", ".join(f"{n} {result['systems'][n][column]['score']:.4f}" for n in systems))
@@ -248,13 +276,18 @@ def score_files(args) -> int:
             for column, by_system in segments.items():
                 for name, entry in paired_bootstrap(by_system, baseline, args.bootstrap_samples).items():
                     result["paired_bootstrap"][baseline]["systems"][name][column] = entry
-    with atomic_outputs([args.output, args.segments]) as (out, seg):
+    outputs = [args.output, args.segments] + ([args.error_spans] if args.error_spans else [])
+    with atomic_outputs(outputs) as (out, seg, *tagged):
         json.dump(result, out, indent=1)
         out.write("\n")
         for column, by_system in segments.items():
             for name, scores in by_system.items():
                 seg.write(json.dumps({"metric": column, "system": name, "scores": [round(s, 6) for s in scores]})
                           + "\n")
+        for column, by_system in spans.items():
+            for name, found in by_system.items():
+                tagged[0].write(json.dumps({"metric": column, "system": name, "spans": found}, ensure_ascii=False)
+                                + "\n")
     return 0
 
 
@@ -327,6 +360,9 @@ def main(argv=None) -> int:
     score.add_argument("--bootstrap-samples", type=int, default=1000)
     score.add_argument("--output", required=True, type=Path)
     score.add_argument("--segments", required=True, type=Path, help="JSON lines: metric, system, segment scores")
+    score.add_argument("--error-spans", type=Path,
+                       help="JSON lines: metric, system and each segment's error spans, for the checkpoints that tag "
+                            "them (XCOMET; empty where none does)")
     serve_parser = sub.add_parser("serve", help="score requests (JSON lines on stdin) with one checkpoint")
     serve_parser.add_argument("--checkpoint", required=True)
     serve_parser.add_argument("--name")
@@ -372,7 +408,7 @@ METRIC = Metric(
     signature="the metric, checkpoint name, class, encoder, the checkpoint's sha256, context, batch size, "
               "unbabel-comet's and docnmt's versions",
     enabled=lambda config: bool(config["metrics"]["comet"]), arguments=_arguments,
-    outputs={"segments": layout.comet_segments},
+    outputs={"segments": layout.comet_segments, "error_spans": layout.comet_error_spans},
     scale=100.0, digits=2, note=LEARNED_NOTE, gpu=True, threads=2, mem_mb=16000, runtime=(30, 240))
 
 

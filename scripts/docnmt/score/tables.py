@@ -27,6 +27,7 @@ statistics, is written by :mod:`docnmt.corpora.stats`:
   the reference and per strategy; BLEU and pronoun F1 on the highest-P-CXMI
   tenth against the rest; the top sentences (:mod:`docnmt.score.cxmi`,
   :mod:`docnmt.score.context_usage`);
+- ``xcomet_spans`` (not in the paper): XCOMET's error spans per strategy, by severity, and the commonest ones;
 - ``ctxpro_accuracy``, ``ctxpro_rules`` (not in the paper): accuracy on ctxpro's sets per phenomenon, beside BLEU of
   the example sentences and the searches per example, and per rule (:mod:`docnmt.score.ctxpro`).
 
@@ -61,6 +62,7 @@ from pathlib import Path
 from ..decode.mbr import label as label_of, parse_system
 from ..tablefmt import DASH, Table, number as _fmt
 from .cost_table import cost_table
+from .span_table import xcomet_spans_table
 from .ctxpro import phenomena_shown
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from ..manual import argument_parser
@@ -508,6 +510,8 @@ def all_tables(manifest: dict) -> list[Table]:
         tables += [context_usage_table(manifest), context_split_table(manifest), context_sentences_table(manifest)]
     if any(spec.get("ctxpro") for spec in manifest["tasks"].values()):
         tables += [ctxpro_accuracy_table(manifest), ctxpro_rules_table(manifest)]
+    if any(spec.get("comet_error_spans") for spec in manifest["tasks"].values()):
+        tables.append(xcomet_spans_table(manifest))
     return tables
 
 

@@ -3,7 +3,8 @@
 No model hub is reached: the encoder has XLM-R's architecture (2 layers, hidden size 32) with a Unigram tokenizer
 trained on the given text, saved with ``save_pretrained`` in ``OUTPUT/encoder``; the metric on top of it is an
 unbabel-comet model (``regression``: a ``RegressionMetric`` as wmt22-comet-da; ``kiwi``: a ``UnifiedMetric`` on
-``mt`` and ``src`` only, reference-free, as wmt22-cometkiwi-da), saved as ``OUTPUT/checkpoints/model.ckpt`` and
+``mt`` and ``src`` only, reference-free, as wmt22-cometkiwi-da; ``xcomet``: an ``XCOMETMetric`` as XCOMET-XL, with
+its word-level tagger of error spans, on an XLM-R encoder instead of XLM-R XL), saved as ``OUTPUT/checkpoints/model.ckpt`` and
 ``OUTPUT/hparams.yaml``, whose ``pretrained_model`` is the encoder's folder. With ``--steps`` its estimator is
 fitted briefly (the whole model) to predict sentence chrF of corrupted references; with ``--steps 0`` it is left
 random. Its scores rank nothing a person would: it exercises the code, as the demo's models do.
@@ -30,6 +31,9 @@ KINDS = {
     "kiwi": ("UnifiedMetric", {"hidden_sizes": [64], "sent_layer": "mix", "word_layer": 2,
                                "layer_transformation": "sparsemax", "input_segments": ["mt", "src"],
                                "nr_frozen_epochs": 0}),
+    "xcomet": ("XCOMETMetric", {"hidden_sizes": [64], "sent_layer": "mix", "word_layer": 2,
+                                "layer_transformation": "sparsemax", "encoder_model": "XLM-RoBERTa",
+                                "nr_frozen_epochs": 0}),
 }
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>"]
 
@@ -146,7 +150,7 @@ def main(argv=None) -> int:
     parser = argument_parser("docnmt.score.tiny_comet", __doc__.split("\n\n")[0])
     parser.add_argument("--kind", choices=list(KINDS), default="regression",
                         help="regression: reference-based, as wmt22-comet-da; kiwi: reference-free QE, as "
-                             "wmt22-cometkiwi-da; default: %(default)s")
+                             "wmt22-cometkiwi-da; xcomet: with error spans, as XCOMET-XL; default: %(default)s")
     parser.add_argument("--text", nargs="+", required=True, type=Path,
                         help="line-aligned text files (source first, reference last) the tokenizer learns from and "
                              "the estimator is fitted on")

@@ -26,6 +26,13 @@ def checkpoints(config: dict) -> dict[str, str]:
     return dict(config["metrics"]["comet"])
 
 
+def span_checkpoints(config: dict) -> list[str]:
+    """The configured checkpoints that tag error spans (XCOMET): the table xcomet_spans shows them."""
+    from docnmt.score.learned import checkpoint
+
+    return [name for name, folder in checkpoints(config).items() if checkpoint(name, folder).spans]
+
+
 def qe_checkpoint(config: dict) -> str | None:
     return config["qe_rerank"]["checkpoint"]
 
@@ -68,7 +75,7 @@ def metric_outputs(declared: Metric) -> dict[str, str]:
 
 def metric_output_args(declared: Metric, output: Mapping) -> list[str]:
     """``--NAME FILE`` for each further file it writes (a list; the rule quotes each)."""
-    return [arg for name in declared.outputs for arg in (f"--{name}", output[name])]
+    return [arg for name in declared.outputs for arg in (f"--{name.replace('_', '-')}", output[name])]
 
 
 def metric_runtime(config: dict, name: str, task: str) -> int:

@@ -12,7 +12,7 @@ from docnmt.config import tables_name
 from docnmt.decode import mbr
 from docnmt.interface import backend
 
-from .metrics import metric_evalsets, seam
+from .metrics import metric_evalsets, seam, span_checkpoints
 from .systems import (curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_selections,
                       skipped_strategies, task_systems)
 from .tasks import (LEVELS, ctxpro_evalsets, cxmi_tasks, engine_args, evalsets, german_tasks, model_backend, prices,
@@ -35,6 +35,8 @@ def task_scores(config: dict, task: str) -> dict:
         "perplexity": {lvl: layout.score_file(task, "test", f"perplexity.{lvl}") for lvl in task_levels(config, task)},
         "sidecars": {s: layout.decode_file(task, "test", s, "json") for s in task_systems(config, task, "test")},
     }
+    if span_checkpoints(config):
+        entry["comet_error_spans"] = {"test": layout.comet_error_spans(task, "test")}
     skipped = {**skipped_strategies(config, task), **skipped_selections(config, task)}
     if skipped:
         entry["skipped"] = skipped
@@ -112,6 +114,8 @@ def table_names(config: dict, tasks=None) -> list[str]:
         names += ["context_usage", "context_split", "context_sentences"]
     if any(ctxpro_evalsets(config, t) for t in tasks):
         names += ["ctxpro_accuracy", "ctxpro_rules"]
+    if span_checkpoints(config):
+        names.append("xcomet_spans")
     return names + ["decoding_cost"]
 
 

@@ -1,13 +1,23 @@
-"""A tiny MetricX-24 stand-in for the tests: an mT5 whose vocabulary reaches the score token (id 250089) and a
-Unigram tokenizer trained on the demo's English and German, saved with save_pretrained as a local checkpoint.
+"""A tiny MetricX-24 checkpoint made here, for the tests and ``make demo-metrics``: an mT5 whose vocabulary reaches
+the score token (id 250089) and a Unigram tokenizer trained on the demo's English and German, saved with
+``save_pretrained`` as a local checkpoint.
 
 The model is random but for the score token's row of ``lm_head``, set so that its logit lands inside [0, 25] and
-varies with the input (the official clipping would otherwise flatten every score to 0 or 25)."""
+varies with the input (the official clipping would otherwise flatten every score to 0 or 25). Its scores rank
+nothing a person would: it exercises the code, as the demo's models do.
+
+CLI::
+
+    python -m docnmt.score.tiny_metricx --output results/demo-metrics/metricx [--tied] [--seed 1]
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from ..manual import argument_parser
+from ..textio import cli_errors
 
 
 def build_tokenizer(folder: Path, vocab_size: int = 400):
@@ -71,3 +81,20 @@ def build(folder: Path, tied: bool = True, seed: int = 1, vocab_size: int = 2501
         written["tie_word_embeddings"] = False
         config_file.write_text(json.dumps(written, indent=2))
     return folder
+
+
+@cli_errors
+def main(argv=None) -> int:
+    parser = argument_parser("docnmt.score.tiny_metricx", __doc__.split("\n\n")[0])
+    parser.add_argument("--output", required=True, type=Path, help="the checkpoint folder to make")
+    parser.add_argument("--tied", action="store_true",
+                        help="tie the embeddings, as transformers 5 saves every mT5 (default: untied, as released)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    build(args.output, tied=args.tied, seed=args.seed)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
