@@ -26,7 +26,9 @@ setup: $(VENV)/.installed ## create .venv with every pinned dependency and the p
 # installed first, in one pip call (31 s instead of 41 s as two calls), and
 # fairseq is built without build isolation, and without its dependencies
 # (requirements-base.txt pins them; a torchaudio left by an earlier setup is
-# removed: see requirements-base.txt). Then the package docnmt
+# removed: see requirements-base.txt). gemba, the LLM judge's reference the
+# tests compare with, without its dependencies (requirements.txt pins the two
+# its modules import; its eval extra and ipdb are never installed). Then the package docnmt
 # (scripts/docnmt), editable, with its commands (docnmt-translate, ...): its
 # dependencies are the pins installed. pip's byte-compilation, one file
 # after the other, is done once at the end on every core instead (compileall -j 0:
@@ -41,6 +43,7 @@ $(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 	$(PIP_INSTALL) -r requirements-base.txt -r requirements.txt
 	$(VENV)/bin/python -m pip uninstall --quiet --yes torchaudio
 	$(PIP_INSTALL) --no-build-isolation --no-deps fairseq-fixed==0.12.3.1
+	$(PIP_INSTALL) --no-deps gemba==0.1.3
 	$(PIP_INSTALL) --no-deps --no-build-isolation --editable .
 	$(VENV)/bin/python -m compileall -qq -j 0 $(VENV)/lib || true
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \

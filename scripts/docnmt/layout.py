@@ -191,6 +191,11 @@ def comet_segments(task: str, evalset: str) -> str:
     return f"results/{task}/scores/{evalset}/comet.segments.jsonl"
 
 
+def judge_answers(task: str, evalset: str) -> str:
+    """The LLM judge's answers and score of every segment of every system, one JSON line each."""
+    return f"results/{task}/scores/{evalset}/gemba.answers.jsonl"
+
+
 def comet_error_spans(task: str, evalset: str) -> str:
     """The error spans XCOMET checkpoints tag in every segment of every system, one JSON line per metric and
     system (empty where no checkpoint tags them)."""

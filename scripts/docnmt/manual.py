@@ -67,6 +67,7 @@ CLIS = {
     "docnmt.score.cxmi": ("scoring", ["cxmi"]),
     "docnmt.score.ctxpro": ("scoring", ["ctxpro_accuracy"]),
     "docnmt.score.metricx": ("scoring", ["metricx"]),
+    "docnmt.score.judge": ("scoring", ["gemba"]),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.learned": ("scoring", ["comet", "comet_env"]),
     "docnmt.score.tiny_comet": ("scoring", []),

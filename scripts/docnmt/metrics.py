@@ -36,6 +36,7 @@ MODULES = (
     "docnmt.score.scoring",
     "docnmt.score.learned",
     "docnmt.score.metricx",
+    "docnmt.score.judge",
     "docnmt.score.pronouns",
     "docnmt.score.perplexity",
     "docnmt.score.contrastive",
@@ -48,8 +49,9 @@ MODULES = (
 ENVIRONMENTS = ("main", "comet", "model", "endpoint")
 #: What one score is computed on.
 UNITS = ("sentence", "paragraph", "document")
-#: What a metric may need beside the hypotheses.
-NEEDS = ("source", "reference", "docids", "model")
+#: What a metric may need beside the hypotheses (languages: the task's source and target language codes, given as
+#: --source-language and --target-language).
+NEEDS = ("source", "reference", "docids", "model", "languages")
 #: Which evaluation sets the seam's rule scores: the test set only, or every set of a task (ContraPro's and
 #: ctxpro's example sentences too).
 EVALSETS = ("test", "all")

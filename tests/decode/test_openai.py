@@ -10,12 +10,8 @@ import os
 import re
 import secrets
 import shlex
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -23,6 +19,7 @@ import yaml
 
 from faulty_endpoint import FaultyProxy
 from helpers import REPO, VLLM_PYTHON, doc_blocks, run_snakemake, tool_env
+from served import free_port, stop, wait_until_served
 from vllm_side import decode_run
 
 #: The module's fixtures that train a model or start the server (conftest gives their tests the tier ``trains``).
@@ -35,41 +32,6 @@ PAGE = REPO / "docs/own-models.md"
 SECTION = "## Served models"
 #: The greedy decodes of tests/vllm_side.py compared here (window context, max_len 40).
 COMPARED = ["sentence-level", "doc-trans", "cheating"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until_served(url: str, key: str, process: subprocess.Popen, log: Path, limit: float = 600) -> None:
-    started = time.monotonic()
-    while time.monotonic() - started < limit:
-        if process.poll() is not None:
-            raise AssertionError(f"the server exited ({process.returncode}):\n{log.read_text()[-4000:]}")
-        try:
-            request = urllib.request.Request(f"{url}/v1/models", headers={"Authorization": f"Bearer {key}"})
-            with urllib.request.urlopen(request, timeout=5) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(1)
-    raise AssertionError(f"the server did not answer within {limit} s:\n{log.read_text()[-4000:]}")
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stops the server's process group (bash, the server, its engine's processes)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=30)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 @pytest.fixture(scope="module")

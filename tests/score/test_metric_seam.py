@@ -21,7 +21,7 @@ def test_every_package_metric_declares_a_valid_seam_entry_and_the_rules_that_fol
     import importlib
 
     declared = registry.metrics()
-    assert list(declared) == ["bleu_ter", "comet", "metricx", "pronoun_f1", "perplexity", "contrapro_accuracy",
+    assert list(declared) == ["bleu_ter", "comet", "metricx", "gemba", "pronoun_f1", "perplexity", "contrapro_accuracy",
                               "ctxpro_accuracy", "cxmi"]
     rules = set(re.findall(r"^rule (\w+):", (REPO / "rules/score.smk").read_text(), re.M))
     for metric in declared.values():

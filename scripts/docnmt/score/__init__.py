@@ -8,6 +8,7 @@ Modules (each metric declares itself to the metric seam, :mod:`docnmt.metrics`, 
   contrastive -- ContraPro contrastive accuracy by forced scoring
   ctxpro      -- ctxpro accuracy, scored exactly as `ctxpro score` scores it, with its signature
   metricx     -- MetricX-24 on the stock mT5 class, as metricx24.predict scores (console script docnmt-metricx)
+  judge       -- an LLM as the judge: GEMBA-ESA and GEMBA-MQM on an OpenAI-compatible endpoint, answers cached
   cxmi        -- context usage: CXMI and per-sentence P-CXMI of the document-level model, per strategy too
   sentence_file -- the per-sentence P-CXMI file: writing it and reading it back (no torch)
   context_usage -- the highest-P-CXMI sentences, and BLEU/pronoun F1 on them against the rest
@@ -22,6 +23,6 @@ Modules (each metric declares itself to the metric seam, :mod:`docnmt.metrics`, 
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
 
 CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,
-``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``cxmi``, ``context_usage``, ``tables``, ``plots``; in unbabel-comet's environment
+``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``judge``, ``cxmi``, ``context_usage``, ``tables``, ``plots``; in unbabel-comet's environment
 ``learned`` and ``tiny_comet``.
 """

@@ -124,7 +124,7 @@ def bleu_ter_table(manifest: dict) -> Table:
     from ..metrics import table_metrics
 
     metrics = table_metrics(manifest)
-    columns, header, signatures, shown, lower = [], ["strategy"], {}, [], []
+    columns, header, signatures, shown, lower, scorer_notes = [], ["strategy"], {}, [], [], []
     for t, spec in manifest["tasks"].items():
         sets = list(dict.fromkeys(e for m in metrics for e in spec.get(m.name, {})))
         for evalset in sets:
@@ -144,6 +144,7 @@ def bleu_ter_table(manifest: dict) -> Table:
                         lower.append(c)
                 if metric not in shown:
                     shown.append(metric)
+                scorer_notes += [n for n in data.get("notes", []) if n not in scorer_notes]
     rows = []
     for strategy in manifest["strategies"]:
         cells = [label_of(strategy)]
@@ -158,7 +159,9 @@ def bleu_ter_table(manifest: dict) -> Table:
                     test = data.get("paired_bootstrap", {}).get(baseline, {}).get("systems", {}).get(strategy, {})
                     if test.get(column, {}).get("significant"):
                         marks += mark
-                cells.append(f"{entry[column]['score'] * metric.scale:.{metric.digits}f}{marks}")
+                value, unparsed = entry[column]["score"], entry[column].get("unparsed", 0)
+                cell = DASH if value is None else f"{value * metric.scale:.{metric.digits}f}{marks}"
+                cells.append(f"{cell} [{unparsed} unparsed]" if unparsed else cell)
         rows.append(cells)
     alpha = columns[0][1].get("alpha", 0.05) if columns else 0.05
     notes = [f"{m} signature: {sig}" for m, sig in signatures.items()]
@@ -173,7 +176,7 @@ def bleu_ter_table(manifest: dict) -> Table:
     if any(spec.get("ctxpro") for spec in manifest["tasks"].values()):
         notes.append("ctxpro sets (ctxpro-PHENOMENON-SPLIT): the example sentences only, against the set's "
                      "'ref segment'; cheating is not decoded there (no reference for the context).")
-    notes += [metric.note for metric in shown if metric.note]
+    notes += [metric.note for metric in shown if metric.note] + scorer_notes
     notes += mbr_notes(manifest) + model_notes(_test_sidecars(manifest), "the search")
     notes += realigned_notes(_test_sidecars(manifest))
     further = "" if all(m.name == "bleu_ter" for m in shown) else ", and the further metrics' (see the notes),"

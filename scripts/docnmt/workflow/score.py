@@ -74,6 +74,8 @@ def metric_args(config: dict, name: str, task: str, evalset: str, input: Mapping
         args += system_pairs(curve_systems(config, task), input["curve"])
     if "docids" in input.keys():
         args += ["--docids", input["docids"]]
+    if "languages" in declared.needs:
+        args += ["--source-language", src(config, task), "--target-language", tgt(config, task)]
     decoded = task_strategies(config, task, evalset)
     args += [arg for b in config["scoring"]["significance_baselines"] if b in decoded for arg in ("--baseline", b)]
     args += ["--bootstrap-samples", str(config["scoring"]["bootstrap_samples"])]
