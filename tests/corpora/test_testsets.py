@@ -377,6 +377,78 @@ def test_wmt24pp_translations_add_a_hypothesis_to_every_row_in_input_order(jsonl
                                                    for row in ROWS]
 
 
+# ---- WMT25 JSONL ---------------------------------------------------------------------------------------------------
+def wmt25_row(doc_id, src_lang, tgt_lang, src_text, ref=None, domain="news"):
+    """A row of wmt25-genmt.jsonl, its fields as humeval/01-prepare_waves.py reads them (refs empty without one)."""
+    return {"doc_id": doc_id, "domain": domain, "src_lang": src_lang, "tgt_lang": tgt_lang, "src_text": src_text,
+            "video": None, "screenshot": None, "refs": {} if ref is None else {"refA": {"ref": ref}}}
+
+
+WMT25_ROWS = [
+    wmt25_row("en-de_DE_#_news_#_a", "en", "de_DE", "The minister resigned.\n\nNobody knows why.\nNot even she.",
+              "Der Minister trat zurück.\n\nNiemand weiß, warum.\nNicht einmal sie."),
+    wmt25_row("en-cs_CZ_#_news_#_a", "en", "cs_CZ", "The minister resigned.", "Ministr odstoupil."),
+    wmt25_row("en-de_DE_#_speech_#_b", "en", "de_DE", "Okay. Let's move on.", None, domain="speech"),
+    wmt25_row("en-de_DE_#_literary_#_c", "en", "de_DE", "She closed the door.\n\nIt was late.\n\nThe end.",
+              "Sie schloss die Tür.\n\nEs war spät.\n\nEnde.", domain="literary"),
+]
+
+
+@pytest.fixture
+def wmt25_file(tmp_path) -> Path:
+    path = tmp_path / "wmt25-genmt.jsonl"
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in WMT25_ROWS), encoding="utf-8")
+    return path
+
+
+def test_wmt25_documents_are_a_line_per_paragraph_of_the_tasks_pair_with_a_reference(wmt25_file):
+    assert testsets.infer_format(wmt25_file) == "wmt25-jsonl"
+    documents, left_out = testsets.read_test_split(wmt25_file, "wmt25-jsonl", "en", "de")
+    assert [(d.docid, d.src, d.tgt) for d in documents] == [
+        ("en-de_DE_#_news_#_a", ["The minister resigned.", "Nobody knows why. Not even she."],
+         ["Der Minister trat zurück.", "Niemand weiß, warum. Nicht einmal sie."]),
+        ("en-de_DE_#_literary_#_c", ["She closed the door.", "It was late.", "The end."],
+         ["Sie schloss die Tür.", "Es war spät.", "Ende."])]
+    assert left_out == ["1 documents of other language pairs", "1 documents without the reference",
+                        "the line breaks inside 2 paragraphs (each run of white space that holds one is one space)"]
+
+
+@pytest.mark.parametrize("line, row, message", [
+    (1, {**WMT25_ROWS[0], "refs": {"refA": {"ref": "Der Minister trat zurück. Niemand weiß, warum."}}},
+     r"document 'en-de_DE_#_news_#_a': 2 source paragraphs but 1 in refs.refA.ref \(WMT25 splits both on blank "
+     r"lines and requires as many\)"),
+    (2, {k: v for k, v in WMT25_ROWS[1].items() if k != "src_text"}, r"expected the string field 'src_text'"),
+    (4, {**WMT25_ROWS[3], "doc_id": WMT25_ROWS[0]["doc_id"]}, r"doc_id 'en-de_DE_#_news_#_a' occurs twice "
+                                                              r"\(first at line 1\)"),
+])
+def test_bad_wmt25_rows_are_errors_naming_the_file_and_line(wmt25_file, line, row, message):
+    lines = wmt25_file.read_text(encoding="utf-8").splitlines()
+    lines[line - 1] = json.dumps(row, ensure_ascii=False)
+    wmt25_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=message) as err:
+        testsets.read_test_split(wmt25_file, "wmt25-jsonl", "en", "de")
+    assert str(err.value).startswith(f"{wmt25_file}:{line}: "), str(err.value)
+
+
+def test_wmt25_translations_are_the_submission_a_document_a_line_its_paragraph_count_checked(wmt25_file, tmp_path):
+    testset = testsets.read_for_translation(wmt25_file, "wmt25-jsonl", tgt_lang="de")
+    sources = testset.sources()
+    assert [(name, len(paragraphs)) for name, paragraphs, _, _ in sources] == [
+        ("en-de_DE_#_news_#_a", 2), ("en-de_DE_#_speech_#_b", 1), ("en-de_DE_#_literary_#_c", 3)], \
+        "every document into German is translated, those without a reference too"
+    testset.write(tmp_path / "sub.jsonl", [[p.upper() for p in paragraphs] for _, paragraphs, _, _ in sources])
+    rows = [json.loads(line) for line in read_lines(tmp_path / "sub.jsonl")]
+    assert rows[0] == {"doc_id": "en-de_DE_#_news_#_a", "hypothesis": "THE MINISTER RESIGNED.\n\nNOBODY KNOWS WHY. "
+                                                                      "NOT EVEN SHE."}
+    assert [len(r["hypothesis"].split("\n\n")) for r in rows] == [2, 1, 3]
+    broken = [[p for p in paragraphs] for _, paragraphs, _, _ in sources]
+    broken[2][1] = "Es war\n\nspät."
+    with pytest.raises(ValueError, match=r"wmt25-genmt.jsonl:4: document 'en-de_DE_#_literary_#_c': the "
+                                         r"translation has 4 paragraphs, the source 3"):
+        testset.write(tmp_path / "none.jsonl", broken)
+    assert not (tmp_path / "none.jsonl").exists()
+
+
 # ---- the CLI -----------------------------------------------------------------------------------------------------
 def test_convert_writes_the_three_files_of_the_common_format(jsonl_file, tmp_path, capsys):
     out = tmp_path / "corpus"
@@ -437,6 +509,28 @@ def test_a_prepared_task_reads_its_test_split_from_the_test_set_in_a_dry_run(xml
     assert str(xml_file) in command
     full = run_snakemake(work, "-n", "--configfile", str(tmp_path / "mine.yaml"))  # the task's whole DAG resolves
     assert "testset_corpus" in full.stdout and "decode_doc_trans" in full.stdout
+
+
+def test_a_prepared_task_reads_a_wmt25_file_a_line_per_paragraph(wmt25_file, tmp_path):
+    """corpus.test with wmt25-jsonl through the data stage (testset_corpus, check_corpus): the task's pair, a line
+    per paragraph, the paragraphs of the reference beside them."""
+    (tmp_path / "own").mkdir()
+    for split in ("train", "valid"):
+        for ext, lines in (("en", ["Hello.", "Good bye."]), ("de", ["Hallo.", "Tschüss."]), ("docids", ["d1", "d1"])):
+            (tmp_path / "own" / f"{split}.{ext}").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    config = {"tasks": ["own"], "task_settings": {"own": {
+        "src": "en", "tgt": "de", "bpe_merges": 10, "dropout": 0.1, "label_smoothing": 0.1,
+        "corpus": {"type": "prepared", "dir": str(tmp_path / "own"),
+                   "test": {"format": "wmt25-jsonl", "file": str(wmt25_file)}}}}}
+    (tmp_path / "own.yaml").write_text(json.dumps(config), encoding="utf-8")
+    work = tmp_path / "work"
+    run_snakemake(work, "data/own/corpus/test.stats.json", "--cores", "2", "--configfile", str(tmp_path / "own.yaml"))
+    corpus = work / "data/own/corpus"
+    documents, _ = testsets.read_test_split(wmt25_file, "wmt25-jsonl", "en", "de")
+    assert read_lines(corpus / "test.en") == [p for d in documents for p in d.src]
+    assert read_lines(corpus / "test.de") == [p for d in documents for p in d.tgt]
+    assert read_lines(corpus / "test.docids") == [d.docid for d in documents for _ in d.src]
+    assert len(read_lines(corpus / "test.en")) == 5
 
 
 def test_the_data_pages_test_set_block_runs_as_written_in_a_prepared_task(tmp_path):

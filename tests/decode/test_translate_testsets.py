@@ -117,3 +117,17 @@ def test_format_reads_a_test_set_whatever_its_files_name(toy_args, tmp_path):
     assert [{k: v for k, v in row.items() if k != "hypothesis"} for row in rows] == ROWS
     d2, d1 = text_translations([["s6 s10", "s12 s0 s13"], ["s3 s7 s11", "s1 s2"]], toy_args, tmp_path)
     assert [row["hypothesis"] for row in rows] == [d2[1], d1[1], d2[0], d1[0]]
+
+
+def test_a_wmt25_file_is_translated_a_paragraph_a_line_into_wmt25s_submission(toy_args, tmp_path):
+    """WMT25 JSONL in (found by its first row's src_text): each document's paragraphs translated as a document of the
+    text layout, one line each; out: WMT25's submission, {"doc_id", "hypothesis"} a document, its paragraphs joined
+    by a blank line; a document into another language is not translated."""
+    rows = [{"doc_id": docid, "domain": "news", "src_lang": "en", "tgt_lang": "de_DE",
+             "src_text": "\n\n".join(" ".join(p) for p in paragraphs), "refs": {}} for docid, paragraphs in DOCS]
+    rows.insert(1, {**rows[0], "doc_id": "cs", "tgt_lang": "cs_CZ"})
+    (tmp_path / "wmt25.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["--input", str(tmp_path / "wmt25.jsonl"), "--output", str(tmp_path / "sub.jsonl"), *toy_args]) == 0
+    written = [json.loads(line) for line in (tmp_path / "sub.jsonl").read_text(encoding="utf-8").splitlines()]
+    expected = text_translations([[" ".join(p) for p in paragraphs] for _, paragraphs in DOCS], toy_args, tmp_path)
+    assert written == [{"doc_id": docid, "hypothesis": "\n\n".join(hyps)} for (docid, _), hyps in zip(DOCS, expected)]

@@ -1,5 +1,5 @@
-"""The field's document-level test sets: WMT XML and WMT24++ JSONL, read into documents and written back with
-translations.
+"""The field's document-level test sets: WMT XML, WMT24++ JSONL and WMT25 JSONL, read into documents and written back
+with translations.
 
 **WMT XML** (WMT 2021 onward; what sacrebleu's ``WMTXMLDataset`` and wmt-format-tools read). Test and dev sets
 have the same format; a submission adds one ``<hyp>`` per document::
@@ -43,7 +43,21 @@ document left with blank rows only; translation reads and writes every row. The 
 breaks, as in the XML (sacrebleu has no reader of this format). The "left out" lines count each. The languages are
 ``lp``'s (``en-de_DE``: en, de).
 
-Both readers return :class:`docnmt.corpora.corpus.Document` objects that satisfy the common format's rules
+**WMT25 JSONL** (wmt-conference/wmt25-general-mt, ``wmt25-genmt.jsonl``: every language pair in one file), one
+document a line::
+
+    {"doc_id": "en-de_DE_#_news_#_doc-1", "domain": "news", "src_lang": "en", "tgt_lang": "de_DE",
+     "src_text": "First paragraph.\n\nSecond paragraph.", "refs": {"refA": {"ref": "Erster.\n\nZweiter."}}}
+
+WMT25 scores paragraphs: ``src_text`` and each reference are split on blank lines (``"\n\n"``, as its
+``humeval/01-prepare_waves.py`` splits them), and each paragraph is one line of the common format, so that every
+strategy translates a paragraph with the previous paragraphs as its context and every metric scores paragraphs.
+A reference with another paragraph count is an error (WMT25 asserts it); rows of other language pairs, or without
+the reference (``refs`` empty), leave the test split, counted. The translation is WMT25's submission: one
+``{"doc_id", "hypothesis"}`` a document, the paragraphs joined by a blank line, checked to hold as many paragraphs
+as the source.
+
+The readers return :class:`docnmt.corpora.corpus.Document` objects that satisfy the common format's rules
 (unique, contiguous document ids, no all-blank document, no ``<sep>``), written with ``write_split``. Translations
 go back into the input's format: the XML with a ``<hyp system=NAME lang=TGT>`` per document (the same ``p``/``seg``
 structure as its ``<src>``; a document without segments has nothing to translate and gets its empty paragraphs),
@@ -479,16 +493,131 @@ class Wmt24ppJsonl:
                 handle.write(json.dumps({**row, "hypothesis": hypothesis[index]}, ensure_ascii=False) + "\n")
 
 
+class Wmt25Jsonl:
+    """A WMT25 general-task JSONL file (wmt-conference/wmt25-general-mt, ``wmt25-genmt.jsonl``), read: one document a
+    line, every language pair in one file, each document's paragraphs split on blank lines as WMT25 splits them."""
+
+    format = "wmt25-jsonl"
+    #: The fields a row needs (``refs`` only for a test split).
+    FIELDS = ("doc_id", "src_lang", "tgt_lang", "src_text")
+    #: WMT25's paragraph separator (humeval/01-prepare_waves.py splits src_text, refs and hypotheses on it).
+    PARAGRAPH = "\n\n"
+
+    def __init__(self, path, tgt_lang: str | None = None):
+        """``tgt_lang``: where given, translation reads only the documents into that language (the file holds every
+        language pair)."""
+        self.path = Path(path)
+        self.rows: list[tuple[int, dict]] = []
+        seen: dict[str, int] = {}
+        for number, line in enumerate(iter_lines(self.path), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as err:
+                raise InputError(self.path, f"expected a JSON object, found invalid JSON ({err})", number) from None
+            if not isinstance(row, dict):
+                raise InputError(self.path, f"expected a JSON object, found {type(row).__name__}", number)
+            for name in self.FIELDS:
+                if not isinstance(row.get(name), str) or (name != "src_text" and not row[name].strip()):
+                    raise InputError(self.path, f"expected the string field {name!r} (a WMT25 row has "
+                                                f"{', '.join(self.FIELDS)} and refs), found {row.get(name)!r}", number)
+            if "\n" in row["doc_id"]:
+                raise InputError(self.path, f"expected a doc_id on one line, found {row['doc_id']!r}", number)
+            if row["doc_id"] in seen:
+                raise InputError(self.path, f"doc_id {row['doc_id']!r} occurs twice (first at line "
+                                            f"{seen[row['doc_id']]})", number)
+            seen[row["doc_id"]] = number
+            if tgt_lang is None or primary(row["tgt_lang"]) == primary(tgt_lang):
+                self.rows.append((number, row))
+        if not self.rows:
+            raise InputError(self.path, "expected rows of WMT25 JSONL" + (f" into {tgt_lang}" if tgt_lang else "")
+                                        + ", found none")
+
+    def paragraphs(self, text: str) -> list[str]:
+        return text.split(self.PARAGRAPH)
+
+    def sources(self) -> list[Source]:
+        """Every document's paragraphs (one line of the common format each)."""
+        return [(row["doc_id"], [flat(p) for p in self.paragraphs(row["src_text"])],
+                 [number] * len(self.paragraphs(row["src_text"])), self.path) for number, row in self.rows]
+
+    def split(self, src: str, tgt: str, reference: str | None = None) -> tuple[list[Document], list[str]]:
+        """The test split of the task's language pair: a document per row, a line per paragraph, the reference
+        ``refs[reference].ref`` (default refA) split into as many paragraphs (WMT25's check); rows of other
+        language pairs, and rows without that reference, are left out and counted."""
+        name = reference or "refA"
+        documents, left = [], dict.fromkeys(self.LEFT_OUT, 0)
+        for number, row in self.rows:
+            if primary(row["src_lang"]) != primary(src) or primary(row["tgt_lang"]) != primary(tgt):
+                left["pair"] += 1
+                continue
+            refs = row.get("refs") or {}
+            if not isinstance(refs, dict) or not isinstance((refs.get(name) or {}).get("ref"), str):
+                left["no reference"] += 1
+                continue
+            source, target = self.paragraphs(row["src_text"]), self.paragraphs(refs[name]["ref"])
+            if len(source) != len(target):
+                raise InputError(self.path, f"document {row['doc_id']!r}: {len(source)} source paragraphs but "
+                                            f"{len(target)} in refs.{name}.ref (WMT25 splits both on blank lines "
+                                            "and requires as many)", number)
+            doc = Document(row["doc_id"], [flat(t) for t in source], [flat(t) for t in target])
+            if blank(doc):
+                left["blank"] += 1
+                continue
+            left["line breaks"] += sum(has_line_break(t) for t in source + target)
+            documents.append(check_document(self.path, doc, [number] * len(source)))
+        return documents, [text.format(left[key]) for key, text in self.LEFT_OUT.items() if left[key]]
+
+    #: The lines of what :meth:`split` left out, by reason.
+    LEFT_OUT = {
+        "pair": "{} documents of other language pairs",
+        "no reference": "{} documents without the reference",
+        "blank": "{} documents whose paragraphs are all blank (white space only), which the common format cannot "
+                 "hold",
+        "line breaks": "the line breaks inside {} paragraphs (each run of white space that holds one is one space)",
+    }
+
+    def write(self, output, translations: list[list[str]], system: str | None = None) -> None:
+        """WMT25's submission: one ``{"doc_id", "hypothesis"}`` a document, its paragraphs' translations joined by a
+        blank line, each checked as WMT25 checks it (as many paragraphs as its source), written atomically."""
+        if len(translations) != len(self.rows):
+            raise ValueError(f"{len(translations)} translated documents for the {len(self.rows)} of {self.path}")
+        lines = []
+        for (number, row), hyps in zip(self.rows, translations):
+            hypothesis = self.PARAGRAPH.join(hyps)
+            expected = len(self.paragraphs(row["src_text"]))
+            if len(self.paragraphs(hypothesis)) != expected:
+                raise ValueError(f"{self.path}:{number}: document {row['doc_id']!r}: the translation has "
+                                 f"{len(self.paragraphs(hypothesis))} paragraphs, the source {expected} (a "
+                                 "translation holds a blank line)")
+            lines.append(json.dumps({"doc_id": row["doc_id"], "hypothesis": hypothesis}, ensure_ascii=False) + "\n")
+        with atomic_write(output) as handle:
+            handle.write("".join(lines))
+
+
 # ---- the formats -------------------------------------------------------------------------------------------------
 #: Format name (config ``corpus.test.format``, ``--format``) -> its reader.
-FORMATS = {"wmt-xml": WmtXml, "wmt24pp-jsonl": Wmt24ppJsonl}
+FORMATS = {"wmt-xml": WmtXml, "wmt24pp-jsonl": Wmt24ppJsonl, "wmt25-jsonl": Wmt25Jsonl}
 #: File suffix -> the format a file with it is read in.
 SUFFIXES = {".xml": "wmt-xml", ".jsonl": "wmt24pp-jsonl"}
 
 
 def infer_format(path) -> str | None:
-    """The format of a file by its suffix (``.xml``, ``.jsonl``), else None."""
-    return SUFFIXES.get(Path(path).suffix.lower())
+    """The format of a file by its suffix (``.xml``, ``.jsonl``), else None; a ``.jsonl`` whose first row has
+    ``src_text`` is WMT25's."""
+    fmt = SUFFIXES.get(Path(path).suffix.lower())
+    if fmt == "wmt24pp-jsonl" and Path(path).is_file():
+        for line in iter_lines(Path(path)):
+            if line.strip():
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    break
+                if isinstance(row, dict) and "src_text" in row:
+                    return "wmt25-jsonl"
+                break
+    return fmt
 
 
 def read_test_split(path, fmt: str, src: str, tgt: str, reference: str | None = None) -> tuple[list[Document], list[str]]:
@@ -512,7 +641,8 @@ def main(argv=None) -> int:
     convert.add_argument("--src", required=True, help="the source language code (checked against the file)")
     convert.add_argument("--tgt", required=True, help="the target language code (checked against the file)")
     convert.add_argument("--reference", help="wmt-xml: the translator of the <ref> (default: the file's first); "
-                                             "wmt24pp-jsonl: target (default) or original_target")
+                                             "wmt24pp-jsonl: target (default) or original_target; wmt25-jsonl: the "
+                                             "key in refs (default refA)")
     convert.add_argument("--outdir", type=Path, help="write SPLIT.SRC, SPLIT.TGT and SPLIT.docids here")
     convert.add_argument("--split", default="test", help="with --outdir: the split's name (default test)")
     for role in ("src", "tgt", "docids"):

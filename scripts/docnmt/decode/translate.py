@@ -319,9 +319,10 @@ def parse_arguments(argv=None):
     parser.add_argument("--input", required=True, type=Path, help="a text file (blank line between documents), a "
                                                                   "folder of one-document files, or a WMT test set")
     parser.add_argument("--output", required=True, type=Path, help="where the translations go, in the same layout")
-    parser.add_argument("--format", choices=INPUT_FORMATS, help="text (a file or folder), wmt-xml or wmt24pp-jsonl "
-                                                                "(default: wmt-xml for .xml, wmt24pp-jsonl for .jsonl, "
-                                                                "else text)")
+    parser.add_argument("--format", choices=INPUT_FORMATS, help="text (a file or folder), wmt-xml, wmt24pp-jsonl or "
+                                                                "wmt25-jsonl (default: wmt-xml for .xml; for .jsonl, "
+                                                                "wmt25-jsonl where the first row has src_text, else "
+                                                                "wmt24pp-jsonl; else text)")
     parser.add_argument("--system-name", help="wmt-xml: the <hyp system> of the output (default: docnmt-STRATEGY)")
     parser.add_argument("--task", help="take the models and their settings from this task of the workflow's config")
     parser.add_argument("--configfile", type=Path, help="with --task: a config over the workflow's config.yaml")
