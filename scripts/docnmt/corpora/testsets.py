@@ -382,6 +382,21 @@ class WmtXml:
 
 
 # ---- WMT24++ JSONL -----------------------------------------------------------------------------------------------
+def object_rows(path: Path):
+    """(1-based line, object) of every non-blank line of a JSONL test set; an InputError naming the line where one is
+    no JSON object."""
+    for number, line in enumerate(iter_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as err:
+            raise InputError(path, f"expected a JSON object, found invalid JSON ({err})", number) from None
+        if not isinstance(row, dict):
+            raise InputError(path, f"expected a JSON object, found {type(row).__name__}", number)
+        yield number, row
+
+
 class Wmt24ppJsonl:
     """A WMT24++ JSONL file, read: its rows (with their lines) and its documents."""
 
@@ -397,15 +412,7 @@ class Wmt24ppJsonl:
         """``tgt_lang``: unused (a hypothesis field names no language); the readers share one signature."""
         self.path = Path(path)
         self.rows: list[tuple[int, dict]] = []
-        for number, line in enumerate(iter_lines(self.path), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as err:
-                raise InputError(self.path, f"expected a JSON object, found invalid JSON ({err})", number) from None
-            if not isinstance(row, dict):
-                raise InputError(self.path, f"expected a JSON object, found {type(row).__name__}", number)
+        for number, row in object_rows(self.path):
             self.rows.append((number, self._checked(row, number, self.SOURCE_FIELDS)))
         if not self.rows:
             raise InputError(self.path, "expected rows of WMT24++ JSONL, found none")
@@ -509,15 +516,7 @@ class Wmt25Jsonl:
         self.path = Path(path)
         self.rows: list[tuple[int, dict]] = []
         seen: dict[str, int] = {}
-        for number, line in enumerate(iter_lines(self.path), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as err:
-                raise InputError(self.path, f"expected a JSON object, found invalid JSON ({err})", number) from None
-            if not isinstance(row, dict):
-                raise InputError(self.path, f"expected a JSON object, found {type(row).__name__}", number)
+        for number, row in object_rows(self.path):
             for name in self.FIELDS:
                 if not isinstance(row.get(name), str) or (name != "src_text" and not row[name].strip()):
                     raise InputError(self.path, f"expected the string field {name!r} (a WMT25 row has "
