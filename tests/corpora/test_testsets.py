@@ -377,6 +377,28 @@ def test_wmt24pp_translations_add_a_hypothesis_to_every_row_in_input_order(jsonl
                                                    for row in ROWS]
 
 
+def test_a_wmt_xml_test_split_by_paragraph_is_a_line_per_p_its_segments_joined(xml_file, tmp_path, capsys):
+    """unit paragraph (as WMT25 translates and scores): a line per <p> of the source, its kept segments joined by a
+    space on both sides, the reference's matched by segment id; through the CLI's --unit too. WMT24++ has no
+    paragraphs: asking for them is one line naming the file."""
+    documents, _ = testsets.read_test_split(xml_file, "wmt-xml", "en", "de", reference="B", unit="paragraph")
+    assert [(d.docid, d.src, d.tgt) for d in documents] == [
+        (docid, [" ".join(" ".join(s[0].split()) for s in p) for p in paragraphs],
+         [" ".join(s[2] for s in p) for p in paragraphs])
+        for docs in DATASET.values() for docid, _, paragraphs in docs if paragraphs[0][0][1] is not None]
+    assert documents[0].src == ["The cat sat on the mat. It was tired & hungry.", "Then it slept <quietly>."]
+    assert testsets.main(["convert", "--input", str(xml_file), "--src", "en", "--tgt", "de", "--unit", "paragraph",
+                          "--outdir", str(tmp_path / "out")]) == 0
+    assert read_lines(tmp_path / "out" / "test.de")[:2] == ["Die Katze saß auf der Matte. Sie war müde & hungrig.",
+                                                             "Dann schlief sie <leise>."]
+    assert "(wmt-xml): 3 documents, 5 paragraphs" in capsys.readouterr().out
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(ROWS[0]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"rows.jsonl: a wmt24pp-jsonl test set has a line per segment, not per "
+                                         r"paragraph"):
+        testsets.read_test_split(rows, "wmt24pp-jsonl", "en", "de", unit="paragraph")
+
+
 # ---- WMT25 JSONL ---------------------------------------------------------------------------------------------------
 def wmt25_row(doc_id, src_lang, tgt_lang, src_text, ref=None, domain="news"):
     """A row of wmt25-genmt.jsonl, its fields as humeval/01-prepare_waves.py reads them (refs empty without one)."""
@@ -521,7 +543,7 @@ def test_a_prepared_task_reads_a_wmt25_file_a_line_per_paragraph(wmt25_file, tmp
     config = {"tasks": ["own"], "task_settings": {"own": {
         "src": "en", "tgt": "de", "bpe_merges": 10, "dropout": 0.1, "label_smoothing": 0.1,
         "corpus": {"type": "prepared", "dir": str(tmp_path / "own"),
-                   "test": {"format": "wmt25-jsonl", "file": str(wmt25_file)}}}}}
+                   "test": {"format": "wmt25-jsonl", "file": str(wmt25_file), "unit": "paragraph"}}}}}
     (tmp_path / "own.yaml").write_text(json.dumps(config), encoding="utf-8")
     work = tmp_path / "work"
     run_snakemake(work, "data/own/corpus/test.stats.json", "--cores", "2", "--configfile", str(tmp_path / "own.yaml"))

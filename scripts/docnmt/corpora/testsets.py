@@ -284,11 +284,13 @@ class WmtXml:
                 out.append((docid, [flat(text) for _, text, _ in segs], [line or 0 for *_, line in segs], self.path))
         return out
 
-    def split(self, src: str, tgt: str, reference: str | None = None) -> tuple[list[Document], list[str]]:
+    def split(self, src: str, tgt: str, reference: str | None = None,
+              unit: str = "segment") -> tuple[list[Document], list[str]]:
         """The test split (source and one translator's reference) and what it left out, as sacrebleu's
         ``WMTXMLDataset`` extracts it: a segment is in it when some ``<ref>`` of its document has text for it; a
         document with none such (no segments, only empty ``<p/>``s, no ``<ref>``, empty references) and a
-        testsuite document are left out."""
+        testsuite document are left out. ``unit="paragraph"``: a line per ``<p>`` of the source instead, its kept
+        segments joined by a space on both sides (WMT25 translates and scores paragraphs)."""
         if self.ref_lang is None:
             raise InputError(self.path, "expected <ref> elements (reference translations) for a test split, found none",
                              self.line(self.root))
@@ -320,6 +322,8 @@ class WmtXml:
             self._check_lang(chosen[0], docid, tgt, "tgt")
             check_order(self.path, src_segs, docid)
             pairs = self._paired(docid, src_segs, kept, chosen[0])
+            if unit == "paragraph":
+                pairs = self._paragraphs(source, kept, pairs)
             result = Document(docid, [flat(s) for s, _, _ in pairs], [flat(t) for _, t, _ in pairs])
             if blank(result):
                 left["blank"] += 1
@@ -328,6 +332,18 @@ class WmtXml:
             documents.append(check_document(self.path, result, [line for *_, line in pairs]))
         return documents, [text.format(left[key]) for key, text in XML_LEFT_OUT.items() if left[key]]
 
+
+    @staticmethod
+    def _paragraphs(source, kept, pairs) -> list[tuple[str, str, int | None]]:
+        """The kept pairs joined by the ``<p>`` their source segment is in: a pair per paragraph (its segments'
+        texts, each flattened, joined by a space; the line of its first segment)."""
+        paragraph = {(seg.get("id") or "").strip(): number for number, p in enumerate(source.iter("p"))
+                     for seg in p.iter("seg")}
+        joined: dict[int, list] = {}
+        for (segid, _, _), pair in zip(kept, pairs):
+            joined.setdefault(paragraph.get(segid, -1), []).append(pair)
+        return [(" ".join(flat(s) for s, _, _ in group), " ".join(flat(t) for _, t, _ in group), group[0][2])
+                for group in joined.values()]
 
     def _paired(self, docid: str, src_segs, kept, ref) -> list[tuple[str, str, int | None]]:
         """``[(source text, reference text, line)]`` of the kept segments, the reference matched by segment id."""
@@ -451,7 +467,8 @@ class Wmt24ppJsonl:
         return [(docid, [flat(self.rows[i][1]["source"]) for i in indices], [self.rows[i][0] for i in indices],
                  self.path) for docid, indices in self.groups]
 
-    def split(self, src: str, tgt: str, reference: str | None = None) -> tuple[list[Document], list[str]]:
+    def split(self, src: str, tgt: str, reference: str | None = None,
+              unit: str = "segment") -> tuple[list[Document], list[str]]:
         """The test split (rows with ``is_bad_source: true`` left out, and documents left without text) and what it
         left out; the texts are the file's (:func:`flat`)."""
         field = reference or "target"
@@ -541,7 +558,8 @@ class Wmt25Jsonl:
         return [(row["doc_id"], [flat(p) for p in self.paragraphs(row["src_text"])],
                  [number] * len(self.paragraphs(row["src_text"])), self.path) for number, row in self.rows]
 
-    def split(self, src: str, tgt: str, reference: str | None = None) -> tuple[list[Document], list[str]]:
+    def split(self, src: str, tgt: str, reference: str | None = None,
+              unit: str = "paragraph") -> tuple[list[Document], list[str]]:
         """The test split of the task's language pair: a document per row, a line per paragraph, the reference
         ``refs[reference].ref`` (default refA) split into as many paragraphs (WMT25's check); rows of other
         language pairs, and rows without that reference, are left out and counted."""
@@ -619,9 +637,19 @@ def infer_format(path) -> str | None:
     return fmt
 
 
-def read_test_split(path, fmt: str, src: str, tgt: str, reference: str | None = None) -> tuple[list[Document], list[str]]:
-    """The documents of a test set's evaluation split (source and reference) and what was left out, as lines."""
-    return FORMATS[fmt](path).split(src, tgt, reference)
+#: The units a format's test split may have a line per: WMT XML's segments or paragraphs; WMT24++'s segments;
+#: WMT25's paragraphs.
+UNITS = {"wmt-xml": ("segment", "paragraph"), "wmt24pp-jsonl": ("segment",), "wmt25-jsonl": ("paragraph",)}
+
+
+def read_test_split(path, fmt: str, src: str, tgt: str, reference: str | None = None,
+                    unit: str | None = None) -> tuple[list[Document], list[str]]:
+    """The documents of a test set's evaluation split (source and reference) and what was left out, as lines;
+    ``unit``: what a line is (default: the format's first of :data:`UNITS`)."""
+    unit = unit or UNITS[fmt][0]
+    if unit not in UNITS[fmt]:
+        raise InputError(path, f"a {fmt} test set has a line per {' or '.join(UNITS[fmt])}, not per {unit}")
+    return FORMATS[fmt](path).split(src, tgt, reference, unit)
 
 
 def read_for_translation(path, fmt: str, tgt_lang: str | None = None):
@@ -642,6 +670,9 @@ def main(argv=None) -> int:
     convert.add_argument("--reference", help="wmt-xml: the translator of the <ref> (default: the file's first); "
                                              "wmt24pp-jsonl: target (default) or original_target; wmt25-jsonl: the "
                                              "key in refs (default refA)")
+    convert.add_argument("--unit", choices=["segment", "paragraph"],
+                         help="a line per segment or per paragraph (wmt-xml: segment, the default, or paragraph, a "
+                              "<p>; wmt24pp-jsonl: segment; wmt25-jsonl: paragraph)")
     convert.add_argument("--outdir", type=Path, help="write SPLIT.SRC, SPLIT.TGT and SPLIT.docids here")
     convert.add_argument("--split", default="test", help="with --outdir: the split's name (default test)")
     for role in ("src", "tgt", "docids"):
@@ -658,10 +689,10 @@ def main(argv=None) -> int:
     fmt = args.format or infer_format(args.input)
     if fmt is None:
         parser.error(f"--format is needed: {args.input} ends in neither {' nor '.join(SUFFIXES)}")
-    documents, left_out = read_test_split(args.input, fmt, args.src, args.tgt, args.reference)
+    documents, left_out = read_test_split(args.input, fmt, args.src, args.tgt, args.reference, args.unit)
     write_files(documents, outputs)
     sentences = sum(len(doc) for doc in documents)
-    print(f"{args.input} ({fmt}): {len(documents)} documents, {sentences} segments -> "
+    print(f"{args.input} ({fmt}): {len(documents)} documents, {sentences} {args.unit or UNITS[fmt][0]}s -> "
           f"{', '.join(map(str, outputs.values()))}")
     for what in left_out:
         print(f"left out: {what}")

@@ -143,7 +143,9 @@ def testset_args(config: dict, task: str) -> list[str]:
     the task's languages (checked against the file's), the reference where one is chosen."""
     test = config["task_settings"][task]["corpus"]["test"]
     reference = ["--reference", test["reference"]] if test["reference"] is not None else []
-    return ["convert", "--format", test["format"], "--src", src(config, task), "--tgt", tgt(config, task), *reference]
+    unit = ["--unit", test["unit"]] if test.get("unit") is not None else []
+    return ["convert", "--format", test["format"], "--src", src(config, task), "--tgt", tgt(config, task), *reference,
+            *unit]
 
 
 def testset_output_option(config: dict, task: str, ext: str) -> str:
