@@ -163,3 +163,21 @@ def test_an_answer_that_never_parses_is_none_after_gembas_ten_warmer_tries(tmp_p
     # the spans' answer is any text; the score's never parses: 11 tries, temperature 0 to 1.0
     assert scored["score"] is None and scored["spans"] == "Die Lampe ist alt."
     assert [round(t, 1) for _, t, _ in endpoint.asked[1:]] == [round(i / 10, 1) for i in range(11)]
+
+
+def test_an_endpoint_that_does_not_answer_is_one_line_naming_it_and_nothing_is_written(tmp_path):
+    import subprocess
+
+    from helpers import tool_env
+
+    (tmp_path / "src.en").write_text("Hello.\n")
+    (tmp_path / "hyp.de").write_text("Hallo.\n")
+    result = subprocess.run([sys.executable, "-m", "docnmt.score.judge", "--source", str(tmp_path / "src.en"),
+                             "--reference", str(tmp_path / "hyp.de"), "--system", f"a={tmp_path / 'hyp.de'}",
+                             "--source-language", "en", "--target-language", "de", "--base-url",
+                             "http://127.0.0.1:9/v1", "--model", "judge", "--max-retries", "0", "--cache",
+                             str(tmp_path / "cache"), "--output", str(tmp_path / "out.json"), "--answers",
+                             str(tmp_path / "answers.jsonl")], capture_output=True, text=True, env=tool_env())
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "http://127.0.0.1:9/v1 (model judge)" in result.stderr and "unreachable" in result.stderr
+    assert not (tmp_path / "out.json").exists() and not (tmp_path / "answers.jsonl").exists()
