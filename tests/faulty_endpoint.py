@@ -9,7 +9,9 @@ request to the server and back, except those it is told to fail.
 
 ``plan(path, actions)``: the next requests of ``path`` take these actions in turn: an HTTP status (429 and 503 come
 with ``Retry-After: 0``), ``"slow"`` (the answer is held back ``slow_seconds`` before it is forwarded: past the
-client's timeout), or ``"pass"``; ``always(path, status)``: once the plan is done, every request of ``path`` fails.
+client's timeout), or ``"pass"``; ``always(path, status)``: once the plan is done, every request of ``path`` fails;
+``rewrite(answer)``: the server's chat answers pass through ``answer(request, text)``, which gives the text the
+client gets instead (or None: the server's), as a judge that answers some prompts in the expected form would.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                                                   if k.lower() in ("authorization", "content-type")})
         try:
             with urllib.request.urlopen(request, timeout=120) as answer:
-                self._reply(answer.status, answer.read())
+                self._reply(answer.status, proxy._rewritten(path, body, answer.status, answer.read()))
         except urllib.error.HTTPError as err:
             self._reply(err.code, err.read())
         except OSError:  # the client went away (a timeout) while the answer was held back
@@ -74,6 +76,7 @@ class FaultyProxy:
         self.plans: dict[str, collections.deque] = collections.defaultdict(collections.deque)
         self.failing: dict[str, int] = {}
         self.refused: set[str] = set()
+        self.rewriter = None
         self.counts: collections.Counter = collections.Counter()
         self.lock = threading.Lock()
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -101,6 +104,21 @@ class FaultyProxy:
     def refuse(self, field: str) -> None:
         with self.lock:
             self.refused.add(field)
+
+    def rewrite(self, answer) -> None:
+        with self.lock:
+            self.rewriter = answer
+
+    def _rewritten(self, path: str, body: bytes | None, status: int, answer: bytes) -> bytes:
+        if self.rewriter is None or status != 200 or not path.endswith("/chat/completions") or not body:
+            return answer
+        reply = json.loads(answer)
+        text = self.rewriter(json.loads(body), reply["choices"][0]["message"]["content"])
+        if text is None:
+            return answer
+        reply["choices"][0]["message"]["content"] = text
+        reply["choices"][0]["finish_reason"] = "stop"
+        return json.dumps(reply).encode()
 
     def count(self, path: str) -> int:
         with self.lock:

@@ -1,8 +1,9 @@
 """The LLM judge (docnmt.score.judge) against a real server: vLLM's OpenAI-compatible server on the tests' tiny Llama,
 its context widened to 4096 positions (GEMBA's few-shot prompts are about 1500 of its tokens; the tiny model was
-trained on 512 and babbles beyond), on a loopback port with a key, once for this module. Its answers do not parse,
-which is what the tests use: every unparsed segment is counted, nothing is scored 0, a rerun asks nothing again, a
-run cut short resumes, and the key is written nowhere."""
+trained on 512 and babbles beyond), on a loopback port with a key, once for this module. Its answers do not parse:
+alone, the judge is one error line; behind a proxy (tests/faulty_endpoint.py) that answers some prompts in GEMBA's
+form, every unparsed segment is counted, nothing is scored 0, a rerun asks nothing again, a run cut short resumes,
+and the key is written nowhere."""
 
 from __future__ import annotations
 
@@ -54,68 +55,119 @@ def judge_server(tiny_llama, tmp_path_factory):
             stop(process)
 
 
-def judge_cli(folder, server, *more: str) -> subprocess.CompletedProcess:
+def judge_cli(folder, base_url: str, *more: str) -> subprocess.CompletedProcess:
     (folder / "src.en").write_text("".join(s + "\n" for s in SOURCES))
     for name, lines in SYSTEMS.items():
         (folder / f"{name}.de").write_text("".join(s + "\n" for s in lines))
     command = [sys.executable, "-m", "docnmt.score.judge", "--source", str(folder / "src.en"), "--reference",
                str(folder / "sentence-level.de"), *[a for n in SYSTEMS for a in ("--system", f"{n}={folder}/{n}.de")],
-               "--source-language", "en", "--target-language", "de", "--base-url", server["base_url"], "--model", NAME,
+               "--source-language", "en", "--target-language", "de", "--base-url", base_url, "--model", NAME,
                "--api-key-env", KEY_ENV, "--cache", str(folder / "cache"), "--max-tokens", "16",
                "--max-tokens-limit", "32", "--max-concurrency", "4", "--seed", "0", *more]
     return subprocess.run(command, capture_output=True, text=True, env=tool_env(), timeout=900)
 
 
+def some_answers_parse(request: dict, text: str) -> str | None:
+    """A judge that answers some prompts in GEMBA's form (the proxy's rewrite): the ESA score of the lamp's
+    sentence, 85; the MQM errors of Tom's sentence once asked again at temperature 0.2 or more; the tiny model's own
+    answer everywhere else."""
+    prompt = request["messages"][-1]["content"]
+    source = prompt.split("source:\n```", 1)[-1].split("```", 1)[0]
+    if prompt.startswith("Given the translation") and "lamp" in source:
+        return "85"
+    if request["messages"][0]["content"].startswith("You are an annotator") and "Tom" in source \
+            and request["temperature"] >= 0.2:
+        return 'Critical:\nno-error\nMajor:\naccuracy/omission - "Tom"\nMinor:\nno-error'
+    return None
+
+
+def every_answer_in_form(request: dict, text: str) -> str:
+    """A judge that answers every prompt (the workflow test's proxy): ESA's spans, then 70; GEMBA-MQM a sentence at
+    temperature 0 (unparsed), one major error from the second, warmer try on."""
+    if request["messages"][-1]["content"].startswith("Given the translation"):
+        return "70"
+    if request["messages"][0]["content"].startswith("Your task is"):
+        return "Major:\nno-error\nMinor:\nno-error"
+    return 'Major:\naccuracy/omission - "x"' if request["temperature"] >= 0.1 else "Das kann ich nicht sagen."
+
+
+def test_a_judge_that_answers_nothing_parsable_is_one_line_and_writes_nothing(judge_server, tmp_path):
+    """The tiny judge alone answers with German sentences: every answer is asked again up to temperature 1.0, none
+    parses, and the run is one line naming the endpoint, with no score or answers file (its answers are cached)."""
+    failed = judge_cli(tmp_path, judge_server["base_url"], "--output", str(tmp_path / "gemba.json"), "--answers",
+                       str(tmp_path / "answers.jsonl"))
+    assert failed.returncode == 1 and failed.stderr.count("\n") == 1, failed.stderr[-3000:]
+    assert f"{judge_server['base_url']} (model {NAME})" in failed.stderr
+    assert "GEMBA-ESA: the judge answered nothing parsable for any segment of any system" in failed.stderr
+    assert not (tmp_path / "gemba.json").exists() and not (tmp_path / "answers.jsonl").exists()
+    # GEMBA-ESA's spans, then 11 scores a segment, for each distinct translation, and GEMBA-MQM's 11
+    assert len((tmp_path / "cache" / "answers.jsonl").read_text().splitlines()) >= 5 * (1 + 11 + 11)
+    refused = judge_cli(tmp_path, judge_server["base_url"], "--model", "no-such-judge",
+                        "--output", str(tmp_path / "gemba.json"))
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "no-such-judge" in refused.stderr
+    assert "404" in refused.stderr and not (tmp_path / "gemba.json").exists()
+
+
 def test_the_judges_unparsed_answers_are_counted_cached_and_resumed_and_the_key_is_written_nowhere(judge_server,
                                                                                                    tmp_path):
-    """The tiny judge answers with German sentences: every answer is asked again up to temperature 1.0 (GEMBA-MQM:
-    11 requests a segment; GEMBA-ESA: the spans, then 11 for the score), none parses, each segment is counted
-    unparsed and the score is none. A rerun answers everything from the cache; with half the cache's lines gone (a
-    killed run), only the rest is asked again."""
-    first = judge_cli(tmp_path, judge_server, "--baseline", "sentence-level", "--bootstrap-samples", "50",
-                      "--output", str(tmp_path / "gemba.json"), "--answers", str(tmp_path / "answers.jsonl"),
-                      "--price-input", "2", "--price-output", "8", "--timeout", "300", "--max-retries", "2")
-    assert first.returncode == 0, first.stderr[-3000:]
-    scored = json.loads((tmp_path / "gemba.json").read_text())
-    assert scored["columns"] == ["GEMBA-ESA", "GEMBA-MQM"]
-    for system in SYSTEMS:
-        for column in scored["columns"]:
-            entry = scored["systems"][system][column]
-            assert entry["unparsed"] == 3 and entry["parsed"] == 0 and entry["score"] is None, entry
-    asked = scored["usage"]["requests"]
-    cache = tmp_path / "cache" / "answers.jsonl"
-    # at least GEMBA-MQM's 11 and GEMBA-ESA's 1 + 11 a segment (more where an answer cut short is asked for more)
-    assert asked == len(cache.read_text().splitlines()) >= len(SYSTEMS) * len(SOURCES) * (11 + 1 + 11)
-    assert scored["usage"]["cached_answers"] == 0
-    assert f"{asked} requests (0 answers from the cache)" in scored["notes"][0] and "per million" in scored["notes"][0]
-    answers = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
-    assert len(answers) == 2 * len(SYSTEMS) * len(SOURCES)
-    assert all(a["score"] is None and len(a["answers"]) == 11 for a in answers)
-    again = judge_cli(tmp_path, judge_server, "--output", str(tmp_path / "again.json"))
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert json.loads((tmp_path / "again.json").read_text())["usage"]["requests"] == 0
-    lines = cache.read_text().splitlines()
-    cache.write_text("\n".join(lines[:len(lines) // 2]) + "\n" + lines[len(lines) // 2][:25])  # killed mid-line
-    resumed = judge_cli(tmp_path, judge_server, "--output", str(tmp_path / "resumed.json"))
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    usage = json.loads((tmp_path / "resumed.json").read_text())["usage"]
-    assert usage["requests"] == len(lines) - len(lines) // 2 and usage["cached_answers"] == asked - usage["requests"]
+    """Through a proxy that makes the judge answer some prompts in GEMBA's form (:func:`some_answers_parse`): the
+    lamp's sentence scores 85 in GEMBA-ESA and Tom's -5 in GEMBA-MQM (asked again twice, warmer), every other
+    segment is counted unparsed and left out of the mean; the cost note counts the requests. A rerun answers
+    everything from the cache; with half the cache's lines gone (a killed run), only the rest is asked again."""
+    from faulty_endpoint import FaultyProxy
+
+    with FaultyProxy(judge_server["base_url"].rsplit("/v1", 1)[0]) as proxy:
+        proxy.rewrite(some_answers_parse)
+        base_url = proxy.url + "/v1"
+        first = judge_cli(tmp_path, base_url, "--baseline", "sentence-level", "--bootstrap-samples", "50", "--output",
+                          str(tmp_path / "gemba.json"), "--answers", str(tmp_path / "answers.jsonl"),
+                          "--price-input", "2", "--price-output", "8", "--timeout", "300", "--max-retries", "2")
+        assert first.returncode == 0, first.stderr[-3000:]
+        scored = json.loads((tmp_path / "gemba.json").read_text())
+        assert scored["columns"] == ["GEMBA-ESA", "GEMBA-MQM"]
+        for system in SYSTEMS:
+            assert scored["systems"][system]["GEMBA-ESA"] | {"signature": None} == {
+                "score": 85.0, "parsed": 1, "unparsed": 2, "signature": None}
+            assert scored["systems"][system]["GEMBA-MQM"] | {"signature": None} == {
+                "score": -5.0, "parsed": 1, "unparsed": 2, "signature": None}
+        asked = scored["usage"]["requests"]
+        cache = tmp_path / "cache" / "answers.jsonl"
+        assert asked == len(cache.read_text().splitlines()) == proxy.count("/v1/chat/completions")
+        assert f"{asked} requests" in scored["notes"][0] and "per million" in scored["notes"][0]
+        answers = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
+        tom = next(a for a in answers if a["metric"] == "GEMBA-MQM" and a["line"] == 1)
+        assert tom["score"] == -5 and len(tom["answers"]) == 3, "asked at 0.0 and 0.1, parsed at 0.2"
+        assert sum(a["score"] is None for a in answers) == 8
+        again = judge_cli(tmp_path, base_url, "--output", str(tmp_path / "again.json"))
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert json.loads((tmp_path / "again.json").read_text())["usage"]["requests"] == 0
+        lines = cache.read_text().splitlines()
+        cache.write_text("\n".join(lines[:len(lines) // 2]) + "\n" + lines[len(lines) // 2][:25])  # killed mid-line
+        resumed = judge_cli(tmp_path, base_url, "--output", str(tmp_path / "resumed.json"))
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        usage = json.loads((tmp_path / "resumed.json").read_text())["usage"]
+        assert usage["requests"] == len(lines) - len(lines) // 2
     written = [p for p in tmp_path.rglob("*") if p.is_file() and judge_server["key"] in p.read_text(errors="ignore")]
     assert not written and judge_server["key"] not in first.stdout + first.stderr
 
 
 def test_the_scoring_pages_judge_block_scores_the_demo_in_table_3(judge_server, trained_demo, tmp_path):
-    """docs/scoring.md's GEMBA block as written (its endpoint this module's server), but for what the tiny judge
-    needs: 2 sampled sentences instead of 200, answers of 16 to 32 tokens. The workflow's rule gemba judges the
-    trained demo's sentence-level and doc-trans; Table 3 shows both columns with the unparsed counts, and the note
-    the requests and their cost. The key is in no file of the workflow's folder."""
+    """docs/scoring.md's GEMBA block as written (its endpoint a proxy in front of this module's server that answers
+    the ESA score 70 and MQM's errors from the second, warmer try on), but for what the tiny judge needs: 2 sampled
+    sentences instead of 200, answers of 16 to 32 tokens. The workflow's rule gemba judges the trained demo's
+    sentence-level and doc-trans; Table 3 shows both columns, and the note the requests and their cost. The key is in
+    no file of the workflow's folder."""
     from docnmt import layout
     from docnmt.config import validate
     from docnmt.score import tables
     from docnmt.workflow.tables import score_manifest
 
+    from faulty_endpoint import FaultyProxy
+
+    proxy = FaultyProxy(judge_server["base_url"].rsplit("/v1", 1)[0]).__enter__()
+    proxy.rewrite(every_answer_in_form)
     (block,) = doc_blocks(REPO / "docs/scoring.md", "yaml", "## An LLM as the judge")
-    metrics = yaml.safe_load(block.replace("http://127.0.0.1:8000/v1", judge_server["base_url"]))["metrics"]
+    metrics = yaml.safe_load(block.replace("http://127.0.0.1:8000/v1", proxy.url + "/v1"))["metrics"]
     metrics["gemba"].update(sample=2, max_tokens=16, max_tokens_limit=32, cache=str(tmp_path / "judge-cache"),
                             max_retries=2, timeout=300)
     work = copy_workdir(trained_demo, tmp_path / "demo")
@@ -127,18 +179,25 @@ def test_the_scoring_pages_judge_block_scores_the_demo_in_table_3(judge_server, 
     (tmp_path / "judge.yaml").write_text(yaml.safe_dump(config, sort_keys=False))  # the presets' order: no retraining
     target = layout.score_file("demo", "test", "gemba")
     env = {**tool_env(), KEY_ENV: judge_server["key"]}
-    run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", target,
-                  "--configfile", str(tmp_path / "judge.yaml"), env=env)
+    try:
+        run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", target,
+                      "--configfile", str(tmp_path / "judge.yaml"), env=env)
+    finally:
+        proxy.__exit__(None, None, None)
     scored = json.loads((work / target).read_text())
     usage = scored["usage"]  # where both systems translate a sentence alike, the second is answered by the cache
-    assert scored["judged"] == 2 and usage["requests"] + usage["cached_answers"] >= 2 * 2 * (11 + 1 + 11)
+    # GEMBA-ESA: the spans and the score at once; GEMBA-MQM: parsed at the second try, warmer (every_answer_in_form)
+    assert scored["judged"] == 2 and usage["requests"] + usage["cached_answers"] == 2 * 2 * (2 + 2)
     assert "|sample:2|" in scored["signatures"]["GEMBA-MQM"]
+    for system in ("sentence-level", "doc-trans"):
+        assert scored["systems"][system]["GEMBA-ESA"]["score"] == 70 and \
+            scored["systems"][system]["GEMBA-MQM"]["score"] == -5
     manifest = score_manifest(validate(config))
     spec = {"bleu_ter": {"test": str(work / manifest["tasks"]["demo"]["bleu_ter"]["test"])},
             "gemba": {"test": str(work / target)}}
     table = tables.bleu_ter_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
-    for column in ("demo test GEMBA-MQM", "demo test GEMBA-ESA"):
-        assert [row[table.header.index(column)] for row in table.rows] == ["- [2 unparsed]"] * 2
+    for column, cell in (("demo test GEMBA-MQM", "-5.0"), ("demo test GEMBA-ESA", "70.0")):
+        assert [row[table.header.index(column)] for row in table.rows] == [cell] * 2
     notes = "\n".join(table.notes)
     assert "[N unparsed]" in notes and "the judge my-judge at 127.0.0.1:" in notes
     assert "at 2.0/8.0 per million prompt/completion tokens" in notes

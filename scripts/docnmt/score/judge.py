@@ -12,8 +12,10 @@ backoff, the key read from an environment variable and written nowhere, usage co
   **One difference**: ``gemba`` scores an answer with no error line and no severity heading at all ("The translation
   is perfect.", an empty answer) as 0, a perfect translation; here it does not parse.
 - An answer that does not parse is asked again with the temperature raised a tenth (``gemba``'s steps, up to 1.0),
-  and an answer cut at ``max_tokens`` (500) again with twice the tokens, up to ``max_tokens_limit`` (4000). What still does not parse is counted
-  (``unparsed``), shown beside the score and left out of the mean, never scored 0.
+  and an answer cut at ``max_tokens`` (500) again with twice the tokens, up to ``max_tokens_limit`` (4000). What still
+  does not parse is counted (``unparsed``), shown beside the score and left out of the mean, never scored 0. A judge
+  that answers nothing parsable for a method, in any segment of any system, is an error of one line, and nothing is
+  written.
 - Every answer is cached on disk (``CACHE/answers.jsonl``, one line per answer, appended as it comes) under the
   sha256 of the endpoint's URL, the model, the messages and the sampling settings: a rerun asks nothing again, and a
   killed run resumes where it stopped.
@@ -390,6 +392,13 @@ def score_systems(args) -> int:
                         continue
                     pair = {baseline: [by_system[baseline][i] for i in both], name: [scores[i] for i in both]}
                     tests["systems"][name][column] = mean_paired_bootstrap(pair, baseline, args.bootstrap_samples)[name]
+    for column in columns:
+        if not any(result["systems"][name][column]["parsed"] for name in data.systems):
+            last = next((d["answers"][-1] for d in reversed(details) if d["metric"] == column and d.get("answers")), "")
+            raise InputError(f"{settings.base_url} (model {args.model})",
+                             f"{column}: the judge answered nothing parsable for any segment of any system, after "
+                             f"asking each again up to temperature 1.0 (its last answer: {last[:80]!r}); nothing is "
+                             "written: is it a model that follows GEMBA's prompt? (its answers stay in the cache)")
     usage = {**endpoint.counts(), "cached_answers": judge.cached}
     result["usage"] = usage
     result["notes"] = [f"{', '.join(columns)}: the judge {args.model} at {_host(settings.base_url)} (GEMBA's prompts, "
