@@ -114,3 +114,13 @@ def model_params(w, input):
 
 #: The name of a strategy's decode rule (rules/decode.smk, where tests/test_docs.py finds it), from the registry.
 strategy_rule_name = wf.systems.strategy_rule_name
+
+
+def metric_functions(name):
+    """The input, option and runtime functions of the seam's rule of metric ``name`` (docnmt.workflow.score, .metrics)."""
+    return {
+        "inputs": lambda w: wf.score.metric_inputs(config, name, w.task, w.evalset),
+        "options": lambda w, input: wf.score.metric_args(config, name, w.task, w.evalset, input),
+        "outputs": lambda w, output: wf.metrics.metric_output_args(wf.metrics.metric(config, name), output),
+        "runtime": lambda w: wf.metrics.metric_runtime(config, name, w.task),
+    }

@@ -5,21 +5,11 @@
 # docnmt.workflow.tables's, every path docnmt.layout's.
 
 
-def _metric_functions(name):
-    """The input, option and runtime functions of the seam's rule of metric ``name`` (docnmt.workflow.score, .metrics)."""
-    return {
-        "inputs": lambda w: wf.score.metric_inputs(config, name, w.task, w.evalset),
-        "options": lambda w, input: wf.score.metric_args(config, name, w.task, w.evalset, input),
-        "outputs": lambda w, output: wf.metrics.metric_output_args(wf.metrics.metric(config, name), output),
-        "runtime": lambda w: wf.metrics.metric_runtime(config, name, w.task),
-    }
-
-
 # The metric seam: one rule per declared metric the config asks for (docnmt.metrics), named as the metric:
 # bleu_ter (SacreBLEU, every evaluation set), comet (unbabel-comet's environment), metricx, and those of
 # metrics.modules. Each scores every system of a task on an evaluation set, with paired bootstrap tests.
 for _metric in wf.metrics.rules(config):
-    _functions = _metric_functions(_metric.name)
+    _functions = metric_functions(_metric.name)
 
     rule:
         name:

@@ -10,7 +10,9 @@ Modules:
   rawtext     -- what the format readers share: lines, entities, repeated document ids
   news        -- NEWS training data: News Commentary v14 TSV
   mteval      -- the SGML/XML of WMT and IWSLT (valid and test sets)
-  testsets    -- WMT XML (2021 onward) and WMT24++ JSONL test sets: read as documents, written with translations
+  testsets    -- WMT XML (2021 onward), WMT24++ and WMT25 JSONL test sets: read as documents, written with translations
+  segments    -- what the test sets' readers share: a segment on one line, a document's checks, JSON rows, paragraphs
+  wmt25       -- WMT25's JSONL: a document a line, a line per paragraph, and WMT25's submission
   iwslt_tags  -- TED training data: IWSLT17 train.tags
   opus        -- OS: OPUS OpenSubtitles v2018 in Moses format, and the OS split
   contrapro   -- ContraPro examples with left and right context, as a small document corpus

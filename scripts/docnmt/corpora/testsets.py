@@ -72,55 +72,15 @@ CLI (the rule ``testset_corpus``)::
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
-from .. import SEP
 from ..manual import argument_parser
 from ..textio import InputError, atomic_write, cli_errors, iter_lines
 from .corpus import Document, write_files
-
-#: A translation-side document: ``(name, sentences, 1-based input line of each, file)``, as docnmt-translate reads.
-Source = tuple[str, list[str], list[int], Path]
-
-#: A run of white space that holds a line break: any character at which ``str.splitlines`` ends a line (``\n``,
-#: ``\r``, ``\v``, ``\f``, ``\x1c``-``\x1e``, ``\x85``, ``\u2028``, ``\u2029``), with the white space around it.
-LINE_BREAK_RUN = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
-
-
-def flat(text: str | None) -> str:
-    """A segment's text on one line of the common format: each run of white space that holds a line break becomes
-    one space; everything else (inner runs of spaces, tabs, no-break spaces, white space at either end) is kept as
-    the file has it. None (an empty ``<seg/>``, as sacrebleu's extraction gives it) is the empty string."""
-    return LINE_BREAK_RUN.sub(" ", text or "")
-
-
-def has_line_break(text: str | None) -> bool:
-    """Whether :func:`flat` changes ``text`` (other than None to "")."""
-    return LINE_BREAK_RUN.search(text or "") is not None
-
-
-def blank(doc: Document) -> bool:
-    """Whether every segment of ``doc`` is blank (white space only) on both sides: the common format holds no such
-    document."""
-    return not any(s.strip() or t.strip() for s, t in zip(doc.src, doc.tgt))
-
-
-def primary(code: str | None) -> str:
-    """A language code's first subtag, lower case: ``de`` for ``de``, ``de-DE`` and ``de_DE``."""
-    return re.split(r"[-_]", code or "")[0].lower()
-
-
-def check_document(path, doc: Document, lines: list[int | None]) -> Document:
-    """The common format's rule for one document read from ``path``: no ``<sep>`` (``lines``: each segment's line;
-    the readers leave an all-blank document out before, see :func:`blank`)."""
-    for text, line in zip(doc.src + doc.tgt, lines + lines):
-        if SEP in text:
-            raise InputError(path, f"document {doc.docid!r}: raw text must not contain the separator token {SEP!r}",
-                             line)
-    return doc
-
-
+# the readers' shared rules of text (re-exported: the tests and docnmt.decode.translate read them from here)
+from .segments import (LINE_BREAK_RUN, Source, blank, by_paragraph, check_document, flat, has_line_break,  # noqa: F401
+                       object_rows, primary)
+from .wmt25 import Wmt25Jsonl
 
 # ---- WMT XML -----------------------------------------------------------------------------------------------------
 def _parse_xml(path: Path):
@@ -323,7 +283,7 @@ class WmtXml:
             check_order(self.path, src_segs, docid)
             pairs = self._paired(docid, src_segs, kept, chosen[0])
             if unit == "paragraph":
-                pairs = self._paragraphs(source, kept, pairs)
+                pairs = by_paragraph(source, kept, pairs)
             result = Document(docid, [flat(s) for s, _, _ in pairs], [flat(t) for _, t, _ in pairs])
             if blank(result):
                 left["blank"] += 1
@@ -332,18 +292,6 @@ class WmtXml:
             documents.append(check_document(self.path, result, [line for *_, line in pairs]))
         return documents, [text.format(left[key]) for key, text in XML_LEFT_OUT.items() if left[key]]
 
-
-    @staticmethod
-    def _paragraphs(source, kept, pairs) -> list[tuple[str, str, int | None]]:
-        """The kept pairs joined by the ``<p>`` their source segment is in: a pair per paragraph (its segments'
-        texts, each flattened, joined by a space; the line of its first segment)."""
-        paragraph = {(seg.get("id") or "").strip(): number for number, p in enumerate(source.iter("p"))
-                     for seg in p.iter("seg")}
-        joined: dict[int, list] = {}
-        for (segid, _, _), pair in zip(kept, pairs):
-            joined.setdefault(paragraph.get(segid, -1), []).append(pair)
-        return [(" ".join(flat(s) for s, _, _ in group), " ".join(flat(t) for _, t, _ in group), group[0][2])
-                for group in joined.values()]
 
     def _paired(self, docid: str, src_segs, kept, ref) -> list[tuple[str, str, int | None]]:
         """``[(source text, reference text, line)]`` of the kept segments, the reference matched by segment id."""
@@ -398,21 +346,6 @@ class WmtXml:
 
 
 # ---- WMT24++ JSONL -----------------------------------------------------------------------------------------------
-def object_rows(path: Path):
-    """(1-based line, object) of every non-blank line of a JSONL test set; an InputError naming the line where one is
-    no JSON object."""
-    for number, line in enumerate(iter_lines(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as err:
-            raise InputError(path, f"expected a JSON object, found invalid JSON ({err})", number) from None
-        if not isinstance(row, dict):
-            raise InputError(path, f"expected a JSON object, found {type(row).__name__}", number)
-        yield number, row
-
-
 class Wmt24ppJsonl:
     """A WMT24++ JSONL file, read: its rows (with their lines) and its documents."""
 
@@ -515,102 +448,6 @@ class Wmt24ppJsonl:
         with atomic_write(output) as handle:
             for index, (_, row) in enumerate(self.rows):
                 handle.write(json.dumps({**row, "hypothesis": hypothesis[index]}, ensure_ascii=False) + "\n")
-
-
-class Wmt25Jsonl:
-    """A WMT25 general-task JSONL file (wmt-conference/wmt25-general-mt, ``wmt25-genmt.jsonl``), read: one document a
-    line, every language pair in one file, each document's paragraphs split on blank lines as WMT25 splits them."""
-
-    format = "wmt25-jsonl"
-    #: The fields a row needs (``refs`` only for a test split).
-    FIELDS = ("doc_id", "src_lang", "tgt_lang", "src_text")
-    #: WMT25's paragraph separator (humeval/01-prepare_waves.py splits src_text, refs and hypotheses on it).
-    PARAGRAPH = "\n\n"
-
-    def __init__(self, path, tgt_lang: str | None = None):
-        """``tgt_lang``: where given, translation reads only the documents into that language (the file holds every
-        language pair)."""
-        self.path = Path(path)
-        self.rows: list[tuple[int, dict]] = []
-        seen: dict[str, int] = {}
-        for number, row in object_rows(self.path):
-            for name in self.FIELDS:
-                if not isinstance(row.get(name), str) or (name != "src_text" and not row[name].strip()):
-                    raise InputError(self.path, f"expected the string field {name!r} (a WMT25 row has "
-                                                f"{', '.join(self.FIELDS)} and refs), found {row.get(name)!r}", number)
-            if "\n" in row["doc_id"]:
-                raise InputError(self.path, f"expected a doc_id on one line, found {row['doc_id']!r}", number)
-            if row["doc_id"] in seen:
-                raise InputError(self.path, f"doc_id {row['doc_id']!r} occurs twice (first at line "
-                                            f"{seen[row['doc_id']]})", number)
-            seen[row["doc_id"]] = number
-            if tgt_lang is None or primary(row["tgt_lang"]) == primary(tgt_lang):
-                self.rows.append((number, row))
-        if not self.rows:
-            raise InputError(self.path, "expected rows of WMT25 JSONL" + (f" into {tgt_lang}" if tgt_lang else "")
-                                        + ", found none")
-
-    def paragraphs(self, text: str) -> list[str]:
-        return text.split(self.PARAGRAPH)
-
-    def sources(self) -> list[Source]:
-        """Every document's paragraphs (one line of the common format each)."""
-        return [(row["doc_id"], [flat(p) for p in self.paragraphs(row["src_text"])],
-                 [number] * len(self.paragraphs(row["src_text"])), self.path) for number, row in self.rows]
-
-    def split(self, src: str, tgt: str, reference: str | None = None,
-              unit: str = "paragraph") -> tuple[list[Document], list[str]]:
-        """The test split of the task's language pair: a document per row, a line per paragraph, the reference
-        ``refs[reference].ref`` (default refA) split into as many paragraphs (WMT25's check); rows of other
-        language pairs, and rows without that reference, are left out and counted."""
-        name = reference or "refA"
-        documents, left = [], dict.fromkeys(self.LEFT_OUT, 0)
-        for number, row in self.rows:
-            if primary(row["src_lang"]) != primary(src) or primary(row["tgt_lang"]) != primary(tgt):
-                left["pair"] += 1
-                continue
-            refs = row.get("refs") or {}
-            if not isinstance(refs, dict) or not isinstance((refs.get(name) or {}).get("ref"), str):
-                left["no reference"] += 1
-                continue
-            source, target = self.paragraphs(row["src_text"]), self.paragraphs(refs[name]["ref"])
-            if len(source) != len(target):
-                raise InputError(self.path, f"document {row['doc_id']!r}: {len(source)} source paragraphs but "
-                                            f"{len(target)} in refs.{name}.ref (WMT25 splits both on blank lines "
-                                            "and requires as many)", number)
-            doc = Document(row["doc_id"], [flat(t) for t in source], [flat(t) for t in target])
-            if blank(doc):
-                left["blank"] += 1
-                continue
-            left["line breaks"] += sum(has_line_break(t) for t in source + target)
-            documents.append(check_document(self.path, doc, [number] * len(source)))
-        return documents, [text.format(left[key]) for key, text in self.LEFT_OUT.items() if left[key]]
-
-    #: The lines of what :meth:`split` left out, by reason.
-    LEFT_OUT = {
-        "pair": "{} documents of other language pairs",
-        "no reference": "{} documents without the reference",
-        "blank": "{} documents whose paragraphs are all blank (white space only), which the common format cannot "
-                 "hold",
-        "line breaks": "the line breaks inside {} paragraphs (each run of white space that holds one is one space)",
-    }
-
-    def write(self, output, translations: list[list[str]], system: str | None = None) -> None:
-        """WMT25's submission: one ``{"doc_id", "hypothesis"}`` a document, its paragraphs' translations joined by a
-        blank line, each checked as WMT25 checks it (as many paragraphs as its source), written atomically."""
-        if len(translations) != len(self.rows):
-            raise ValueError(f"{len(translations)} translated documents for the {len(self.rows)} of {self.path}")
-        lines = []
-        for (number, row), hyps in zip(self.rows, translations):
-            hypothesis = self.PARAGRAPH.join(hyps)
-            expected = len(self.paragraphs(row["src_text"]))
-            if len(self.paragraphs(hypothesis)) != expected:
-                raise ValueError(f"{self.path}:{number}: document {row['doc_id']!r}: the translation has "
-                                 f"{len(self.paragraphs(hypothesis))} paragraphs, the source {expected} (a "
-                                 "translation holds a blank line)")
-            lines.append(json.dumps({"doc_id": row["doc_id"], "hypothesis": hypothesis}, ensure_ascii=False) + "\n")
-        with atomic_write(output) as handle:
-            handle.write("".join(lines))
 
 
 # ---- the formats -------------------------------------------------------------------------------------------------
