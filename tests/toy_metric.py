@@ -11,7 +11,7 @@ from pathlib import Path
 
 from docnmt.score.evalset import add_arguments, load_args
 from docnmt.metrics import Metric
-from docnmt.score.scoring import ALPHA, mean_paired_bootstrap
+from docnmt.score.scoring import ALPHA, mean_bootstrap_tests
 from docnmt.textio import atomic_write, cli_errors
 
 COLUMN = "LenRatio"
@@ -33,12 +33,9 @@ def main(argv=None) -> int:
     data = load_args(args)
     segments = {name: [ratio(h, r) for h, r in zip(hyps, data.reference)] for name, hyps in data.systems.items()}
     signature = f"{COLUMN}|chars|sentences:{len(data.reference)}"
-    result = {"columns": [COLUMN], "signatures": {COLUMN: signature}, "alpha": ALPHA, "paired_bootstrap": {},
+    result = {"columns": [COLUMN], "signatures": {COLUMN: signature}, "alpha": ALPHA,
+              "paired_bootstrap": mean_bootstrap_tests({COLUMN: segments}, args.baseline, args.bootstrap_samples),
               "systems": {n: {COLUMN: {"score": sum(s) / len(s), "signature": signature}} for n, s in segments.items()}}
-    for baseline in args.baseline:
-        if baseline in segments:
-            tests = mean_paired_bootstrap(segments, baseline, args.bootstrap_samples)
-            result["paired_bootstrap"][baseline] = {"systems": {n: {COLUMN: e} for n, e in tests.items()}}
     with atomic_write(args.output) as handle:
         json.dump(result, handle, indent=1)
     return 0

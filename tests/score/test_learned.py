@@ -18,7 +18,7 @@ from docnmt.decode import mbr
 from docnmt.decode.metric_client import MetricClient
 from docnmt.decode.selection import Selector, comet_pairwise
 from docnmt.score import learned, span_table, tables
-from docnmt.score.scoring import mean_paired_bootstrap
+from docnmt.score.scoring import mean_bootstrap_tests, mean_paired_bootstrap
 from docnmt.textio import InputError, write_lines
 from helpers import REPO, copy_workdir, made_once, run_snakemake, tool_env
 
@@ -181,6 +181,24 @@ def test_paired_bootstrap_of_segment_means_marks_a_real_difference_only():
     assert result["a"]["score"] == pytest.approx(sum(base) / len(base), abs=1e-6)
     assert not result["same"]["significant"] and result["same"]["identical_to_baseline"]
     assert result["better"]["significant"] and result["better"]["p_value"] < 0.05
+
+
+def test_the_tests_of_a_score_file_pair_the_segments_both_systems_scored():
+    """mean_bootstrap_tests (COMET's, MetricX's and the judge's paired_bootstrap): each baseline present, every system
+    per column as mean_paired_bootstrap gives it; where a segment is None in either system (an unparsed answer), the
+    pair leaves it out; an absent baseline, or a system alone, has no tests."""
+    base = [0.5 + 0.01 * (i % 7) for i in range(60)]
+    better = [s + 0.05 for s in base]
+    holes = [None if i % 5 == 0 else s for i, s in enumerate(better)]
+    tests = mean_bootstrap_tests({"X": {"a": base, "b": better}, "Y": {"a": base, "b": holes}}, ["a", "zz"], 100,
+                                 {"X": "X|sig", "Y": "Y|sig"})
+    assert list(tests) == ["a"] and tests["a"]["signatures"] == {"X": "X|sig|bs:100", "Y": "Y|sig|bs:100"}
+    assert tests["a"]["systems"]["b"]["X"] == mean_paired_bootstrap({"a": base, "b": better}, "a", 100)["b"]
+    kept = [i for i in range(60) if i % 5]
+    assert tests["a"]["systems"]["b"]["Y"] == mean_paired_bootstrap(
+        {"a": [base[i] for i in kept], "b": [better[i] for i in kept]}, "a", 100)["b"]
+    assert "Y" not in tests["a"]["systems"]["a"] and "X" in tests["a"]["systems"]["a"]
+    assert mean_bootstrap_tests({"X": {"a": base}}, ["a"], 100) == {}
 
 
 class FakeScorer:

@@ -347,7 +347,7 @@ def score_systems(args) -> int:
     from ..decode.backends.openai.endpoint import Endpoint, Settings
     from ..decode.prompting.template import language_name
     from .evalset import load_args
-    from .scoring import ALPHA, mean_paired_bootstrap
+    from .scoring import ALPHA, mean_bootstrap_tests
 
     data = load_args(args)
     settings = Settings.of(args.base_url, api_key_env=args.api_key_env, max_concurrency=args.max_concurrency,
@@ -368,8 +368,8 @@ def score_systems(args) -> int:
     for method, column in zip(methods, columns):
         sig = result["signatures"][column] = signature(method, args.model, settings.base_url, args.seed,
                                                        args.max_tokens, args.sample)
+        run = getattr(judge, method)
         for name, hypotheses in data.systems.items():
-            run = getattr(judge, method)
             items = [(data.lines[i], data.source[i], hypotheses[i]) for i in chosen]
             judged = endpoint.map(lambda item: run(src_lang, item[1], tgt_lang, item[2], item[0]), items)
             scores = [j["score"] for j in judged]
@@ -381,17 +381,8 @@ def score_systems(args) -> int:
             details += [{"metric": column, "system": name, "line": item[0], **j} for item, j in zip(items, judged)]
             print(f"{column} {name}: {result['systems'][name][column]['score']} "
                   f"({len(scores) - len(parsed)} unparsed)")
-    for baseline in args.baseline:
-        if baseline in data.systems and len(data.systems) > 1:
-            tests = result["paired_bootstrap"][baseline] = {"systems": {name: {} for name in data.systems}}
-            for column, by_system in segments.items():
-                for name, scores in by_system.items():
-                    both = [i for i, (a, b) in enumerate(zip(scores, by_system[baseline]))
-                            if a is not None and b is not None]
-                    if name == baseline or not both:
-                        continue
-                    pair = {baseline: [by_system[baseline][i] for i in both], name: [scores[i] for i in both]}
-                    tests["systems"][name][column] = mean_paired_bootstrap(pair, baseline, args.bootstrap_samples)[name]
+    result["paired_bootstrap"] = mean_bootstrap_tests(segments, args.baseline, args.bootstrap_samples,
+                                                      result["signatures"])
     for column in columns:
         if not any(result["systems"][name][column]["parsed"] for name in data.systems):
             last = next((d["answers"][-1] for d in reversed(details) if d["metric"] == column and d.get("answers")), "")

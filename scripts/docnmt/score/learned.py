@@ -57,7 +57,7 @@ from .. import layout
 from ..manual import argument_parser
 from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, file_digest
 from ..metrics import Metric
-from .scoring import ALPHA, mean_paired_bootstrap as paired_bootstrap
+from .scoring import ALPHA, mean_bootstrap_tests
 
 #: unbabel-comet's model classes (hparams.yaml's class_identifier) that score without a reference.
 REFERENCE_FREE = {"referenceless_regression_metric"}
@@ -268,14 +268,8 @@ def score_files(args) -> int:
                 result["systems"][name][column] = {"score": round(sum(scores) / len(scores), 6),
                                                    "signature": result["signatures"][column]}
             print(f"{column}: " + ", ".join(f"{n} {result['systems'][n][column]['score']:.4f}" for n in systems))
-    for baseline in args.baseline:
-        if baseline in systems and len(systems) > 1:
-            result["paired_bootstrap"][baseline] = {
-                "systems": {name: {} for name in systems},
-                "signatures": {c: f"{s}|bs:{args.bootstrap_samples}" for c, s in result["signatures"].items()}}
-            for column, by_system in segments.items():
-                for name, entry in paired_bootstrap(by_system, baseline, args.bootstrap_samples).items():
-                    result["paired_bootstrap"][baseline]["systems"][name][column] = entry
+    result["paired_bootstrap"] = mean_bootstrap_tests(segments, args.baseline, args.bootstrap_samples,
+                                                      result["signatures"])
     outputs = [args.output, args.segments] + ([args.error_spans] if args.error_spans else [])
     with atomic_outputs(outputs) as (out, seg, *tagged):
         json.dump(result, out, indent=1)

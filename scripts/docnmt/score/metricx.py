@@ -174,7 +174,7 @@ def signature(checkpoint: Path, mode: str, max_input_length: int, dtype: str, ba
 
 def workflow(argv) -> int:
     from .evalset import add_arguments, load_args
-    from .scoring import ALPHA, mean_paired_bootstrap
+    from .scoring import ALPHA, mean_bootstrap_tests
 
     parser = argument_parser("docnmt.score.metricx", "MetricX-24 of every system on one evaluation set, with paired "
                                                      "bootstrap tests (the workflow's rule metricx)")
@@ -209,14 +209,8 @@ def workflow(argv) -> int:
             segments.setdefault(column, {})[name] = scores
             result["systems"][name][column] = {"score": round(sum(scores) / len(scores), 6), "signature": sig}
         print(f"{column}: " + ", ".join(f"{n} {result['systems'][n][column]['score']:.4f}" for n in data.systems))
-    for baseline in args.baseline:
-        if baseline in data.systems and len(data.systems) > 1:
-            tests = result["paired_bootstrap"][baseline] = {
-                "systems": {name: {} for name in data.systems},
-                "signatures": {c: f"{s}|bs:{args.bootstrap_samples}" for c, s in result["signatures"].items()}}
-            for column, by_system in segments.items():
-                for name, entry in mean_paired_bootstrap(by_system, baseline, args.bootstrap_samples).items():
-                    tests["systems"][name][column] = entry
+    result["paired_bootstrap"] = mean_bootstrap_tests(segments, args.baseline, args.bootstrap_samples,
+                                                      result["signatures"])
     with atomic_write(args.output) as handle:
         json.dump(result, handle, indent=1)
         handle.write("\n")

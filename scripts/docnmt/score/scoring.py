@@ -234,6 +234,36 @@ def mean_paired_bootstrap(segments: dict[str, list[float]], baseline: str, n_sam
     return result
 
 
+
+def mean_bootstrap_tests(segments: dict[str, dict[str, list]], baselines, n_samples: int,
+                         signatures: dict[str, str] | None = None) -> dict:
+    """A score file's ``paired_bootstrap`` for scores that are means of segment scores (COMET, MetricX, the LLM
+    judge): ``segments`` is column -> system -> segment scores. For each baseline among the systems (beside another
+    system), every system's :func:`mean_paired_bootstrap` per column, under the columns' ``signatures`` marked with
+    the samples. A segment scored None (a judge's unparsed answer) leaves that segment out of each pair it is in."""
+    systems = list(next(iter(segments.values()), {}))
+    result = {}
+    for baseline in baselines:
+        if baseline not in systems or len(systems) < 2:
+            continue
+        tests = result[baseline] = {"systems": {name: {} for name in systems}}
+        if signatures is not None:
+            tests["signatures"] = {c: f"{s}|bs:{n_samples}" for c, s in signatures.items()}
+        for column, by_system in segments.items():
+            if all(v is not None for scores in by_system.values() for v in scores):
+                entries = mean_paired_bootstrap(by_system, baseline, n_samples)
+            else:
+                entries = {}
+                for name, scores in by_system.items():
+                    both = [i for i, (a, b) in enumerate(zip(scores, by_system[baseline]))
+                            if a is not None and b is not None]
+                    if name != baseline and both:
+                        pair = {baseline: [by_system[baseline][i] for i in both], name: [scores[i] for i in both]}
+                        entries[name] = mean_paired_bootstrap(pair, baseline, n_samples)[name]
+            for name, entry in entries.items():
+                tests["systems"][name][column] = entry
+    return result
+
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.score.scoring", __doc__.split("\n\n")[0])
