@@ -110,12 +110,10 @@ def perplexity_table(manifest: dict) -> Table:
 TABLE3_METRICS = ("BLEU", "chrF++", "TER", "d-BLEU")
 
 
-def _metric_columns(metric, data: dict) -> list[str]:
-    """A seam score file's columns in order: its ``columns``, else (an older file) its first system's keys."""
-    if "columns" in data:
-        return list(data["columns"])
-    any_system = next(iter(data["systems"].values()))
-    return [c for c in (TABLE3_METRICS if metric.name == "bleu_ter" else any_system) if c in any_system]
+def _metric_columns(data: dict) -> list[str]:
+    """A seam score file's columns in order: its ``columns``, else (a file written before they were recorded) its
+    first system's keys, which the scorers wrote in the same order."""
+    return list(data["columns"]) if "columns" in data else list(next(iter(data["systems"].values())))
 
 
 def bleu_ter_table(manifest: dict) -> Table:
@@ -134,7 +132,7 @@ def bleu_ter_table(manifest: dict) -> Table:
                 if path is None:
                     continue
                 data = load_json(path, f"{metric.name} score file")
-                names = _metric_columns(metric, data)
+                names = _metric_columns(data)
                 columns.append((metric, data, names))
                 header += [f"{t} {label} {c}" for c in names]
                 any_system = next(iter(data["systems"].values()), {})
@@ -179,7 +177,7 @@ def bleu_ter_table(manifest: dict) -> Table:
     notes += [metric.note for metric in shown if metric.note] + scorer_notes
     notes += mbr_notes(manifest) + model_notes(_test_sidecars(manifest), "the search")
     notes += realigned_notes(_test_sidecars(manifest))
-    further = "" if all(m.name == "bleu_ter" for m in shown) else ", and the further metrics' (see the notes),"
+    further = "" if set(signatures) <= set(TABLE3_METRICS) else ", and the further metrics' (see the notes),"
     return Table("bleu_ter", f"Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent){further} for the different "
                  "tasks and decoding strategies", header, rows, notes)
 
