@@ -127,8 +127,13 @@ class _Rows:
         self.tensors = {k: v.index_select(0, new_order) for k, v in self.tensors.items()}
 
 
-def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, shared: "SharedPrefix | None" = None):
-    """An EnsembleModel that injects the prefilled cache, the first input and the length limits."""
+def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, shared: "SharedPrefix | None" = None,
+              per_request_source: bool = False):
+    """An EnsembleModel that injects the prefilled cache, the first input and the length limits.
+
+    ``per_request_source`` (with the beamable encoder attention): the encoder output stays one per request.
+    Its keys and values are computed from it at step 0 and kept in the incremental state; after that the
+    decoder layers do not read it."""
     import math
 
     from fairseq.sequence_generator import EnsembleModel
@@ -181,14 +186,27 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
             if bool(force_eos.any()):
                 lprobs[force_eos, :eos] = -math.inf
                 lprobs[force_eos, eos + 1:] = -math.inf
-            return lprobs, attn
+            # No attention weights for the generator: it would keep them per row over the source and every
+            # step up to the longest limit (rows x source x (limit + 2)), copy them when it drops finished
+            # requests and slice them into every finalized hypothesis, for alignments nothing here reads.
+            # They do not enter the search.
+            return lprobs, None
 
         def reorder_encoder_out(self, encoder_outs, new_order):
             # The beams of a request share one encoder output and the generator never moves a row to
             # another request: reordering only changes something when finished requests are dropped
             # (or at the first expansion to the beams). fairseq copies it at every step.
             out = encoder_outs[0]["encoder_out"] if encoder_outs else []
-            if len(out) > 0 and out[0].size(1) == new_order.numel():
+            if len(out) == 0:
+                return encoder_outs
+            if per_request_source:
+                # kept one per request: the first expansion to the beams (request ids) and a step that drops
+                # nothing change nothing; a drop keeps the requests of the remaining rows (row // beam), as
+                # MultiheadAttention reorders the beamable keys and values
+                if new_order.numel() == out[0].size(1) * beam:
+                    return encoder_outs
+                return super().reorder_encoder_out(encoder_outs, new_order.view(-1, beam)[:, 0] // beam)
+            if out[0].size(1) == new_order.numel():
                 return encoder_outs
             return super().reorder_encoder_out(encoder_outs, new_order)
 
@@ -369,7 +387,7 @@ class Searcher(Counted):
                     rows.tensors["request"] = per_row(list(range(len(batch))))
                     shared = SharedPrefix(cache, rows, beam)
                     cache = None  # the shared copy (keys transposed) replaces it: not held twice
-            ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared)
+            ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared, per_request_source=not naive)
             generator = SequenceGenerator(
                 ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest, min_len=1,
                 normalize_scores=True, len_penalty=self.lenpen, search_strategy=self.sampling,
