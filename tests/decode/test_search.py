@@ -325,3 +325,61 @@ def test_learned_positions_and_prenorm_cache_equals_naive(toy, learned_model):
     forced = searcher.score_forced(requests, [hyps[0].tokens for hyps in cached])
     for hyps, scored in zip(cached, forced):
         assert scored.logprob == pytest.approx(hyps[0].logprob, abs=1e-3), "cache + one pass, learned positions"
+
+
+# ---- what the search keeps (issue 60: its cost) ------------------------------------------------------
+@pytest.mark.parametrize("which", ["toy", "learned"])
+def test_the_prefill_computes_the_last_layers_keys_alone_and_caches_what_the_whole_layer_would(toy, learned_model, which):
+    """The prefill stops at the last layer's self-attention keys and values; they are bit for bit those of the
+    whole teacher-forced pass (post-norm and pre-norm), so the search and forced scoring read the same cache."""
+    import torch
+
+    from docnmt.decode.backends.fairseq import prefix_cache
+
+    root, _, model = toy
+    model = learned_model if which == "learned" else model
+    requests, _ = context_requests(root, model)
+    searcher = Searcher(model, beam=4)
+    checked = searcher._check(requests)
+    prefixes = [prefix for _, prefix, _ in checked]
+    assert any(prefixes) and not all(prefixes), "the requests mix prefixes of several lengths with none"
+    whole = prefix_cache.decode_after_cache
+
+    def without_keys_only(*args, keys_only=False, **kwargs):
+        return whole(*args, **kwargs)
+
+    with torch.no_grad():
+        _, encoder_out = searcher._encode([source for source, _, _ in checked])
+        cut = prefix_cache.prefill(searcher, prefixes, encoder_out)
+        prefix_cache.decode_after_cache = without_keys_only
+        try:
+            full = prefix_cache.prefill(searcher, prefixes, encoder_out)
+        finally:
+            prefix_cache.decode_after_cache = whole
+    assert len(cut) == len(full) == len(model.model.decoder.layers)
+    for layer, (a, b) in enumerate(zip(cut, full)):
+        for name, x, y in zip(("keys", "values", "padding"), a, b):
+            assert torch.equal(x, y), f"layer {layer}: the prefill's {name} differ from the whole pass's"
+
+
+def test_the_encoder_output_stays_one_per_request_while_requests_finish(toy, monkeypatch):
+    """The beamable encoder attention reads the source at step 0 only: the search never copies the encoder output
+    to the beams, and keeps the remaining requests' rows when finished ones are dropped. Its n-best lists are those
+    of the naive path, which keeps fairseq's copy per beam."""
+    root, _, model = toy
+    requests, _ = context_requests(root, model)
+    decoder = model.model.decoder
+    seen = []
+    forward = type(decoder).forward
+
+    def recording(self, tokens, encoder_out=None, incremental_state=None, **kwargs):
+        seen.append((tokens.size(0), encoder_out["encoder_out"][0].size(1)))
+        return forward(self, tokens, encoder_out=encoder_out, incremental_state=incremental_state, **kwargs)
+
+    searcher = Searcher(model, beam=4, batch_size=len(requests))
+    monkeypatch.setattr(type(decoder), "forward", recording)
+    cached = searcher.search(requests)
+    monkeypatch.undo()
+    assert seen and all(rows == 4 * sources for rows, sources in seen), "one encoder row per request, 4 beams each"
+    assert len({rows for rows, _ in seen}) > 1, "requests finished at different steps and were dropped"
+    assert_same_nbest(cached, searcher.search_naive_prefix(requests), "the encoder output kept once per request")

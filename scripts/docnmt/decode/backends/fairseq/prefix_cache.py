@@ -162,11 +162,14 @@ def cascade_attention(mha, layer: int, shared: SharedPrefix):
     return forward
 
 
-def decode_after_cache(searcher, tokens, positions, encoder_out, state, attn_mask, padding_mask):
+def decode_after_cache(searcher, tokens, positions, encoder_out, state, attn_mask, padding_mask,
+                       keys_only: bool = False):
     """TransformerDecoderBase.extract_features over several new tokens after a cache in ``state``.
 
     ``positions`` are explicit (bsz, T); ``attn_mask`` (T, cached + T) is added to the
-    attention logits; ``padding_mask`` (bsz, T) marks padded new tokens (or None).
+    attention logits; ``padding_mask`` (bsz, T) marks padded new tokens (or None). ``keys_only``
+    (the prefill): only the caches are wanted, so the last layer computes its self-attention's keys
+    and values (:func:`_cache_keys`) and nothing after them; returns None.
     """
     decoder = searcher.net.decoder
     searcher.forward_calls += 1
@@ -182,7 +185,11 @@ def decode_after_cache(searcher, tokens, positions, encoder_out, state, attn_mas
     x = decoder.dropout_module(x).transpose(0, 1)
     enc = encoder_out["encoder_out"][0] if len(encoder_out["encoder_out"]) > 0 else None
     enc_mask = encoder_out["encoder_padding_mask"][0] if len(encoder_out["encoder_padding_mask"]) > 0 else None
-    for layer in decoder.layers:
+    last = len(decoder.layers) - 1
+    for number, layer in enumerate(decoder.layers):
+        if keys_only and number == last and layer.self_attn.bias_k is None and not layer.self_attn.add_zero_attn:
+            _cache_keys(layer, x, state)
+            return None
         x, _, _ = layer(x, enc, enc_mask, state, self_attn_mask=attn_mask, self_attn_padding_mask=padding_mask)
     if decoder.layer_norm is not None:
         x = decoder.layer_norm(x)
@@ -190,6 +197,22 @@ def decode_after_cache(searcher, tokens, positions, encoder_out, state, attn_mas
     if decoder.project_out_dim is not None:
         x = decoder.project_out_dim(x)
     return x
+
+
+def _cache_keys(layer, x, state) -> None:
+    """What ``layer``'s self-attention stores in ``state`` for the new tokens ``x`` (T, bsz, C) with nothing
+    cached before them, without the attention, the encoder attention or the feed-forward block: the keys and
+    values as :class:`~fairseq.modules.MultiheadAttention` computes and keeps them, (bsz, heads, T, head_dim),
+    from the same projections of the same input."""
+    mha = layer.self_attn
+    if layer.normalize_before:
+        x = layer.self_attn_layer_norm(x)
+    length, bsz, _ = x.size()
+    saved = mha._get_input_buffer(state)
+    for name, projection in (("prev_key", mha.k_proj), ("prev_value", mha.v_proj)):
+        t = projection(x).contiguous().view(length, bsz * mha.num_heads, mha.head_dim).transpose(0, 1)
+        saved[name] = t.reshape(bsz, mha.num_heads, length, mha.head_dim)
+    mha._set_input_buffer(state, saved)
 
 
 def causal_mask(new: int, cached: int, like):
@@ -223,7 +246,8 @@ def prefill(searcher, prefixes: list[list[int]], encoder_out):
     state: dict = {}
     padding = ~real if not bool(real.all()) else None
     x = searcher.net.decoder.embed_tokens.weight  # dtype/device reference
-    decode_after_cache(searcher, inputs, positions, sub_encoder_out, state, causal_mask(width, 0, x), padding)
+    decode_after_cache(searcher, inputs, positions, sub_encoder_out, state, causal_mask(width, 0, x), padding,
+                       keys_only=True)
     searcher.decoder_positions += int(lengths.sum())
     # right-padded -> left-padded: entry j of a row of length L comes from j - (width - L)
     source_index = offsets - (width - lengths).unsqueeze(1)

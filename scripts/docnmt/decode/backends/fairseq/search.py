@@ -127,6 +127,42 @@ class _Rows:
         self.tensors = {k: v.index_select(0, new_order) for k, v in self.tensors.items()}
 
 
+def _limit_lengths(lprobs, rows: _Rows, step: int, eos: int) -> None:
+    """The row's step counted from the end of its prefix: its own where the prefix was forced through the beams
+    (naive, ``rows.start``), the generator's step after the cached prefix. min_len 1, also right after a forced
+    prefix: no ``</s>`` at a row's step 0; ``</s>`` alone once a row has generated ``rows.limit`` tokens."""
+    import math
+
+    if "start" in rows.tensors:
+        generated = step - rows.start
+        if bool((ban_eos := generated == 0).any()):
+            lprobs[ban_eos, eos] = -math.inf
+    else:
+        generated = step
+        if step == 0:
+            lprobs[:, eos] = -math.inf
+    force_eos = generated >= rows.limit
+    if bool(force_eos.any()):
+        lprobs[force_eos, :eos] = -math.inf
+        lprobs[force_eos, eos + 1:] = -math.inf
+
+
+def _source_order(encoder_outs, new_order, beam: int, per_request: bool):
+    """The order to select the encoder output in after the generator reordered its rows, or None: unchanged.
+
+    The beams of a request share one encoder output and the generator never moves a row to another request:
+    reordering only changes something when finished requests are dropped (or at the first expansion to the
+    beams). fairseq copies it at every step. ``per_request``: kept one per request, so the first expansion to
+    the beams (request ids) and a step that drops nothing change nothing, and a drop keeps the requests of
+    the remaining rows (row // beam), as MultiheadAttention reorders the beamable keys and values."""
+    out = encoder_outs[0]["encoder_out"] if encoder_outs else []
+    if len(out) == 0:
+        return None
+    if per_request:
+        return None if new_order.numel() == out[0].size(1) * beam else new_order.view(-1, beam)[:, 0] // beam
+    return None if out[0].size(1) == new_order.numel() else new_order
+
+
 def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, shared: "SharedPrefix | None" = None,
               per_request_source: bool = False):
     """An EnsembleModel that injects the prefilled cache, the first input and the length limits.
@@ -134,8 +170,6 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
     ``per_request_source`` (with the beamable encoder attention): the encoder output stays one per request.
     Its keys and values are computed from it at step 0 and kept in the incremental state; after that the
     decoder layers do not read it."""
-    import math
-
     from fairseq.sequence_generator import EnsembleModel
 
     eos = searcher.eos
@@ -171,21 +205,7 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
                            for t in layer.values() if t is not None)
                 held += shared.nbytes() if shared is not None else 0
                 searcher.cache_bytes_peak = max(searcher.cache_bytes_peak, held)
-            # the row's step counted from the end of its prefix: its own where the prefix was forced through the
-            # beams (naive, rows.start), the generator's step after the cached prefix. min_len 1, also right after
-            # a forced prefix: no </s> at a row's step 0.
-            if "start" in rows.tensors:
-                generated = step - rows.start
-                if bool((ban_eos := generated == 0).any()):
-                    lprobs[ban_eos, eos] = -math.inf
-            else:
-                generated = step
-                if step == 0:
-                    lprobs[:, eos] = -math.inf
-            force_eos = generated >= rows.limit
-            if bool(force_eos.any()):
-                lprobs[force_eos, :eos] = -math.inf
-                lprobs[force_eos, eos + 1:] = -math.inf
+            _limit_lengths(lprobs, rows, step, eos)
             # No attention weights for the generator: it would keep them per row over the source and every
             # step up to the longest limit (rows x source x (limit + 2)), copy them when it drops finished
             # requests and slice them into every finalized hypothesis, for alignments nothing here reads.
@@ -193,22 +213,8 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
             return lprobs, None
 
         def reorder_encoder_out(self, encoder_outs, new_order):
-            # The beams of a request share one encoder output and the generator never moves a row to
-            # another request: reordering only changes something when finished requests are dropped
-            # (or at the first expansion to the beams). fairseq copies it at every step.
-            out = encoder_outs[0]["encoder_out"] if encoder_outs else []
-            if len(out) == 0:
-                return encoder_outs
-            if per_request_source:
-                # kept one per request: the first expansion to the beams (request ids) and a step that drops
-                # nothing change nothing; a drop keeps the requests of the remaining rows (row // beam), as
-                # MultiheadAttention reorders the beamable keys and values
-                if new_order.numel() == out[0].size(1) * beam:
-                    return encoder_outs
-                return super().reorder_encoder_out(encoder_outs, new_order.view(-1, beam)[:, 0] // beam)
-            if out[0].size(1) == new_order.numel():
-                return encoder_outs
-            return super().reorder_encoder_out(encoder_outs, new_order)
+            order = _source_order(encoder_outs, new_order, beam, per_request_source)
+            return encoder_outs if order is None else super().reorder_encoder_out(encoder_outs, order)
 
         def reorder_incremental_state(self, incremental_states, new_order):
             super().reorder_incremental_state(incremental_states, new_order)
