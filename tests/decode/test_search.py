@@ -329,7 +329,8 @@ def test_learned_positions_and_prenorm_cache_equals_naive(toy, learned_model):
 
 # ---- what the search keeps (issue 60: its cost) ------------------------------------------------------
 @pytest.mark.parametrize("which", ["toy", "learned"])
-def test_the_prefill_computes_the_last_layers_keys_alone_and_caches_what_the_whole_layer_would(toy, learned_model, which):
+def test_the_prefill_computes_the_last_layers_keys_alone_and_caches_what_the_whole_layer_would(toy, learned_model, which,
+                                                                                              monkeypatch):
     """The prefill stops at the last layer's self-attention keys and values; they are bit for bit those of the
     whole teacher-forced pass (post-norm and pre-norm), so the search and forced scoring read the same cache."""
     import torch
@@ -351,11 +352,8 @@ def test_the_prefill_computes_the_last_layers_keys_alone_and_caches_what_the_who
     with torch.no_grad():
         _, encoder_out = searcher._encode([source for source, _, _ in checked])
         cut = prefix_cache.prefill(searcher, prefixes, encoder_out)
-        prefix_cache.decode_after_cache = without_keys_only
-        try:
-            full = prefix_cache.prefill(searcher, prefixes, encoder_out)
-        finally:
-            prefix_cache.decode_after_cache = whole
+        monkeypatch.setattr(prefix_cache, "decode_after_cache", without_keys_only)
+        full = prefix_cache.prefill(searcher, prefixes, encoder_out)
     assert len(cut) == len(full) == len(model.model.decoder.layers)
     for layer, (a, b) in enumerate(zip(cut, full)):
         for name, x, y in zip(("keys", "values", "padding"), a, b):

@@ -234,7 +234,6 @@ def mean_paired_bootstrap(segments: dict[str, list[float]], baseline: str, n_sam
     return result
 
 
-
 def mean_bootstrap_tests(segments: dict[str, dict[str, list]], baselines, n_samples: int,
                          signatures: dict[str, str] | None = None) -> dict:
     """A score file's ``paired_bootstrap`` for scores that are means of segment scores (COMET, MetricX, the LLM
@@ -263,6 +262,7 @@ def mean_bootstrap_tests(segments: dict[str, dict[str, list]], baselines, n_samp
             for name, entry in entries.items():
                 tests["systems"][name][column] = entry
     return result
+
 
 @cli_errors
 def main(argv=None) -> int:
