@@ -104,3 +104,17 @@ def test_decode_max_tokens_reaches_the_search_only_where_it_is_set():
     assert "--max-tokens" not in decode.search_args(demo_config(), "demo")
     args = decode.search_args(demo_config(decode={"dtype": "float32", "max_tokens": 50000}), "demo")
     assert args[args.index("--max-tokens") + 1] == 50000
+
+
+def test_the_costliest_decodes_start_first():
+    """Each decode rule's priority is its strategy's cost factor at the config's k and h (doc-trans-beam's h=12
+    first, then the window strategies' k=3, 2-pass, and the one-pass strategies last)."""
+    from docnmt.decode.strategies import STRATEGIES
+
+    config = demo_config()
+    priority = {name: decode.decode_priority(config, name) for name in STRATEGIES}
+    assert priority["doc-trans-beam"] == config["h"] == 12
+    assert priority["last-sentence"] == priority["first-sentence"] == config["k"] == 3
+    assert priority["2-pass"] == 2 and priority["sentence-level"] == priority["doc-trans"] == 1
+    assert decode.decode_priority({**config, "k": 5, "h": 4}, "doc-trans-beam") == 4
+    assert STRATEGIES["last-sentence"].cost_factor(k=5, h=12) == 5

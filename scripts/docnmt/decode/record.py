@@ -91,6 +91,7 @@ class DecodeRecord:
                 **searcher.prompt_counters(), "requests": stats.requests, "oom_splits": searcher.oom_splits,
                 "seconds": round(seconds + resumed["seconds"], 3), "sep_mismatch": stats.sep_mismatch,
                 "context_truncated": stats.context_truncated, "rounds": stats.rounds,
+                "repeated_requests": stats.repeated_requests,
                 "resumed": {name: round(value, 3) if isinstance(value, float) else value
                             for name, value in resumed.items()}}
 

@@ -59,6 +59,16 @@ class StrategyInfo:
         """The workflow's decode rule: an identifier (decode_2_pass for 2-pass, decode_doc_trans_beam, ...)."""
         return f"decode_{self.name.replace('-', '_')}"
 
+    def cost_factor(self, k: int, h: int) -> int:
+        """Its :attr:`cost` as a number: decoder forward passes per sentence token (``O(NLh)`` at h=12: 12;
+        ``O(2NL)``: 2), the order in which the workflow starts its decodes (the costliest first)."""
+        notation = self.cost.removeprefix("O(").removesuffix(")")
+        digits = "".join(c for c in notation if c.isdigit())
+        factor = int(digits) if digits else 1
+        for symbol in notation:
+            factor *= {"k": k, "h": h}.get(symbol, 1)
+        return factor
+
     def needs_first_pass(self, doc_trans_mode: str = "sequential") -> bool:
         """Does it start from the sentence-level hypotheses (2-pass; doc-trans in its parallel mode)?"""
         return self.first_pass or (self.parallel_first_pass and doc_trans_mode == "parallel")

@@ -124,6 +124,9 @@ class Stats:
     #: full-segment: the documents (their indices) with a window whose output had another count of segments than
     #: the window's sentences, mapped back to them (:mod:`docnmt.decode.realign`)
     realigned_documents: set[int] = field(default_factory=set)
+    #: requests answered by the search of an identical request of the same search call (same source window, forced
+    #: prefix and document): searched once (:meth:`Decoder.search`)
+    repeated_requests: int = 0
 
 
 #: doc-trans's decoding modes: the fixed-point iteration, and the position-by-position reference.
@@ -245,10 +248,31 @@ class Decoder:
                 self.stats.sep_mismatch_lines.append(line)
         return segments[0]
 
+    def search(self, requests: list, searcher=None) -> list:
+        """Each request's n-best list from one search call of ``searcher`` (default the document model's), in which
+        identical requests (the same source window, forced prefix and document: a repeated sentence, a ctxpro set's
+        examples of one document, doc-trans-beam's candidates that differ only before the window) are searched once
+        and share its hypotheses: a request gets the same translation wherever it recurs, and the search's cost is
+        that of the distinct requests (counted in ``Stats.repeated_requests``)."""
+        searcher = searcher or self.searcher
+        first: dict[tuple, int] = {}
+        distinct, where = [], []
+        for request in requests:
+            key = (tuple(request.source), tuple(request.prefix), tuple(getattr(request, "document", ()) or ()))
+            if key not in first:
+                first[key] = len(distinct)
+                distinct.append(request)
+            where.append(first[key])
+        self.stats.repeated_requests += len(requests) - len(distinct)
+        if len(distinct) == len(requests):
+            return searcher.search(requests)
+        found = searcher.search(distinct)
+        return [list(found[n]) for n in where]
+
     def search_round(self, requests: list) -> list:
-        """One dependent round: all ``requests`` in one search call (batched by length)."""
+        """One dependent round: all ``requests`` in one search call (batched by length; :meth:`search`)."""
         self.stats.rounds += 1
-        return self.searcher.search(requests)
+        return self.search(requests)
 
 
 
@@ -287,7 +311,7 @@ def _context_search(dec: Decoder, docs: list[Document], context_of, primed: bool
         pending = [(n, docs[n], done[n]) for n in left]
         requests = [dec.request(window(d, i - dec.k + 1, i + 1), context_of(d, i, out[n]), d.lines[i],
                                 document=d.src if primed else ()) for n, d, i in pending]
-        for (n, d, i), nbest in zip(pending, dec.searcher.search(requests)):
+        for (n, d, i), nbest in zip(pending, dec.search(requests)):
             out[n][i] = dec.first_segment(dec.best(nbest, _first_segment, source=d.src[i]))
             done[n] += 1
     dec.stats.rounds += max((len(d) for d in docs), default=0)
@@ -320,7 +344,7 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     dec.stats.requests += len(requests)
     out = [[""] * len(d) for d in docs]
     dec.stats.rounds += 1
-    for (n, i), nbest in zip(flat, searcher.search(requests)):
+    for (n, i), nbest in zip(flat, dec.search(requests, searcher)):
         out[n][i] = searcher.model.decode(dec.best(nbest, text=lambda h: searcher.model.decode(h.tokens),
                                                    source=docs[n].src[i]).tokens)
     return out

@@ -142,6 +142,13 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
     return args
 
 
+def decode_priority(config: dict, strategy: str) -> int:
+    """The Snakemake priority of a strategy's decode rule: its cost factor (``StrategyInfo.cost_factor``), so that
+    of the decodes ready at once the costliest start first (doc-trans-beam as soon as the document model is trained)
+    and the short ones fill the cores beside them, instead of the longest starting last and running alone."""
+    return STRATEGIES[strategy].cost_factor(config["k"], config["h"])
+
+
 def decodes_only_examples(config: dict, strategy: str, task: str, evalset: str) -> bool:
     """On a ctxpro set, a strategy that translates each sentence alone decodes only the examples' sentences, not
     their context: no-context always, sentence-level unless the set's 2-pass, parallel doc-trans or full-segment
