@@ -13,7 +13,7 @@ export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 # Debian packages (graphviz for `make dag`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help setup comet vllm demo demo-llm demo-comet demo-metrics test test-fast test-demo bench dag models clean-demo
+.PHONY: help setup comet vllm demo demo-llm demo-comet demo-metrics test test-full test-fast test-mechanics test-tiny-models test-demo-llm bench dag models clean-demo
 
 # `make help`: every target with its one line (the "## " comment after the target).
 help: ## list the targets
@@ -89,11 +89,17 @@ DEMO_TABLES := decoding_cost perplexity bleu_ter pronoun_f1 data_statistics cont
 
 # The CPU profile (profiles/cpu): each GPU rule on one thread, as many at once as cores. The demo's tables
 # land in results/demo/tables/ and, with its data statistics, in results/tables/demo/ (tables.name: the task).
-demo: setup ## run the offline demo workflow on the CPU and print its tables (about 10 minutes on 2 cores)
-	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) --config 'tasks=[demo]'
-	$(VENV)/bin/python -m snakemake --config 'tasks=[demo]' --report report.html
-	@for t in $(DEMO_TABLES); do echo; cat results/tables/demo/$$t.md; done
-	@echo; echo "report: report.html"
+# DEMO_DIR: the workflow directory (default: the checkout; make test runs the demo in TEST_DEMO). Then the paper's
+# two findings are checked on its scores (docnmt.score.findings): one line each, and a failure with the numbers
+# where one does not show.
+DEMO_DIR ?= $(CURDIR)
+DEMO_SNAKEMAKE = $(VENV)/bin/python -m snakemake -s "$(CURDIR)/Snakefile" --directory "$(DEMO_DIR)"
+demo: setup ## run the offline demo workflow on the CPU, print its tables and check the paper's two findings (docs/benchmarks.md has its time)
+	$(DEMO_SNAKEMAKE) --profile profiles/cpu --cores $(CORES) --config 'tasks=[demo]'
+	$(DEMO_SNAKEMAKE) --config 'tasks=[demo]' --report "$(DEMO_DIR)/report.html"
+	@for t in $(DEMO_TABLES); do echo; cat "$(DEMO_DIR)/results/tables/demo/$$t.md"; done
+	@echo; $(VENV)/bin/python -m docnmt.score.findings --workdir "$(DEMO_DIR)"
+	@echo; echo "report: $(DEMO_DIR)/report.html"
 
 # The demo's test set with a tiny causal LM (docs/own-models.md, "LLMs"): trained on the demo's training split
 # (LLM_STEPS updates on CORES threads), then every strategy decoded, scored and tabled beside the demo's
@@ -157,37 +163,81 @@ models: setup ## install spaCy's de_core_news_sm and en_core_web_sm, the paper's
 	  --disable-pip-version-check -r requirements-models.txt
 	$(VENV)/bin/python -m docnmt.score.pronouns --show-taggers
 
-# The suite on every core with pytest-xdist, a module's tests on one worker (--dist loadscope: a module fixture is
-# made once). The demo the tests read is trained first, alone, in TEST_DEMO (about 8 minutes on 2 cores), so that
-# no worker waits for it; its tests read it as it is. docs/development.md, "Tests", has the tiers.
+# The tests (docs/development.md, "Tests": the tiers and which one a new test belongs to), on every core with
+# pytest-xdist, a module's tests on one worker (--dist loadscope: a module fixture is made once). Before pytest,
+# make test builds the tests' tiny models in TEST_TINY_MODELS (beside the COMET environment), runs make demo in
+# TEST_DEMO (its findings checked) and the mechanics demo in TEST_MECHANICS, so that no worker waits for them; the
+# tests read them as they are. Each part's time is printed, and noted in TEST_TIMES.
 TEST_WORKERS ?= auto
 TEST_DEMO ?= $(CURDIR)/.test-demo
+TEST_MECHANICS ?= $(TEST_DEMO)/mechanics
+TEST_TINY_MODELS ?= $(TEST_DEMO)/tiny-models
+TEST_DATA_STAGE ?= $(TEST_DEMO)/data-stage
 PYTEST := $(VENV)/bin/python -m pytest tests -q -ra -n $(TEST_WORKERS) --dist loadscope
-# The option ledger (docnmt.ledger): every CLI and workflow run of the suite, and of the demo it trains, writes the
+# The option ledger (docnmt.ledger): every CLI and workflow run of the suite, and of the demos it runs, writes the
 # options and config keys it set there; then the audit (tests/test_option_coverage.py, marker audit) reads it.
 TEST_LEDGER ?= $(CURDIR)/.test-ledger
+TEST_TIMES ?= $(CURDIR)/.test-times
+TEST_ENV = DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" DOCNMT_MECHANICS_WORKDIR="$(TEST_MECHANICS)" \
+  DOCNMT_TINY_MODELS="$(TEST_TINY_MODELS)" DOCNMT_DATA_STAGE="$(TEST_DATA_STAGE)" DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)"
+# $(call timed,PART,COMMAND): COMMAND, then the seconds it took, printed and noted in TEST_TIMES.
+timed = start=$$(date +%s); $(2); echo "make $@: $(1) took $$(( $$(date +%s) - start )) s" | tee -a "$(TEST_TIMES)"
 
-test: setup comet vllm ## run the test suite (what .ci/run runs; about 50 minutes on 2 cores from a fresh clone)
-	rm -rf "$(TEST_LEDGER)"
-	$(MAKE) --no-print-directory test-demo DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)"
-	DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(PYTEST) -m "not audit" --durations=25
-	DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)" $(VENV)/bin/python -m pytest tests -q -ra -m audit
+test: ## the gate, what .ci/run runs: every test but the long ones, make demo with its findings, the mechanics demo (docs/benchmarks.md has its time)
+	@rm -f "$(TEST_TIMES)"
+	@$(call timed,setup,$(MAKE) --no-print-directory setup)
+	@rm -rf "$(TEST_LEDGER)" "$(TEST_DEMO)"; mkdir -p "$(TEST_DEMO)"
+	@$(call timed,COMET environment and tiny models,$(MAKE) --no-print-directory -j2 comet test-tiny-models)
+	@$(call timed,demo,$(TEST_ENV) $(MAKE) --no-print-directory demo DEMO_DIR="$(TEST_DEMO)")
+	@$(call timed,mechanics demo,$(TEST_ENV) $(MAKE) --no-print-directory test-mechanics)
+	@$(call timed,pytest,$(TEST_ENV) $(PYTEST) -m "not full and not audit" --durations=25)
+	@echo; echo "make test, part by part:"; cat "$(TEST_TIMES)"
 
-test-fast: setup ## run the tests that train nothing and run no workflow or project-wide tool (about 2 minutes on 2 cores)
-	$(PYTEST) -m "fast and not workflow and not tools" --durations=10
+test-full: test ## make test, then the long end-to-end runs (marker full) and the option audit (docs/benchmarks.md has its time)
+	@$(call timed,vLLM environment and demo LLM,$(TEST_ENV) $(MAKE) --no-print-directory -j2 vllm test-demo-llm)
+	@$(call timed,pytest full,$(TEST_ENV) $(PYTEST) -m "full and not audit" --durations=25)
+	@$(call timed,audit,$(TEST_ENV) $(VENV)/bin/python -m pytest tests -q -ra -m audit)
+	@echo; echo "make test-full, part by part:"; cat "$(TEST_TIMES)"
 
-# Then make demo-llm's model, trained the same way, and the tables of the strategies its findings compare (sentence-level,
-# doc-trans, cheating; tests/test_demo_llm.py), in results/tables/demo-llm/ there.
-TEST_SNAKEMAKE = $(if $(DOCNMT_OPTION_LEDGER),DOCNMT_OPTION_LEDGER="$(DOCNMT_OPTION_LEDGER)") $(VENV)/bin/python -m snakemake \
-  -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES)
-# (without the demo's ctxpro set, which make demo-llm decodes too: 2 more minutes; the demo's own run covers it)
+test-fast: setup ## the tests that train nothing and run no workflow or project-wide tool (docs/benchmarks.md has its time)
+	$(PYTEST) -m "fast and not workflow and not tools and not full" --durations=10
+
+# The mechanics demo (.test/config_demo.yaml and .test/config_mechanics.yaml) in TEST_MECHANICS: its data stage
+# (the test-size demo's config alone: the full one checks its checkpoints, which come next), copied as it is to
+# TEST_DATA_STAGE for the tests that build on the data stage (small_demo_data), then the tiny COMET,
+# CometKiwi and XCOMET checkpoints (in .venv-comet) and the tiny MetricX-24 made from it in models/ there, then the
+# workflow (two strategies, the learned metrics, QE reranking) and its report.
+MECHANICS_SNAKEMAKE = $(VENV)/bin/python -m snakemake -s "$(CURDIR)/Snakefile" --directory "$(TEST_MECHANICS)"
+MECHANICS_CONFIGS = --configfile "$(CURDIR)/.test/config_demo.yaml" "$(CURDIR)/.test/config_mechanics.yaml"
+TINY_COMET = $(COMET_VENV)/bin/python -m docnmt.score.tiny_comet --text "$(TEST_MECHANICS)/data/demo/corpus/train.en" \
+  "$(TEST_MECHANICS)/data/demo/corpus/train.de" --vocab-size 300
+test-mechanics: setup comet ## the mechanics demo the tests read, from scratch, in TEST_MECHANICS (.test-demo/mechanics)
+	rm -rf "$(TEST_MECHANICS)" "$(TEST_DATA_STAGE)"
+	mkdir -p "$(TEST_MECHANICS)"
+	$(MECHANICS_SNAKEMAKE) data/demo/bin/sentence data/demo/bin/document --cores $(CORES) --quiet rules \
+	  --configfile "$(CURDIR)/.test/config_demo.yaml"
+	cp -a "$(TEST_MECHANICS)" "$(TEST_DATA_STAGE)"
+	mkdir -p "$(TEST_MECHANICS)/models"
+	$(TINY_COMET) --kind regression --steps 10 --output "$(TEST_MECHANICS)/models/comet-da"
+	$(TINY_COMET) --kind kiwi --steps 10 --output "$(TEST_MECHANICS)/models/comet-kiwi"
+	$(TINY_COMET) --kind xcomet --seed 2 --output "$(TEST_MECHANICS)/models/xcomet"
+	$(VENV)/bin/python -m docnmt.score.tiny_metricx --output "$(TEST_MECHANICS)/models/metricx"
+	$(MECHANICS_SNAKEMAKE) --profile profiles/cpu --cores $(CORES) --quiet rules $(MECHANICS_CONFIGS)
+	$(MECHANICS_SNAKEMAKE) --quiet rules --report "$(TEST_MECHANICS)/report.html" $(MECHANICS_CONFIGS)
+
+# The tests' tiny LLMs and Marian model (tests/tiny_models.py), from scratch, in TEST_TINY_MODELS.
+test-tiny-models: setup ## the tests' tiny Hugging Face models, in TEST_TINY_MODELS (.test-demo/tiny-models)
+	rm -rf "$(TEST_TINY_MODELS)"
+	$(VENV)/bin/python tests/tiny_models.py --output "$(TEST_TINY_MODELS)"
+
+# make test-full's demo LLM: make demo-llm's model trained on TEST_DEMO's corpus, and the tables of the strategies its
+# findings compare (sentence-level, doc-trans, cheating; tests/test_demo_llm.py), in results/tables/demo-llm/ there
+# (without the demo's ctxpro set, which make demo-llm decodes too: the demo's own run covers it).
 TEST_LLM_CONFIG := 'tasks=[demo-llm]' 'strategies=[sentence-level,doc-trans,cheating]' 'mbr={strategies: []}' 'task_settings={demo-llm: {ctxpro: []}}'
-test-demo: setup ## train the demo and the demo's LLM the tests read, from scratch, in TEST_DEMO (.test-demo)
-	rm -rf "$(TEST_DEMO)"
-	mkdir -p "$(TEST_DEMO)"
-	$(TEST_SNAKEMAKE) --quiet rules --config 'tasks=[demo]'
+test-demo-llm: setup ## train make demo-llm's model on TEST_DEMO's demo and table the strategies its findings compare
 	$(LLM_TRAIN) --train "$(TEST_DEMO)/data/demo/corpus/train" --output "$(TEST_DEMO)/results/demo-llm/model"
-	$(TEST_SNAKEMAKE) tables --quiet rules --config $(TEST_LLM_CONFIG)
+	$(VENV)/bin/python -m snakemake -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES) \
+	  tables --quiet rules --config $(TEST_LLM_CONFIG)
 
 bench: setup ## the preprocessing benchmark (bench/preprocess); docs/benchmarks.md has the others
 	$(VENV)/bin/python bench/preprocess

@@ -9,6 +9,10 @@ Every test is marked with its tier from the fixtures it uses (docs/development.m
 * ``demo``: reads the trained demo (``trained_demo``, ``demo_models``); `make test` trains it before pytest;
 * ``trains``: trains a tiny model itself or through a fixture (``toy``, ``hf_marian``, ...), or is marked so;
 * ``fast``: everything else, which trains nothing (`make test-fast`).
+
+A test marked ``full`` runs in `make test-full` only (the long end-to-end runs: docs/development.md, "Tests"). At the
+end of a session, every test whose setup and call took more than :data:`SLOW_SECONDS` together is listed: a warning,
+not a failure (these machines are noisy); such a test belongs in `make test-full` or needs a shared setup.
 """
 
 from __future__ import annotations
@@ -32,8 +36,12 @@ for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 #: ``trains``. A test module names its own such fixtures in a module-level ``TRAINING_FIXTURES`` set; a test that
 #: trains otherwise (or asks for a fixture with ``request.getfixturevalue``) is marked ``@pytest.mark.trains``.
 TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "tiny_qwen2_base", "small_demo_data", "vllm_outputs"}
+#: The fixtures that run vLLM's engine in .venv-vllm, which `make test-full` makes: a test using one is ``full``.
+VLLM_FIXTURES = {"vllm_outputs"}
 #: The fixtures of the trained demo: a test using one is of the tier ``demo``.
-DEMO_FIXTURES = {"trained_demo", "demo_models", "trained_demo_llm"}
+DEMO_FIXTURES = {"trained_demo", "demo_models", "trained_demo_llm", "mechanics_demo"}
+#: A test whose setup and call together take longer than this is listed at the end of the session.
+SLOW_SECONDS = 60
 
 
 def pytest_configure(config):
@@ -49,9 +57,12 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Each test gets its tier's marker (``demo``, ``trains`` or ``fast``); the order stays pytest's."""
+    """Each test gets its tier's marker (``demo``, ``trains`` or ``fast``), and ``full`` where it uses a fixture of
+    VLLM_FIXTURES or of its module's ``FULL_FIXTURES`` (a long shared run); the order stays pytest's."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & (VLLM_FIXTURES | getattr(item.module, "FULL_FIXTURES", set())):
+            item.add_marker(pytest.mark.full)
         if fixtures & DEMO_FIXTURES or item.get_closest_marker("demo"):
             item.add_marker(pytest.mark.demo)
         elif fixtures & (TRAINING_FIXTURES | getattr(item.module, "TRAINING_FIXTURES", set())) \
@@ -61,14 +72,34 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.fast)
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Every test whose setup and call took more than SLOW_SECONDS together (pytest-xdist's workers report each
+    phase to the controller, so this sees them all)."""
+    from collections import defaultdict
+
+    took: dict[str, float] = defaultdict(float)
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) in ("setup", "call"):
+                took[report.nodeid] += getattr(report, "duration", 0.0)
+    slow = sorted(((seconds, nodeid) for nodeid, seconds in took.items() if seconds > SLOW_SECONDS), reverse=True)
+    if slow:
+        terminalreporter.section(f"tests over {SLOW_SECONDS} s (setup and call)")
+        for seconds, nodeid in slow:
+            terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")
+        terminalreporter.write_line("each belongs in make test-full (marker full) or needs a shared setup "
+                                    "(docs/development.md, \"Tests\")")
+
+
 @pytest.fixture
 def repo() -> Path:
     return REPO
 
 
 def _demo(workdir: Path) -> Path:
-    """The whole demo as `make demo` runs it."""
+    """The whole demo as `make demo` runs it, with its report."""
     run_snakemake(workdir, *DEMO_COMMAND, timeout=3000)
+    run_snakemake(workdir, "--config", "tasks=[demo]", "--report", str(workdir / "report.html"))
     return workdir
 
 
@@ -76,20 +107,21 @@ def _demo(workdir: Path) -> Path:
 def trained_demo(tmp_path_factory) -> Path:
     """The workflow directory of the finished demo: both models, every decode, score, table and plot.
 
-    `make test` makes it before pytest in DOCNMT_DEMO_WORKDIR (the `test-demo` target), so no worker waits for it,
+    `make test` makes it before pytest in DOCNMT_DEMO_WORKDIR (`make demo DEMO_DIR=...`), so no worker waits for it,
     and the tests read it as it is; `DOCNMT_DEMO_WORKDIR=$PWD pytest tests/score` reads a `make demo` of the
-    checkout. Without that variable, the first worker that needs it makes it (about 10 minutes on 2 cores)."""
+    checkout. Without that variable, the first worker that needs it makes it."""
     reuse = os.environ.get("DOCNMT_DEMO_WORKDIR")
     if not reuse:
         return made_once(tmp_path_factory, "demo", _demo)
     from docnmt import layout
 
     finished = [layout.model_file("demo", level) for level in ("sentence", "document")] + \
-        [layout.combined_table("demo", table, "md") for table in ("bleu_ter", "pronoun_f1", "contrapro_accuracy")]
+        [layout.combined_table("demo", table, "md") for table in ("bleu_ter", "pronoun_f1", "contrapro_accuracy")] + \
+        ["report.html"]
     missing = [path for path in finished if not (Path(reuse) / path).is_file()]
     if missing:
         pytest.fail(f"DOCNMT_DEMO_WORKDIR={reuse} holds no finished demo (no {', '.join(missing)}): run "
-                    "`make test-demo`, or `make demo` there", pytrace=False)
+                    "`make demo DEMO_DIR=...` there", pytrace=False)
     return Path(reuse)
 
 
@@ -101,7 +133,7 @@ def demo_models(trained_demo) -> Path:
 
 def _demo_llm(workdir: Path) -> Path:
     """make demo-llm's model trained in the demo's workflow directory, and its tables for the strategies the findings
-    compare (the Makefile's test-demo does the same)."""
+    compare (the Makefile's test-demo-llm does the same)."""
     import subprocess
 
     from helpers import tool_env
@@ -116,16 +148,49 @@ def _demo_llm(workdir: Path) -> Path:
 @pytest.fixture(scope="session")
 def trained_demo_llm(trained_demo, tmp_path_factory) -> Path:
     """The demo's workflow directory with make demo-llm's tiny causal LM (results/demo-llm/model) and the tables of
-    sentence-level, doc-trans and cheating on it (results/tables/demo-llm/). `make test` makes them before pytest
-    (test-demo); without DOCNMT_DEMO_WORKDIR, the first worker that needs them does (about 6 minutes on 2 cores)."""
+    sentence-level, doc-trans and cheating on it (results/tables/demo-llm/). `make test-full` makes them before its
+    long tests (test-demo-llm); without DOCNMT_DEMO_WORKDIR, the first worker that needs them does."""
     from docnmt import layout
 
     if os.environ.get("DOCNMT_DEMO_WORKDIR"):
         table = Path(os.environ["DOCNMT_DEMO_WORKDIR"]) / layout.combined_table("demo-llm", "bleu_ter", "md")
         if not table.is_file():
-            pytest.fail(f"DOCNMT_DEMO_WORKDIR holds no demo LLM ({table}): run `make test-demo`", pytrace=False)
+            pytest.fail(f"DOCNMT_DEMO_WORKDIR holds no demo LLM ({table}): run `make test-demo-llm` (make test-full "
+                        "does)", pytrace=False)
         return trained_demo
     return made_once(tmp_path_factory, "demo-llm", lambda _folder: _demo_llm(trained_demo))
+
+
+def _mechanics(workdir: Path) -> Path:
+    """The mechanics demo as `make test-mechanics` builds it (the Makefile is its one definition)."""
+    import subprocess
+
+    from helpers import COMET_PYTHON
+
+    if not COMET_PYTHON.exists():
+        pytest.skip(f"no COMET environment at {COMET_PYTHON}: `make comet` makes it (make test-full does)")
+    subprocess.run(["make", "--no-print-directory", "-C", str(REPO), "test-mechanics", f"TEST_MECHANICS={workdir}"],
+                   check=True, capture_output=True, text=True)
+    return workdir
+
+
+@pytest.fixture(scope="session")
+def mechanics_demo(tmp_path_factory) -> Path:
+    """The workflow directory of the mechanics demo (.test/config_demo.yaml and config_mechanics.yaml: the
+    test-size demo through every rule and target, MBR, ctxpro, COMET, XCOMET and MetricX from tiny checkpoints in
+    its models/, the report and the tables), for the tests of equalities, files and tables. `make test` builds it
+    before pytest in DOCNMT_MECHANICS_WORKDIR (`make test-mechanics`); without that variable the first worker that
+    needs it builds it the same way."""
+    from docnmt import layout
+
+    reuse = os.environ.get("DOCNMT_MECHANICS_WORKDIR")
+    if not reuse:
+        return made_once(tmp_path_factory, "mechanics", _mechanics)
+    table = Path(reuse) / layout.combined_table("demo", "bleu_ter", "md")
+    if not table.is_file():
+        pytest.fail(f"DOCNMT_MECHANICS_WORKDIR={reuse} holds no finished mechanics demo (no {table}): run "
+                    "`make test-mechanics`", pytrace=False)
+    return Path(reuse)
 
 
 def _small_demo_data(workdir: Path) -> Path:
@@ -136,9 +201,17 @@ def _small_demo_data(workdir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def small_demo_data(tmp_path_factory) -> Path:
-    """The test-size demo's data stage (.test/config_demo.yaml: corpus, BPE, windows, both binarized levels),
-    made once per session. Read it, or copy it with :func:`helpers.copy_workdir` to build on it."""
-    return made_once(tmp_path_factory, "demo-preprocess", _small_demo_data)
+    """The test-size demo's data stage (.test/config_demo.yaml: corpus, BPE, windows, both binarized levels). Read
+    it, or copy it with :func:`helpers.copy_workdir` to build on it. `make test-mechanics` builds it as the mechanics
+    demo's first step and copies it, as it is then, to DOCNMT_DATA_STAGE: one build for both; without that variable
+    the first worker that needs it builds it the same way."""
+    reuse = os.environ.get("DOCNMT_DATA_STAGE")
+    if not reuse:
+        return made_once(tmp_path_factory, "demo-preprocess", _small_demo_data)
+    if not (Path(reuse) / "data/demo/bin/document").is_dir():
+        pytest.fail(f"DOCNMT_DATA_STAGE={reuse} holds no data stage of the test-size demo (no data/demo/bin/document): "
+                    "run `make test-mechanics`", pytrace=False)
+    return Path(reuse)
 
 
 def _toy_data(root: Path) -> Path:
@@ -172,22 +245,29 @@ def toy(toy_data, tmp_path_factory):
     return toy_data, checkpoint, Model(checkpoint, toy_data / "bin")
 
 
+def _tiny_model(tmp_path_factory, name: str) -> Path:
+    """One of tests/tiny_models.py's models: `make test` builds them before pytest in DOCNMT_TINY_MODELS (`make
+    test-tiny-models`); without it, the first worker that needs one builds it the same way."""
+    import tiny_models
+
+    reuse = os.environ.get("DOCNMT_TINY_MODELS")
+    if reuse and (Path(reuse) / name / "config.json").is_file():
+        return Path(reuse) / name
+    return made_once(tmp_path_factory, f"tiny-{name}", lambda folder: tiny_models.BUILDS[name](folder / "model"))
+
+
 @pytest.fixture(scope="session")
 def hf_marian(tmp_path_factory) -> Path:
     """The tiny Marian model of tests/hfmodel.py (a tokenizer trained on the demo corpus with a <brk> separator,
-    300 updates on its sentences and k=3 windows), saved with save_pretrained: its folder."""
-    import hfmodel
-
-    return made_once(tmp_path_factory, "hf-marian", lambda folder: hfmodel.build(folder / "model", steps=300))
+    300 updates on its sentences and k=3 windows), saved with save_pretrained: its folder (tests/tiny_models.py)."""
+    return _tiny_model(tmp_path_factory, "marian")
 
 
 @pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory) -> Path:
     """The tiny Llama of tests/llmmodel.py (a byte-level tokenizer trained on the demo corpus with a ChatML chat
     template, 300 updates on its pairs as chat turns), saved with save_pretrained: its folder."""
-    import llmmodel
-
-    return made_once(tmp_path_factory, "llm-llama", lambda folder: llmmodel.build(folder / "model", steps=300))
+    return _tiny_model(tmp_path_factory, "llama")
 
 
 @pytest.fixture(scope="session")
@@ -195,10 +275,7 @@ def tiny_qwen2_base(tmp_path_factory) -> Path:
     """A tiny Qwen2 whose tokenizer has no chat template (a base model's, tests/llmmodel.py), 300 updates on the demo's
     pairs written out with the plain part of the template translate (enough to answer with a translation and the
     template's end, a blank line: 60 answered with the blank line alone): its folder."""
-    import llmmodel
-
-    return made_once(tmp_path_factory, "llm-qwen2-plain",
-                     lambda folder: llmmodel.build(folder / "model", architecture="qwen2", steps=300, chat=False))
+    return _tiny_model(tmp_path_factory, "qwen2-plain")
 
 
 @pytest.fixture(scope="session")
@@ -225,7 +302,7 @@ def vllm_outputs(tmp_path_factory, tiny_llama, tiny_qwen2_base, vllm_documents):
 
     def run(folder: Path) -> Path:
         if not VLLM_PYTHON.exists():
-            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
         (folder / "docs.json").write_text(json.dumps(vllm_documents), encoding="utf-8")
         result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), "--model", str(tiny_llama),
                                  "--plain-model", str(tiny_qwen2_base), "--documents", str(folder / "docs.json"),

@@ -17,22 +17,35 @@ REPO = Path(__file__).resolve().parents[1]
 #: vLLM's environment (``make vllm``), where the vllm backend's tests and the served model's server run vLLM.
 VLLM_PYTHON = Path(os.environ.get("DOCNMT_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
 
+#: unbabel-comet's environment (``make comet``), where the COMET tests and the mechanics demo's tiny checkpoints run.
+COMET_PYTHON = REPO / ".venv-comet" / "bin" / "python"
+
 #: The unmodified IWSLT17 TED samples beside the checkout; tests that read them skip where it is absent.
 REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
 
 #: The demo at test size (.test/config_demo.yaml, merged over config.yaml): 140 documents, 16 updates.
 TEST_CONFIG = str(REPO / ".test" / "config_demo.yaml")
+#: The mechanics demo's further settings (merged over TEST_CONFIG; make test-mechanics): 80 updates, every metric.
+MECHANICS_CONFIG = str(REPO / ".test" / "config_mechanics.yaml")
 
 #: `make demo`'s Snakemake, on CPU: the CPU profile (each GPU rule on one thread, as many at once as cores).
 DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--config", "tasks=[demo]")
 
 
-#: make demo-llm's model as the Makefile's test-demo trains it, and the tables of the strategies the findings compare
+#: make demo-llm's model as the Makefile's test-demo-llm trains it, and the tables of the strategies the findings compare
 #: (the Makefile's LLM_TRAIN and TEST_LLM_CONFIG; tests/test_demo_llm.py keeps them equal).
 DEMO_LLM_TRAIN = ("-m", "docnmt.decode.backends.causal_lm.tiny", "--src", "en", "--tgt", "de", "--steps", "1600",
                   "--threads", "2")
 DEMO_LLM_CONFIG = ("tasks=[demo-llm]", "strategies=[sentence-level,doc-trans,cheating]", "mbr={strategies: []}",
                    "task_settings={demo-llm: {ctxpro: []}}")
+
+
+def mechanics_config() -> dict:
+    """The mechanics demo's validated config: config.yaml, then TEST_CONFIG and MECHANICS_CONFIG merged over it, as
+    `make test-mechanics` gives them to Snakemake."""
+    from docnmt.config import WORKFLOW_CONFIG, merge, read, validate
+
+    return validate(merge(merge(read(WORKFLOW_CONFIG), read(Path(TEST_CONFIG))), read(Path(MECHANICS_CONFIG))))
 
 
 def tool_env() -> dict:

@@ -4,7 +4,12 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from helpers import REPO, tool_env
+
+#: make test-full: a benchmark's run.
+pytestmark = pytest.mark.full
 
 SCRIPT = REPO / "bench" / "machine"
 

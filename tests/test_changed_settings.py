@@ -21,7 +21,8 @@ from docnmt import layout
 from docnmt.textio import read_lines
 from helpers import REPO, TEST_CONFIG, copy_workdir, run_snakemake, tool_env
 
-pytestmark = pytest.mark.workflow
+#: make test-full: the option audit's run of every key no other workflow test changes.
+pytestmark = [pytest.mark.workflow, pytest.mark.full]
 
 #: The settings changed, over .test/config_demo.yaml (config.yaml's values in the comments). beam 2, two strategies,
 #: one MBR strategy, no ContraPro, 100 bootstrap samples: fewer and shorter decodes.

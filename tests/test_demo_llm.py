@@ -1,6 +1,6 @@
 """make demo-llm's tiny causal LM uses its context turns: on the demo's test set its CXMI on the reference is
 positive, and doc-trans and cheating beat sentence-level in BLEU and in gender F1 (docs/own-models.md, "LLMs").
-The model and the tables are the Makefile's test-demo (make demo-llm's model, trained the same way); each margin is
+The model and the tables are the Makefile's test-demo-llm (make demo-llm's model, trained the same way); each margin is
 about half the gap make demo-llm measured."""
 
 import json
@@ -10,7 +10,8 @@ import pytest
 
 from helpers import DEMO_LLM_CONFIG, DEMO_LLM_TRAIN, REPO
 
-pytestmark = pytest.mark.workflow
+#: make test-full: make demo-llm's findings (make test-full trains its LLM).
+pytestmark = [pytest.mark.workflow, pytest.mark.full]
 
 #: make demo-llm measured (docs/own-models.md): CXMI 0.159 nats; BLEU sentence-level 85.9, doc-trans 89.7,
 #: cheating 89.3 (gaps 3.8, 3.4); gender F1 sentence-level 31.2, doc-trans 74.5, cheating 79.7 (gaps 43.3, 48.5).

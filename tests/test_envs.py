@@ -213,11 +213,9 @@ LINT_TASKS = ("[demo]", "[news,ted,os]")
 
 
 @pytest.fixture(scope="module")
-def subprocess_runs(tmp_path_factory):
-    """The subprocess work of this module's checks, made once for the module: pip's dry run of each env's
-    pip section (env name -> exit code and pip's errors) and Snakemake's lint for each task list (tasks -> exit
-    code and output)."""
-    folder = tmp_path_factory.mktemp("pip-and-lint")
+def pip_dry_runs(tmp_path_factory):
+    """pip's dry run of each env's pip section, made once for the module: env name -> exit code and pip's errors."""
+    folder = tmp_path_factory.mktemp("pip-dry-runs")
     dry_runs = {}
     for env in DRY_RUN_ENVS:
         pins, _ = env_pins(env)
@@ -231,25 +229,31 @@ def subprocess_runs(tmp_path_factory):
             timeout=900)
         dry_runs[env.name] = (result.returncode, [line for line in result.stderr.splitlines()
                                                   if not line.startswith("WARNING: Location")])
-    lints = {}
+    return dry_runs
+
+
+@pytest.fixture(scope="module")
+def lints(tmp_path_factory):
+    """Snakemake's lint for each task list, made once for the module: tasks -> exit code and output."""
+    found = {}
     for tasks in LINT_TASKS:
-        workdir = folder / f"lint-{len(lints)}"
-        workdir.mkdir()
+        workdir = tmp_path_factory.mktemp(f"lint-{len(found)}")
         result = run_snakemake(workdir, "--lint", "--config", f"tasks={tasks}", check=False)
-        lints[tasks] = (result.returncode, result.stdout + result.stderr)
-    return {"dry_runs": dry_runs, "lints": lints}
+        found[tasks] = (result.returncode, result.stdout + result.stderr)
+    return found
 
 
+@pytest.mark.full  # make test-full: pip's resolver over every env (test_env_pins_are_exact... checks the pins here)
 @pytest.mark.parametrize("env", DRY_RUN_ENVS, ids=lambda e: e.name)
-def test_pip_section_resolves_with_pip_dry_run(env, subprocess_runs):
+def test_pip_section_resolves_with_pip_dry_run(env, pip_dry_runs):
     """pip resolves every pinned requirement and its dependencies (the spaCy model URL needs internet: not here)."""
-    returncode, errors = subprocess_runs["dry_runs"][env.name]
+    returncode, errors = pip_dry_runs[env.name]
     assert returncode == 0, "\n".join(errors[-30:])
 
 
 @pytest.mark.parametrize("tasks", LINT_TASKS)
-def test_snakemake_lint_passes(tasks, subprocess_runs):
-    returncode, output = subprocess_runs["lints"][tasks]
+def test_snakemake_lint_passes(tasks, lints):
+    returncode, output = lints[tasks]
     assert returncode == 0 and "Congratulations" in output, output[-3000:]
 
 

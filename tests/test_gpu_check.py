@@ -10,6 +10,9 @@ import pytest
 
 from helpers import REPO, tool_env
 
+#: make test-full: a benchmark's run.
+pytestmark = pytest.mark.full
+
 SCRIPT = REPO / "bench" / "gpu-check"
 
 

@@ -24,8 +24,8 @@ pytestmark = pytest.mark.audit
 #: (``SCRIPT --option``), a config key, or a code block of the docs (``PAGE: its first line``).
 ALLOWED = {
     "README.md: make demo   # set up .venv, run the offline demo workflow on the CPU, print its tables":
-        "what CI runs: .ci/run is `make test`, whose test-demo runs make demo's Snakemake command (profiles/cpu, "
-        "tasks=[demo]); a test that ran make would set up .venv again and start the suite inside itself",
+        "what CI runs: .ci/run is `make test`, which runs make demo itself (DEMO_DIR=.test-demo) and checks its "
+        "findings before pytest; a test that ran make would set up .venv again and start the suite inside itself",
     "README.md: source .venv/bin/activate                   # once per shell, in the checkout":
         "the paper's three tasks: their corpora download from the internet (a test has none), and they train on a "
         "GPU, a Slurm cluster or in conda environments; the README's offline block after it runs in "

@@ -42,7 +42,8 @@ import yaml
 
 from helpers import REPO, TEST_CONFIG, copy_workdir, run_snakemake, tool_env
 
-pytestmark = [pytest.mark.workflow, pytest.mark.trains]
+#: make test-full: the Slurm profile, on a Slurm of its own.
+pytestmark = [pytest.mark.workflow, pytest.mark.trains, pytest.mark.full]
 
 CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
 PROFILE = REPO / "profiles" / "slurm"

@@ -58,9 +58,10 @@ def test_unknown_engine_args_are_refused_by_the_schema(config):
         validate(copy.deepcopy(raw), REPO / "schemas" / "config.schema.yaml")
 
 
+@pytest.mark.full  # needs .venv-vllm, which make test-full makes
 def test_a_tensor_parallel_task_dry_runs_with_two_gpus_on_its_model_rules(tmp_path):
     if not (REPO / ".venv-vllm" / "bin" / "python").exists():
-        pytest.skip("no .venv-vllm: `make vllm` makes it (make test does)")
+        pytest.skip("no .venv-vllm: `make vllm` makes it (make test-full does)")
     (tmp_path / "tp2.yaml").write_text(yaml.safe_dump(TP2), encoding="utf-8")  # keys sorted
     (tmp_path / "results/demo-llm/model").mkdir(parents=True)  # the model folder make demo-llm trains
     result = run_snakemake(tmp_path, "-n", "-p", "--configfile", str(REPO / "config.yaml"), str(tmp_path / "tp2.yaml"),
@@ -74,6 +75,7 @@ def test_a_tensor_parallel_task_dry_runs_with_two_gpus_on_its_model_rules(tmp_pa
     assert all("gpu=" not in job for job in jobs if job.startswith(("bleu", "scores", "tables", "pronoun")))
 
 
+@pytest.mark.full  # needs .venv-vllm, which make test-full makes
 def test_the_manuals_two_gpu_block_dry_runs_with_two_gpus_on_its_model_rules(tmp_path):
     """docs/own-models.md's vLLM config block as written (its model folders and corpus made empty here): the decodes,
     perplexity and CXMI ask for 2 GPUs, the Slurm profile's --gpus. It needs two GPUs and an 8B model to run, so
@@ -81,7 +83,7 @@ def test_the_manuals_two_gpu_block_dry_runs_with_two_gpus_on_its_model_rules(tmp
     import re
 
     if not (REPO / ".venv-vllm" / "bin" / "python").exists():
-        pytest.skip("no .venv-vllm: `make vllm` makes it (make test does)")
+        pytest.skip("no .venv-vllm: `make vllm` makes it (make test-full does)")
     page = (REPO / "docs/own-models.md").read_text(encoding="utf-8")
     (block,) = [b for b in re.findall(r"^```yaml\n(.*?)^```", page, re.S | re.M) if "tensor_parallel_size: 2" in b]
     (tmp_path / "mine.yaml").write_text(block, encoding="utf-8")

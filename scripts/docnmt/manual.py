@@ -73,6 +73,7 @@ CLIS = {
     "docnmt.score.tiny_comet": ("scoring", []),
     "docnmt.score.tiny_metricx": ("scoring", []),
     "docnmt.score.tables": ("scoring", ["tables", "task_tables"]),
+    "docnmt.score.findings": ("scoring", []),
     "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi", "plot_mbr",
                                        "plot_ctxpro", "task_plot_bleu", "task_plot_pronouns", "task_plot_cost",
                                        "task_plot_cxmi", "task_plot_mbr", "task_plot_ctxpro"]),
@@ -104,6 +105,7 @@ BY_HAND = {
     "docnmt.score.tiny_comet": "no rule: makes a tiny COMET checkpoint (the tests, make demo-comet) in .venv-comet",
     "docnmt.score.tiny_metricx": "no rule: makes a tiny MetricX-24 checkpoint (the tests, make demo-metrics)",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
+    "docnmt.score.findings": "no rule: make demo checks the paper's two findings on the demo's scores with it",
 }
 
 

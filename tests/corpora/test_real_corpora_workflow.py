@@ -25,6 +25,9 @@ from docnmt.corpora.corpus import Document, read_split
 from loopback import LoopbackServer
 
 pytestmark = pytest.mark.workflow
+#: The tests that read real_run (the three tasks' data stage from a loopback mirror, over a minute here) are
+#: ``full`` (tests/conftest.py); make test downloads from a mirror in test_download.py and tests/test_any_path.py.
+FULL_FIXTURES = {"real_run"}
 
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 SOURCES = CONFIG["sources"]

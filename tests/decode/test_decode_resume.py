@@ -153,9 +153,10 @@ def test_a_killed_causal_lm_decode_resumes_to_the_same_output(tiny_llama, llm_in
 
 
 def test_the_decoding_pages_resume_command_runs_as_written(demo_models, tmp_path):
-    """docs/decoding.md's block, in a folder holding its files (the demo's sentence-level model, its test set twice:
-    1026 sentences, 5 chunks of the default 256 requests): killed after 3 chunks, the command as written resumes with
-    the line the page shows."""
+    """docs/decoding.md's block, in a folder holding its files (the demo's sentence-level model and, as the test set,
+    the first 2004 sentences of its training split, whole documents: 852 distinct requests, since identical ones are
+    searched once, so 4 chunks of the default 256): killed after 3 chunks, the command as written resumes with the
+    line the page shows."""
     from helpers import shell_commands
     from docnmt.textio import read_lines
 
@@ -164,9 +165,11 @@ def test_the_decoding_pages_resume_command_runs_as_written(demo_models, tmp_path
     (tmp_path / "sent.pt").symlink_to(w / "results/demo/models/sentence/checkpoint_best.pt")
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "sentence").symlink_to(w / "data/demo/bin/sentence")
-    src, ids = read_lines(w / "data/demo/bpe/test.en"), read_lines(w / "data/demo/corpus/test.docids")
-    (tmp_path / "test.bpe.en").write_text("".join(f"{s}\n" for s in src + src), encoding="utf-8")
-    (tmp_path / "test.docids").write_text("".join(f"{d}\n" for d in ids + [f"{d}-again" for d in ids]), encoding="utf-8")
+    src, ids = read_lines(w / "data/demo/bpe/train.en")[:2004], read_lines(w / "data/demo/corpus/train.docids")[:2005]
+    assert ids[-1] != ids[-2] and len(set(src)) == 852, "whole documents, 852 distinct sentences"
+    ids = ids[:-1]
+    (tmp_path / "test.bpe.en").write_text("".join(f"{s}\n" for s in src), encoding="utf-8")
+    (tmp_path / "test.docids").write_text("".join(f"{d}\n" for d in ids), encoding="utf-8")
     argv = command.split()
     assert argv[0] == "docnmt-decode"
     first = subprocess.run([sys.executable, str(KILLED), "256", "3", *argv[1:]], cwd=tmp_path, capture_output=True,
@@ -176,7 +179,7 @@ def test_the_decoding_pages_resume_command_runs_as_written(demo_models, tmp_path
                            timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "resuming from hyp.journal: 3 chunks (768 requests) done before" in again.stdout
-    assert len((tmp_path / "hyp.bpe").read_text(encoding="utf-8").splitlines()) == 2 * len(src)
+    assert len((tmp_path / "hyp.bpe").read_text(encoding="utf-8").splitlines()) == len(src)
 
 
 def test_a_killed_translate_resumes_to_the_same_translations(tiny_llama, llm_inputs, tmp_path, monkeypatch, capsys):

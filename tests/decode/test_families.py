@@ -216,7 +216,7 @@ def vllm_families(tmp_path_factory, documents):
 
     def run(folder):
         if not VLLM_PYTHON.exists():
-            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
         (folder / "docs.json").write_text(json.dumps(plain_documents(documents)), encoding="utf-8")
         given = [f"--family={name}={path}" for name, path in folders.items()]
         result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), *given, "--documents",
@@ -243,6 +243,7 @@ def widened(folder, tokens: int, where):
     return copy
 
 
+@pytest.mark.full  # make test-full: every vLLM family
 def test_vllm_passes_the_check_and_translates_as_causal_lm_does(family, vllm_families, documents, tmp_path):
     """docnmt-check-model --backend vllm passes for every family, and vLLM's greedy translations (sentence-level,
     doc-trans) equal causal-lm's, with the window vLLM reads (:data:`WIDER_ON_VLLM`)."""
@@ -259,6 +260,7 @@ def test_vllm_passes_the_check_and_translates_as_causal_lm_does(family, vllm_fam
         assert [s for doc in out for s in doc] == found[strategy], strategy
 
 
+@pytest.mark.full  # make test-full: every vLLM family
 def test_vllm_check_names_an_architecture_it_has_no_implementation_of(vllm_families):
     found = vllm_families["unknown-architecture"]
     assert found["status"] != 0

@@ -255,6 +255,7 @@ def test_a_utility_that_is_not_installed_says_how_to_install_it(monkeypatch):
         Selector(mbr.Settings(utility="chrf"))
 
 
+@pytest.mark.full  # the backends' own environments (.venv-vllm): make test-full makes them
 def test_every_backends_own_environment_has_mbrs_utilities():
     """A backend whose decodes run in an environment of their own (vllm's .venv-vllm) runs its MBR rows there: each
     of MBR's utilities imports in it. make demo-llm BACKEND=vllm stopped at its first MBR row, doc-trans+mbr, with

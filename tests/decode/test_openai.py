@@ -22,6 +22,9 @@ from helpers import REPO, VLLM_PYTHON, doc_blocks, run_snakemake, tool_env
 from served import free_port, stop, wait_until_served
 from vllm_side import decode_run
 
+#: make test-full: the served model (vllm serve).
+pytestmark = pytest.mark.full
+
 #: The module's fixtures that train a model or start the server (conftest gives their tests the tier ``trains``).
 TRAINING_FIXTURES = {"served", "served_model", "llama"}
 #: The model's name on the server, and the variable that holds the server's key (docs/own-models.md's).
@@ -45,7 +48,7 @@ def served(tiny_llama, tmp_path_factory, key):
     its folder, a free port for 8000 and this module's key for the page's: its root URL. The key is in this
     process's environment (``KEY_ENV``) while the module runs."""
     if not VLLM_PYTHON.exists():
-        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
     (block,) = doc_blocks(PAGE, "bash", SECTION, "**A local server.**")
     folder = tmp_path_factory.mktemp("served")
     port = free_port()

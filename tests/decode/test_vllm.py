@@ -117,6 +117,7 @@ def test_the_console_scripts_run_on_vllm_with_engine_args_reusing_one_engine(vll
     assert json.dumps(clis["perplexity_json"]) and json.dumps(clis["cxmi_json"])
 
 
+@pytest.mark.full  # needs .venv-vllm, which make test-full makes
 def test_a_vllm_task_checks_its_models_in_vllms_environment_with_its_engine_args(tiny_llama, documents, tmp_path):
     """A workflow task with backend: vllm and every key of models.engine_args, run for its check_model jobs (no engine
     starts for a check): the rule runs the check in .venv-vllm with --engine-args, whose max_model_len becomes the
@@ -126,7 +127,7 @@ def test_a_vllm_task_checks_its_models_in_vllms_environment_with_its_engine_args
     from helpers import run_snakemake
 
     if not VLLM_PYTHON.exists():
-        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name, lines in (("test.en", documents["src"]), ("test.de", documents["ref"]),

@@ -20,6 +20,9 @@ import yaml
 from helpers import REPO, VLLM_PYTHON, copy_workdir, doc_blocks, run_snakemake, tool_env
 from served import free_port, stop, wait_until_served
 
+#: make test-full: the judge on a served model.
+pytestmark = pytest.mark.full
+
 #: The module's fixtures that train a model or start the server (conftest gives their tests the tier ``trains``).
 TRAINING_FIXTURES = {"judge_server"}
 #: docs/scoring.md's names: the judge's name on the server and the variable that holds its key.
@@ -32,7 +35,7 @@ SYSTEMS = {"sentence-level": ["Die Lampe ist alt.", "Hallo Tom!", "Wo wohnen Sie
 @pytest.fixture(scope="module")
 def judge_server(tiny_llama, tmp_path_factory):
     if not VLLM_PYTHON.exists():
-        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test does)")
+        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
     folder = tmp_path_factory.mktemp("judge")
     model = folder / "judge-model"
     shutil.copytree(tiny_llama, model)

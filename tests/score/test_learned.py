@@ -20,9 +20,8 @@ from docnmt.decode.selection import Selector, comet_pairwise
 from docnmt.score import learned, span_table, tables
 from docnmt.score.scoring import mean_bootstrap_tests, mean_paired_bootstrap
 from docnmt.textio import InputError, write_lines
-from helpers import REPO, copy_workdir, made_once, run_snakemake, tool_env
+from helpers import COMET_PYTHON, REPO, run_snakemake, tool_env
 
-COMET_PYTHON = REPO / ".venv-comet" / "bin" / "python"
 TRAINING_FIXTURES = {"tiny_comet", "tiny_xcomet"}
 
 SRC = ["The table is new.", "It fits well.", "I like it.", "Are you coming?", "Yes, gladly.", "See you tomorrow.",
@@ -50,58 +49,38 @@ def comet_run(*args, check=True) -> subprocess.CompletedProcess:
     return result
 
 
-def _tiny_checkpoints(root):
-    """A reference-based (regression) and a reference-free (kiwi) checkpoint, briefly fitted on synthetic text."""
-    rng = random.Random(3)
-    words_en, words_de = " ".join(SRC).split(), " ".join(REF).split()
-    write_lines(root / "text.en", SRC * 20 + [" ".join(rng.sample(words_en, 6)) for _ in range(200)])
-    write_lines(root / "text.de", REF * 20 + [" ".join(rng.sample(words_de, 6)) for _ in range(200)])
-    for kind, name in (("regression", "da"), ("kiwi", "kiwi")):
-        comet_run("-m", "docnmt.score.tiny_comet", "--kind", kind, "--text", root / "text.en", root / "text.de",
-                  "--output", root / name, "--steps", "10", "--vocab-size", "300")
-    return root / "da", root / "kiwi"
+@pytest.fixture(scope="session")
+def tiny_comet(mechanics_demo):
+    """A reference-based (regression) and a reference-free (kiwi) checkpoint: the mechanics demo's, which make
+    test-mechanics makes in .venv-comet from its corpus (docnmt.score.tiny_comet, 10 steps, 300 pieces)."""
+    if not COMET_PYTHON.exists():
+        pytest.skip(f"unbabel-comet's environment {COMET_PYTHON.parent.parent} is missing: run `make comet`")
+    return mechanics_demo / "models" / "comet-da", mechanics_demo / "models" / "comet-kiwi"
 
 
 @pytest.fixture(scope="session")
-def tiny_comet(tmp_path_factory):
+def tiny_xcomet(mechanics_demo):
+    """A tiny XCOMET (docnmt.score.tiny_comet --kind xcomet), left random: its tagger marks error spans at random.
+    The mechanics demo's."""
     if not COMET_PYTHON.exists():
         pytest.skip(f"unbabel-comet's environment {COMET_PYTHON.parent.parent} is missing: run `make comet`")
-    return made_once(tmp_path_factory, "tiny-comet", _tiny_checkpoints)
+    return mechanics_demo / "models" / "xcomet"
 
 
-def _tiny_xcomet(root):
-    """A tiny XCOMET (docnmt.score.tiny_comet --kind xcomet), left random: its tagger marks error spans at random."""
-    write_lines(root / "text.en", SRC * 20)
-    write_lines(root / "text.de", REF * 20)
-    comet_run("-m", "docnmt.score.tiny_comet", "--kind", "xcomet", "--text", root / "text.en", root / "text.de",
-              "--output", root / "xcomet", "--vocab-size", "200", "--seed", "2")
-    return root / "xcomet"
-
-
-@pytest.fixture(scope="session")
-def tiny_xcomet(tmp_path_factory):
-    if not COMET_PYTHON.exists():
-        pytest.skip(f"unbabel-comet's environment {COMET_PYTHON.parent.parent} is missing: run `make comet`")
-    return made_once(tmp_path_factory, "tiny-xcomet", _tiny_xcomet)
-
-
-def comet_score(model, src, mt, ref=None, context=False) -> tuple[float, list[float]]:
-    """comet-score's system and segment scores of a file (unbabel-comet's own CLI)."""
-    return comet_scores(model, src, [mt], ref, context)[0]
-
-
-def comet_scores(model, src, mts, ref=None, context=False) -> list[tuple[float, list[float]]]:
-    """comet-score's system and segment scores of several files in one call (its --to_json keeps every digit, where
-    its printout rounds to 4)."""
-    out = mts[0].with_name(mts[0].name + ".comet-score.json")
-    args = ["-m", "comet.cli.score", "-s", src, "-t", *mts, "--model", model / "checkpoints" / "model.ckpt", "--gpus",
-            "0", "--quiet", "--batch_size", "16", "--to_json", out] + (["-r", ref] if ref else []) \
+def comet_args(model, src, mts, out, ref=None, context=False) -> list:
+    """comet-score's command line for several files at once, its scores to the JSON file ``out`` (its --to_json
+    keeps every digit, where its printout rounds to 4)."""
+    return ["-s", src, "-t", *mts, "--model", model / "checkpoints" / "model.ckpt", "--gpus", "0", "--quiet",
+            "--batch_size", "16", "--to_json", out] + (["-r", ref] if ref else []) \
         + (["--enable-context"] if context else [])
-    comet_run(*args)
+
+
+def read_comet_json(out) -> list[tuple[float, list[float], list]]:
+    """comet-score's --to_json file: per file given, in order, (system score, segment scores, error spans)."""
     scored = []
-    for entries in json.loads(out.read_text()).values():  # one entry per file, in the order given
+    for entries in json.loads(out.read_text()).values():
         segments = [entry["COMET"] for entry in entries]
-        scored.append((sum(segments) / len(segments), segments))
+        scored.append((sum(segments) / len(segments), segments, [entry.get("errors", []) for entry in entries]))
     return scored
 
 
@@ -279,15 +258,73 @@ def test_table_3_gets_a_column_per_learned_metric_with_its_signature_and_marks(t
 
 
 # ---- in unbabel-comet's environment ------------------------------------------------------------------------
+#: QE reranking's and COMET-MBR's candidates of one source sentence.
+CANDIDATES = ["Er passt gut.", "Es passt gut.", "Passt gut.", "Er passt sehr gut hier."]
+#: The mechanics demo's systems that its COMET rule scored and Table 3 shows in this order (config_mechanics.yaml).
+MECHANICS_SYSTEMS = ("sentence-level", "doc-trans", "sentence-level+qe")
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     root = tmp_path_factory.mktemp("comet-files")
     for name, lines in (("src.en", SRC), ("ref.de", REF), ("hyp.de", HYP), ("docids", DOCIDS)):
         write_lines(root / name, lines)
+    # Doc-COMET's reference: comet-score --enable-context on the files with the context already joined (Vernikos et al.)
+    joined = root / "joined"
+    joined.mkdir()
+    write_lines(joined / "src.en", learned.with_context(SRC, DOCIDS, 2, "</s>"))
+    write_lines(joined / "hyp.de", learned.with_context(HYP, DOCIDS, 2, "</s>", context=REF))
+    write_lines(joined / "ref.de", learned.with_context(REF, DOCIDS, 2, "</s>"))
+    # QE reranking's candidates, and COMET-MBR's ordered pairs of them
+    write_lines(root / "cand.src", [SRC[1]] * len(CANDIDATES))
+    write_lines(root / "cand.de", CANDIDATES)
+    pairs = [(a, b) for a in CANDIDATES for b in CANDIDATES]
+    write_lines(root / "pairs.src", [SRC[1]] * len(pairs))
+    write_lines(root / "pairs.mt", [a for a, _ in pairs])
+    write_lines(root / "pairs.ref", [b for _, b in pairs])
     return root
 
 
-def test_scores_equal_comet_scores_for_comet_doc_comet_and_qe_offline(tiny_comet, files):
+@pytest.fixture(scope="module")
+def reference(files, tiny_comet, tiny_xcomet, mechanics_demo):
+    """comet-score's scores of everything this module compares with, computed by comet-score's own code in one
+    process of unbabel-comet's environment (tests/comet_side.py): name -> per file given, (system score, segment
+    scores, error spans)."""
+    from docnmt import layout
+
+    da, kiwi = tiny_comet
+    corpus = mechanics_demo / "data/demo/corpus"
+    hyps = [mechanics_demo / layout.decode_file("demo", "test", s, "txt") for s in MECHANICS_SYSTEMS]
+    jobs = {
+        "da": (da, files / "src.en", [files / "hyp.de"], files / "ref.de", False),
+        "kiwi": (kiwi, files / "src.en", [files / "hyp.de"], None, False),
+        "doc-comet": (da, files / "joined/src.en", [files / "joined/hyp.de"], files / "joined/ref.de", True),
+        "xcomet": (tiny_xcomet, files / "src.en", [files / "hyp.de"], files / "ref.de", False),
+        "qe-candidates": (kiwi, files / "cand.src", [files / "cand.de"], None, False),
+        "mbr-pairs": (da, files / "pairs.src", [files / "pairs.mt"], files / "pairs.ref", False),
+        "mechanics-da": (da, corpus / "test.en", hyps, corpus / "test.de", False),
+        "mechanics-kiwi": (kiwi, corpus / "test.en", hyps, None, False),
+    }
+    args = [comet_args(model, src, mts, files / f"{name}.comet.json", ref, context)
+            for name, (model, src, mts, ref, context) in jobs.items()]
+    (files / "jobs.json").write_text(json.dumps([[str(a) for a in job] for job in args]), encoding="utf-8")
+    comet_run(REPO / "tests" / "comet_side.py", files / "jobs.json")
+    return {name: read_comet_json(files / f"{name}.comet.json") for name in jobs}
+
+
+def test_comet_side_scores_as_the_comet_score_command_does(tiny_comet, files, reference):
+    """The reference scores of this module come from comet-score's own code in one process (tests/comet_side.py):
+    here the ``comet-score`` console script itself, in a process of its own, gives the same, digit for digit."""
+    da, _ = tiny_comet
+    out = files / "cli.comet.json"
+    result = subprocess.run([str(COMET_PYTHON.parent / "comet-score"),
+                             *map(str, comet_args(da, files / "src.en", [files / "hyp.de"], out, files / "ref.de"))],
+                            capture_output=True, text=True, env=offline_env(), timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert read_comet_json(out) == reference["da"]
+
+
+def test_scores_equal_comet_scores_for_comet_doc_comet_and_qe_offline(tiny_comet, files, reference):
     da, kiwi = tiny_comet
     out = files / "out"
     comet_run("-m", "docnmt.score.learned", "score", "--source", files / "src.en", "--reference", files / "ref.de",
@@ -301,18 +338,12 @@ def test_scores_equal_comet_scores_for_comet_doc_comet_and_qe_offline(tiny_comet
     assert set(result["signatures"]) == {"COMET[tiny-da]", "Doc-COMET[tiny-da]", "QE[tiny-kiwi]"}
     assert "|model:tiny-da|class:regression_metric|" in result["signatures"]["COMET[tiny-da]"]
 
-    system, by_segment = comet_score(da, files / "src.en", files / "hyp.de", files / "ref.de")
+    ((system, by_segment, _),) = reference["da"]
     assert result["systems"]["doc-trans"]["COMET[tiny-da]"]["score"] == pytest.approx(system, abs=1e-6)
     assert segments[("COMET[tiny-da]", "doc-trans")] == pytest.approx(by_segment, abs=1e-6)
-    system, by_segment = comet_score(kiwi, files / "src.en", files / "hyp.de")
+    ((system, by_segment, _),) = reference["kiwi"]
     assert segments[("QE[tiny-kiwi]", "doc-trans")] == pytest.approx(by_segment, abs=1e-6)
-    # Doc-COMET: comet-score --enable-context on the files with the context already joined (Vernikos et al.)
-    joined = files / "joined"
-    joined.mkdir()
-    write_lines(joined / "src.en", learned.with_context(SRC, DOCIDS, 2, "</s>"))
-    write_lines(joined / "hyp.de", learned.with_context(HYP, DOCIDS, 2, "</s>", context=REF))
-    write_lines(joined / "ref.de", learned.with_context(REF, DOCIDS, 2, "</s>"))
-    system, by_segment = comet_score(da, joined / "src.en", joined / "hyp.de", joined / "ref.de", context=True)
+    ((system, by_segment, _),) = reference["doc-comet"]
     assert segments[("Doc-COMET[tiny-da]", "doc-trans")] == pytest.approx(by_segment, abs=1e-6)
     assert result["systems"]["doc-trans"]["Doc-COMET[tiny-da]"]["score"] == pytest.approx(system, abs=1e-6)
     assert by_segment != pytest.approx(segments[("COMET[tiny-da]", "doc-trans")], abs=1e-6)  # context matters
@@ -321,7 +352,7 @@ def test_scores_equal_comet_scores_for_comet_doc_comet_and_qe_offline(tiny_comet
     assert compared["significant"] == (compared["p_value"] < 0.05 and not compared["identical_to_baseline"])
 
 
-def test_xcomet_scores_and_error_spans_equal_comet_scores_and_the_tables_count_them(tiny_xcomet, files):
+def test_xcomet_scores_and_error_spans_equal_comet_scores_and_the_tables_count_them(tiny_xcomet, files, reference):
     """An XCOMET checkpoint: its column XCOMET[NAME], each segment's score and error spans as comet-score gives them
     (its --to_json's "COMET" and "errors"), written per system with --error-spans; the table xcomet_spans counts
     them by severity and names the commonest."""
@@ -335,15 +366,10 @@ def test_xcomet_scores_and_error_spans_equal_comet_scores_and_the_tables_count_t
     assert result["columns"] == ["XCOMET[tiny-x]"]
     assert "XCOMET|model:tiny-x|class:xcomet_metric|" in result["signatures"]["XCOMET[tiny-x]"]
     spans = {r["system"]: r["spans"] for r in map(json.loads, out.with_suffix(".spans.jsonl").open())}
-    scored = files / "xcomet-score.json"
-    comet_run("-m", "comet.cli.score", "-s", files / "src.en", "-t", files / "hyp.de", "-r", files / "ref.de",
-              "--model", tiny_xcomet / "checkpoints" / "model.ckpt", "--gpus", "0", "--quiet", "--batch_size", "16",
-              "--to_json", scored)
-    (entries,) = json.loads(scored.read_text()).values()
-    system = sum(e["COMET"] for e in entries) / len(entries)
+    ((system, _, errors),) = reference["xcomet"]
     assert result["systems"]["doc-trans"]["XCOMET[tiny-x]"]["score"] == pytest.approx(system, abs=1e-6)
     assert [[{k: pytest.approx(v, abs=1e-6) if k == "confidence" else v for k, v in span.items()}
-             for span in segment] for segment in spans["doc-trans"]] == [e.get("errors", []) for e in entries]
+             for span in segment] for segment in spans["doc-trans"]] == errors
     assert any(spans["doc-trans"]), "the random tagger marks spans: the comparison compares something"
     assert len(spans["doc-trans"]) == len(SRC)
     table = span_table.xcomet_spans_table({"strategies": ["sentence-level", "doc-trans", "cheating"], "tasks": {
@@ -358,21 +384,15 @@ def test_xcomet_scores_and_error_spans_equal_comet_scores_and_the_tables_count_t
     assert table.rows[2][1:] == ["-", "-", "-"]
 
 
-def test_qe_reranking_and_comet_mbr_choose_what_brute_force_with_comet_score_chooses(tiny_comet, files):
+def test_qe_reranking_and_comet_mbr_choose_what_brute_force_with_comet_score_chooses(tiny_comet, files, reference):
     da, kiwi = tiny_comet
-    source, candidates = SRC[1], ["Er passt gut.", "Es passt gut.", "Passt gut.", "Er passt sehr gut hier."]
-    write_lines(files / "cand.src", [source] * len(candidates))
-    write_lines(files / "cand.de", candidates)
-    _, qe = comet_score(kiwi, files / "cand.src", files / "cand.de")
+    source, candidates = SRC[1], CANDIDATES
+    ((_, qe, _),) = reference["qe-candidates"]
     with MetricClient(str(COMET_PYTHON), "tiny-kiwi", kiwi, qe=True) as client:
         selector = Selector(mbr.Settings(count=4, utility="qe:tiny-kiwi"), client)
         assert selector.select(candidates, source) == max(range(4), key=lambda i: (qe[i], -i))
         assert client.record()["forward_passes"] == 4
-    pairs = [(a, b) for a in candidates for b in candidates]
-    write_lines(files / "pairs.src", [source] * len(pairs))
-    write_lines(files / "pairs.mt", [a for a, _ in pairs])
-    write_lines(files / "pairs.ref", [b for _, b in pairs])
-    _, utilities = comet_score(da, files / "pairs.src", files / "pairs.mt", files / "pairs.ref")
+    ((_, utilities, _),) = reference["mbr-pairs"]
     expected = [sum(utilities[4 * i:4 * i + 4]) / 4 for i in range(4)]
     with MetricClient(str(COMET_PYTHON), "tiny-da", da) as client:
         selector = Selector(mbr.Settings(count=4, utility="comet:tiny-da"), client)
@@ -413,59 +433,46 @@ def test_qe_with_a_reference_based_checkpoint_stops_with_one_line_naming_hparams
     da, _ = tiny_comet
     result = comet_run("-m", "docnmt.score.learned", "serve", "--checkpoint", da, "--qe", check=False)
     assert result.returncode == 1 and not result.stdout
-    assert f"{da / 'hparams.yaml'}: COMET checkpoint 'da' is reference-based" in result.stderr
+    assert f"{da / 'hparams.yaml'}: COMET checkpoint '{da.name}' is reference-based" in result.stderr
     with pytest.raises(InputError, match="the COMET scorer of checkpoint 'da', loading the checkpoint: the child "
                                          r"stopped \(exit status 1\); its last stderr lines: error: .*hparams.yaml: "
                                          "COMET checkpoint 'da' is reference-based"):
         MetricClient(str(COMET_PYTHON), "da", da, qe=True)
 
 
-def comet_python_wrapper(folder) -> tuple:
-    """(a python, its record): a Python of its own for metrics.comet_python, which notes each command line in the
-    record and runs it with unbabel-comet's Python (.venv-comet)."""
-    import shlex
-
-    python, record = folder / "bin" / "python", folder / "calls.txt"
+def test_the_comet_rules_run_on_the_python_metrics_comet_python_names(mechanics_demo, tmp_path):
+    """metrics.comet_python: the rules comet_env and comet run their commands with that Python (a dry run of the
+    mechanics demo with another one: both rules' commands, and nothing else, would run again, on it)."""
+    python = tmp_path / "my comet" / "bin" / "python"
     python.parent.mkdir(parents=True)
-    python.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(record))}\n'
-                      f'exec {shlex.quote(str(COMET_PYTHON))} "$@"\n', encoding="utf-8")
-    python.chmod(0o755)
-    return python, record
+    python.symlink_to(COMET_PYTHON)
+    from helpers import MECHANICS_CONFIG, TEST_CONFIG
+
+    from docnmt import layout
+
+    result = run_snakemake(mechanics_demo, "--dry-run", "--printshellcmds", "--nolock",
+                           layout.score_file("demo", "test", "comet"), "--configfile", TEST_CONFIG, MECHANICS_CONFIG,
+                           "--config", f"metrics={{comet_python: '{python}'}}")
+    commands = [line.strip() for line in result.stdout.splitlines() if "docnmt.score.learned" in line]
+    assert {c.split("docnmt.score.learned ")[1].split()[0] for c in commands} == {"env", "score"}, result.stdout
+    for command in commands:  # each runs that Python: by its path, or first on PATH
+        assert str(python) in command or f"export PATH='{python.parent}:" in command, command
 
 
-def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_comet_score(trained_demo, tiny_comet,
-                                                                                          tiny_xcomet, tmp_path):
-    """The done-when of the learned metrics: the trained demo, three checkpoints built outside it (COMET, CometKiwi,
-    XCOMET), Table 3 and XCOMET's error spans with their table. The metric's settings are not config.yaml's: unbabel-comet's Python named (metrics.comet_python), one sentence of Doc-COMET
-    context (metrics.context), batches of 8 (metrics.batch_size), sentence-level QE reranked instead of doc-trans
-    (qe_rerank.strategies)."""
+def test_the_mechanics_demos_tables_show_comet_doc_comet_xcomet_and_a_qe_reranked_row_equal_to_comet_score(
+        mechanics_demo, tiny_comet, reference, monkeypatch):
+    """The done-when of the learned metrics, on the mechanics demo (make test-mechanics): three checkpoints built
+    outside the workflow (COMET, CometKiwi, XCOMET), Table 3 and XCOMET's error spans with their table. The metrics'
+    settings there are not config.yaml's (.test/config_mechanics.yaml): one sentence of Doc-COMET context
+    (metrics.context), batches of 8 (metrics.batch_size), a timeout of 300 s (metrics.timeout), sentence-level QE
+    reranked among 4 instead of doc-trans (qe_rerank.strategies, qe_rerank.count)."""
+    from helpers import mechanics_config
+
     from docnmt import layout
     from docnmt.workflow.tables import score_manifest, table_names
 
-    da, kiwi = tiny_comet
-    work = copy_workdir(trained_demo, tmp_path / "demo")
-    import yaml
-
-    from docnmt.config import validate
-
-    python, calls = comet_python_wrapper(tmp_path / "comet-python")
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config.update(tasks=["demo"], strategies=["sentence-level", "doc-trans"], metrics={"comet": {
-        "tiny-da": str(da), "tiny-kiwi": str(kiwi), "tiny-x": str(tiny_xcomet)}, "comet_python": str(python),
-        "context": 1, "batch_size": 8, "timeout": 300},
-        qe_rerank={"strategies": ["sentence-level"], "checkpoint": "tiny-kiwi", "count": 4})
-    config["mbr"]["strategies"] = []
-    config["scoring"].update(significance_baselines=["sentence-level"], bootstrap_samples=100)
-    # sort_keys=False: the training presets keep their order, so that the copy's models are not trained again
-    (tmp_path / "comet.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    work = mechanics_demo
     comet_file = layout.score_file("demo", "test", "comet")
-    run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", comet_file,
-                  layout.score_file("demo", "test", "bleu_ter"), layout.comet_error_spans("demo", "test"),
-                  "--configfile", str(tmp_path / "comet.yaml"),
-                  env=offline_env())
-    # the rules comet_env and comet ran on metrics.comet_python
-    assert {line.split()[2] for line in calls.read_text().splitlines()
-            if line.startswith("-m docnmt.score.learned")} == {"env", "score"}, calls.read_text()
     qe_sidecar = json.loads((work / layout.decode_file("demo", "test", "sentence-level+qe", "json")).read_text())
     assert qe_sidecar["mbr"]["utility"] == "qe:tiny-kiwi" and qe_sidecar["mbr"]["metric"]["forward_passes"] > 0
     assert qe_sidecar["strategy"] == "sentence-level" and qe_sidecar["mbr"]["count"] == 4
@@ -476,7 +483,8 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
     assert scores["context"] == 1
     assert "|context:1|batch:8|" in scores["signatures"]["Doc-COMET[tiny-da]"]
     assert "|context:0|batch:8|" in scores["signatures"]["COMET[tiny-da]"]
-    validated = validate(config, REPO / "schemas" / "config.schema.yaml")
+    validated = mechanics_config()
+    monkeypatch.chdir(work)  # its checkpoints' folders are relative to the workflow directory, as the rules see them
     manifest = score_manifest(validated)
     assert "xcomet_spans" in table_names(validated)
     spec = manifest["tasks"]["demo"]
@@ -485,25 +493,24 @@ def test_the_demo_tables_show_comet_doc_comet_and_a_qe_reranked_row_equal_to_com
             "comet_error_spans": {"test": str(spans_file)}}
     table = tables.bleu_ter_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
     spans = [json.loads(line) for line in spans_file.read_text().splitlines()]
-    assert {(r["metric"], r["system"]) for r in spans} == {("XCOMET[tiny-x]", s) for s in (
-        "sentence-level", "doc-trans", "sentence-level+qe")}
+    assert {("XCOMET[tiny-xcomet]", s) for s in MECHANICS_SYSTEMS} <= {(r["metric"], r["system"]) for r in spans}
     shown = span_table.xcomet_spans_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
-    assert [row[0] for row in shown.rows] == ["sentence-level", "doc-trans", "sentence-level, QE reranked"]
+    labels = {"sentence-level": "sentence-level", "doc-trans": "doc-trans",
+              "sentence-level+qe": "sentence-level, QE reranked"}
+    assert {row[0] for row in shown.rows} >= set(labels.values())
     assert all(row[1].endswith(f"/{len(spans[0]['spans'])}") for row in shown.rows)
-    assert [row[0] for row in table.rows] == ["sentence-level", "doc-trans", "sentence-level, QE reranked"]
+    rows = {row[0]: row for row in table.rows}
     columns = {name: table.header.index(f"demo test {name}") for name in
-               ("COMET[tiny-da]", "Doc-COMET[tiny-da]", "QE[tiny-kiwi]", "XCOMET[tiny-x]")}
-    corpus = work / "data/demo/corpus"
-    hyps = [work / layout.decode_file("demo", "test", s, "txt")
-            for s in ("sentence-level", "doc-trans", "sentence-level+qe")]
-    by_da = comet_scores(da, corpus / "test.en", hyps, corpus / "test.de")
-    by_kiwi = comet_scores(kiwi, corpus / "test.en", hyps)
-    for row, (da_score, _), (kiwi_score, _) in zip(table.rows, by_da, by_kiwi, strict=True):
+               ("COMET[tiny-da]", "Doc-COMET[tiny-da]", "QE[tiny-kiwi]", "XCOMET[tiny-xcomet]")}
+    for system, (da_score, _, _), (kiwi_score, _, _) in zip(MECHANICS_SYSTEMS, reference["mechanics-da"],
+                                                            reference["mechanics-kiwi"], strict=True):
+        row = rows[labels[system]]
         assert float(row[columns["COMET[tiny-da]"]].rstrip("*†")) == pytest.approx(da_score * 100, abs=0.006)
         assert float(row[columns["QE[tiny-kiwi]"]].rstrip("*†")) == pytest.approx(kiwi_score * 100, abs=0.006)
-    assert all(row[columns["Doc-COMET[tiny-da]"]] != "-" for row in table.rows)
+        assert row[columns["Doc-COMET[tiny-da]"]] != "-"
 
 
+@pytest.mark.full  # make test-full: the manual's COMET blocks run for real (test_docs.py parses them in make test)
 def test_the_scoring_pages_comet_configuration_and_qe_command_run_as_written(trained_demo, tiny_comet, tmp_path):
     """docs/scoring.md's two COMET blocks, as written, on the tiny checkpoints as `/models/wmt22-comet-da` and
     `/models/wmt22-cometkiwi-da` (the root `/models` replaced by a folder here, nothing else):

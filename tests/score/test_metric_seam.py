@@ -97,15 +97,16 @@ def test_config_errors_name_the_key(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def metricx_checkpoint(tmp_path_factory):
-    from docnmt.score.tiny_metricx import build
+def metricx_checkpoint(mechanics_demo):
+    """A tiny MetricX-24 checkpoint (docnmt.score.tiny_metricx): the mechanics demo's, the one make test-mechanics
+    made beside it."""
+    return mechanics_demo / "models" / "metricx"
 
-    return build(tmp_path_factory.mktemp("metricx") / "metricx-tiny", tied=False)
 
-
-def test_metricx_and_a_metric_of_ones_own_get_their_columns_in_table_3(trained_demo, metricx_checkpoint, tmp_path):
-    """The done-when of the seam: the trained demo, a MetricX-24 checkpoint built outside it, configured by
-    docs/scoring.md's block as written (its /models a folder here: both modes, QE first, the tokenizer named,
+def test_metricx_and_a_metric_of_ones_own_get_their_columns_in_table_3(mechanics_demo, metricx_checkpoint, tmp_path,
+                                                                      monkeypatch):
+    """The done-when of the seam: a copy of the mechanics demo, a MetricX-24 checkpoint built outside it, configured
+    by docs/scoring.md's block as written (its /models a folder here: both modes, QE first, the tokenizer named,
     batches of 4) with inputs cut at 64 tokens, and tests/toy_metric.py named in metrics.modules (and found on
     PYTHONPATH), nothing else. The workflow's rules metricx and toy_length score the test set (the toy also
     ContraPro's example sentences: evalsets "all"); Table 3 shows MetricX, MetricX-QE and LenRatio with their
@@ -121,23 +122,24 @@ def test_metricx_and_a_metric_of_ones_own_get_their_columns_in_table_3(trained_d
 
     import shutil
 
-    from helpers import doc_blocks
+    from helpers import MECHANICS_CONFIG, TEST_CONFIG, doc_blocks, mechanics_config
 
-    work = copy_workdir(trained_demo, tmp_path / "demo")
+    work = copy_workdir(mechanics_demo, tmp_path / "demo")
     (block,) = doc_blocks(REPO / "docs/scoring.md", "yaml", "## MetricX-24")
     models = tmp_path / "models"
     shutil.copytree(metricx_checkpoint, models / "metricx-24-hybrid-large-v2p6")
     shutil.copytree(metricx_checkpoint, models / "mt5-large")
     metrics = yaml.safe_load(block.replace("/models", str(models)))["metrics"]
     metrics["metricx"]["max_input_length"] = 64  # beyond the page's block: inputs cut short
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config.update(tasks=["demo"], strategies=["sentence-level", "doc-trans"], metrics={"modules": ["toy_metric"],
-                                                                                     **metrics})
-    config["mbr"]["strategies"] = []
-    config["task_settings"]["demo"]["ctxpro"] = []
-    config["scoring"].update(significance_baselines=["sentence-level"], bootstrap_samples=100)
-    (tmp_path / "seam.yaml").write_text(yaml.safe_dump(config, sort_keys=False))  # the presets' order: no retraining
-    validated = validate(config)
+    # over the mechanics demo's own config: the page's MetricX (for the demo's), and the toy metric
+    config = {"strategies": ["sentence-level", "doc-trans"], "metrics": {"modules": ["toy_metric"], **metrics},
+              "mbr": {"strategies": []}, "qe_rerank": {"strategies": []}, "task_settings": {"demo": {"ctxpro": []}},
+              "scoring": {"significance_baselines": ["sentence-level"], "bootstrap_samples": 100}}
+    (tmp_path / "seam.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    from docnmt.config import merge
+
+    validated = validate(merge(mechanics_config(), config))
+    monkeypatch.chdir(work)  # the checkpoints' folders are relative to the workflow directory, as the rules see them
     manifest = score_manifest(validated)
     spec = manifest["tasks"]["demo"]
     assert manifest["metric_modules"] == ["toy_metric"]
@@ -145,11 +147,11 @@ def test_metricx_and_a_metric_of_ones_own_get_their_columns_in_table_3(trained_d
     targets = [spec["metricx"]["test"], *spec["toy_length"].values()]
     env = {**tool_env(), "PYTHONPATH": str(REPO / "tests")}
     run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", *targets, "--configfile",
-                  str(tmp_path / "seam.yaml"), env=env)
+                  TEST_CONFIG, MECHANICS_CONFIG, str(tmp_path / "seam.yaml"), env=env)
     absolute = {"strategies": manifest["strategies"], "metric_modules": ["toy_metric"], "tasks": {"demo": {
         name: {e: str(work / p) for e, p in spec[name].items()} for name in ("bleu_ter", "metricx", "toy_length")}}}
     for e in spec["bleu_ter"]:
-        absolute["tasks"]["demo"]["bleu_ter"][e] = str(trained_demo / spec["bleu_ter"][e])
+        absolute["tasks"]["demo"]["bleu_ter"][e] = str(mechanics_demo / spec["bleu_ter"][e])
     table = tables.bleu_ter_table(absolute)
     header = table.header
     for column in ("demo test MetricX", "demo test MetricX-QE", "demo test LenRatio", "demo ContraPro LenRatio"):

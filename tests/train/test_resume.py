@@ -14,7 +14,8 @@ import pytest
 
 from helpers import REPO, TEST_CONFIG, copy_workdir, run_snakemake, tool_env
 
-pytestmark = pytest.mark.workflow
+#: make test-full: a training killed and resumed, end to end.
+pytestmark = [pytest.mark.workflow, pytest.mark.full]
 
 
 def checkpoint_updates(path: Path) -> int:

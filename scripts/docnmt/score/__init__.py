@@ -21,8 +21,9 @@ Modules (each metric declares itself to the metric seam, :mod:`docnmt.metrics`, 
   span_table  -- XCOMET's error spans per strategy: by severity, and the commonest
   notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
+  findings    -- the paper's two findings on the demo, checked from its scores (make demo ends with it)
 
 CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,
-``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``judge``, ``cxmi``, ``context_usage``, ``tables``, ``plots``; in unbabel-comet's environment
+``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``judge``, ``cxmi``, ``context_usage``, ``tables``, ``plots``, ``findings``; in unbabel-comet's environment
 ``learned`` and ``tiny_comet``.
 """
