@@ -180,8 +180,10 @@ TEST_LEDGER ?= $(CURDIR)/.test-ledger
 TEST_TIMES ?= $(CURDIR)/.test-times
 TEST_ENV = DOCNMT_DEMO_WORKDIR="$(TEST_DEMO)" DOCNMT_MECHANICS_WORKDIR="$(TEST_MECHANICS)" \
   DOCNMT_TINY_MODELS="$(TEST_TINY_MODELS)" DOCNMT_DATA_STAGE="$(TEST_DATA_STAGE)" DOCNMT_OPTION_LEDGER="$(TEST_LEDGER)"
-# $(call timed,PART,COMMAND): COMMAND, then the seconds it took, printed and noted in TEST_TIMES.
-timed = start=$$(date +%s); $(2); echo "make $@: $(1) took $$(( $$(date +%s) - start )) s" | tee -a "$(TEST_TIMES)"
+# $(call timed,PART,COMMAND): COMMAND, then the seconds it took, printed and noted in TEST_TIMES; under make -n
+# (which runs a line holding $(MAKE) all the same) COMMAND alone, so that a dry run notes no time.
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
+timed = $(if $(DRY_RUN),$(2),start=$$(date +%s); $(2); echo "make $@: $(1) took $$(( $$(date +%s) - start )) s" | tee -a "$(TEST_TIMES)")
 
 test: ## the gate, what .ci/run runs: every test but the long ones, make demo with its findings, the mechanics demo (docs/benchmarks.md has its time)
 	@rm -f "$(TEST_TIMES)"
@@ -225,10 +227,15 @@ test-mechanics: setup comet ## the mechanics demo the tests read, from scratch, 
 	$(MECHANICS_SNAKEMAKE) --profile profiles/cpu --cores $(CORES) --quiet rules $(MECHANICS_CONFIGS)
 	$(MECHANICS_SNAKEMAKE) --quiet rules --report "$(TEST_MECHANICS)/report.html" $(MECHANICS_CONFIGS)
 
-# The tests' tiny LLMs and Marian model (tests/tiny_models.py), from scratch, in TEST_TINY_MODELS.
-test-tiny-models: setup ## the tests' tiny Hugging Face models, in TEST_TINY_MODELS (.test-demo/tiny-models)
-	rm -rf "$(TEST_TINY_MODELS)"
-	$(VENV)/bin/python tests/tiny_models.py --output "$(TEST_TINY_MODELS)"
+# The tests' tiny LLMs and Marian model (tests/tiny_models.py), from scratch, in TEST_TINY_MODELS: a process each,
+# on one thread as the tests' own fixtures would (tests/conftest.py), so that make -j2 builds two at once (make test
+# builds them beside .venv-comet).
+TINY_MODELS := llama qwen2-plain marian
+test-tiny-models: $(addprefix test-tiny-model-,$(TINY_MODELS)) ## the tests' tiny Hugging Face models, in TEST_TINY_MODELS (.test-demo/tiny-models)
+
+test-tiny-model-%: setup
+	rm -rf "$(TEST_TINY_MODELS)/$*"
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(VENV)/bin/python tests/tiny_models.py --output "$(TEST_TINY_MODELS)" --only $*
 
 # make test-full's demo LLM: make demo-llm's model trained on TEST_DEMO's corpus, and the tables of the strategies its
 # findings compare (sentence-level, doc-trans, cheating; tests/test_demo_llm.py), in results/tables/demo-llm/ there
