@@ -210,7 +210,10 @@ test-fast: setup ## the tests that train nothing and run no workflow or project-
 # CometKiwi and XCOMET checkpoints (in .venv-comet) and the tiny MetricX-24 made from it in models/ there, then the
 # workflow (two strategies, the learned metrics, QE reranking) and its report.
 MECHANICS_SNAKEMAKE = $(VENV)/bin/python -m snakemake -s "$(CURDIR)/Snakefile" --directory "$(TEST_MECHANICS)"
-MECHANICS_CONFIGS = --configfile "$(CURDIR)/.test/config_demo.yaml" "$(CURDIR)/.test/config_mechanics.yaml"
+# metrics.comet_python: COMET's Python named by its absolute path (the default, .venv-comet beside the Snakefile, is
+# the same interpreter), so that the key is set in a run that finishes (the option audit)
+MECHANICS_CONFIGS = --configfile "$(CURDIR)/.test/config_demo.yaml" "$(CURDIR)/.test/config_mechanics.yaml" \
+  --config "metrics={comet_python: '$(abspath $(COMET_VENV))/bin/python'}"
 TINY_COMET = $(COMET_VENV)/bin/python -m docnmt.score.tiny_comet --text "$(TEST_MECHANICS)/data/demo/corpus/train.en" \
   "$(TEST_MECHANICS)/data/demo/corpus/train.de" --vocab-size 300
 test-mechanics: setup comet ## the mechanics demo the tests read, from scratch, in TEST_MECHANICS (.test-demo/mechanics)
