@@ -54,6 +54,13 @@ class Request:
     line: int | None = field(default=None, compare=False)
 
 
+def request_tokens(request) -> tuple[tuple[int, ...], ...]:
+    """What a request's search depends on: its source, forced prefix and document token ids (not its line). Two
+    requests with the same are the same search: :meth:`docnmt.decode.strategies.Decoder.search` searches them once,
+    and the resume journal's digest (:func:`docnmt.decode.journal.requests_digest`) reads them."""
+    return tuple(request.source), tuple(request.prefix), tuple(getattr(request, "document", ()) or ())
+
+
 class RequestError(InputError):
     """A request that failed for a reason of its own (a served model's endpoint gave up on it): names the endpoint
     (``where``) and, where known, the source line of the request (:attr:`Request.line`, 0-based). The decode CLI names

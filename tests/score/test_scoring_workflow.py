@@ -107,6 +107,10 @@ def test_the_findings_check_prints_each_finding_and_fails_where_one_does_not_sho
     with pytest.raises(SystemExit):
         findings.main(["--workdir", str(tmp_path / "nothing")])
     assert "expected the demo's score file" in capsys.readouterr().err
+    pronouns.write_text('{"systems": ', encoding="utf-8")  # cut short
+    with pytest.raises(SystemExit):
+        findings.main(["--workdir", str(tmp_path)])
+    assert f"{pronouns}: expected the JSON of a score file, found invalid JSON" in capsys.readouterr().err
 
 
 def test_tables_target_builds_every_table_in_three_formats(scored_demo):

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..search import Hypothesis
+from ..search import Hypothesis, request_tokens
 from ..textio import file_digest
 
 #: Requests per chunk of a search call: the granularity of resuming (4 batches of the default 64 requests).
@@ -77,7 +77,7 @@ def requests_digest(requests: Sequence) -> str:
     """A digest of the requests' token ids (source, prefix, document)."""
     digest = hashlib.sha256()
     for request in requests:
-        for part in (request.source, request.prefix, getattr(request, "document", ()) or ()):
+        for part in request_tokens(request):
             digest.update(",".join(map(str, part)).encode("ascii") + b";")
         digest.update(b"|")
     return digest.hexdigest()

@@ -92,6 +92,7 @@ from typing import Sequence
 from .. import SEP
 from ..preprocess.bpe import remove_bpe
 from ..preprocess.windows import join, split
+from ..search import request_tokens
 from .documents import Document, previous, window
 from .fixed_point import FixedPoint, take_over_round_one  # noqa: F401 (the decode CLI's)
 from .fixed_point import first_segment as _first_segment
@@ -258,7 +259,7 @@ class Decoder:
         first: dict[tuple, int] = {}
         distinct, where = [], []
         for request in requests:
-            key = (tuple(request.source), tuple(request.prefix), tuple(getattr(request, "document", ()) or ()))
+            key = request_tokens(request)
             if key not in first:
                 first[key] = len(distinct)
                 distinct.append(request)

@@ -17,14 +17,13 @@ exits 1, with the numbers, where one does not show.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import layout
 from ..manual import argument_parser
-from ..textio import InputError, cli_errors
+from ..textio import InputError, cli_errors, load_json
 
 #: The strategies that see the previous sentences, and those that see no context.
 CONTEXT_STRATEGIES = ("last-sentence", "2-pass", "doc-trans", "doc-trans-beam", "cheating")
@@ -73,7 +72,7 @@ def _read(workdir: Path, task: str, evalset: str, name: str) -> dict:
     path = workdir / layout.score_file(task, evalset, name)
     if not path.is_file():
         raise InputError(path, "expected the demo's score file: run the demo first (make demo)")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load_json(path, "score file")
 
 
 def _gender_f1(scores: dict) -> dict[str, float | None]:
