@@ -35,9 +35,10 @@ for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 #: The fixtures that train a model (directly or through another fixture): a test using one is of the tier
 #: ``trains``. A test module names its own such fixtures in a module-level ``TRAINING_FIXTURES`` set; a test that
 #: trains otherwise (or asks for a fixture with ``request.getfixturevalue``) is marked ``@pytest.mark.trains``.
-TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "tiny_qwen2_base", "small_demo_data", "vllm_outputs"}
+TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "tiny_qwen2_base", "small_demo_data",
+                     "vllm_side_outputs", "vllm_outputs", "vllm_families"}
 #: The fixtures that run vLLM's engine in .venv-vllm, which `make test-full` makes: a test using one is ``full``.
-VLLM_FIXTURES = {"vllm_outputs"}
+VLLM_FIXTURES = {"vllm_side_outputs", "vllm_outputs", "vllm_families"}
 #: The fixtures of the trained demo: a test using one is of the tier ``demo``.
 DEMO_FIXTURES = {"trained_demo", "demo_models", "trained_demo_llm", "mechanics_demo"}
 #: A test whose setup and call together take longer than this is listed at the end of the session.
@@ -293,26 +294,60 @@ def vllm_documents():
 
 
 @pytest.fixture(scope="session")
-def vllm_outputs(tmp_path_factory, tiny_llama, tiny_qwen2_base, vllm_documents):
-    """What the backend vllm gives on :func:`vllm_documents` with the tiny Llama (tests/vllm_side.py, in vLLM's
-    environment, one engine start for the session): the strategies' translations, forced scores, samples; and a
-    beam search with the tiny base Qwen2's plain template."""
+def vllm_side_outputs(tmp_path_factory, tiny_llama, tiny_qwen2_base, vllm_documents) -> dict:
+    """Every engine pass of the tests on vLLM, in one process of vLLM's environment for the session
+    (tests/vllm_side.py): the backend vllm on :func:`vllm_documents` with the tiny Llama (the strategies'
+    translations, forced scores, samples, the console scripts) and a beam search with the tiny base Qwen2's plain
+    template, then each family's tiny model (tests/llmfamilies.py) on its documents, one engine after the other."""
     import json
     import subprocess
 
+    import llmfamilies
+    from docnmt.decode.backends.causal_lm.tiny import FAMILIES
+
+    if not VLLM_PYTHON.exists():
+        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
+    folders = {name: llmfamilies.family_folder(tmp_path_factory, name) for name in FAMILIES}
+
     def run(folder: Path) -> Path:
-        if not VLLM_PYTHON.exists():
-            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
         (folder / "docs.json").write_text(json.dumps(vllm_documents), encoding="utf-8")
+        (folder / "family-docs.json").write_text(json.dumps(llmfamilies.plain_documents(
+            llmfamilies.family_documents())), encoding="utf-8")
+        families = [f"--family={name}={path}" for name, path in folders.items()]
         result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), "--model", str(tiny_llama),
                                  "--plain-model", str(tiny_qwen2_base), "--documents", str(folder / "docs.json"),
+                                 *families, "--family-documents", str(folder / "family-docs.json"),
                                  "--output", str(folder / "vllm.json")],
-                                capture_output=True, text=True, timeout=900, cwd=folder,
+                                capture_output=True, text=True, timeout=1200, cwd=folder,
                                 env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
         assert result.returncode == 0, result.stderr[-4000:]
         return folder / "vllm.json"
 
     return json.loads(made_once(tmp_path_factory, "vllm-side", run).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def vllm_outputs(vllm_side_outputs) -> dict:
+    """What the backend vllm gives on :func:`vllm_documents` with the tiny Llama (and the tiny base Qwen2's beam
+    search): :func:`vllm_side_outputs`' model part."""
+    return {key: value for key, value in vllm_side_outputs.items() if key != "families"}
+
+
+@pytest.fixture(scope="session")
+def vllm_families(vllm_side_outputs) -> dict:
+    """Each family's docnmt-check-model status and greedy translations on vLLM, and the check of an architecture
+    vLLM has no implementation of: :func:`vllm_side_outputs`' family part."""
+    return vllm_side_outputs["families"]
+
+
+@pytest.fixture(scope="session")
+def paper_dry_run(tmp_path_factory) -> list[dict]:
+    """The session's one dry run of the paper's DAG (tasks news, ted and os; the targets all and data): each job's
+    rule, files and wildcards (helpers.dry_run_jobs), read by every test that inspects that DAG."""
+    from helpers import dry_run_jobs
+
+    return made_once(tmp_path_factory, "paper-dry-run", lambda folder: dry_run_jobs(folder, "[news,ted,os]", "all",
+                                                                                   "data"))
 
 
 def _bare_python(root: Path) -> Path:

@@ -97,6 +97,24 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: int = 
     return result
 
 
+def dry_run_jobs(workdir: Path, task_list: str, *targets: str) -> list[dict]:
+    """The jobs of `snakemake -n [TARGETS] --config tasks=TASK_LIST` in ``workdir``: for each, its rule, input,
+    output, log and benchmark (lists of paths) and wildcards (a dict)."""
+    stdout = run_snakemake(workdir, *targets, "-n", "--config", f"tasks={task_list}", timeout=600).stdout
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \S+:\n)", stdout):
+        rule = re.match(r"(?:local)?rule (\S+):\n", block)
+        if not rule:
+            continue
+        job = {"rule": rule[1]}
+        for key in ("input", "output", "log", "benchmark", "wildcards"):
+            found = re.search(rf"^    {key}: (.*)$", block, re.M)
+            job[key] = found[1].split(", ") if found else []
+        job["wildcards"] = dict(item.split("=", 1) for item in job["wildcards"])
+        jobs.append(job)
+    return jobs
+
+
 #: The pages of the manual, and the kinds of code block they show that a test runs as written: commands (bash),
 #: configs and templates (yaml) and Python (tests/test_option_coverage.py audits that each is run).
 DOC_PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

@@ -1,7 +1,8 @@
 """A researcher's own models: trained with plain fairseq-train outside the workflow (their own BPE codes, their
 own dictionary, the separator <brk>), then checked, decoded with every strategy, scored and tabled by the
-workflow, whose decodes equal docnmt.decode.cli's for the same checkpoints. The manual's blocks for them, run as
-written, are in tests/test_external_models_manual.py (a module of its own, so that each runs on its own worker)."""
+workflow, whose decodes equal docnmt.decode.cli's for the same checkpoints. The Hugging Face models' tasks are in
+tests/test_external_hf_models.py, and the manual's blocks, run as written, in tests/test_external_models_manual.py:
+modules of their own, so that each runs on its own worker (none over 5 minutes on one)."""
 
 import json
 import os
@@ -178,28 +179,25 @@ def wmt_xml(own: Path, path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def two_tasks(own, hf_marian, tiny_llama, tmp_path_factory) -> Path:
-    """One workflow run, four tasks on models trained elsewhere: ``mine`` with both of the researcher's fairseq
-    models, ``mine-doc`` with the document-level one alone, ``hf`` on a Hugging Face model (:func:`hf_task`) and
-    ``llm`` on a causal LM (:func:`llm_task`). ``hf`` takes pronoun F1's reporting rule from scoring.pronoun_min_examples
-    (the others set their own)."""
+def two_tasks(own, tmp_path_factory) -> Path:
+    """One workflow run, two tasks on the researcher's fairseq models: ``mine`` with both of them, ``mine-doc`` with
+    the document-level one alone, its test split read from a WMT XML test set. decode.cache_bytes is set, as for a
+    causal LM's prefix cache (tests/test_external_hf_models.py): fairseq holds none."""
     workdir = tmp_path_factory.mktemp("own-models-workflow")
     config = external_config(own, workdir, (("mine", ("sentence", "document")), ("mine-doc", ("document",))))
     data = yaml.safe_load(config.read_text())
     # mine-doc reads its test split from a WMT XML test set (two references; the first, A, is scored)
     data["task_settings"]["mine-doc"]["corpus"] = {"type": "prepared", "test": {
         "format": "wmt-xml", "file": str(wmt_xml(own, workdir / "wmttest.en-de.xml")), "reference": None}}
-    data["tasks"] += ["hf", "llm"]
-    data["task_settings"]["hf"] = hf_task(workdir, hf_marian)
-    del data["task_settings"]["hf"]["pronoun_min_examples"]
-    data["scoring"] = {"pronoun_min_examples": 2}
-    data["decode"] = {"cache_bytes": "64M"}  # the causal LM's prefix cache; the other backends hold none
-    (workdir / "llm").mkdir()
-    data["task_settings"]["llm"] = llm_task(workdir / "llm", tiny_llama)
+    data["decode"] = {"cache_bytes": "64M"}
     config.write_text(yaml.safe_dump(data))
     run_snakemake(workdir, "tables", "--profile", str(REPO / "profiles/cpu"), "--cores", "2", "--configfile",
                   str(config))
     return workdir
+
+
+#: the tables of :func:`two_tasks`' run (tables.name: its tasks)
+TABLES = "results/tables/mine+mine-doc"
 
 
 def cli_decodes(own: Path, workdir: Path, folder: Path) -> dict[str, Path]:
@@ -224,7 +222,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
     assert not list((workdir / "data/mine").glob("bin*")) and not (workdir / "data/mine/bpe/codes").exists()
     check = json.loads((workdir / "results/mine/models/document/check.json").read_text())
     assert (check["separator"], check["k"], check["bpe"]["unknown"]) == (SEPARATOR, K, 0)
-    bleu = (workdir / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text()
+    bleu = (workdir / f"{TABLES}/bleu_ter.md").read_text()
     for strategy in ("sentence-level", "2-pass", "doc-trans", "doc-trans-beam", "cheating"):
         assert row(bleu, strategy, "mine")[0] != "-", strategy
     # the workflow's decodes are docnmt.decode.cli's for the same checkpoints
@@ -235,7 +233,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
 
 
 def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_why(two_tasks):
-    bleu = (two_tasks / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text()
+    bleu = (two_tasks / f"{TABLES}/bleu_ter.md").read_text()
     assert row(bleu, "sentence-level", "mine-doc") == ["-"] * 4 and row(bleu, "2-pass", "mine-doc") == ["-"] * 4
     assert row(bleu, "doc-trans", "mine-doc")[0] != "-", "doc-trans runs sequentially without the first pass"
     assert "mine-doc: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine-doc.models); " \
@@ -245,6 +243,9 @@ def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_
     assert sidecar["doc_trans_mode"] == "sequential" and sidecar["separator"] == SEPARATOR
     parallel = json.loads((two_tasks / "results/mine/decode/test/doc-trans.json").read_text())
     assert parallel["doc_trans_mode"] == "parallel", "with both models, the workflow's default"
+    assert "prefix_cache" not in parallel, "decode.cache_bytes is set; the fairseq backend holds no prefix cache"
+    assert f"mine: not decoded (\"-\"): source-primed (source-primed is for {CONVERSING} models" in bleu
+    assert row(bleu, "source-primed", "mine") == ["-"] * len(row(bleu, "source-primed", "mine"))
 
 
 def test_a_wmt_xml_test_set_is_translated_and_scored_as_sacrebleu_scores_the_xml(two_tasks):
@@ -263,7 +264,7 @@ def test_a_wmt_xml_test_set_is_translated_and_scored_as_sacrebleu_scores_the_xml
         hyps = read_lines(two_tasks / f"results/mine-doc/decode/test/{strategy}.txt")
         theirs = sacrebleu.corpus_bleu(hyps, [clean["ref:A"]])
         assert scores["systems"][strategy]["BLEU"]["score"] == pytest.approx(theirs.score, abs=1e-4), strategy
-        bleu = (two_tasks / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text()
+        bleu = (two_tasks / f"{TABLES}/bleu_ter.md").read_text()
         assert row(bleu, strategy, "mine-doc")[0].rstrip("*†") == f"{theirs.score:.1f}"
 
 
@@ -344,116 +345,3 @@ def test_the_own_model_commands_of_the_readme_and_the_manual_run_as_a_user_types
     assert len(translated) == len(given) and all(t == "" for g, t in zip(given, translated) if g == "")
     assert f"doc-trans: {len(docs)} documents, {sentences} sentences" in printed[1], printed[1]
     assert outputs[1] == outputs[0], "--task mine --configfile mine.yaml: the same models and settings"
-
-
-def test_the_workflow_gives_the_tables_of_a_transformers_task(two_tasks, hf_marian):
-    """Checked, decoded with every strategy, scored and tabled, with no tokenization, BPE or binarization of its own;
-    the tables' notes name the backend; its doc-trans (parallel) is the Python API's sequential doc-trans."""
-    from docnmt.decode.documents import group
-    from docnmt.decode.backends.transformers.model import HFModel, HFSearcher
-    from docnmt.decode.strategies import REGISTRY, Decoder, strategies_for
-
-    workdir = two_tasks
-    check = json.loads((workdir / "results/hf/models/document/check.json").read_text(encoding="utf-8"))
-    sentences = len(read_lines(workdir / "hf-corpus/test.en"))
-    assert (check["backend"], check["separator"], check["sample"]["lines"]) == ("transformers", "<brk>", sentences)
-    assert not (workdir / "data/hf/bin").exists() and not (workdir / "data/hf/bpe/codes").exists()
-    bleu = (workdir / "results/tables/mine+mine-doc+hf+llm/bleu_ter.md").read_text(encoding="utf-8")
-    for strategy in strategies_for("transformers"):
-        cells = row(bleu, strategy, "hf")
-        assert cells and "-" not in cells, (strategy, bleu)
-    assert "The search on transformers (Hugging Face) models for hf" in bleu
-    perplexity = (workdir / "results/tables/mine+mine-doc+hf+llm/perplexity.md").read_text(encoding="utf-8")
-    assert "The forced scoring on transformers (Hugging Face) models for hf" in perplexity
-    # pronoun F1's reporting rule: the task's own where it sets one, else scoring.pronoun_min_examples (2, not 100)
-    for task, least in (("hf", 2), ("mine", 1)):
-        pronouns = json.loads((workdir / f"results/{task}/scores/test/pronouns.json").read_text(encoding="utf-8"))
-        assert pronouns["min_examples"] == least and all(
-            cell["reported"] == all(n >= least for n in cell["examples"].values())
-            for scores in pronouns["systems"].values() for cell in scores.values()), task
-    sidecar = json.loads((workdir / "results/hf/decode/test/doc-trans.json").read_text(encoding="utf-8"))
-    assert sidecar["backend"] == "transformers" and sidecar["doc_trans_mode"] == "parallel" and sidecar["converged"]
-    src = read_lines(workdir / "data/hf/bpe/test.en")
-    assert src == read_lines(workdir / "hf-corpus/test.en"), "plain text: no Moses, no BPE"
-    docs = group(src, read_lines(workdir / "hf-corpus/test.docids"))
-    marian = HFModel(hf_marian, separator=SEPARATOR, device="cpu")
-    expected = REGISTRY["doc-trans"](Decoder(HFSearcher(marian, beam=2), k=K, h=2), docs)
-    assert read_lines(workdir / "results/hf/decode/test/doc-trans.txt") == [s for d in expected for s in d]
-
-
-def test_the_workflow_gives_the_tables_of_a_causal_lm_task(two_tasks, tiny_llama):
-    """Checked, decoded with every strategy, scored and tabled; Table 1 counts the prompt tokens read from the cache;
-    the notes name the backend and the template; its doc-trans is the Python API's sequential doc-trans."""
-    from docnmt.decode.backends import load_model, make_searcher
-    from docnmt.decode.documents import group
-    from docnmt.decode.strategies import REGISTRY, Decoder, strategies_for
-
-    workdir = two_tasks
-    check = json.loads((workdir / "results/llm/models/document/check.json").read_text(encoding="utf-8"))
-    assert (check["backend"], check["model_type"], check["chat_template"]) == ("causal-lm", "llama", True)
-    tables = workdir / "results/tables/mine+mine-doc+hf+llm"
-    bleu = (tables / "bleu_ter.md").read_text(encoding="utf-8")
-    for strategy in strategies_for("causal-lm"):
-        cells = row(bleu, strategy, "llm")
-        assert cells and "-" not in cells, (strategy, bleu)
-    assert "The search on causal-lm (causal LM) models for llm (template my-chat.yaml)" in bleu
-    assert f"mine: not decoded (\"-\"): source-primed (source-primed is for {CONVERSING} models" in bleu
-    assert row(bleu, "source-primed", "mine") == ["-"] * len(row(bleu, "source-primed", "mine"))
-    cost = (tables / "decoding_cost.md").read_text(encoding="utf-8")
-    prefilled, _, cached, _, generated, _ = row(cost, "doc-trans", "llm")[8:]
-    assert int(cached) > 0 and int(generated) > 0 and int(prefilled) > 0, cost
-    assert "tokens from cache" in cost and "mine tokens prefilled" not in cost
-    sidecar = json.loads((workdir / "results/llm/decode/test/doc-trans.json").read_text(encoding="utf-8"))
-    assert sidecar["template"] == "my-chat.yaml" and sidecar["tokens_cached"] == int(cached)
-    assert sidecar["prefix_cache"]["limit_bytes"] == 64 << 20, "decode.cache_bytes reaches the decode"
-    assert 0 < sidecar["prefix_cache"]["bytes_peak"] <= 64 << 20
-    assert "prefix_cache" not in json.loads((workdir / "results/mine/decode/test/doc-trans.json").read_text())
-    perplexity = (tables / "perplexity.md").read_text(encoding="utf-8")
-    assert "causal LM" in perplexity
-    src = read_lines(workdir / "llm/hf-corpus/test.en")
-    docs = group(src, read_lines(workdir / "llm/hf-corpus/test.docids"))
-    model = load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu",
-                       template=str(workdir / "llm/my-chat.yaml"))
-    expected = REGISTRY["doc-trans"](Decoder(make_searcher(model, beam=2), k=K, h=2), docs)
-    assert read_lines(workdir / "results/llm/decode/test/doc-trans.txt") == [s for d in expected for s in d]
-
-
-def test_a_base_model_task_decodes_and_scores_with_its_own_plain_template(tiny_qwen2_base, tmp_path):
-    """models.template in a workflow task on a base model (no chat template): the decode and perplexity rules pass it
-    on, and the output is the Python API's with that template. The prompt names the languages of
-    models.language_codes (names, not the task's codes), and doc-trans runs sentence after sentence (doc_trans.mode
-    sequential) although the task has a sentence-level model."""
-    from docnmt import layout
-    from docnmt.decode.backends import load_model, make_searcher
-    from docnmt.decode.documents import group
-    from docnmt.decode.strategies import REGISTRY, Decoder
-
-    task = llm_task(tmp_path, tiny_qwen2_base, PLAIN_TEMPLATE, "my-plain.yaml")
-    task["description"] = "a base causal LM"
-    task["models"]["language_codes"] = {"src": "English", "tgt": "Swiss German"}
-    config = tmp_path / "base.yaml"
-    # the strategies it checks (last-sentence; doc-trans, which the document model's perplexity reads), no MBR
-    config.write_text(yaml.safe_dump({"tasks": ["base"], "beam": 2, "doc_trans": {"mode": "sequential"},
-                                      "strategies": ["last-sentence", "doc-trans"], "mbr": {"strategies": []},
-                                      "task_settings": {"base": task}}))
-    decoded = layout.decode_file("base", "test", "last-sentence", "txt")
-    result = run_snakemake(tmp_path, decoded, layout.score_file("base", "test", "perplexity.document"), "--profile",
-                           str(REPO / "profiles/cpu"), "--cores", "2", "--configfile", str(config), "-p")
-    sidecar = json.loads((tmp_path / layout.decode_file("base", "test", "last-sentence", "json")).read_text())
-    assert sidecar["template"] == "my-plain.yaml"
-    commands = [line for line in result.stdout.splitlines() + result.stderr.splitlines()
-                if line.startswith("Shell command: ") and "docnmt.decode.cli" in line]
-    assert commands and all("--src-lang English --tgt-lang 'Swiss German'" in line for line in commands), commands
-    src = read_lines(tmp_path / "hf-corpus/test.en")
-    docs = group(src, read_lines(tmp_path / "hf-corpus/test.docids"))
-    model = load_model("causal-lm", tiny_qwen2_base, src_lang="English", tgt_lang="Swiss German", device="cpu",
-                       template=str(tmp_path / "my-plain.yaml"))
-    assert not model.prompter.chat
-    prompt = model.prompter.text([], src[0])
-    assert "Translate from English into Swiss German." in prompt and prompt.endswith("Swiss German:\n"), prompt
-    expected = REGISTRY["last-sentence"](Decoder(make_searcher(model, beam=2), k=K, h=2), docs)
-    assert read_lines(tmp_path / decoded) == [s for d in expected for s in d]
-    # doc-trans (decoded for the document model's perplexity): sequential, without the sentence-level first pass
-    doc_trans = json.loads((tmp_path / layout.decode_file("base", "test", "doc-trans", "json")).read_text())
-    assert doc_trans["doc_trans_mode"] == "sequential" and "first_pass" not in doc_trans
-    assert "converged" not in doc_trans and "round_one" not in doc_trans

@@ -1,5 +1,6 @@
 """The workflow through Snakemake: demo preprocessing into a temporary directory, config errors."""
 
+import collections
 import json
 
 import pytest
@@ -94,13 +95,9 @@ def test_bad_corpus_fails_naming_file_and_line_and_leaves_no_output(tmp_path):
     assert not (tmp_path / "data/mine/corpus/train.stats.json").exists()
 
 
-def test_paper_config_dry_run_plans_the_full_dag_offline(tmp_path):
+def test_paper_config_dry_run_plans_the_full_dag_offline(paper_dry_run):
     """All three paper tasks: downloads through binarization, training and every decode, planned without network."""
-    result = run_snakemake(tmp_path, "-n", "--config", "tasks=[news,ted,os]")
-    jobs = dict(
-        (parts[0], int(parts[1])) for parts in (line.split() for line in result.stdout.splitlines())
-        if len(parts) == 2 and parts[1].isdigit()
-    )
+    jobs = collections.Counter(job["rule"] for job in paper_dry_run)
     assert jobs.get("download") == 8, f"every real source is downloaded once: {jobs}"
     for rule in ("corpus_news", "corpus_ted", "corpus_os"):
         assert jobs.get(rule) == 1, f"{rule}: {jobs}"
@@ -123,9 +120,18 @@ def test_paper_config_dry_run_plans_the_full_dag_offline(tmp_path):
                                                                                 "ctxpro")), jobs
 
 
-def test_data_target_stops_before_training(tmp_path):
-    result = run_snakemake(tmp_path, "data", "-n", "--config", "tasks=[news,ted,os]")
-    assert "binarize" in result.stdout and "\ntrain " not in result.stdout
+def test_data_target_stops_before_training(paper_dry_run):
+    """The jobs `snakemake data` runs (those its inputs need, and theirs): through binarization, no training."""
+    made_by = {path: job for job in paper_dry_run for path in job["output"]}
+    (data,) = [job for job in paper_dry_run if job["rule"] == "data"]
+    needed, wanted = set(), list(data["input"])
+    while wanted:
+        job = made_by.get(wanted.pop())
+        if job is not None and id(job) not in needed:
+            needed.add(id(job))
+            wanted += job["input"]
+    rules = {job["rule"] for job in paper_dry_run if id(job) in needed}
+    assert {"download", "corpus_news", "binarize"} <= rules and "train" not in rules, sorted(rules)
 
 
 @pytest.mark.parametrize("mode", ["parallel", "sequential"])

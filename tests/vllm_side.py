@@ -1,12 +1,15 @@
-"""The vllm side of tests/decode/test_vllm.py, run in vLLM's environment (.venv-vllm) as one process, so that the
-session's tests share one engine start: a model folder loaded once with the backend vllm, then, on the given
-documents, the strategies' translations at beam 1 (a window and the whole document as context), forced scoring,
-a beam search's translations and epsilon samples, each with the searcher's cost counters, written as JSON.
+"""The vllm side of the tests (tests/decode/test_vllm.py, test_openai.py, test_families.py), run in vLLM's
+environment (.venv-vllm) as one process for the session (conftest's ``vllm_side_outputs``), so that every engine
+pass shares one interpreter and one import of vLLM: a model folder loaded once with the backend vllm, then, on the
+given documents, the strategies' translations at beam 1 (a window and the whole document as context), forced
+scoring, a beam search's translations and epsilon samples, each with the searcher's cost counters, and the console
+scripts on the same engine; then each family's check and greedy translations, one engine after the other; written
+as JSON.
 
-    python tests/vllm_side.py --model FOLDER --documents docs.json --output vllm.json
+    python tests/vllm_side.py --model FOLDER [--plain-model FOLDER] --documents docs.json
+        [--family NAME=FOLDER ... --family-documents docs.json] --output vllm.json
 
-With ``--family NAME=FOLDER`` (repeated) instead of ``--model``: each family's check and greedy translations
-(tests/decode/test_families.py), one engine after the other.
+With ``--family`` alone (no ``--model``): the families' part only, as the output's ``families``.
 """
 
 from __future__ import annotations
@@ -49,10 +52,11 @@ def decode_run(model, documents: dict, name: str) -> tuple[list[str], dict]:
     return decode(model, docs, strategy, context, beam, make_searcher)
 
 
-def families(folders: dict, documents: dict, output: str) -> None:
+def families(folders: dict, documents: dict, where: Path) -> dict:
     """For each family's model folder (``folders``: name -> folder), docnmt-check-model's exit status and the greedy
     translations of sentence-level and doc-trans, one engine at a time (each shut down before the next starts,
-    :func:`docnmt.decode.backends.vllm.model.close_engines`), written as JSON."""
+    :func:`docnmt.decode.backends.vllm.model.close_engines`), and the check of an architecture vLLM lacks (a copy
+    in ``where``)."""
     from docnmt.decode import checks
     from docnmt.decode.backends import load_model
     from docnmt.decode.backends.vllm import model as vllm_model
@@ -71,8 +75,8 @@ def families(folders: dict, documents: dict, output: str) -> None:
         result[name] = {"check": check, **{run: decode_run(model, documents, run)[0]
                                            for run in ("sentence-level", "doc-trans")}}
         vllm_model.close_engines()
-    result["unknown-architecture"] = unknown_architecture(next(iter(folders.values())), Path(output).parent)
-    json.dump(result, open(output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
+    result["unknown-architecture"] = unknown_architecture(next(iter(folders.values())), where)
+    return result
 
 
 def exit_status(main, argv: list) -> int:
@@ -107,17 +111,29 @@ def unknown_architecture(folder: str, where: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", help="the model folder of every decode")
-    parser.add_argument("--family", action="append", default=[], metavar="NAME=FOLDER",
-                        help="instead: each family's folder, decoded greedily with sentence-level and doc-trans")
     parser.add_argument("--plain-model", help="also: a base model's folder (no chat template), searched at beam 4 "
                                               "with the plain part of the template translate")
-    parser.add_argument("--documents", required=True)
+    parser.add_argument("--documents", help="the documents of --model's decodes")
+    parser.add_argument("--family", action="append", default=[], metavar="NAME=FOLDER",
+                        help="then: each family's folder, decoded greedily with sentence-level and doc-trans")
+    parser.add_argument("--family-documents", help="the documents of the families' decodes")
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
+    if args.family and not args.family_documents or args.model and not args.documents:
+        parser.error("--family needs --family-documents, and --model --documents")
+    result = model_outputs(args) if args.model else {}
     if args.family:
-        given = json.load(open(args.documents, encoding="utf-8"))
-        families(dict(item.split("=", 1) for item in args.family), given, args.output)
-        return
+        from docnmt.decode.backends.vllm import model as vllm_model
+
+        vllm_model.close_engines()  # one engine at a time: the CPU's memory share is the machine's
+        given = json.load(open(args.family_documents, encoding="utf-8"))
+        result["families"] = families(dict(item.split("=", 1) for item in args.family), given,
+                                      Path(args.output).parent)
+    json.dump(result, open(args.output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
+
+
+def model_outputs(args) -> dict:
+    """Everything the tests read of ``--model`` (and ``--plain-model``) on ``--documents``."""
 
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group
@@ -161,7 +177,7 @@ def main() -> None:
         asked = [Request(plain.encode(s, source=True)) for s in given["src"][:4]]
         result["plain_beam_4"] = [[(plain.decode(h.tokens), h.score, h.complete) for h in hyps]
                                   for hyps in make_searcher(plain, beam=4, max_len=30).search(asked)]
-    json.dump(result, open(args.output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
+    return result
 
 
 def clis(model: str, given: dict, folder: Path) -> dict:

@@ -17,31 +17,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from docnmt.decode.backends.causal_lm.tiny import FAMILIES  # noqa: E402
+from llmfamilies import CONTEXT, WINDOW, family_documents, family_folder  # noqa: E402
 
 #: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
-TRAINING_FIXTURES = {"family", "family_model", "vllm_families"}
-#: the sliding window and the context window of the families' tiny models, in tokens: a prompt of this backend (the
-#: instruction and one sentence) is longer than the window, and a document's conversation longer than the context
-WINDOW, CONTEXT = 24, 128
+TRAINING_FIXTURES = {"family", "family_model"}
 #: the strategies a causal LM decodes with: the paper's nine and source-primed
 STRATEGIES = list(REGISTRY)
-
-
-def build_family(folder, architecture: str):
-    """A family's tiny model (2 layers of 64, heads of 32 as vLLM's CPU build needs), 150 updates on the demo's
-    conversations: enough to answer with a sentence and end its turn."""
-    import llmmodel
-    from docnmt.decode.backends.causal_lm.tiny import build
-
-    docs, _ = llmmodel.demo_documents(40)
-    return build(folder / "model", docs, architecture=architecture, steps=150, hidden=64, heads=2, layers=2,
-                 window=WINDOW, max_positions=CONTEXT)
-
-
-def family_folder(tmp_path_factory, architecture: str):
-    from helpers import made_once
-
-    return made_once(tmp_path_factory, f"llm-family-{architecture}", lambda folder: build_family(folder, architecture))
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))
@@ -59,12 +40,8 @@ def family_model(family):
 
 @pytest.fixture(scope="module")
 def documents():
-    import llmmodel
-
-    _, docs = llmmodel.demo_documents()
-    docs = docs[:2]  # the first 4 sentences of two documents
-    return group([s for d in docs for s in d.src[:4]], [d.docid for d in docs for _ in d.src[:4]],
-                 ref=[t for d in docs for t in d.tgt[:4]])
+    """The first 4 sentences of two demo documents (tests/llmfamilies.py), the documents vllm_side decodes too."""
+    return family_documents()
 
 
 def decode(model, strategy: str, docs, beam: int, context: str = "window", **options):
@@ -194,40 +171,6 @@ def test_the_prefix_cache_holds_views_of_a_sliding_windows_every_position(family
 #: pos]", the training convention), transformers' ``sliding_window``; so vLLM's translations equal causal-lm's on the
 #: same weights with a window one token wider.
 WIDER_ON_VLLM = {"cohere2": 1}
-
-
-def plain_documents(docs) -> dict:
-    return {"src": [s for d in docs for s in d.src], "ref": [t for d in docs for t in d.ref],
-            "docids": [d.docid for d in docs for _ in d.src]}
-
-
-@pytest.fixture(scope="module")
-def vllm_families(tmp_path_factory, documents):
-    """What tests/vllm_side.py --family gives for every family's tiny model on :func:`documents`, in vLLM's
-    environment, one process (the engine in it, VLLM_ENABLE_V1_MULTIPROCESSING=0, eager: about 2 s a model after
-    the first instead of 35 s for an engine core and a worker process each)."""
-    import json
-    import os
-    import subprocess
-
-    from helpers import REPO, VLLM_PYTHON, made_once
-
-    folders = {name: family_folder(tmp_path_factory, name) for name in FAMILIES}
-
-    def run(folder):
-        if not VLLM_PYTHON.exists():
-            pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
-        (folder / "docs.json").write_text(json.dumps(plain_documents(documents)), encoding="utf-8")
-        given = [f"--family={name}={path}" for name, path in folders.items()]
-        result = subprocess.run([str(VLLM_PYTHON), str(REPO / "tests" / "vllm_side.py"), *given, "--documents",
-                                 str(folder / "docs.json"), "--output", str(folder / "families.json")],
-                                capture_output=True, text=True, timeout=900, cwd=folder,
-                                env={**os.environ, "PYTHONPATH": str(REPO / "scripts"),
-                                     "VLLM_ENABLE_V1_MULTIPROCESSING": "0"})
-        assert result.returncode == 0, result.stderr[-4000:]
-        return folder / "families.json"
-
-    return json.loads(made_once(tmp_path_factory, "vllm-families", run).read_text(encoding="utf-8"))
 
 
 def widened(folder, tokens: int, where):

@@ -15,12 +15,14 @@ import pytest
 
 from docnmt import layout
 from docnmt.workflow import targets, tasks
-from helpers import REPO, run_snakemake
+from helpers import REPO, dry_run_jobs
 from wfconfigs import demo_config, paper_config
 
 CONFIGS = {"[demo]": demo_config, "[news,ted,os]": paper_config}
 #: Job names of the jobs that have no task: the downloads, and the configured tasks' tables together.
 WORKFLOW_JOBS = ("downloads", "data_statistics", "tables", "plots")
+#: The rules that only name targets (`snakemake`, `snakemake data`): they run nothing, so they log nothing.
+TARGET_RULES = ("all", "data")
 #: A quoted path in a rule file or the Snakefile (not a job's name, which layout's log_file and benchmark_file
 #: make a path of): every path comes from docnmt.layout instead.
 PATH_LITERAL = re.compile(r"""(?<!log_file\()(?<!benchmark_file\()["'](?:data|results|logs|benchmarks|downloads)/""")
@@ -57,26 +59,12 @@ def layout_patterns(config: dict) -> dict[str, re.Pattern]:
     return patterns
 
 
-def dry_run_jobs(workdir, task_list: str) -> list[dict]:
-    """The jobs of `snakemake -n`: rule, input, output, log, benchmark (lists of paths) and wildcards (a dict)."""
-    stdout = run_snakemake(workdir, "-n", "--config", f"tasks={task_list}", timeout=600).stdout
-    jobs = []
-    for block in re.split(r"\n(?=(?:local)?rule \S+:\n)", stdout):
-        rule = re.match(r"(?:local)?rule (\S+):\n", block)
-        if not rule:
-            continue
-        job = {"rule": rule[1]}
-        for key in ("input", "output", "log", "benchmark", "wildcards"):
-            found = re.search(rf"^    {key}: (.*)$", block, re.M)
-            job[key] = found[1].split(", ") if found else []
-        job["wildcards"] = dict(item.split("=", 1) for item in job["wildcards"])
-        jobs.append(job)
-    return jobs
-
-
 @pytest.fixture(scope="module", params=list(CONFIGS))
 def dry_run(request, tmp_path_factory):
-    """(task list, its validated config, the jobs of its dry run)."""
+    """(task list, its validated config, the jobs of its dry run): the paper's is the session's one dry run of its
+    DAG (conftest's ``paper_dry_run``, targets all and data)."""
+    if request.param == "[news,ted,os]":
+        return request.param, CONFIGS[request.param](), request.getfixturevalue("paper_dry_run")
     workdir = tmp_path_factory.mktemp("rule-paths")
     return request.param, CONFIGS[request.param](), dry_run_jobs(workdir, request.param)
 
@@ -104,7 +92,7 @@ def test_every_input_and_output_of_every_job_is_a_layout_path(dry_run):
 def test_every_log_and_benchmark_is_named_by_layout_after_the_job(dry_run):
     task_list, _, jobs = dry_run
     for job in jobs:
-        if job["rule"] == "all":
+        if job["rule"] in TARGET_RULES:
             continue
         assert len(job["log"]) == 1 and len(job["benchmark"]) == 1, job
         name = re.fullmatch(r"logs/(.+)\.log", job["log"][0])
