@@ -307,7 +307,12 @@ def vllm_side_outputs(tmp_path_factory, tiny_llama, tiny_qwen2_base, vllm_docume
 
     if not VLLM_PYTHON.exists():
         pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
-    folders = {name: llmfamilies.family_folder(tmp_path_factory, name) for name in FAMILIES}
+    # each family's model made once (made_once); a second worker that asks meanwhile builds from the other end of the
+    # list instead of waiting behind the first one's every build
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
+    order = list(FAMILIES)[::-1] if worker % 2 else list(FAMILIES)
+    built = {name: llmfamilies.family_folder(tmp_path_factory, name) for name in order}
+    folders = {name: built[name] for name in FAMILIES}
 
     def run(folder: Path) -> Path:
         (folder / "docs.json").write_text(json.dumps(vllm_documents), encoding="utf-8")
