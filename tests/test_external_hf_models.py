@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from helpers import REPO, run_snakemake
-from test_external_models import K, PLAIN_TEMPLATE, SEPARATOR, hf_task, llm_task, row
+from test_external_models import K, PLAIN_TEMPLATE, SEPARATOR, hf_task, llm_task, row, search_settings
 from docnmt.textio import read_lines
 
 #: make test-full: models trained elsewhere.
@@ -24,15 +24,13 @@ TABLES = "results/tables/hf+llm"
 def hf_tasks(hf_marian, tiny_llama, tmp_path_factory) -> Path:
     """One workflow run, two tasks on Hugging Face models trained elsewhere: ``hf`` on the tiny Marian model
     (:func:`hf_task`), which takes pronoun F1's reporting rule from scoring.pronoun_min_examples, and ``llm`` on the
-    tiny Llama (:func:`llm_task`), which sets its own; every strategy of the registry, beam 2 and h 2."""
-    from docnmt.decode.strategies import STRATEGIES
-
+    tiny Llama (:func:`llm_task`), which sets its own; the search settings of every such run
+    (:func:`search_settings`)."""
     workdir = tmp_path_factory.mktemp("hf-models-workflow")
     hf = hf_task(workdir, hf_marian)
     del hf["pronoun_min_examples"]
     (workdir / "llm").mkdir()
-    config = {"tasks": ["hf", "llm"], "beam": 2, "h": 2, "mbr": {"strategies": []}, "strategies": list(STRATEGIES),
-              "scoring": {"pronoun_min_examples": 2},
+    config = {"tasks": ["hf", "llm"], **search_settings(), "scoring": {"pronoun_min_examples": 2},
               "decode": {"cache_bytes": "64M"},  # the causal LM's prefix cache; the other backends hold none
               "task_settings": {"hf": hf, "llm": llm_task(workdir / "llm", tiny_llama)}}
     (workdir / "hf.yaml").write_text(yaml.safe_dump(config))

@@ -91,6 +91,16 @@ def _own(root: Path) -> Path:
     return root
 
 
+def search_settings() -> dict:
+    """The search settings of every workflow run on models trained elsewhere (here and in
+    tests/test_external_hf_models.py): beam 2 and h 2 keep the barely trained models' decodes short; MBR selection's
+    workflow runs in the demo; every strategy of the registry (source-primed, beyond the paper's nine, runs on the
+    causal LM's task, the others skip it)."""
+    from docnmt.decode.strategies import STRATEGIES
+
+    return {"beam": 2, "h": 2, "mbr": {"strategies": []}, "strategies": list(STRATEGIES)}
+
+
 def external_config(own: Path, workdir: Path, tasks=(("mine", ("sentence", "document")),)) -> Path:
     """A config with one task per (name, levels) pair, each with the researcher's models of those levels."""
     settings = {}
@@ -100,12 +110,7 @@ def external_config(own: Path, workdir: Path, tasks=(("mine", ("sentence", "docu
             models[level] = {"checkpoint": str(own / f"{level}-ck/checkpoint_best.pt"), "data": str(own / f"{level}-bin")}
         settings[name] = {"description": "my own models", "src": "en", "tgt": "de", "pronoun_min_examples": 1,
                           "corpus": {"type": "prepared", "dir": str(own / "corpus")}, "models": models}
-    # beam 2 and h 2 keep the barely trained models' nine decodes short; MBR selection's workflow runs in the demo
-    # every strategy of the registry: source-primed (beyond the paper's nine) runs on the llm task, the others skip it
-    from docnmt.decode.strategies import STRATEGIES
-
-    config = {"tasks": [name for name, _ in tasks], "beam": 2, "h": 2, "mbr": {"strategies": []},
-              "strategies": list(STRATEGIES), "task_settings": settings}
+    config = {"tasks": [name for name, _ in tasks], **search_settings(), "task_settings": settings}
     path = workdir / "mine.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
