@@ -223,22 +223,32 @@ test-mechanics: setup comet ## the mechanics demo the tests read, from scratch, 
 	  --configfile "$(CURDIR)/.test/config_demo.yaml"
 	cp -a "$(TEST_MECHANICS)" "$(TEST_DATA_STAGE)"
 	mkdir -p "$(TEST_MECHANICS)/models"
-	$(TINY_COMET) --kind regression --steps 10 --output "$(TEST_MECHANICS)/models/comet-da"
-	$(TINY_COMET) --kind kiwi --steps 10 --output "$(TEST_MECHANICS)/models/comet-kiwi"
-	$(TINY_COMET) --kind xcomet --seed 2 --output "$(TEST_MECHANICS)/models/xcomet"
-	$(VENV)/bin/python -m docnmt.score.tiny_metricx --output "$(TEST_MECHANICS)/models/metricx"
+	$(MAKE) --no-print-directory -j2 $(addprefix test-mechanics-model-,$(MECHANICS_MODELS))
 	$(MECHANICS_SNAKEMAKE) --profile profiles/cpu --cores $(CORES) --quiet rules $(MECHANICS_CONFIGS)
 	$(MECHANICS_SNAKEMAKE) --quiet rules --report "$(TEST_MECHANICS)/report.html" $(MECHANICS_CONFIGS)
 
-# The tests' tiny LLMs and Marian model (tests/tiny_models.py), from scratch, in TEST_TINY_MODELS: a process each,
-# on one thread as the tests' own fixtures would (tests/conftest.py), so that make -j2 builds two at once (make test
-# builds them beside .venv-comet).
-TINY_MODELS := llama qwen2-plain marian
+# The mechanics demo's tiny learned-metric checkpoints, in models/ there: a process each, on one thread, so that make
+# -j2 builds two at once (each is mostly its imports).
+MECHANICS_MODELS := comet-da comet-kiwi xcomet metricx
+ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+test-mechanics-model-comet-da:
+	$(ONE_THREAD) $(TINY_COMET) --kind regression --steps 10 --output "$(TEST_MECHANICS)/models/comet-da"
+test-mechanics-model-comet-kiwi:
+	$(ONE_THREAD) $(TINY_COMET) --kind kiwi --steps 10 --output "$(TEST_MECHANICS)/models/comet-kiwi"
+test-mechanics-model-xcomet:
+	$(ONE_THREAD) $(TINY_COMET) --kind xcomet --seed 2 --output "$(TEST_MECHANICS)/models/xcomet"
+test-mechanics-model-metricx:
+	$(ONE_THREAD) $(VENV)/bin/python -m docnmt.score.tiny_metricx --output "$(TEST_MECHANICS)/models/metricx"
+
+# The tests' tiny LLMs, Marian and M2M100 models (tests/tiny_models.py), from scratch, in TEST_TINY_MODELS: a process
+# each, on one thread as the tests' own fixtures would (tests/conftest.py), so that make -j2 builds two at once (make
+# test builds them beside .venv-comet).
+TINY_MODELS := llama qwen2-plain marian m2m100
 test-tiny-models: $(addprefix test-tiny-model-,$(TINY_MODELS)) ## the tests' tiny Hugging Face models, in TEST_TINY_MODELS (.test-demo/tiny-models)
 
 test-tiny-model-%: setup
 	rm -rf "$(TEST_TINY_MODELS)/$*"
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(VENV)/bin/python tests/tiny_models.py --output "$(TEST_TINY_MODELS)" --only $*
+	$(ONE_THREAD) $(VENV)/bin/python tests/tiny_models.py --output "$(TEST_TINY_MODELS)" --only $*
 
 # make test-full's demo LLM: make demo-llm's model trained on TEST_DEMO's corpus, and the tables of the strategies its
 # findings compare (sentence-level, doc-trans, cheating; tests/test_demo_llm.py), in results/tables/demo-llm/ there

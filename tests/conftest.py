@@ -35,7 +35,7 @@ for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 #: The fixtures that train a model (directly or through another fixture): a test using one is of the tier
 #: ``trains``. A test module names its own such fixtures in a module-level ``TRAINING_FIXTURES`` set; a test that
 #: trains otherwise (or asks for a fixture with ``request.getfixturevalue``) is marked ``@pytest.mark.trains``.
-TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "tiny_llama", "tiny_qwen2_base", "small_demo_data",
+TRAINING_FIXTURES = {"toy", "toy_data", "hf_marian", "hf_m2m100", "tiny_llama", "tiny_qwen2_base", "small_demo_data",
                      "vllm_side_outputs", "vllm_outputs", "vllm_families"}
 #: The fixtures that run vLLM's engine in .venv-vllm, which `make test-full` makes: a test using one is ``full``.
 VLLM_FIXTURES = {"vllm_side_outputs", "vllm_outputs", "vllm_families"}
@@ -262,6 +262,12 @@ def hf_marian(tmp_path_factory) -> Path:
     """The tiny Marian model of tests/hfmodel.py (a tokenizer trained on the demo corpus with a <brk> separator,
     300 updates on its sentences and k=3 windows), saved with save_pretrained: its folder (tests/tiny_models.py)."""
     return _tiny_model(tmp_path_factory, "marian")
+
+
+@pytest.fixture(scope="session")
+def hf_m2m100(tmp_path_factory) -> Path:
+    """The tiny M2M100 of tests/hfmodel.py (language tokens ``__en__``, ``__de__``; 150 updates): its folder."""
+    return _tiny_model(tmp_path_factory, "m2m100")
 
 
 @pytest.fixture(scope="session")

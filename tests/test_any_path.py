@@ -105,6 +105,7 @@ def bare_on_path(readme_data_setup) -> Path:
     return readme_data_setup[1]
 
 
+@pytest.mark.full  # make test-full: a documented block end to end (make test dry-runs it)
 def test_readme_demo_data_command_as_written_runs_from_an_odd_checkout(readme_data_run):
     """The demo's data stage (Table 5 and both binarized levels) from a checkout under ODD, through the README."""
     checkout = readme_data_run
@@ -118,6 +119,7 @@ def test_readme_demo_data_command_as_written_runs_from_an_odd_checkout(readme_da
     assert not list(checkout.rglob("*.tmp")), "no temporary file is left"
 
 
+@pytest.mark.full  # make test-full: a documented block end to end (make test dry-runs it)
 def test_venv_snakemake_without_activation_runs_rules_on_its_own_python(readme_data_run, bare_on_path):
     """`.venv/bin/snakemake` with a bare `python` first on PATH: the rule still finds the project's packages."""
     checkout = readme_data_run
@@ -129,6 +131,48 @@ def test_venv_snakemake_without_activation_runs_rules_on_its_own_python(readme_d
     assert result.returncode == 0, result.stderr[-4000:]
     assert "1 of 1 steps (100%) done" in result.stderr
     assert "Traceback" not in (checkout / "logs/demo/check_corpus/valid.log").read_text()
+
+
+def test_readme_offline_commands_dry_run_from_an_odd_checkout(bare_python, tmp_path):
+    """make test's dry run of the README's offline block (the full tier runs it for real, above): in a fresh shell,
+    with the activation line, from a copy of the checkout under ODD with a bare `python` first on PATH, each
+    command as written, --dry-run added where it is not one already."""
+    checkout = copy_checkout(tmp_path / ODD / "repo")
+    bare_on_path = tmp_path / "bare-bin"
+    bare_on_path.mkdir()
+    (bare_on_path / "python").symlink_to(bare_python)
+    commands = [c if "--dry-run" in c else f"{c} --dry-run" for c in readme_offline_commands()
+                if c.startswith("snakemake ")]
+    assert "snakemake data --cores all --config 'tasks=[demo]' --dry-run" in commands, commands
+    # the paper's DAG is dry-run once per session already (conftest's paper_dry_run)
+    commands = [c for c in commands if "tasks=[news,ted,os]" not in c]
+    script = "set -e\nsource .venv/bin/activate\n" + "\n".join(commands) + "\n"
+    result = subprocess.run(["bash", "-c", script], cwd=checkout, capture_output=True, text=True,
+                            env=user_env(bare_on_path), timeout=600)
+    assert result.returncode == 0, f"{commands} in {checkout}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    out = result.stdout + result.stderr
+    assert "This was a dry-run" in out and re.search(r"^binarize\s+2$", out, re.M), out[-3000:]
+    assert not (checkout / "data").exists(), "a dry run writes no data"
+
+
+def test_the_readmes_own_corpus_checks_pass_and_its_data_stage_dry_runs_under_odd_paths(tmp_path):
+    """make test's dry run of the README's own-corpus config (the full tier runs its data stage, above): the two
+    checks the README names, as written, then `snakemake -n` of its data stage from a working directory under
+    ODD."""
+    import shlex
+
+    (readme,) = doc_blocks(REPO / "README.md", "yaml", "**Your own corpus.**")
+    corpus = tmp_path / f"byo {ODD}" / "corpus"
+    common_format(corpus, tgt="fr")
+    workdir = tmp_path / f"work {ODD}"
+    workdir.mkdir()
+    (workdir / "mine.yaml").write_text(readme.replace("/path/to/folder", str(corpus)), encoding="utf-8")
+    for command in (f"docnmt-check-corpus {shlex.quote(str(corpus))} --src en --tgt fr", "docnmt-check-config mine.yaml"):
+        result = subprocess.run(command, shell=True, cwd=workdir, env=tool_env(), capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
+    dry = run_snakemake(workdir, "data/mine/bin/sentence", "-n", "--configfile", str(workdir / "mine.yaml"))
+    assert "This was a dry-run" in dry.stdout + dry.stderr and "rule binarize:" in dry.stdout, dry.stdout[-2000:]
 
 
 def common_format(folder: Path, tgt: str = "de") -> None:
@@ -144,6 +188,7 @@ def common_format(folder: Path, tgt: str = "de") -> None:
             (folder / f"{split}.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
+@pytest.mark.full  # make test-full: a documented block end to end (make test dry-runs it)
 def test_the_readmes_own_corpus_config_runs_as_written_with_a_corpus_and_working_directory_under_odd_paths(tmp_path):
     """The README's `mine.yaml` (and docs/data.md's task block, the same lines without the file's name), written as
     it is with only its root `/path/to/folder` replaced by a corpus folder under ODD, checked with the two commands

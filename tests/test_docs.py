@@ -1,9 +1,9 @@
 """The README and the manual in docs/ against the code: links and paths exist, every CLI, command and make target
 they name exists and answers --help (called as a user calls it: the console script, or `python -m`, with the
 installed package and nothing added to the path), the configuration page equals the schema, every CLI's help
-names its stage and rules, and every "see README, 'X'" in the code names a heading that exists (the README's
-offline commands run as written in tests/test_any_path.py, its own-model commands in
-tests/test_external_models.py)."""
+names its stage and rules, every console-script command the pages show parses as written (make test's dry run
+of them), and every "see README, 'X'" in the code names a heading that exists (the README's offline commands run
+as written in tests/test_any_path.py, its own-model commands in tests/test_external_models.py: make test-full)."""
 
 from __future__ import annotations
 
@@ -369,3 +369,95 @@ def test_the_development_page_lists_every_module_of_the_package():
         if f"`{name}`" not in rows.get(row, "") and f"`{name.rsplit('.', 1)[-1]}`" not in rows.get(row, ""):
             missing.append(".".join(parts))
     assert not missing, f"docs/development.md's package table leaves out {missing}"
+
+
+class _Parsed(Exception):
+    """Raised where a CLI's command line has been parsed, before the CLI does anything with it."""
+
+
+def parse_only(module: str, argv: list[str]):
+    """``python -m MODULE ARGV``'s command line as its own ``main`` parses it, in this process, stopped right after
+    the outermost parse (a dry run of the command): (the namespace, the words left over); a word its parser refuses
+    raises SystemExit, as the command does."""
+    import argparse
+    import importlib
+    from unittest import mock
+
+    real = argparse.ArgumentParser.parse_known_args
+    depth = 0
+
+    def parse_known_args(self, args=None, namespace=None):
+        nonlocal depth
+        depth += 1
+        try:
+            parsed = real(self, args, namespace)
+        finally:
+            depth -= 1
+        if depth == 0:
+            raise _Parsed(parsed)
+        return parsed
+
+    main = importlib.import_module(module).main
+    with mock.patch.object(argparse.ArgumentParser, "parse_known_args", parse_known_args):
+        try:
+            main(argv)
+        except _Parsed as parsed:
+            return parsed.args[0]
+    raise AssertionError(f"python -m {module} {argv}: main returned without parsing its command line")
+
+
+def documented_commands() -> list[tuple[str, list[str]]]:
+    """Every console-script command of the README's and the manual's bash blocks and of the README's inline code,
+    as written: (page, its words), continuation lines joined, comments cut, each part of a line joined by && || ;
+    or | on its own, leading VAR=value assignments dropped."""
+    import shlex
+
+    found = []
+    for page in PAGES:
+        source = text(page)
+        blocks = re.findall(r"^```bash\n(.*?)^```", source, re.S | re.M)
+        prose = re.sub(r"^```.*?^```", "", source, flags=re.S | re.M)
+        # the README names whole commands inline too (its own corpus's two checks); the manual's inline code is
+        # a command's name and an option or two
+        inline = re.findall(r"`(docnmt-[\w-]+ [^`\n]*)`", prose) if page.name == "README.md" else []
+        for block in blocks + inline:
+            joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
+            for line in joined.splitlines():
+                if line.strip().startswith("#"):
+                    continue
+                for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", line.strip()):
+                    words = shlex.split(part)
+                    while words and re.match(r"^[A-Z_]+=", words[0]):
+                        words = words[1:]
+                    if words and words[0] in COMMANDS:
+                        found.append((page.relative_to(REPO).as_posix(), words))
+    return found
+
+
+def test_every_documented_command_parses_as_written():
+    """make test's dry run of each console-script command the pages show (the full tier runs the blocks for real:
+    docs/development.md, "Tests"): its CLI's own parser takes every option and value as written, with none left
+    over, in this process."""
+    commands = documented_commands()
+    assert len(commands) >= 15, commands
+    assert {"docnmt-translate", "docnmt-check-model", "docnmt-check-corpus", "docnmt-check-config"} <= \
+        {words[0] for _, words in commands}
+    for page, words in commands:
+        try:
+            _, extra = parse_only(COMMANDS[words[0]], words[1:])
+        except SystemExit as refused:
+            raise AssertionError(f"{page}: {' '.join(words)}: refused by its parser (exit {refused.code})") from None
+        assert not extra, f"{page}: {' '.join(words)}: words its parser does not know: {extra}"
+
+
+def test_a_documented_command_with_a_wrong_option_is_refused_by_the_dry_run(capsys):
+    """The dry run above catches a page whose command lost an option of the CLI (a rename, a typo: left over) or
+    shows a value the option refuses (exit 2, as the command)."""
+    page, words = next((page, words) for page, words in documented_commands() if words[0] == "docnmt-translate")
+    namespace, extra = parse_only(COMMANDS["docnmt-translate"], words[1:])
+    assert namespace.document_model and not extra
+    assert parse_only(COMMANDS["docnmt-translate"], words[1:] + ["--no-such-option", "1"])[1] == \
+        ["--no-such-option", "1"]
+    with pytest.raises(SystemExit) as refused:
+        parse_only(COMMANDS["docnmt-translate"], words[1:] + ["--strategy", "no-such-strategy"])
+    assert refused.value.code == 2 and "no-such-strategy" in capsys.readouterr().err

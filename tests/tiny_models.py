@@ -6,9 +6,10 @@ worker trains one while another waits for it:
 * ``qwen2-plain``: a tiny Qwen2 whose tokenizer has no chat template (a base model's), 300 updates on the pairs
   written out with the plain part of the template translate;
 * ``marian``: the tiny Marian model of tests/hfmodel.py (a tokenizer with a <brk> separator, 300 updates on the
-  demo's sentences and k=3 windows).
+  demo's sentences and k=3 windows);
+* ``m2m100``: the tiny M2M100 of tests/hfmodel.py (language tokens, 150 updates).
 
-conftest.py's fixtures (``tiny_llama``, ``tiny_qwen2_base``, ``hf_marian``) read them from
+conftest.py's fixtures (``tiny_llama``, ``tiny_qwen2_base``, ``hf_marian``, ``hf_m2m100``) read them from
 ``$DOCNMT_TINY_MODELS/NAME`` where they are, and build the same themselves otherwise.
 
 Usage: python tests/tiny_models.py --output DIR [--only NAME ...]
@@ -41,8 +42,14 @@ def _marian(folder: Path) -> Path:
     return hfmodel.build(folder, steps=300)
 
 
+def _m2m100(folder: Path) -> Path:
+    import hfmodel
+
+    return hfmodel.build_m2m100(folder, steps=150)
+
+
 #: Each model's folder name and how it is built into that folder.
-BUILDS = {"llama": _llama, "qwen2-plain": _qwen2_plain, "marian": _marian}
+BUILDS = {"llama": _llama, "qwen2-plain": _qwen2_plain, "marian": _marian, "m2m100": _m2m100}
 
 
 def main(argv=None) -> int:

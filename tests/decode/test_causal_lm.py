@@ -331,6 +331,7 @@ def test_the_manual_shows_the_default_template_as_it_is(tmp_path):
     assert "{source}" in mine.user and mine.plain["assistant"] == "{target_language}:\n"
 
 
+@pytest.mark.full  # make test-full: the manual's block run for real (tests/test_docs.py dry-runs it in make test)
 def test_the_manuals_commands_check_and_translate_a_causal_lm_as_the_python_api(tiny_llama, sample_docs, tmp_path):
     """docs/own-models.md's two commands for an LLM ("LLMs", "Checking and translating."), as written, through a
     shell with the console scripts on PATH, in a folder where `my-llm` is the tiny Llama and `talks.en` two short

@@ -163,6 +163,7 @@ def test_a_killed_causal_lm_decode_resumes_to_the_same_output(tiny_llama, llm_in
             == whole["tokens_prefilled"] + whole["tokens_cached"])
 
 
+@pytest.mark.full  # make test-full: the manual's block run for real (tests/test_docs.py dry-runs it in make test)
 def test_the_decoding_pages_resume_command_runs_as_written(demo_models, tmp_path):
     """docs/decoding.md's block, in a folder holding its files (the demo's sentence-level model and, as the test set,
     the first 2004 sentences of its training split, whole documents: 852 distinct requests, since identical ones are

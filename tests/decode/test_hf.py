@@ -228,14 +228,11 @@ def test_a_folder_without_config_is_refused(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def m2m100(tmp_path_factory):
-    """A tiny M2M100 model (tests/hfmodel.py, 150 updates)."""
-    import hfmodel
-
+def m2m100(hf_m2m100):
+    """The tiny M2M100 model (conftest's hf_m2m100), loaded."""
     from docnmt.decode.backends.transformers.model import HFModel
 
-    folder = hfmodel.build_m2m100(tmp_path_factory.mktemp("hf-m2m100") / "model", steps=150)
-    return HFModel(folder, separator="<brk>", src_lang="en", tgt_lang="de", device="cpu")
+    return HFModel(hf_m2m100, separator="<brk>", src_lang="en", tgt_lang="de", device="cpu")
 
 
 def test_a_language_token_model_starts_the_decoder_with_its_target_language(m2m100):
@@ -372,6 +369,7 @@ def write_talks(docs, path: Path) -> Path:
     return path
 
 
+@pytest.mark.full  # make test-full: the manual's block run for real (tests/test_docs.py dry-runs it in make test)
 def test_the_manuals_commands_check_and_translate_a_transformers_model_as_the_python_api(marian, hf_marian,
                                                                                           sample_docs, tmp_path):
     """docs/own-models.md's two commands for a Hugging Face model, as a user types them: after the activation line,
