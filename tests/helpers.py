@@ -156,14 +156,16 @@ def doc_blocks(page: Path, lang: str, *section: str) -> list[str]:
     return blocks
 
 
+def block_commands(block: str) -> list[str]:
+    """The command lines of a bash block as written: continuation lines joined, comments cut."""
+    joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
+    return [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
+
+
 def shell_commands(page: Path, *section: str) -> list[str]:
     """The commands of a page's bash blocks (of one section, :func:`doc_blocks`), continuation lines joined, comments
     cut."""
-    commands = []
-    for block in doc_blocks(page, "bash", *section):
-        joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
-        commands += [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
-    return commands
+    return [command for block in doc_blocks(page, "bash", *section) for command in block_commands(block)]
 
 
 def copy_workdir(source: Path, target: Path) -> Path:

@@ -71,6 +71,14 @@ def copy_checkout(root: Path) -> Path:
     return root
 
 
+def bare_bin(folder: Path, bare_python: Path) -> Path:
+    """A folder in ``folder`` whose `python` is an interpreter without the project's packages (for PATH)."""
+    bare_on_path = folder / "bare-bin"
+    bare_on_path.mkdir()
+    (bare_on_path / "python").symlink_to(bare_python)
+    return bare_on_path
+
+
 @pytest.fixture(scope="module")
 def readme_data_setup(bare_python, tmp_path_factory) -> tuple[Path, Path]:
     """The README's activation line and its offline commands (the demo's data stage, a dry run of the paper's
@@ -78,9 +86,7 @@ def readme_data_setup(bare_python, tmp_path_factory) -> tuple[Path, Path]:
     `python` is an interpreter without the project's packages)."""
     folder = tmp_path_factory.mktemp("odd-checkout")
     checkout = copy_checkout(folder / ODD / "repo")
-    bare_on_path = folder / "bare-bin"
-    bare_on_path.mkdir()
-    (bare_on_path / "python").symlink_to(bare_python)
+    bare_on_path = bare_bin(folder, bare_python)
     activate = "source .venv/bin/activate"
     assert any(line.split("#")[0].strip() == activate for line in readme_real_use()), \
         f"README's Real use block lost its activation line: {readme_real_use()}"
@@ -138,9 +144,7 @@ def test_readme_offline_commands_dry_run_from_an_odd_checkout(bare_python, tmp_p
     with the activation line, from a copy of the checkout under ODD with a bare `python` first on PATH, each
     command as written, --dry-run added where it is not one already."""
     checkout = copy_checkout(tmp_path / ODD / "repo")
-    bare_on_path = tmp_path / "bare-bin"
-    bare_on_path.mkdir()
-    (bare_on_path / "python").symlink_to(bare_python)
+    bare_on_path = bare_bin(tmp_path, bare_python)
     commands = [c if "--dry-run" in c else f"{c} --dry-run" for c in readme_offline_commands()
                 if c.startswith("snakemake ")]
     assert "snakemake data --cores all --config 'tasks=[demo]' --dry-run" in commands, commands
@@ -159,19 +163,9 @@ def test_the_readmes_own_corpus_checks_pass_and_its_data_stage_dry_runs_under_od
     """make test's dry run of the README's own-corpus config (the full tier runs its data stage, above): the two
     checks the README names, as written, then `snakemake -n` of its data stage from a working directory under
     ODD."""
-    import shlex
-
     (readme,) = doc_blocks(REPO / "README.md", "yaml", "**Your own corpus.**")
-    corpus = tmp_path / f"byo {ODD}" / "corpus"
-    common_format(corpus, tgt="fr")
-    workdir = tmp_path / f"work {ODD}"
-    workdir.mkdir()
-    (workdir / "mine.yaml").write_text(readme.replace("/path/to/folder", str(corpus)), encoding="utf-8")
-    for command in (f"docnmt-check-corpus {shlex.quote(str(corpus))} --src en --tgt fr", "docnmt-check-config mine.yaml"):
-        result = subprocess.run(command, shell=True, cwd=workdir, env=tool_env(), capture_output=True, text=True,
-                                timeout=300)
-        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
-    dry = run_snakemake(workdir, "data/mine/bin/sentence", "-n", "--configfile", str(workdir / "mine.yaml"))
+    _, workdir, config = checked_corpus_config(readme, tmp_path)
+    dry = run_snakemake(workdir, "data/mine/bin/sentence", "-n", "--configfile", str(config))
     assert "This was a dry-run" in dry.stdout + dry.stderr and "rule binarize:" in dry.stdout, dry.stdout[-2000:]
 
 
@@ -188,29 +182,37 @@ def common_format(folder: Path, tgt: str = "de") -> None:
             (folder / f"{split}.{ext}").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-@pytest.mark.full  # make test-full: a documented block end to end (make test dry-runs it)
-def test_the_readmes_own_corpus_config_runs_as_written_with_a_corpus_and_working_directory_under_odd_paths(tmp_path):
-    """The README's `mine.yaml` (and docs/data.md's task block, the same lines without the file's name), written as
-    it is with only its root `/path/to/folder` replaced by a corpus folder under ODD, checked with the two commands
-    the README names, then through the data stage from a working directory under ODD."""
+def checked_corpus_config(readme: str, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The README's `mine.yaml` written as it is, with only its root `/path/to/folder` replaced by a corpus folder
+    under ODD, in a working directory under ODD, and checked with the two commands the README names, as written:
+    (the corpus, the working directory, the config)."""
     import shlex
 
-    readme = doc_blocks(REPO / "README.md", "yaml", "**Your own corpus.**")
-    data_page = doc_blocks(REPO / "docs/data.md", "yaml", "## The common document format")
-    assert len(readme) == len(data_page) == 1 and readme[0] == "# mine.yaml\n" + data_page[0], (readme, data_page)
     corpus = tmp_path / f"byo {ODD}" / "corpus"
     common_format(corpus, tgt="fr")
     workdir = tmp_path / f"work {ODD}"
     workdir.mkdir()
-    assert readme[0].count("/path/to/folder") == 1
+    assert readme.count("/path/to/folder") == 1
     config = workdir / "mine.yaml"
-    config.write_text(readme[0].replace("/path/to/folder", str(corpus)), encoding="utf-8")
+    config.write_text(readme.replace("/path/to/folder", str(corpus)), encoding="utf-8")
     checks = (f"docnmt-check-corpus {shlex.quote(str(corpus))} --src en --tgt fr", "docnmt-check-config mine.yaml")
     for command in checks:
         result = subprocess.run(command, shell=True, cwd=workdir, env=tool_env(), capture_output=True, text=True,
                                 timeout=300)
         assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
     assert "valid (over config.yaml); tasks: mine" in result.stdout, result.stdout
+    return corpus, workdir, config
+
+
+@pytest.mark.full  # make test-full: a documented block end to end (make test dry-runs it)
+def test_the_readmes_own_corpus_config_runs_as_written_with_a_corpus_and_working_directory_under_odd_paths(tmp_path):
+    """The README's `mine.yaml` (and docs/data.md's task block, the same lines without the file's name), written as
+    it is with only its root `/path/to/folder` replaced by a corpus folder under ODD, checked with the two commands
+    the README names, then through the data stage from a working directory under ODD."""
+    readme = doc_blocks(REPO / "README.md", "yaml", "**Your own corpus.**")
+    data_page = doc_blocks(REPO / "docs/data.md", "yaml", "## The common document format")
+    assert len(readme) == len(data_page) == 1 and readme[0] == "# mine.yaml\n" + data_page[0], (readme, data_page)
+    corpus, workdir, config = checked_corpus_config(readme[0], tmp_path)
     run_snakemake(workdir, "data/mine/bin/sentence", "--cores", "2", "--configfile", str(config))
     for split in ("train", "valid", "test"):
         for ext in ("en", "fr", "docids"):

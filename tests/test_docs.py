@@ -17,7 +17,7 @@ import pytest
 
 from docnmt import metrics as registry
 
-from helpers import REPO, tool_env
+from helpers import REPO, block_commands, tool_env
 from docnmt.config import schema_keys, schema_markdown
 from docnmt.manual import COMMANDS, STAGES, clis, command
 
@@ -414,18 +414,13 @@ def documented_commands() -> list[tuple[str, list[str]]]:
 
     found = []
     for page in PAGES:
-        source = text(page)
-        blocks = re.findall(r"^```bash\n(.*?)^```", source, re.S | re.M)
-        prose = re.sub(r"^```.*?^```", "", source, flags=re.S | re.M)
+        prose = re.sub(r"^```.*?^```", "", text(page), flags=re.S | re.M)
         # the README names whole commands inline too (its own corpus's two checks); the manual's inline code is
         # a command's name and an option or two
         inline = re.findall(r"`(docnmt-[\w-]+ [^`\n]*)`", prose) if page.name == "README.md" else []
-        for block in blocks + inline:
-            joined = re.sub(r"\\\n\s*", " ", re.sub(r"[ \t]+#[^\n]*(?=\\?\n)", "", block))
-            for line in joined.splitlines():
-                if line.strip().startswith("#"):
-                    continue
-                for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", line.strip()):
+        for block in bash_blocks(page) + inline:
+            for line in block_commands(block):
+                for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", line):
                     words = shlex.split(part)
                     while words and re.match(r"^[A-Z_]+=", words[0]):
                         words = words[1:]
