@@ -260,7 +260,7 @@ def _tiny_model(tmp_path_factory, name: str) -> Path:
 @pytest.fixture(scope="session")
 def hf_marian(tmp_path_factory) -> Path:
     """The tiny Marian model of tests/hfmodel.py (a tokenizer trained on the demo corpus with a <brk> separator,
-    300 updates on its sentences and k=3 windows), saved with save_pretrained: its folder (tests/tiny_models.py)."""
+    150 updates on its sentences and k=3 windows), saved with save_pretrained: its folder (tests/tiny_models.py)."""
     return _tiny_model(tmp_path_factory, "marian")
 
 
@@ -273,13 +273,13 @@ def hf_m2m100(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory) -> Path:
     """The tiny Llama of tests/llmmodel.py (a byte-level tokenizer trained on the demo corpus with a ChatML chat
-    template, 300 updates on its pairs as chat turns), saved with save_pretrained: its folder."""
+    template, 150 updates on its pairs as chat turns), saved with save_pretrained: its folder."""
     return _tiny_model(tmp_path_factory, "llama")
 
 
 @pytest.fixture(scope="session")
 def tiny_qwen2_base(tmp_path_factory) -> Path:
-    """A tiny Qwen2 whose tokenizer has no chat template (a base model's, tests/llmmodel.py), 300 updates on the demo's
+    """A tiny Qwen2 whose tokenizer has no chat template (a base model's, tests/llmmodel.py), 150 updates on the demo's
     pairs written out with the plain part of the template translate (enough to answer with a translation and the
     template's end, a blank line: 60 answered with the blank line alone): its folder."""
     return _tiny_model(tmp_path_factory, "qwen2-plain")

@@ -2,10 +2,10 @@
 worker trains one while another waits for it:
 
 * ``llama``: the tiny Llama of tests/llmmodel.py (a byte-level tokenizer trained on the demo corpus with a ChatML
-  chat template, 300 updates on its pairs as chat turns);
-* ``qwen2-plain``: a tiny Qwen2 whose tokenizer has no chat template (a base model's), 300 updates on the pairs
+  chat template, 150 updates on its pairs as chat turns);
+* ``qwen2-plain``: a tiny Qwen2 whose tokenizer has no chat template (a base model's), 150 updates on the pairs
   written out with the plain part of the template translate;
-* ``marian``: the tiny Marian model of tests/hfmodel.py (a tokenizer with a <brk> separator, 300 updates on the
+* ``marian``: the tiny Marian model of tests/hfmodel.py (a tokenizer with a <brk> separator, 150 updates on the
   demo's sentences and k=3 windows);
 * ``m2m100``: the tiny M2M100 of tests/hfmodel.py (language tokens, 150 updates).
 
@@ -27,19 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def _llama(folder: Path) -> Path:
     import llmmodel
 
-    return llmmodel.build(folder, steps=300)
+    return llmmodel.build(folder, steps=150)
 
 
 def _qwen2_plain(folder: Path) -> Path:
     import llmmodel
 
-    return llmmodel.build(folder, architecture="qwen2", steps=300, chat=False)
+    return llmmodel.build(folder, architecture="qwen2", steps=150, chat=False)
 
 
 def _marian(folder: Path) -> Path:
     import hfmodel
 
-    return hfmodel.build(folder, steps=300)
+    return hfmodel.build(folder, steps=150)
 
 
 def _m2m100(folder: Path) -> Path:
