@@ -24,28 +24,32 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+#: Every model's updates: enough that each answers with a sentence and ends it (the tests that read them assert it).
+UPDATES = 150
+
+
 def _llama(folder: Path) -> Path:
     import llmmodel
 
-    return llmmodel.build(folder, steps=150)
+    return llmmodel.build(folder, steps=UPDATES)
 
 
 def _qwen2_plain(folder: Path) -> Path:
     import llmmodel
 
-    return llmmodel.build(folder, architecture="qwen2", steps=150, chat=False)
+    return llmmodel.build(folder, architecture="qwen2", steps=UPDATES, chat=False)
 
 
 def _marian(folder: Path) -> Path:
     import hfmodel
 
-    return hfmodel.build(folder, steps=150)
+    return hfmodel.build(folder, steps=UPDATES)
 
 
 def _m2m100(folder: Path) -> Path:
     import hfmodel
 
-    return hfmodel.build_m2m100(folder, steps=150)
+    return hfmodel.build_m2m100(folder, steps=UPDATES)
 
 
 #: Each model's folder name and how it is built into that folder.
