@@ -65,7 +65,7 @@ for _strategy in config["strategies"]:
         conda:
             model_conda("../envs/fairseq.yaml")
         threads: 2
-        priority: wf.decode.decode_priority(config, _strategy)
+        priority: lambda w, strategy=_strategy: wf.decode.decode_priority(config, strategy, w.evalset)
         resources:
             gpu=model_gpus,
             mem_mb=8000,

@@ -204,6 +204,7 @@ rule cxmi:
     conda:
         model_conda("../envs/fairseq.yaml")
     threads: 2
+    priority: lambda w: wf.score.chain_priority(config, w.evalset)
     resources:
         gpu=model_gpus,
         mem_mb=8000,
@@ -236,6 +237,7 @@ rule context_usage:
     conda:
         "../envs/scoring.yaml"
     threads: 1
+    priority: lambda w: wf.score.chain_priority(config, w.evalset)
     resources:
         mem_mb=4000,
         runtime=60,

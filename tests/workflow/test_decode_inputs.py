@@ -112,9 +112,26 @@ def test_the_costliest_decodes_start_first():
     from docnmt.decode.strategies import STRATEGIES
 
     config = demo_config()
-    priority = {name: decode.decode_priority(config, name) for name in STRATEGIES}
+    priority = {name: decode.decode_priority(config, name, "contrapro") for name in STRATEGIES}
     assert priority["doc-trans-beam"] == config["h"] == 12
     assert priority["last-sentence"] == priority["first-sentence"] == config["k"] == 3
     assert priority["2-pass"] == 2 and priority["sentence-level"] == priority["doc-trans"] == 1
-    assert decode.decode_priority({**config, "k": 5, "h": 4}, "doc-trans-beam") == 4
+    assert decode.decode_priority({**config, "k": 5, "h": 4}, "doc-trans-beam", "ctxpro-demo-test") == 4
     assert STRATEGIES["last-sentence"].cost_factor(k=5, h=12) == 5
+
+
+def test_the_test_set_and_its_scoring_chain_come_before_the_other_sets():
+    """Every decode of the test set before any decode of another set, in the same cost order (the test set's
+    doc-trans-beam first), and CXMI and context usage on the test set as soon as they are ready: above every other
+    set's decode; on the other sets they keep the default priority."""
+    from docnmt.workflow import score
+
+    config = demo_config()
+    on_test = {name: decode.decode_priority(config, name, "test") for name in config["strategies"]}
+    elsewhere = {name: decode.decode_priority(config, name, "contrapro") for name in config["strategies"]}
+    assert min(on_test.values()) > max(elsewhere.values()) == elsewhere["doc-trans-beam"]
+    assert {name: p - elsewhere[name] for name, p in on_test.items()} == dict.fromkeys(config["strategies"], 13)
+    assert decode.priority_of_test_set(config) == 1 + config["h"]
+    assert decode.priority_of_test_set({**config, "strategies": ["sentence-level", "last-sentence"]}) == 1 + config["k"]
+    assert score.chain_priority(config, "test") > max(elsewhere.values())
+    assert score.chain_priority(config, "contrapro") == score.chain_priority(config, "ctxpro-demo-test") == 0

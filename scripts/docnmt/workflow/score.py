@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from docnmt import layout
 
-from .decode import model_checks, model_inputs
+from .decode import model_checks, model_inputs, priority_of_test_set
 from .metrics import metric
 from .systems import (curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
                       task_strategies, task_systems)
@@ -18,6 +18,13 @@ from .tasks import (
     binarized, bpe_codes, german_tasks, has_subsets, is_ctxpro, is_external, model_file, pronoun_min_examples, src,
     task_levels, tgt,
 )
+
+
+def chain_priority(config: dict, evalset: str) -> int:
+    """The Snakemake priority of the scorers that feed another scorer (cxmi, then context_usage): on the test set
+    above any other set's decode (:func:`docnmt.workflow.decode.priority_of_test_set`), so that each starts as soon as
+    the test set's decodes are done; elsewhere the default, 0."""
+    return priority_of_test_set(config) if evalset == "test" else 0
 
 
 def scored_text_inputs(config: dict, task: str, evalset: str) -> dict:
