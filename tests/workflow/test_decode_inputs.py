@@ -131,7 +131,9 @@ def test_the_test_set_and_its_scoring_chain_come_before_the_other_sets():
     elsewhere = {name: decode.decode_priority(config, name, "contrapro") for name in config["strategies"]}
     assert min(on_test.values()) > max(elsewhere.values()) == elsewhere["doc-trans-beam"]
     assert {name: p - elsewhere[name] for name, p in on_test.items()} == dict.fromkeys(config["strategies"], 13)
-    assert decode.priority_of_test_set(config) == 1 + config["h"]
-    assert decode.priority_of_test_set({**config, "strategies": ["sentence-level", "last-sentence"]}) == 1 + config["k"]
+    assert decode.evalset_priority(config, "test") == 1 + config["h"]
+    fewer = {**config, "strategies": ["sentence-level", "last-sentence"]}
+    assert decode.evalset_priority(fewer, "test") == 1 + config["k"]
+    assert decode.evalset_priority(config, "contrapro") == 0
     assert score.chain_priority(config, "test") > max(elsewhere.values())
     assert score.chain_priority(config, "contrapro") == score.chain_priority(config, "ctxpro-demo-test") == 0

@@ -142,22 +142,23 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
     return args
 
 
-def decode_priority(config: dict, strategy: str, evalset: str = "test") -> int:
+def decode_priority(config: dict, strategy: str, evalset: str) -> int:
     """The Snakemake priority of a strategy's decode job: its cost factor (``StrategyInfo.cost_factor``), so that
     of the decodes ready at once the costliest start first (doc-trans-beam as soon as the document model is trained)
-    and the short ones fill the cores beside them, instead of the longest starting last and running alone; on the
-    test set :func:`priority_of_test_set` more, so that every decode of the test set comes before any of another set."""
-    cost = STRATEGIES[strategy].cost_factor(config["k"], config["h"])
-    return cost + (priority_of_test_set(config) if evalset == "test" else 0)
+    and the short ones fill the cores beside them, instead of the longest starting last and running alone; plus its
+    set's :func:`evalset_priority`, so that every decode of the test set comes before any of another set."""
+    return STRATEGIES[strategy].cost_factor(config["k"], config["h"]) + evalset_priority(config, evalset)
 
 
-def priority_of_test_set(config: dict) -> int:
-    """What a job of the test set's scoring chain has over any decode of another set: one more than the costliest
-    configured strategy's cost factor. The test set's scorers are the longest chain after the decodes (CXMI of every
+def evalset_priority(config: dict, evalset: str) -> int:
+    """What a job on the test set has over any decode of another set: one more than the costliest configured
+    strategy's cost factor; elsewhere 0. The test set's scorers are the longest chain after the decodes (CXMI of every
     strategy's hypotheses, then context usage, then the tables): with the test set decoded first, that chain runs
     while the ContraPro and ctxpro sets' decodes fill the other cores, instead of alone at the end (the demo's
     last 47 s on one of two cores)."""
-    return 1 + max(STRATEGIES[s].cost_factor(config["k"], config["h"]) for s in config["strategies"])
+    if evalset != "test":
+        return 0
+    return 1 + max(decode_priority(config, s, "other") for s in config["strategies"])
 
 
 def decodes_only_examples(config: dict, strategy: str, task: str, evalset: str) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from docnmt import layout
 
-from .decode import model_checks, model_inputs, priority_of_test_set
+from .decode import evalset_priority, model_checks, model_inputs
 from .metrics import metric
 from .systems import (curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
                       task_strategies, task_systems)
@@ -21,10 +21,10 @@ from .tasks import (
 
 
 def chain_priority(config: dict, evalset: str) -> int:
-    """The Snakemake priority of the scorers that feed another scorer (cxmi, then context_usage): on the test set
-    above any other set's decode (:func:`docnmt.workflow.decode.priority_of_test_set`), so that each starts as soon as
-    the test set's decodes are done; elsewhere the default, 0."""
-    return priority_of_test_set(config) if evalset == "test" else 0
+    """The Snakemake priority of the scorers that feed another scorer (cxmi, then context_usage): their set's
+    :func:`docnmt.workflow.decode.evalset_priority`, so that on the test set each starts, above any other set's
+    decode, as soon as the test set's decodes are done; elsewhere the default, 0."""
+    return evalset_priority(config, evalset)
 
 
 def scored_text_inputs(config: dict, task: str, evalset: str) -> dict:
