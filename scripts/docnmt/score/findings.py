@@ -9,8 +9,8 @@
    translations of different gender (the subset ``ambiguous-antecedent``), and the document model's CXMI is highest
    on those sentences.
 
-Each check has a margin, about half the gap `make demo` measured (docs/scoring.md, "What the demo shows, next to the paper"; the
-README's table). :func:`check` returns the findings with every number; the CLI prints one line per finding and
+Each check has a margin of 30 to 60% of the gap `make demo` measures (docs/scoring.md, "What the demo shows, next to the
+paper"; the README's table). :func:`check` returns the findings with every number; the CLI prints one line per finding and
 exits 1, with the numbers, where one does not show.
 """
 
