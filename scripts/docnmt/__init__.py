@@ -22,6 +22,7 @@ Top-level helpers every stage uses:
   metrics     -- the metric seam: each metric's declaration (its rule, score file, config block, Table 3 columns)
   load_options -- the backends' load options (vLLM's engine, a served model's endpoint) and --engine-args
   textio      -- atomic output files and the one error type for bad input
+  option_ranges -- numeric CLI options with their range, one declaration shared by every CLI that takes it
   tablefmt    -- a result table as Markdown, CSV and LaTeX
   environment -- the interpreter the rules run on: its shell prefix, missing packages, the setup hint
   layout      -- where the workflow keeps every file: the one definition of every path of a rule

@@ -17,6 +17,7 @@ description, the body of ``docs/configuration.md``)::
 from __future__ import annotations
 
 import copy
+import math
 import sys
 from pathlib import Path
 
@@ -94,6 +95,19 @@ def _describe(error) -> str:
     if error.validator == "type":
         return f"config key {key!r}: expected {error.validator_value}, found {error.instance!r} ({type(error.instance).__name__})"
     return f"config key {key!r}: {error.message}"
+
+
+def _not_finite(instance, path=()) -> str | None:
+    """The first key of a config (depth first) whose value is nan or an infinity, as a message; JSON schema's
+    bounds let both through (nan compares false with every bound)."""
+    if isinstance(instance, float) and not math.isfinite(instance):
+        return f"config key {_key(list(path))!r}: expected a finite number, found {instance!r}"
+    items = instance.items() if isinstance(instance, dict) else enumerate(instance) if isinstance(instance, list) else ()
+    for name, value in items:
+        found = _not_finite(value, (*path, name))
+        if found:
+            return found
+    return None
 
 
 def _check_load_options(models: dict, key: str, backend) -> None:
@@ -218,6 +232,9 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     schema = with_metrics(schema, config_modules(config))
     config = copy.deepcopy(dict(config))
     _fill_defaults(schema, config, schema)
+    not_finite = _not_finite(config)
+    if not_finite:
+        raise ConfigError(not_finite)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if errors:

@@ -484,11 +484,11 @@ def test_cli_writes_all_expected_files(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--min-sents", "0"], "--min-sents must be at least 1"),
+        (["--min-sents", "0"], "argument --min-sents: expected a whole number of at least 1, got '0'"),
         (["--min-sents", "5", "--max-sents", "4"], "must be at least --min-sents"),
-        (["--test-docs", "0"], "--test-docs must be at least 1"),
-        (["--contrapro-examples", "0"], "--contrapro-examples must be at least 1"),
-        (["--seed", "x"], "invalid int value"),
+        (["--test-docs", "0"], "argument --test-docs: expected a whole number of at least 1, got '0'"),
+        (["--contrapro-examples", "0"], "argument --contrapro-examples: expected a whole number of at least 1, got '0'"),
+        (["--seed", "x"], "argument --seed: expected a whole number, got 'x'"),
     ],
 )
 def test_cli_rejects_bad_arguments(tmp_path, capsys, args, message):

@@ -279,7 +279,7 @@ def test_every_backends_own_environment_has_mbrs_utilities():
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["--mbr-count", "0"], "the MBR candidate count must be an integer >= 1, got 0"),
+    (["--mbr-count", "0"], "argument --mbr-count: expected a whole number of at least 1, got '0'"),
     (["--mbr-candidates", "sampling"], "MBR with sampled candidates needs a seed (--mbr-seed)"),
 ])
 def test_the_decode_cli_refuses_bad_mbr_settings_before_loading_anything(tmp_path, extra, message):

@@ -52,6 +52,7 @@ from .corpus import Document, read_split, write_example_corpus
 from .opus import NOT_FOUND_REASONS, _no_ws, normalize_os_docid
 from ..textio import InputError, cli_errors, json_lines
 from ..manual import argument_parser
+from ..option_ranges import NONNEGATIVE_INT
 
 #: Fields an example of contrapro.json must have (ContraPro's schema).
 REQUIRED_FIELDS = (
@@ -496,7 +497,7 @@ def main(argv=None) -> int:
     parser.add_argument("--src", required=True, type=Path, help="source side of the documents (common format)")
     parser.add_argument("--tgt", required=True, type=Path, help="target side of the documents")
     parser.add_argument("--docids", required=True, type=Path, help="document ids of the documents")
-    parser.add_argument("--context", required=True, type=int, help="sentences of context on each side (k-1)")
+    parser.add_argument("--context", required=True, type=NONNEGATIVE_INT, help="sentences of context on each side (k-1)")
     parser.add_argument("--out", required=True, type=Path, help="output folder")
     parser.add_argument("--src-lang", required=True, help="source language code (file extension), e.g. en")
     parser.add_argument("--tgt-lang", required=True, help="target language code (file extension), e.g. de")

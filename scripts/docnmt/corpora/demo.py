@@ -101,6 +101,7 @@ from .demo_vocabulary import (
     FIRST_NAMES, GENDERS, GENDER_NAMES, HOURS, INDEFINITE, MIXED_ADJ, NOUNS, Noun, PERSONAL, POSSESSIVE_STEM,
     PREDICATIVE, PRICES, REGISTERS, SURNAMES, TITLES, WEAK_ADJ, ein_ending,
 )
+from ..option_ranges import POSITIVE_INT, SEED
 
 DEFAULT_SEED = 1234
 DEFAULT_DOCS = {"train": 1200, "valid": 40, "test": 100}
@@ -538,15 +539,15 @@ def _parser() -> argparse.ArgumentParser:
         "docnmt.corpora.demo",
         "Generate the synthetic En-De demo corpus (pronoun gender and du/Sie depend on context).")
     parser.add_argument("--outdir", required=True, type=Path, help="output folder")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed (default: %(default)s)")
+    parser.add_argument("--seed", type=SEED, default=DEFAULT_SEED, help="random seed (default: %(default)s)")
     for split in SPLITS:
-        parser.add_argument(f"--{split}-docs", type=int, default=DEFAULT_DOCS[split],
+        parser.add_argument(f"--{split}-docs", type=POSITIVE_INT, default=DEFAULT_DOCS[split],
                             help=f"{split} documents (default: %(default)s)")
-    parser.add_argument("--min-sents", type=int, default=DEFAULT_MIN_SENTS,
+    parser.add_argument("--min-sents", type=POSITIVE_INT, default=DEFAULT_MIN_SENTS,
                         help="fewest sentences per document (default: %(default)s)")
-    parser.add_argument("--max-sents", type=int, default=DEFAULT_MAX_SENTS,
+    parser.add_argument("--max-sents", type=POSITIVE_INT, default=DEFAULT_MAX_SENTS,
                         help="most sentences per document (default: %(default)s)")
-    parser.add_argument("--contrapro-examples", type=int, default=None,
+    parser.add_argument("--contrapro-examples", type=POSITIVE_INT, default=None,
                         help="keep at most N contrastive examples (default: all from the test documents)")
     return parser
 
@@ -554,17 +555,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point; bad arguments exit with status 2 and a message."""
     parser = _parser()
-    args = parser.parse_args(argv)
-    if args.min_sents < 1:
-        parser.error(f"--min-sents must be at least 1, got {args.min_sents}")
+    args = parser.parse_args(argv)  # each number's range is its option's type (docnmt.option_ranges)
     if args.max_sents < args.min_sents:
         parser.error(f"--max-sents ({args.max_sents}) must be at least --min-sents ({args.min_sents})")
-    for split in SPLITS:
-        n = getattr(args, f"{split}_docs")
-        if n < 1:
-            parser.error(f"--{split}-docs must be at least 1, got {n}")
-    if args.contrapro_examples is not None and args.contrapro_examples < 1:
-        parser.error(f"--contrapro-examples must be at least 1, got {args.contrapro_examples}")
 
     start = time.perf_counter()
     sizes = {split: getattr(args, f"{split}_docs") for split in SPLITS}

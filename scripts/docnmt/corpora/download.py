@@ -54,6 +54,7 @@ from typing import Iterator, Sequence
 
 from ..textio import InputError, atomic_write, cli_errors
 from ..manual import argument_parser
+from ..option_ranges import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE
 
 try:  # POSIX: serialise concurrent updates of one lock file (Snakemake runs downloads in parallel)
     import fcntl
@@ -479,9 +480,9 @@ def main(argv=None) -> int:
         default=os.environ.get("DOCNMT_MIRROR") or None,
         help="fetch https://HOST/PATH from MIRROR/HOST/PATH (URL or directory; default: $DOCNMT_MIRROR)",
     )
-    get.add_argument("--retries", type=int, default=4, help="retries of transient failures (default 4)")
-    get.add_argument("--backoff", type=float, default=1.0, help="first wait in seconds, doubled per retry (default 1)")
-    get.add_argument("--timeout", type=float, default=60, help="socket timeout in seconds (default 60)")
+    get.add_argument("--retries", type=NONNEGATIVE_INT, default=4, help="retries of transient failures (default 4)")
+    get.add_argument("--backoff", type=NONNEGATIVE, default=1.0, help="first wait in seconds, doubled per retry (default 1)")
+    get.add_argument("--timeout", type=POSITIVE, default=60, help="socket timeout in seconds (default 60)")
 
     unpack = commands.add_parser("extract", help="unpack an archive safely")
     unpack.add_argument("--archive", required=True, type=Path)

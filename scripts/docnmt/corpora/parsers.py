@@ -53,6 +53,7 @@ from .mteval import iwslt_xml, wmt_sgml
 from .news import news_commentary_tsv
 from .opus import CONTRAPRO_REMOVALS, ContraProLines, choose_os_split, normalize_os_docid, opus_blocks, \
     read_contrapro_segments, split_at_removed
+from ..option_ranges import POSITIVE_INT
 
 
 def _split_paths(outdir: Path, split: str, src: str, tgt: str) -> list[Path]:
@@ -263,10 +264,10 @@ def main(argv=None) -> int:
     opensubs.add_argument("--contrapro-context", type=_non_negative, default=2,
                           help="context sentences on either side of an example that leave train with it (k-1)")
     opensubs.add_argument("--seed", default="docnmt-os-v1", help="seed of the document hash order")
-    opensubs.add_argument("--valid-sentences", type=int, default=3500)
-    opensubs.add_argument("--valid-docs", type=int, default=5)
-    opensubs.add_argument("--test-sentences", type=int, default=3800)
-    opensubs.add_argument("--test-docs", type=int, default=5)
+    opensubs.add_argument("--valid-sentences", type=POSITIVE_INT, default=3500)
+    opensubs.add_argument("--valid-docs", type=POSITIVE_INT, default=5)
+    opensubs.add_argument("--test-sentences", type=POSITIVE_INT, default=3800)
+    opensubs.add_argument("--test-docs", type=POSITIVE_INT, default=5)
     opensubs.add_argument("--src", default="en")
     opensubs.add_argument("--tgt", default="de")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import SEP
 from ..interface import REGISTRY
 from ..search import DEFAULT_DTYPE, DTYPES
+from ..option_ranges import FINITE, POSITIVE_INT
 
 
 def add_backend_argument(parser) -> None:
@@ -90,36 +91,23 @@ def add_separator_argument(parser) -> None:
                              "(default <sep>; e.g. <brk> for a model trained elsewhere)")
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (argparse names the option in its error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
-
-
 def add_search_arguments(parser) -> None:
     """The search settings every decoding CLI shares: beam, length penalty, k, h, batch size in requests and in
     positions, hypothesis length, device, dtype and separator."""
-    parser.add_argument("--beam", type=int, default=12, help="token-level beam size (the paper: 12)")
-    parser.add_argument("--lenpen", type=float, default=1.0, help="length penalty (1: length normalization)")
-    parser.add_argument("--k", type=int, default=3, help="sentences per window the document-level model knows")
-    parser.add_argument("--h", type=int, default=12, help="document contexts kept by doc-trans-beam")
+    parser.add_argument("--beam", type=POSITIVE_INT, default=12, help="token-level beam size (the paper: 12)")
+    parser.add_argument("--lenpen", type=FINITE, default=1.0, help="length penalty (1: length normalization)")
+    parser.add_argument("--k", type=POSITIVE_INT, default=3, help="sentences per window the document-level model knows")
+    parser.add_argument("--h", type=POSITIVE_INT, default=12, help="document contexts kept by doc-trans-beam")
     parser.add_argument("--context", default="window", choices=["window", "document"],
                         help="window: the k-1 previous sentences (the paper's); document: every earlier sentence of "
                              "the document (full-segment: the whole document at once), for models with a long "
                              "context such as LLMs")
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="at most this many requests a batch")
-    parser.add_argument("--max-tokens", type=positive_int,
+    parser.add_argument("--batch-size", type=POSITIVE_INT, default=64, help="at most this many requests a batch")
+    parser.add_argument("--max-tokens", type=POSITIVE_INT,
                         help="at most this many positions a batch: beam x (source or prompt + forced prefix + "
                              "--max-len-b) a request, times its requests (default: the backend's: "
                              + ", ".join(f"{b.name} {b.max_tokens}" for b in REGISTRY.values()) + ")")
-    parser.add_argument("--max-len-b", type=positive_int, default=200,
+    parser.add_argument("--max-len-b", type=POSITIVE_INT, default=200,
                         help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
                              "--max-len-a 0; transformers' max_new_tokens); default 200, as both")
     parser.add_argument("--cache-bytes", type=byte_size, metavar="BYTES",
@@ -162,6 +150,6 @@ def add_scoring_model_arguments(parser) -> None:
     parser.add_argument("--model", required=True, type=Path, help="the checkpoint, or the transformers model folder")
     parser.add_argument("--data", type=Path, help="fairseq: the model's binarized data folder (dictionary)")
     parser.add_argument("--level", required=True, choices=["sentence", "document"])
-    parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")
+    parser.add_argument("--k", type=POSITIVE_INT, default=3, help="sentences per document-level window")
     add_dtype_argument(parser)
     add_separator_argument(parser)

@@ -28,6 +28,7 @@ from .. import SEP
 from ..textio import InputError, atomic_write, cli_errors
 from ..manual import argument_parser
 from .arguments import add_backend_argument, add_language_code_arguments
+from ..option_ranges import FRACTION, POSITIVE_INT
 
 #: Above this share of unknown BPE units in the sample, the codes do not fit the dictionary.
 MAX_UNKNOWN = 0.05
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
     add_language_code_arguments(parser)
     parser.add_argument("--level", required=True, choices=["sentence", "document"])
     parser.add_argument("--separator", default=SEP, help="the document-level model's separator token (default <sep>)")
-    parser.add_argument("--k", type=int, help="sentences per window the document-level model was trained with")
+    parser.add_argument("--k", type=POSITIVE_INT, help="sentences per window the document-level model was trained with")
     parser.add_argument("--codes", type=Path, help="BPE codes (subword-nmt) to check against the dictionary")
     parser.add_argument("--sample", type=Path, nargs="*", default=[],
                         help="fairseq: text to segment for the --codes check; transformers: raw text whose "
@@ -84,7 +85,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sample-tokenize", default="none", choices=["moses", "none"],
                         help="tokenize the sample first: moses (raw text) or none (already tokenized, the default)")
     parser.add_argument("--sample-lang", default="en", help="the sample's language (Moses rules)")
-    parser.add_argument("--max-unknown", type=float, default=MAX_UNKNOWN,
+    parser.add_argument("--max-unknown", type=FRACTION, default=MAX_UNKNOWN,
                         help="the largest share of BPE units missing from the dictionary (default 0.05)")
     parser.add_argument("--output", type=Path, help="write the report (JSON) here")
     args = parser.parse_args(argv)

@@ -63,7 +63,7 @@ from ..corpora.corpus import read_docids
 from . import mbr as mbr_selection
 from . import metric_client
 from .selection import Selector
-from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes, positive_int
+from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes
 from .documents import context_k, group
 from .record import DecodeRecord, settings_of, signature
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
@@ -71,6 +71,7 @@ from ..textio import (InputError, atomic_outputs, cli_errors, file_digest, load_
                       selected_lines)
 from ..search import RequestError
 from ..manual import argument_parser
+from ..option_ranges import POSITIVE_INT
 
 
 def _aligned(path: Path | None, n: int, against: Path) -> list[str] | None:
@@ -155,7 +156,7 @@ def _parser():
                         help="doc-trans: the fixed-point iteration (parallel, needs --first-pass) or position by "
                              "position (sequential, the reference); default: %(default)s (the workflow's default, "
                              "doc_trans.mode, is parallel)")
-    parser.add_argument("--max-rounds", type=positive_int,
+    parser.add_argument("--max-rounds", type=POSITIVE_INT,
                         help="parallel doc-trans: stop after this many rounds (default: until the fixed point)")
     parser.add_argument("--first-pass-sidecar", type=Path, help="the first pass's sidecar (2-pass cost accounting)")
     parser.add_argument("--round-one", type=Path,

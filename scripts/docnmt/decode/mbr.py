@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from ..option_ranges import EPSILON, POSITIVE, POSITIVE_INT, SEED
 
 #: The utilities MBR selection can use: name -> what it is (the tables' notes quote it).
 UTILITIES = {
@@ -141,7 +142,7 @@ def add_arguments(parser) -> None:
                        help="choose each kept hypothesis among candidates by expected utility instead of the beam's best")
     group.add_argument("--mbr-candidates", choices=CANDIDATES, default="beam",
                        help="the beam's n-best (beam size = --mbr-count) or epsilon samples; default: %(default)s")
-    group.add_argument("--mbr-count", type=int, default=DEFAULT_COUNT, help="candidates per search; default: %(default)s")
+    group.add_argument("--mbr-count", type=POSITIVE_INT, default=DEFAULT_COUNT, help="candidates per search; default: %(default)s")
     group.add_argument("--mbr-utility", default="chrf",
                        help=f"{', '.join(UTILITIES)}, or comet:NAME (with --comet-checkpoint); default: %(default)s")
     group.add_argument("--qe-rerank", action="store_true",
@@ -154,15 +155,15 @@ def add_arguments(parser) -> None:
                             "(default: this Python)")
     from .metric_client import DEFAULT_BATCH_SIZE, DEFAULT_TIMEOUT
 
-    group.add_argument("--comet-batch-size", type=int, default=DEFAULT_BATCH_SIZE, metavar="SEGMENTS",
+    group.add_argument("--comet-batch-size", type=POSITIVE_INT, default=DEFAULT_BATCH_SIZE, metavar="SEGMENTS",
                        help="segments per forward pass of the COMET scorer (config metrics.batch_size); default: "
                             "%(default)s")
-    group.add_argument("--comet-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    group.add_argument("--comet-timeout", type=POSITIVE, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                        help="the longest wait for the COMET scorer's answer (its loading included) before the decode "
                             "stops with one line; default: %(default)s")
-    group.add_argument("--mbr-epsilon", type=float, default=DEFAULT_EPSILON,
+    group.add_argument("--mbr-epsilon", type=EPSILON, default=DEFAULT_EPSILON,
                        help="epsilon sampling: tokens below this probability are never drawn; default: %(default)s")
-    group.add_argument("--mbr-seed", type=int, help="epsilon sampling: the seed (required)")
+    group.add_argument("--mbr-seed", type=SEED, help="epsilon sampling: the seed (required)")
 
 
 def from_args(parser, args) -> Settings | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..textio import DiskFullError, InputError, atomic_write, cli_errors
 from ..manual import argument_parser
+from ..option_ranges import POSITIVE_INT
 
 SPLITS = ("train", "valid", "test")
 #: How a full disk shows in fairseq-preprocess's output (OSError messages of errno ENOSPC/EDQUOT).
@@ -131,7 +132,7 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{split}pref", required=True, type=Path, help=f"{split} text prefix (PREFIX.SRC, PREFIX.TGT)")
     parser.add_argument("--dict", required=True, type=Path, help="the joined dictionary")
     parser.add_argument("--destdir", required=True, type=Path)
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", type=POSITIVE_INT, default=1)
     args = parser.parse_args(argv)
     prefixes = {split: getattr(args, f"{split}pref") for split in SPLITS}
     manifest = binarize(args.src, args.tgt, prefixes, args.dict, args.destdir, args.workers)

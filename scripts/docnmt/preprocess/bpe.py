@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import SEP
 from ..textio import InputError, atomic_write, cli_errors, count_lines
 from ..manual import argument_parser
+from ..option_ranges import NONNEGATIVE_INT, POSITIVE_INT
 
 #: Tokens that BPE must leave whole.
 GLOSSARIES = [SEP]
@@ -152,9 +153,9 @@ def main(argv=None) -> int:
     parser = argument_parser("docnmt.preprocess.bpe", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_learn = sub.add_parser("learn", help="learn joint BPE codes")
-    p_learn.add_argument("--merges", type=int, required=True, help="number of merge operations")
-    p_learn.add_argument("--min-frequency", type=int, default=2)
-    p_learn.add_argument("--sample-lines", type=int, default=0,
+    p_learn.add_argument("--merges", type=POSITIVE_INT, required=True, help="number of merge operations")
+    p_learn.add_argument("--min-frequency", type=POSITIVE_INT, default=2)
+    p_learn.add_argument("--sample-lines", type=NONNEGATIVE_INT, default=0,
                          help="learn on this many lines, evenly spread over the inputs (0, the default: all lines)")
     p_learn.add_argument("--input", nargs="+", required=True, type=Path, help="tokenized training files (all languages)")
     p_learn.add_argument("--codes", required=True, type=Path)

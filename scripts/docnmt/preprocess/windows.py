@@ -21,6 +21,7 @@ from typing import Iterable, Sequence
 from .. import SEP
 from ..textio import InputError, atomic_write, cli_errors, count_lines, iter_lines
 from ..manual import argument_parser
+from ..option_ranges import POSITIVE_INT
 
 JOIN = f" {SEP} "
 
@@ -61,7 +62,7 @@ def make_windows(sentences: Sequence[str], docids: Sequence[str], k: int) -> lis
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.preprocess.windows", __doc__.split("\n\n")[0])
-    parser.add_argument("--k", type=int, required=True, help="window size in sentences (the paper: 3)")
+    parser.add_argument("--k", type=POSITIVE_INT, required=True, help="window size in sentences (the paper: 3)")
     parser.add_argument("--docids", required=True, type=Path)
     parser.add_argument("--input", required=True, type=Path, help="one (BPE-encoded) sentence per line")
     parser.add_argument("--output", required=True, type=Path)

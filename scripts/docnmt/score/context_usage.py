@@ -36,6 +36,7 @@ from ..textio import InputError, atomic_write, cli_errors
 from .evalset import add_arguments, load_args, read_documents
 from .pronouns import _setup_arguments
 from .sentence_file import read_sentences
+from ..option_ranges import NONNEGATIVE_INT, POSITIVE_INT, SHARE
 
 #: The strategies whose translations the top sentences show unless told otherwise (the issue's three:
 #: the baseline, the paper's recommended strategy, and the reference as context).
@@ -119,13 +120,13 @@ def main(argv=None) -> int:
     parser.add_argument("--sentences", required=True, type=Path, help="per-sentence P-CXMI (docnmt.score.cxmi)")
     add_arguments(parser)
     parser.add_argument("--docids", required=True, type=Path)
-    parser.add_argument("--k", type=int, default=3, help="sentences per window: the context shown is the k-1 previous")
-    parser.add_argument("--top", type=int, default=20, help="how many of the highest-P-CXMI sentences to show")
-    parser.add_argument("--share", type=float, default=0.1, help="the highest-P-CXMI share scored against the rest")
+    parser.add_argument("--k", type=POSITIVE_INT, default=3, help="sentences per window: the context shown is the k-1 previous")
+    parser.add_argument("--top", type=POSITIVE_INT, default=20, help="how many of the highest-P-CXMI sentences to show")
+    parser.add_argument("--share", type=SHARE, default=0.1, help="the highest-P-CXMI share scored against the rest")
     parser.add_argument("--show", default=",".join(SHOW), help="comma-separated strategies whose translations to show")
     parser.add_argument("--pronouns", action="store_true", help="also pronoun F1 (German targets)")
     _setup_arguments(parser)
-    parser.add_argument("--min-examples", type=int, default=100,
+    parser.add_argument("--min-examples", type=NONNEGATIVE_INT, default=100,
                         help="a pronoun F1 counts as reported where every class has this many reference examples")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)

@@ -83,7 +83,8 @@ def build_inputs(examples, src_lines: list[str], tgt_lines: list[str], candidate
 
 @cli_errors
 def main(argv=None) -> int:
-    from ..decode.arguments import add_scoring_model_arguments, positive_int
+    from ..decode.arguments import add_scoring_model_arguments
+    from ..option_ranges import POSITIVE_INT
 
     parser = argument_parser("docnmt.score.contrastive", __doc__.split("\n\n")[0])
     add_scoring_model_arguments(parser)
@@ -95,7 +96,7 @@ def main(argv=None) -> int:
                                                          "model's language code, where it has language tokens)")
     parser.add_argument("--src-lang", help="transformers: the model's source language code, where it has language "
                                            "tokens")
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="at most this many scored targets a batch")
+    parser.add_argument("--batch-size", type=POSITIVE_INT, default=64, help="at most this many scored targets a batch")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
     from ..interface import backend

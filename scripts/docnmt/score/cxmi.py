@@ -96,6 +96,7 @@ from ..decode.mbr import parse_system
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
 from ..manual import argument_parser
+from ..option_ranges import POSITIVE_INT
 from ..metrics import Metric
 
 
@@ -300,14 +301,14 @@ def _generated_context(path: Path | None, n_lines: int):
 
 def _parser():
     from ..decode.arguments import (add_backend_argument, add_dtype_argument, add_language_code_arguments,
-                                    add_separator_argument, positive_int)
+                                    add_separator_argument)
 
     parser = argument_parser("docnmt.score.cxmi", __doc__.split("\n\n")[0])
     add_backend_argument(parser)
     parser.add_argument("--model", required=True, type=Path,
                         help="the document-level checkpoint (transformers: model folder)")
     parser.add_argument("--data", type=Path, help="fairseq: its binarized data folder (dictionary)")
-    parser.add_argument("--k", type=int, default=3, help="sentences per document-level window")
+    parser.add_argument("--k", type=POSITIVE_INT, default=3, help="sentences per document-level window")
     parser.add_argument("--sentence-model", type=Path, help="the sentence-level checkpoint (the variant)")
     parser.add_argument("--sentence-data", type=Path, help="fairseq: its binarized data folder")
     add_language_code_arguments(parser)
@@ -323,7 +324,7 @@ def _parser():
     parser.add_argument("--first-pass", type=Path, help="the first pass of 2-pass (sentence-level hypotheses, BPE)")
     parser.add_argument("--last-sentence-sidecar", type=Path,
                         help="last-sentence's decode sidecar (its generated target contexts)")
-    parser.add_argument("--batch-size", type=positive_int, default=64,
+    parser.add_argument("--batch-size", type=POSITIVE_INT, default=64,
                         help="at most this many scored (context, sentence) pairs a batch")
     parser.add_argument("--output", required=True, type=Path, help="JSON summary")
     parser.add_argument("--sentences", required=True, type=Path, help="per-sentence P-CXMI, tab-separated")

@@ -42,6 +42,7 @@ from .. import layout
 from ..manual import argument_parser
 from ..metrics import Metric
 from ..textio import InputError, atomic_outputs, cli_errors
+from ..option_ranges import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED
 
 #: The methods and their Table 3 columns.
 METHODS = {"esa": "GEMBA-ESA", "mqm": "GEMBA-MQM"}
@@ -422,20 +423,20 @@ def main(argv=None) -> int:
                         help="esa (GEMBA-ESA) and/or mqm (GEMBA-MQM), repeatable; default: both")
     parser.add_argument("--cache", type=Path, default=Path("results/judge-cache"),
                         help="the answers' cache folder (default: %(default)s)")
-    parser.add_argument("--max-concurrency", type=int, default=8)
-    parser.add_argument("--max-retries", type=int, default=6)
-    parser.add_argument("--timeout", type=float, default=600.0)
-    parser.add_argument("--seed", type=int, default=0, help="sent with every request, and the sample's seed")
-    parser.add_argument("--sample", type=int, help="judge this many segments, drawn with the seed, the same for "
+    parser.add_argument("--max-concurrency", type=POSITIVE_INT, default=8)
+    parser.add_argument("--max-retries", type=NONNEGATIVE_INT, default=6)
+    parser.add_argument("--timeout", type=POSITIVE, default=600.0)
+    parser.add_argument("--seed", type=SEED, default=0, help="sent with every request, and the sample's seed")
+    parser.add_argument("--sample", type=POSITIVE_INT, help="judge this many segments, drawn with the seed, the same for "
                                                    "every system (default: all)")
-    parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS,
+    parser.add_argument("--max-tokens", type=POSITIVE_INT, default=MAX_TOKENS,
                         help="the answer's first token budget (gemba's %(default)s)")
-    parser.add_argument("--max-tokens-limit", type=int, default=MAX_TOKENS_LIMIT,
+    parser.add_argument("--max-tokens-limit", type=POSITIVE_INT, default=MAX_TOKENS_LIMIT,
                         help="an answer cut short is asked again with twice the tokens up to this (gemba's %(default)s)")
-    parser.add_argument("--price-input", type=float, help="the judge's price per million prompt tokens (the note's cost)")
-    parser.add_argument("--price-output", type=float, help="its price per million completion tokens")
+    parser.add_argument("--price-input", type=NONNEGATIVE, help="the judge's price per million prompt tokens (the note's cost)")
+    parser.add_argument("--price-output", type=NONNEGATIVE, help="its price per million completion tokens")
     parser.add_argument("--baseline", action="append", default=[])
-    parser.add_argument("--bootstrap-samples", type=int, default=1000)
+    parser.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--answers", type=Path, help="JSON lines: every segment's score and the judge's answers")
     args = parser.parse_args(argv)

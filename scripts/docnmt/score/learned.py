@@ -58,6 +58,7 @@ from ..manual import argument_parser
 from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, file_digest
 from ..metrics import Metric
 from .scoring import ALPHA, mean_bootstrap_tests
+from ..option_ranges import NONNEGATIVE_INT, POSITIVE_INT
 
 #: unbabel-comet's model classes (hparams.yaml's class_identifier) that score without a reference.
 REFERENCE_FREE = {"referenceless_regression_metric"}
@@ -347,11 +348,11 @@ def main(argv=None) -> int:
     score.add_argument("--system", action="append", required=True, metavar="NAME=PATH")
     score.add_argument("--checkpoint", action="append", required=True, metavar="NAME=FOLDER",
                        help="a local COMET checkpoint folder (repeatable)")
-    score.add_argument("--context", type=int, default=DEFAULT_CONTEXT,
+    score.add_argument("--context", type=NONNEGATIVE_INT, default=DEFAULT_CONTEXT,
                        help="Doc-COMET: previous sentences of the document (0: no Doc-COMET); default %(default)s")
-    score.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    score.add_argument("--batch-size", type=POSITIVE_INT, default=DEFAULT_BATCH_SIZE)
     score.add_argument("--baseline", action="append", default=[])
-    score.add_argument("--bootstrap-samples", type=int, default=1000)
+    score.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
     score.add_argument("--output", required=True, type=Path)
     score.add_argument("--segments", required=True, type=Path, help="JSON lines: metric, system, segment scores")
     score.add_argument("--error-spans", type=Path,
@@ -361,7 +362,7 @@ def main(argv=None) -> int:
     serve_parser.add_argument("--checkpoint", required=True)
     serve_parser.add_argument("--name")
     serve_parser.add_argument("--qe", action="store_true", help="refuse a reference-based checkpoint")
-    serve_parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    serve_parser.add_argument("--batch-size", type=POSITIVE_INT, default=DEFAULT_BATCH_SIZE)
     serve_parser.add_argument("--protocol-fds", metavar="IN,OUT",
                               help="read requests from file descriptor IN and write answers to OUT instead of stdin "
                                    "and stdout (the decode's client, docnmt.decode.metric_client, passes them)")

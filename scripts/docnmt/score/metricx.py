@@ -44,6 +44,7 @@ from pathlib import Path
 from ..manual import argument_parser
 from ..textio import InputError, atomic_write, cli_errors, file_digest, json_lines
 from ..metrics import Metric
+from ..option_ranges import POSITIVE_INT
 
 #: The token whose logit is the score: ``<extra_id_10>`` in mT5's vocabulary.
 SCORE_TOKEN = 250089
@@ -150,13 +151,6 @@ def read_jsonl(path: Path, qe: bool) -> list[dict]:
     return rows
 
 
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
 # ---- the workflow's rule: every system on one evaluation set -------------------------------------------------
 #: The score columns of the two modes.
 MODES = {"reference": "MetricX", "qe": "MetricX-QE"}
@@ -183,13 +177,13 @@ def workflow(argv) -> int:
     parser.add_argument("--tokenizer", type=Path, help="its tokenizer's folder (default: the checkpoint's)")
     parser.add_argument("--mode", action="append", choices=list(MODES),
                         help="reference (MetricX) and/or qe (MetricX-QE), repeatable; default: both")
-    parser.add_argument("--batch-size", type=positive_int, default=16)
-    parser.add_argument("--max-input-length", type=positive_int, default=MAX_INPUT_LENGTH)
+    parser.add_argument("--batch-size", type=POSITIVE_INT, default=16)
+    parser.add_argument("--max-input-length", type=POSITIVE_INT, default=MAX_INPUT_LENGTH)
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available)")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument("--baseline", action="append", default=[],
                         help="paired bootstrap of every system against this one (repeatable; skipped if absent)")
-    parser.add_argument("--bootstrap-samples", type=positive_int, default=1000)
+    parser.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
     modes = list(dict.fromkeys(args.mode or list(MODES)))
@@ -229,8 +223,8 @@ def main(argv=None) -> int:
                         help="JSON lines with source, hypothesis and (unless --qe) reference")
     parser.add_argument("--output", type=Path, help="the lines with prediction added (default: standard output)")
     parser.add_argument("--qe", action="store_true", help="score without the reference (quality estimation)")
-    parser.add_argument("--batch-size", type=positive_int, default=16)
-    parser.add_argument("--max-input-length", type=positive_int, default=MAX_INPUT_LENGTH)
+    parser.add_argument("--batch-size", type=POSITIVE_INT, default=16)
+    parser.add_argument("--max-input-length", type=POSITIVE_INT, default=MAX_INPUT_LENGTH)
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available)")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     args = parser.parse_args(argv)

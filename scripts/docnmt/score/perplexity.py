@@ -83,7 +83,8 @@ def perplexity(searcher, decoder, src, docids, text, level: str, k: int) -> dict
 def main(argv=None) -> int:
     from ..decode.backends import make_searcher, model_from_args
     from ..environment import freeze_heap
-    from ..decode.arguments import add_language_code_arguments, add_scoring_model_arguments, positive_int
+    from ..decode.arguments import add_language_code_arguments, add_scoring_model_arguments
+    from ..option_ranges import POSITIVE_INT
     from ..decode.strategies import Decoder
 
     parser = argument_parser("docnmt.score.perplexity", __doc__.split("\n\n")[0])
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--system", action="append", default=[], required=True, metavar="NAME=PATH",
                         help="BPE-level text to score (hypotheses or the reference), repeatable")
     add_language_code_arguments(parser)
-    parser.add_argument("--batch-size", type=positive_int, default=64,
+    parser.add_argument("--batch-size", type=POSITIVE_INT, default=64,
                         help="at most this many scored sentences a batch")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)

@@ -84,6 +84,7 @@ from .evalset import add_arguments, add_subsets_argument, load_args
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
 from ..metrics import Metric
+from ..option_ranges import NONNEGATIVE_INT
 
 #: The fork's German pronoun tags (STTS), blonde/__init__.py PRONOUN_TAGS_GERMAN.
 GERMAN_PRONOUN_TAGS = frozenset({"PDAT", "PDS", "PIAT", "PIS", "PPER", "PPOSAT", "PPOSS", "PRELAT", "PRELS", "PRF",
@@ -398,7 +399,7 @@ def main(argv=None) -> int:
     add_arguments(parser, "detokenized German hypotheses")
     add_subsets_argument(parser)
     _setup_arguments(parser)
-    parser.add_argument("--min-examples", type=int, default=100,
+    parser.add_argument("--min-examples", type=NONNEGATIVE_INT, default=100,
                         help="report a category only where every class has this many reference occurrences")
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--show-taggers", action="store_true",

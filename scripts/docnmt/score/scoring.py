@@ -37,6 +37,7 @@ from .evalset import add_arguments, load_args, read_documents
 from ..metrics import Metric
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
+from ..option_ranges import POSITIVE_INT
 
 #: p-value below which a paired difference is called significant.
 ALPHA = 0.05
@@ -270,7 +271,7 @@ def main(argv=None) -> int:
     add_arguments(parser)
     parser.add_argument("--baseline", action="append", default=[],
                         help="paired bootstrap of every system against this one (repeatable; skipped if absent)")
-    parser.add_argument("--bootstrap-samples", type=int, default=1000)
+    parser.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
     parser.add_argument("--docids", type=Path,
                         help="the document id of each source line: adds d-BLEU (documents joined)")
     parser.add_argument("--output", required=True, type=Path)

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..manual import argument_parser
 from ..textio import InputError, cli_errors, read_lines
 from .learned import offline
+from ..option_ranges import NONNEGATIVE_INT, POSITIVE_INT, SEED
 
 #: The metric classes this makes: kind -> (unbabel-comet class, its keyword arguments besides the encoder).
 KINDS = {
@@ -155,9 +156,9 @@ def main(argv=None) -> int:
                         help="line-aligned text files (source first, reference last) the tokenizer learns from and "
                              "the estimator is fitted on")
     parser.add_argument("--output", required=True, type=Path, help="the checkpoint folder to make")
-    parser.add_argument("--steps", type=int, default=0, help="updates of the estimator (0: left random)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--vocab-size", type=int, default=2000)
+    parser.add_argument("--steps", type=NONNEGATIVE_INT, default=0, help="updates of the estimator (0: left random)")
+    parser.add_argument("--seed", type=SEED, default=1)
+    parser.add_argument("--vocab-size", type=POSITIVE_INT, default=2000)
     args = parser.parse_args(argv)
     texts = [read_lines(path) for path in args.text]
     for path, text in zip(args.text, texts):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..manual import argument_parser
 from ..textio import cli_errors
+from ..option_ranges import SEED
 
 
 def build_tokenizer(folder: Path, vocab_size: int = 400):
@@ -89,7 +90,7 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path, help="the checkpoint folder to make")
     parser.add_argument("--tied", action="store_true",
                         help="tie the embeddings, as transformers 5 saves every mT5 (default: untied, as released)")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=SEED, default=1)
     args = parser.parse_args(argv)
     build(args.output, tied=args.tied, seed=args.seed)
     print(f"wrote {args.output}")

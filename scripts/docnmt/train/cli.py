@@ -46,6 +46,7 @@ from pathlib import Path
 
 from ..textio import InputError, atomic_write, cli_errors
 from ..manual import argument_parser
+from ..option_ranges import FRACTION, NONNEGATIVE_INT, POSITIVE_INT, SEED
 
 #: fairseq's validation statistic that selects the best checkpoint and drives early stopping: the
 #: validation perplexity's log (``ppl = 2 ** nll_loss``), as the paper selects by validation perplexity.
@@ -242,14 +243,14 @@ def main(argv=None) -> int:
     parser.add_argument("--output", required=True, type=Path, help="where the best checkpoint is published")
     parser.add_argument("--src", required=True)
     parser.add_argument("--tgt", required=True)
-    parser.add_argument("--dropout", type=float, required=True)
-    parser.add_argument("--label-smoothing", type=float, required=True)
-    parser.add_argument("--patience", type=int, default=5, help="validations without improvement before stopping")
-    parser.add_argument("--gpus", type=int, default=1, help="GPUs to use when CUDA is available")
-    parser.add_argument("--workers", type=int, default=1,
+    parser.add_argument("--dropout", type=FRACTION, required=True)
+    parser.add_argument("--label-smoothing", type=FRACTION, required=True)
+    parser.add_argument("--patience", type=POSITIVE_INT, default=5, help="validations without improvement before stopping")
+    parser.add_argument("--gpus", type=NONNEGATIVE_INT, default=1, help="GPUs to use when CUDA is available")
+    parser.add_argument("--workers", type=NONNEGATIVE_INT, default=1,
                         help="data loader processes on a GPU (on the CPU none: the training process loads the batches)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--log-interval", type=int, default=50)
+    parser.add_argument("--seed", type=SEED, default=1)
+    parser.add_argument("--log-interval", type=POSITIVE_INT, default=50)
     parser.add_argument("--history", type=Path, required=True, help="append fairseq's output here too (kept across resumes)")
     parser.add_argument("--curve", type=Path, help="write the learning curve (CSV, from the whole history) here")
     parser.add_argument("--sidecar", type=Path, help="write the model's sidecar (JSON: the metric that chose the "

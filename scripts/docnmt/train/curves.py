@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..textio import InputError, atomic_write, cli_errors
 from ..manual import argument_parser
+from ..option_ranges import NONNEGATIVE_INT
 
 FIELDS = ["kind", "epoch", "num_updates", "loss", "nll_loss", "ppl", "lr", "wall", "best_checkpoint"]
 #: The columns read from fairseq's log lines (``best_checkpoint`` comes from the checkpoint).
@@ -157,7 +158,7 @@ def main(argv=None) -> int:
     p_csv = sub.add_parser("csv", help="fairseq log -> CSV")
     p_csv.add_argument("--log", required=True, type=Path)
     p_csv.add_argument("--output", required=True, type=Path)
-    p_csv.add_argument("--best-updates", type=int, help="mark the validation at this update as the best checkpoint's")
+    p_csv.add_argument("--best-updates", type=NONNEGATIVE_INT, help="mark the validation at this update as the best checkpoint's")
     p_plot = sub.add_parser("plot", help="CSV(s) -> PNG/SVG")
     p_plot.add_argument("--csv", nargs="+", required=True, type=Path)
     p_plot.add_argument("--label", nargs="+", required=True)

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from ....manual import argument_parser
 from ....textio import cli_errors
+from ....option_ranges import FRACTION, NONNEGATIVE_INT, POSITIVE_INT, SEED
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
@@ -245,20 +246,20 @@ def main(argv=None) -> int:
     parser.add_argument("--src", default="en")
     parser.add_argument("--tgt", default="de")
     parser.add_argument("--output", required=True, type=Path, help="the model folder to write")
-    parser.add_argument("--steps", type=int, default=1600, help="updates")
-    parser.add_argument("--docs", type=int, default=600, help="the first N training documents (0: all)")
+    parser.add_argument("--steps", type=NONNEGATIVE_INT, default=1600, help="updates")
+    parser.add_argument("--docs", type=NONNEGATIVE_INT, default=600, help="the first N training documents (0: all)")
     parser.add_argument("--architecture", default="llama", choices=list(FAMILIES),
                         help="the model's family (its transformers config and model classes)")
-    parser.add_argument("--max-positions", type=int, default=512, help="the context window in tokens")
-    parser.add_argument("--window", type=int, default=None,
+    parser.add_argument("--max-positions", type=POSITIVE_INT, default=512, help="the context window in tokens")
+    parser.add_argument("--window", type=POSITIVE_INT, default=None,
                         help="the sliding window in tokens of a family that has one (default: the family config's, "
                              "4096, more than the context)")
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=16, help="conversations per update")
-    parser.add_argument("--threads", type=int, default=1, help="torch's CPU threads")
-    parser.add_argument("--seed", type=int, default=1, help="the initialization's and the batches' seed")
-    parser.add_argument("--windows", type=float, default=0.1,
+    parser.add_argument("--hidden", type=POSITIVE_INT, default=128)
+    parser.add_argument("--layers", type=POSITIVE_INT, default=3)
+    parser.add_argument("--batch-size", type=POSITIVE_INT, default=16, help="conversations per update")
+    parser.add_argument("--threads", type=POSITIVE_INT, default=1, help="torch's CPU threads")
+    parser.add_argument("--seed", type=SEED, default=1, help="the initialization's and the batches' seed")
+    parser.add_argument("--windows", type=FRACTION, default=0.1,
                         help="the share of sentences that also end a window of lines in one message")
     args = parser.parse_args(argv)
     prefix = str(args.train)
