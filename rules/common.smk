@@ -20,7 +20,7 @@ from docnmt import ledger  # noqa: E402  the option ledger of the test suite (of
 from docnmt import workflow as wf  # noqa: E402  the rules' logic: inputs, parameters, targets
 from docnmt.config import ConfigError, changed_keys, tables_name, validate  # noqa: E402
 from docnmt.textio import InputError  # noqa: E402
-from docnmt.environment import install_problems, missing_modules, setup_hint, shell_prefix  # noqa: E402
+from docnmt.installation import install_problems, missing_modules, setup_hint, shell_prefix  # noqa: E402
 
 
 def _conda_deployment():

@@ -1,11 +1,11 @@
 # Scoring and the paper's tables: the metric seam's rules (BLEU/TER with significance, COMET in unbabel-comet's own
-# environment, MetricX-24, one's own: docnmt.metrics, docnmt.workflow.metrics), perplexity, pronoun F1,
+# environment, MetricX-24, one's own: docnmt.score.metric, docnmt.workflow.metrics), perplexity, pronoun F1,
 # ContraPro and ctxpro accuracy, CXMI; then the tables and the report's plots. The logic is in docnmt.score's
 # modules; the inputs and options are docnmt.workflow.score's and .metrics's, the tables' and plots'
 # docnmt.workflow.tables's, every path docnmt.layout's.
 
 
-# The metric seam: one rule per declared metric the config asks for (docnmt.metrics), named as the metric:
+# The metric seam: one rule per declared metric the config asks for (docnmt.score.metric), named as the metric:
 # bleu_ter (SacreBLEU, every evaluation set), comet (unbabel-comet's environment), metricx, and those of
 # metrics.modules. Each scores every system of a task on an evaluation set, with paired bootstrap tests.
 for _metric in wf.metrics.rules(config):

@@ -22,7 +22,7 @@ before is the forced prefix's last sentence or, within one hypothesis, the segme
 from __future__ import annotations
 
 from docnmt import SEP
-from docnmt.search import Counted, Hypothesis, Scored
+from docnmt.decode.requests import Counted, Hypothesis, Scored
 
 
 def translate(sentence: str, before: str | None, unresolved: bool = False) -> str:
@@ -44,7 +44,7 @@ def segments(sentences, before: str | None = None, unresolved: bool = False) -> 
 
 
 class FakeModel:
-    """The model (``docnmt.interface.ModelLike``): words as ids, grown as they come, the same in every instance (as a
+    """The model (``docnmt.decode.backend.ModelLike``): words as ids, grown as they come, the same in every instance (as a
     checkpoint's vocabulary is: a journal of one run is read by another); ``max_positions`` small enough to test what
     does not fit."""
 
@@ -81,7 +81,7 @@ class FakeModel:
 
 
 class RecordingSearcher(Counted):
-    """The searcher (``docnmt.interface.SearcherLike``): answers as the module docstring says and keeps every search
+    """The searcher (``docnmt.decode.backend.SearcherLike``): answers as the module docstring says and keeps every search
     call's requests in :attr:`calls` (a list of lists, in call order)."""
 
     batches_requests = False

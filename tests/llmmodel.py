@@ -27,7 +27,7 @@ def build(folder: Path, architecture: str = "llama", steps: int = 200, train_doc
 def forced_requests(model, doc, context: int, count: int = 4):
     """The first ``count`` sentences of ``doc`` as forced-scoring requests of ``model`` (each after ``context``
     earlier source sentences, and their reference translations as its forced prefix), and each one's reference."""
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     requests = [Request(model.encode(" <sep> ".join(doc.src[max(0, i - context):i + 1]), source=True),
                         model.encode(" <sep> ".join(doc.ref[max(0, i - context):i]) + " <sep>")[:-1] if i else [])

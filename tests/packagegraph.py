@@ -99,3 +99,60 @@ def stage_of(name: str) -> str | None:
     """The subpackage (a stage, or workflow) a module belongs to; None for the top-level helpers."""
     first = name.split(".")[0]
     return first if first in LAYERS else None
+
+
+def _static_prefix(node) -> str | None:
+    """The text of a string constant, or of an f-string up to its first replacement field; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        text = ""
+        for part in node.values:
+            if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                break
+            text += part.value
+        return text
+    return None
+
+
+def _module_named(text: str, known: dict) -> str | None:
+    """The docnmt module a dotted name (or its static prefix) names: the longest known module it starts with."""
+    parts = [p for p in text.split(":")[0].split(".") if p]
+    if not parts or parts[0] != "docnmt":
+        return None
+    for end in range(len(parts), 0, -1):
+        name = ".".join(parts[1:end])
+        if name in known:
+            return name
+    return None
+
+
+def runtime_imports(name: str) -> list[tuple[str, int, str]]:
+    """The docnmt modules ``name`` reaches at run time, which ``import`` statements do not show: the argument of an
+    ``importlib.import_module``/``import_module`` call (a string, or an f-string's text before its first field),
+    the module after ``"-m"`` in a command's list or tuple (a subprocess), and each ``module:object`` value of a
+    ``SEAMS`` table. Each as (module, line, how)."""
+    known = modules()
+    found = []
+    for node in ast.walk(ast.parse(known[name].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if called == "import_module" and node.args:
+                text = _static_prefix(node.args[0])
+                target = _module_named(text, known) if text else None
+                if target is not None:
+                    found.append((target, node.lineno, "import_module"))
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            items = [_static_prefix(item) for item in node.elts]
+            for item, following in zip(items, items[1:]):
+                target = _module_named(following, known) if item == "-m" and following else None
+                if target is not None:
+                    found.append((target, node.lineno, "-m"))
+        elif isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "SEAMS" for t in node.targets):
+            for value in getattr(node.value, "values", []):
+                text = _static_prefix(value)
+                target = _module_named(text, known) if text else None
+                if target is not None:
+                    found.append((target, value.lineno, "seam"))
+    return found

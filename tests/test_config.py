@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from docnmt.config import STRATEGIES, ConfigError, load, validate
-from docnmt.interface import names
+from docnmt.decode.backend import names
 
 REPO = Path(__file__).resolve().parents[1]
 #: the registered backends whose models take language codes, as the messages name them

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from docnmt import metrics as registry
+from docnmt.score import metric as registry
 
 from helpers import REPO, block_commands, tool_env
 from docnmt.config import schema_keys, schema_markdown
@@ -327,7 +327,7 @@ def test_the_strategy_registry_names_the_decode_rules_of_the_cli_map_and_the_slu
 
 
 def _module_exists(name: str) -> bool:
-    """A module of the package, or a name one of its modules defines (``docnmt.interface.REGISTRY``)."""
+    """A module of the package, or a name one of its modules defines (``docnmt.decode.backend.REGISTRY``)."""
     package = REPO / "scripts"
     path = package / name.replace(".", "/")
     if path.with_suffix(".py").exists() or (path / "__init__.py").exists():

@@ -1,4 +1,4 @@
-"""The interpreter the rules run on (docnmt.environment): the quoted shell prefix, the setup hint of an
+"""The interpreter the rules run on (docnmt.installation; docnmt.startup, a CLI process's start): the quoted shell prefix, the setup hint of an
 interpreter without the project's packages, at workflow start and in a rule."""
 
 import importlib.util
@@ -12,7 +12,7 @@ import pytest
 
 from helpers import REPO, run_snakemake, tool_env
 
-from docnmt.environment import REQUIRED_MODULES, missing_modules, setup_hint, shell_prefix
+from docnmt.installation import REQUIRED_MODULES, missing_modules, setup_hint, shell_prefix
 
 ODD = "odd path 'q' \"d\" $x `b` ü"
 
@@ -124,12 +124,12 @@ def test_freeze_heap_freezes_a_program_and_leaves_a_callers_process_alone():
     called from Python, as these tests do, leaves the caller's collector as it was."""
     import gc
 
-    from docnmt.environment import freeze_heap
+    from docnmt.startup import freeze_heap
 
     before = gc.get_freeze_count()
     freeze_heap(["--strategy", "doc-trans"])
     assert gc.get_freeze_count() == before
-    program = ("import gc, sys, torch\nfrom docnmt.environment import freeze_heap\nfreeze_heap(None)\n"
+    program = ("import gc, sys, torch\nfrom docnmt.startup import freeze_heap\nfreeze_heap(None)\n"
                "print(gc.get_freeze_count(), 'torch' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env(), check=True)
     frozen, torch_loaded = result.stdout.split()
@@ -139,7 +139,7 @@ def test_freeze_heap_freezes_a_program_and_leaves_a_callers_process_alone():
 # Run in a new interpreter: this session has imported fairseq (and runs other threads) long before.
 FAIRSEQ_STANDINS = """
 import sys
-from docnmt.environment import FAIRSEQ_DEFERRED, Deferred, import_fairseq
+from docnmt.startup import FAIRSEQ_DEFERRED, Deferred, import_fairseq
 import_fairseq()
 assert not [name for name in FAIRSEQ_DEFERRED if name in sys.modules], [n for n in FAIRSEQ_DEFERRED if n in sys.modules]
 import scipy
@@ -184,7 +184,7 @@ def dump(d, prefix=""):
     return out
 
 if sys.argv[1] == "import_fairseq":
-    from docnmt.environment import import_fairseq
+    from docnmt.startup import import_fairseq
     import_fairseq()
 else:
     import fairseq
@@ -217,7 +217,7 @@ def test_import_fairseq_stores_the_configs_in_hydra_when_hydra_first_needs_them(
 def test_import_fairseq_imports_as_usual_beside_another_thread_and_the_model_loaders_use_it(tmp_path):
     """With another Python thread running, no stand-in is made (that thread could import scikit-learn meanwhile);
     without, the package's own fairseq entry points (here the dictionary check) leave scikit-learn out."""
-    program = ("import sys, threading\nfrom docnmt.environment import import_fairseq\n"
+    program = ("import sys, threading\nfrom docnmt.startup import import_fairseq\n"
                "other = threading.Thread(target=threading.Event().wait, args=(30,), daemon=True)\nother.start()\n"
                "import_fairseq()\nprint('sklearn.metrics' in sys.modules, 'scipy.stats' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=tool_env())

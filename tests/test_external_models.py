@@ -16,7 +16,7 @@ import yaml
 
 from helpers import REPO, run_snakemake, shell_commands, tool_env
 from docnmt.corpora.corpus import read_split
-from docnmt.interface import names
+from docnmt.decode.backend import names
 from docnmt.textio import read_lines
 
 #: make test-full: models trained elsewhere, and the manual's blocks for them, run for real.

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from helpers import REPO
-from docnmt.environment import DISTRIBUTION, install_problems, installed_source, shell_prefix
+from docnmt.installation import DISTRIBUTION, install_problems, installed_source, shell_prefix
 from docnmt.manual import COMMANDS, clis
 
 pytestmark = pytest.mark.tools

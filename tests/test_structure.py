@@ -9,7 +9,7 @@ import ast
 import re
 from pathlib import Path
 
-from packagegraph import LAYERS, PACKAGE, STAGES, WORKFLOW, internal_imports, modules, stage_of
+from packagegraph import LAYERS, PACKAGE, STAGES, WORKFLOW, internal_imports, modules, runtime_imports, stage_of
 
 REPO = PACKAGE.parents[1]
 
@@ -50,12 +50,77 @@ def test_subpackages_import_only_earlier_stages_and_top_level_helpers():
         for target, line in internal_imports(name):
             there = stage_of(target)
             if there is None:
-                continue  # a top-level helper (config, textio, tablefmt, environment, the package itself)
+                continue  # a top-level helper (config, textio, tablefmt, seams, the package itself)
             if here is None:
                 bad.append(f"{path}:{line}: the top-level module docnmt.{name} imports docnmt.{target} of a stage")
             elif order[there] > order[here]:
                 bad.append(f"{path}:{line}: docnmt.{name} ({here}) imports docnmt.{target} of the later stage {there}")
     assert not bad, "\n".join(bad)
+
+
+#: The one module whose run-time references may run from the top level into a stage: the declared seam.
+SEAM_MODULE = "seams"
+#: Run-time arrows that run up, each with its reason (none may be added without one).
+UPWARD_EXCEPTIONS = {
+    ("decode.metric_client", "score.learned"): "MBR's COMET utility is scored by the COMET metric's own server "
+                                               "(`learned serve`), started in unbabel-comet's environment",
+}
+
+
+def _runs_up(here: str | None, there: str | None) -> bool:
+    order = {stage: index for index, stage in enumerate(LAYERS)}
+    return there is not None and (here is None or order[there] > order[here])
+
+
+def test_no_run_time_arrow_runs_up_but_through_the_declared_seam():
+    """What ``import`` statements do not show: ``import_module`` calls, ``-m`` commands of a subprocess and the seam
+    table's entries. A top-level module reaches a stage only through :mod:`docnmt.seams`, and a stage no later one."""
+    bad, seen = [], set()
+    for name, path in modules().items():
+        for target, line, how in runtime_imports(name):
+            if name == SEAM_MODULE and how == "seam":
+                continue
+            seen.add((name, target))
+            if _runs_up(stage_of(name), stage_of(target)) and (name, target) not in UPWARD_EXCEPTIONS:
+                bad.append(f"{path}:{line}: docnmt.{name} reaches docnmt.{target} at run time ({how}), which runs up")
+    assert not bad, "\n".join(bad)
+    assert set(UPWARD_EXCEPTIONS) <= seen, f"exceptions no longer needed: {set(UPWARD_EXCEPTIONS) - seen}"
+
+
+def test_the_seam_table_names_modules_and_objects_that_exist_and_is_used_by_the_top_level_only():
+    import ast as syntax
+
+    from docnmt.seams import SEAMS
+
+    known = modules()
+    for entry, target in SEAMS.items():
+        module, _, obj = target.partition(":")
+        name = module.removeprefix("docnmt.")
+        assert name in known, f"seam {entry!r}: no module {module}"
+        tree = syntax.parse(known[name].read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, (syntax.FunctionDef, syntax.ClassDef))} | {
+            t.id for n in tree.body if isinstance(n, (syntax.Assign, syntax.AnnAssign))
+            for t in (n.targets if isinstance(n, syntax.Assign) else [n.target]) if isinstance(t, syntax.Name)}
+        assert obj in defined, f"seam {entry!r}: {module} defines no {obj}"
+    users = {name for name in known for target, _ in internal_imports(name) if target == SEAM_MODULE}
+    assert users and all(stage_of(user) is None for user in users), users
+
+
+def test_the_runtime_reader_finds_each_kind_of_reference(tmp_path, monkeypatch):
+    import packagegraph
+
+    (tmp_path / "docnmt" / "decode").mkdir(parents=True)
+    (tmp_path / "docnmt" / "decode" / "__init__.py").write_text("")
+    (tmp_path / "docnmt" / "__init__.py").write_text("")
+    (tmp_path / "docnmt" / "top.py").write_text(
+        "import importlib, subprocess, sys\n"
+        "importlib.import_module('docnmt.decode')\n"
+        "importlib.import_module(f'docnmt.decode.{sys.argv[1]}')\n"
+        "subprocess.run([sys.executable, '-m', 'docnmt.decode'])\n"
+        "SEAMS = {'x': 'docnmt.decode:thing'}\n")
+    monkeypatch.setattr(packagegraph, "PACKAGE", tmp_path / "docnmt")
+    assert sorted((t, how) for t, _, how in packagegraph.runtime_imports("top")) == [
+        ("decode", "-m"), ("decode", "import_module"), ("decode", "import_module"), ("decode", "seam")]
 
 
 def test_no_import_cycles():

@@ -1,5 +1,5 @@
 """The interface is written as the code is: mypy (pinned in requirements.txt, configured in pyproject.toml) checks
-docnmt.interface and docnmt.decode.backends, each of whose packages asks that it is a docnmt.interface.BackendModule
+docnmt.decode.backend and docnmt.decode.backends, each of whose packages asks that it is a docnmt.decode.backend.BackendModule
 (its load returns a ModelLike, its searcher a SearcherLike)."""
 
 import subprocess
@@ -19,7 +19,7 @@ def mypy(*targets: str) -> subprocess.CompletedProcess:
 
 def test_mypy_passes_on_the_interface_and_the_backends():
     pytest.importorskip("mypy")
-    result = mypy("-m", "docnmt.interface", "-m", "docnmt.search", "-m", "docnmt.load_options",
+    result = mypy("-m", "docnmt.decode.backend", "-m", "docnmt.decode.requests", "-m", "docnmt.decode.load_options",
                   "-p", "docnmt.decode.prompting", "-p", "docnmt.decode.backends")
     assert result.returncode == 0, result.stdout[-4000:]
     assert "Success: no issues found" in result.stdout
@@ -28,7 +28,7 @@ def test_mypy_passes_on_the_interface_and_the_backends():
 def test_every_registered_package_asks_mypy_to_check_it_against_the_interface():
     """Each backend package declares, next to its code, that it is a BackendModule (its load returns a ModelLike,
     its searcher a SearcherLike): the mypy run above checks every built-in one."""
-    from docnmt.interface import REGISTRY
+    from docnmt.decode.backend import REGISTRY
 
     for described in REGISTRY.values():
         source = (REPO / "scripts" / (described.module.replace(".", "/") + "/__init__.py")).read_text(encoding="utf-8")
@@ -41,7 +41,7 @@ def test_mypy_finds_a_backend_whose_searcher_lacks_the_interface(tmp_path):
     pytest.importorskip("mypy")
     bad = tmp_path / "bad_backend.py"
     bad.write_text(
-        "from docnmt.interface import SearcherLike\nfrom docnmt.search import Counted\n\n\n"
+        "from docnmt.decode.backend import SearcherLike\nfrom docnmt.decode.requests import Counted\n\n\n"
         "class Half(Counted):\n"
         "    model = None\n    beam = eos = pad = vocab = max_source_positions = max_target_positions = 1\n\n"
         "    def search(self, requests):\n        return []\n\n\n"

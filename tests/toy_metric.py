@@ -1,6 +1,6 @@
 """A metric of one's own, as docs/architecture.md ("The metric seam") says to write one: this module and one line
 in a config's ``metrics.modules``, nothing else. It scores each hypothesis by its length in characters against its
-reference's (100 for the same length), and follows the seam's score-file protocol (docnmt.metrics), with
+reference's (100 for the same length), and follows the seam's score-file protocol (docnmt.score.metric), with
 paired bootstrap tests of the mean segment score."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from docnmt.score.evalset import add_arguments, load_args
-from docnmt.metrics import Metric
+from docnmt.score.metric import Metric
 from docnmt.score.scoring import ALPHA, mean_bootstrap_tests
 from docnmt.textio import atomic_write, cli_errors
 

@@ -60,8 +60,8 @@ def families(folders: dict, documents: dict, where: Path) -> dict:
     from docnmt.decode import checks
     from docnmt.decode.backends import load_model
     from docnmt.decode.backends.vllm import model as vllm_model
-    from docnmt.interface import backend
-    from docnmt.load_options import parse_load_options
+    from docnmt.decode.backend import backend
+    from docnmt.decode.load_options import parse_load_options
 
     # the engines run eagerly, as from a checkout in a folder with a space (vllm_model.compiles): 2 s an engine after
     # the first instead of 14 s of compiling each; the compiled engine's outputs are the same (test_vllm.py)
@@ -137,9 +137,9 @@ def model_outputs(args) -> dict:
 
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.documents import group
-    from docnmt.search import Request
-    from docnmt.interface import backend
-    from docnmt.load_options import parse_load_options
+    from docnmt.decode.requests import Request
+    from docnmt.decode.backend import backend
+    from docnmt.decode.load_options import parse_load_options
 
     given = json.load(open(args.documents, encoding="utf-8"))
     docs = group(given["src"], given["docids"], ref=given["ref"])

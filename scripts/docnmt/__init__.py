@@ -16,17 +16,21 @@ top-level helpers (tests/test_structure.py checks it):
 After them, the rules' logic (tested without Snakemake; it reads the stages' registries):
   workflow    -- every input function, parameter and target of the rules, from the validated config
 
-Top-level helpers every stage uses:
-  config      -- config loading and validation against schemas/config.schema.yaml
-  interface   -- the model backends' interface (a model, a searcher) and their registry: what each reads and needs
-  metrics     -- the metric seam: each metric's declaration (its rule, score file, config block, Table 3 columns)
-  load_options -- the backends' load options (vLLM's engine, a served model's endpoint) and --engine-args
-  textio      -- atomic output files and the one error type for bad input
-  option_ranges -- numeric CLI options with their range, one declaration shared by every CLI that takes it
-  tablefmt    -- a result table as Markdown, CSV and LaTeX
-  environment -- the interpreter the rules run on: its shell prefix, missing packages, the setup hint
-  layout      -- where the workflow keeps every file: the one definition of every path of a rule
-  manual      -- each CLI's stage, rules and manual page (docs/), the last lines of its --help
+The top level holds what more than one stage uses, and nothing of one stage alone:
+  config        -- config loading and validation against schemas/config.schema.yaml (decode, workflow, the Snakefile)
+  seams         -- the stages' registries the top-level helpers read (backends, load options, metrics), as lazy
+                   module:object entries: the one way a top-level module reaches a stage
+  textio        -- atomic output files and the one error type for bad input (every stage)
+  option_ranges -- numeric CLI options with their range, one declaration shared by every CLI that takes it (every stage)
+  manual        -- each CLI's stage, rules and manual page (docs/), the last lines of its --help (every stage's CLIs)
+  startup       -- a model-loading CLI's start: fairseq imported without its unused parts, the heap frozen
+                   (preprocess, train, decode, score)
+  tablefmt      -- a result table as Markdown, CSV and LaTeX (corpora's statistics, score's tables)
+  layout        -- where the workflow keeps every file: the one definition of every path of a rule (corpora, decode,
+                   score, the rules)
+  installation  -- the interpreter the rules run on: its shell prefix, missing packages, the setup hint (the
+                   Snakefile, and this package's hook for a CLI that lacks a package)
+  ledger        -- the option ledger of the test suite (config, manual, textio)
 """
 
 import sys
@@ -41,7 +45,7 @@ def _missing_package_hook(previous):
 
     def hook(exc_type, exc, tb):
         if issubclass(exc_type, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] != __name__:
-            from .environment import setup_hint
+            from .installation import setup_hint
 
             print(f"error: {setup_hint([exc.name.split('.')[0]])}", file=sys.stderr)
             return

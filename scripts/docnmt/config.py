@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from .seams import lookup
 from .textio import cli_errors
 from .manual import argument_parser
 
@@ -111,14 +112,13 @@ def _not_finite(instance, path=()) -> str | None:
 
 
 def _check_load_options(models: dict, key: str, backend) -> None:
-    """A task's load options against its backend's declaration (:attr:`docnmt.interface.Backend.options`): the
+    """A task's load options against its backend's declaration (:attr:`docnmt.decode.backend.Backend.options`): the
     options block is its backend's (``engine_args``, ``endpoint``), holds only its options (and its cost columns'
     ``prices``), and gives the ones it must."""
-    from .interface import REGISTRY, names
-    from .load_options import required
+    registry, names, required = lookup("backends"), lookup("backend_names"), lookup("required_load_options")
 
     own = backend.options_key if backend.options is not None else None
-    for block in dict.fromkeys(b.options_key for b in REGISTRY.values() if b.options is not None):
+    for block in dict.fromkeys(b.options_key for b in registry.values() if b.options is not None):
         if block in models and block != own:
             raise ConfigError(f"config key '{key}.{block}': {block} is for "
                               f"{names(lambda b: b.options is not None and b.options_key == block, ' or ')} models, "
@@ -139,7 +139,7 @@ def _check_models(name: str, task: dict) -> None:
     """What the schema cannot say clearly about a task's models: a fairseq model has a data folder, a transformers
     model none (its folder holds the tokenizer, which segments plain text, so neither Moses nor BPE applies, and
     the workflow's ContraPro evaluation needs fairseq so far); the default of ``tokenize`` by backend."""
-    from .interface import backend as described, names
+    described, names = lookup("backend"), lookup("backend_names")
 
     models, key = task["models"], f"task_settings.{name}.models"
     backend = described(models["backend"])
@@ -181,15 +181,15 @@ def _check_models(name: str, task: dict) -> None:
 def with_backends(schema: dict) -> dict:
     """The config's schema with what the registered backends declare: ``models.backend``'s names, and each options
     block (``models.engine_args``, ``models.endpoint``) with the properties of the options the backends that use it
-    declare (:func:`docnmt.load_options.schema_properties`). The schema file keeps the blocks' descriptions and what
+    declare (:func:`docnmt.decode.load_options.schema_properties`). The schema file keeps the blocks' descriptions and what
     is not a load option (a served model's ``prices``)."""
-    from .interface import REGISTRY
-    from .load_options import required, schema_properties
+    registry, required = lookup("backends"), lookup("required_load_options")
+    schema_properties = lookup("load_option_schema")
 
     models = schema["$defs"]["models"]["properties"]
-    models["backend"]["enum"] = list(REGISTRY)
-    models["backend"]["description"] += " " + "; ".join(f"{b.name}: {b.summary}" for b in REGISTRY.values()) + "."
-    declaring = [b for b in REGISTRY.values() if b.options is not None]
+    models["backend"]["enum"] = list(registry)
+    models["backend"]["description"] += " " + "; ".join(f"{b.name}: {b.summary}" for b in registry.values()) + "."
+    declaring = [b for b in registry.values() if b.options is not None]
     for described in declaring:
         # a block two backends share gets no defaults: validation would fill one backend's into the other's tasks
         shared = sum(b.options_key == described.options_key for b in declaring) > 1
@@ -206,8 +206,8 @@ def with_backends(schema: dict) -> dict:
 
 def with_metrics(schema: dict, modules=()) -> dict:
     """The config's schema with a block ``metrics.NAME`` for every metric that declares options
-    (:class:`docnmt.metrics.Metric`), the package's and those of the config's ``metrics.modules``."""
-    from .metrics import metrics
+    (:class:`docnmt.score.metric.Metric`), the package's and those of the config's ``metrics.modules``."""
+    metrics = lookup("metrics")
 
     block = schema["properties"]["metrics"]["properties"]
     try:
@@ -226,7 +226,7 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     """Return a validated copy of ``config`` with defaults filled in; raise :class:`ConfigError`."""
     import jsonschema
 
-    from .metrics import config_modules
+    config_modules = lookup("config_metric_modules")
 
     schema = with_backends(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
     schema = with_metrics(schema, config_modules(config))

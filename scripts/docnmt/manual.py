@@ -111,17 +111,19 @@ BY_HAND = {
 
 def clis() -> dict[str, tuple[str, list[str]]]:
     """Every CLI module with its stage and rules: :data:`CLIS`, and the tools the registered backends declare
-    (:attr:`docnmt.interface.Backend.tools`: stage "own models", no rule)."""
-    from .interface import REGISTRY
+    (:attr:`docnmt.decode.backend.Backend.tools`: stage "own models", no rule)."""
+    from .seams import lookup
 
-    return {**CLIS, **{module: ("own models", []) for b in REGISTRY.values() for module, _ in b.tools}}
+    return {**CLIS, **{module: ("own models", []) for b in lookup("backends").values()
+                                                          for module, _ in b.tools}}
 
 
 def by_hand() -> dict[str, str]:
     """What runs each CLI that no rule calls: :data:`BY_HAND`, and the backends' tools (what each is for)."""
-    from .interface import REGISTRY
+    from .seams import lookup
 
-    return {**BY_HAND, **{module: what for b in REGISTRY.values() for module, what in b.tools}}
+    return {**BY_HAND, **{module: what for b in lookup("backends").values()
+                                                           for module, what in b.tools}}
 
 
 def command(module: str) -> str | None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docnmt.interface import Backend, register
-from docnmt.load_options import option
+from docnmt.decode.backend import Backend, register
+from docnmt.decode.load_options import option
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ TOY_MODEL = '''
 from pathlib import Path
 
 from docnmt import SEP
-from docnmt.search import Counted, Hypothesis
+from docnmt.decode.requests import Counted, Hypothesis
 from docnmt.textio import InputError
 
 
@@ -178,7 +178,7 @@ def registered(toy, monkeypatch):
     registers it; taken out again afterwards."""
     import importlib
 
-    from docnmt.interface import REGISTRY
+    from docnmt.decode.backend import REGISTRY
 
     monkeypatch.syspath_prepend(str(toy / "plugins"))
     importlib.import_module("toy_backend")
@@ -189,7 +189,7 @@ def registered(toy, monkeypatch):
 
 
 def test_a_package_named_in_docnmt_backends_that_does_not_import_is_one_line_naming_the_variable(monkeypatch, capsys):
-    from docnmt import interface
+    from docnmt.decode import backend as interface
     from docnmt.decode.translate import main
 
     monkeypatch.setenv("DOCNMT_BACKENDS", "no_such_backend_package")

@@ -166,7 +166,7 @@ def test_source_primed_gives_the_whole_source_document_first_and_computes_it_onc
 
 def test_source_primed_is_refused_for_models_without_a_conversation(tmp_path, capsys):
     from docnmt.decode import cli
-    from docnmt.decode.registry import not_for_backend, strategies_for
+    from docnmt.decode.strategy_registry import not_for_backend, strategies_for
 
     assert not_for_backend("source-primed", "causal-lm") is None and not_for_backend("doc-trans", "fairseq") is None
     assert "source-primed" not in strategies_for("fairseq") and strategies_for("causal-lm")[-1] == "source-primed"
@@ -621,7 +621,7 @@ def test_an_answer_stopped_by_a_stop_string_has_the_log_prob_of_its_own_tokens(t
     log-prob, about -17 nats, was added)."""
     from docnmt.decode.backends import load_model
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu", template="translate")
     stop = model.prompter.answer_end

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 
-from docnmt.search import Request
+from docnmt.decode.requests import Request
 from docnmt.decode.strategies import REGISTRY, Decoder
 from docnmt.textio import InputError
 

@@ -1,4 +1,4 @@
-"""The backends' registry (docnmt.interface): each entry's module has the entry points, no code outside the
+"""The backends' registry (docnmt.decode.backend): each entry's module has the entry points, no code outside the
 registry compares a backend's name, and a backend added with one entry goes through the loaders, the checks, the
 CLIs' --backend and the config's validation."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from helpers import REPO
-from docnmt import interface, search
+from docnmt.decode import backend as interface, requests as search
 from docnmt.decode import backends
-from docnmt.interface import REGISTRY, Backend
+from docnmt.decode.backend import REGISTRY, Backend
 
 ENTRY_POINTS = ("load", "check", "searcher", "check_cli")
 #: A comparison of a string with a backend's name: ``x == "fairseq"``, ``"transformers" != x``, ``x in ("fairseq", ...``.
@@ -39,7 +39,7 @@ def test_no_backend_name_is_compared_outside_the_registry():
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if COMPARISON.search(line.split("#")[0]):
                 found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
-    assert not found, "ask the backend's description (docnmt.interface) instead:\n" + "\n".join(found)
+    assert not found, "ask the backend's description (docnmt.decode.backend) instead:\n" + "\n".join(found)
 
 
 def test_the_schemas_backends_and_load_options_are_the_registrys():
@@ -50,7 +50,7 @@ def test_the_schemas_backends_and_load_options_are_the_registrys():
     import yaml
 
     from docnmt.config import with_backends
-    from docnmt.load_options import specs
+    from docnmt.decode.load_options import specs
 
     raw = yaml.safe_load((REPO / "schemas/config.schema.yaml").read_text(encoding="utf-8"))
     assert "enum" not in raw["$defs"]["models"]["properties"]["backend"]
@@ -196,7 +196,7 @@ def test_a_backend_without_beam_search_or_forced_scoring_is_not_asked_for_them(m
     """The description's capabilities decide: doc-trans-beam (an n-best list) is skipped for a backend without beam
     search, with the reason the tables' notes print, and CXMI for one without forced scoring."""
     from docnmt import workflow as wf
-    from docnmt.decode.registry import not_for_backend, strategies_for
+    from docnmt.decode.strategy_registry import not_for_backend, strategies_for
 
     monkeypatch.setitem(REGISTRY, "greedy-only", Backend(
         name="greedy-only", summary="an engine that only answers greedily", text="plain", needs_data=False,

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from docnmt.decode.journal import FORMAT, Journal
-from docnmt.search import Hypothesis
+from docnmt.decode.requests import Hypothesis
 from docnmt.textio import InputError
 
 KEY = {"strategy": "doc-trans", "inputs": {}, "settings": {"beam": 1}, "version": "x"}

@@ -12,7 +12,7 @@ from sacrebleu.metrics import CHRF
 from helpers import tool_env
 from docnmt.decode import mbr
 from docnmt.decode.selection import Selector
-from docnmt.search import Request
+from docnmt.decode.requests import Request
 from docnmt.decode.strategies import REGISTRY, Decoder
 
 torch = pytest.importorskip("torch")
@@ -262,7 +262,7 @@ def test_every_backends_own_environment_has_mbrs_utilities():
     "the MBR utility chrf needs the package fastchrf": .venv-vllm lacked it."""
     from pathlib import Path
 
-    from docnmt.interface import REGISTRY
+    from docnmt.decode.backend import REGISTRY
 
     repo = Path(__file__).resolve().parents[2]
     pythons = {repo / REGISTRY[name].environment.venv / "bin/python" for name in REGISTRY

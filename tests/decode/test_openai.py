@@ -108,7 +108,7 @@ def test_greedy_served_translations_equal_vllms_and_causal_lms_with_the_same_pro
 def test_forced_scoring_agrees_with_vllm_and_causal_lm_within_1e_3(served_model, llama, vllm_outputs,
                                                                    vllm_documents):
     from docnmt.decode.backends import make_searcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     src, ref = vllm_documents["src"], vllm_documents["ref"]
     searcher = make_searcher(served_model, beam=1, max_len=40)
@@ -133,7 +133,7 @@ def test_forced_scoring_agrees_with_vllm_and_causal_lm_within_1e_3(served_model,
 
 def test_beam_search_and_sampling_are_refused_in_one_line(served_model):
     from docnmt.decode.backends import make_searcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     request = Request(served_model.encode("Hi.", source=True))
     with pytest.raises(ValueError, match=r"beam 12: openai models have no beam search .*use --beam 1"):

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from docnmt import search
+from docnmt.decode import requests as search
 from docnmt.decode import arguments
 
 

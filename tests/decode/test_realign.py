@@ -9,7 +9,7 @@ from docnmt import SEP
 from docnmt.decode.documents import Document
 from docnmt.decode.realign import chrf, realign, units
 from docnmt.decode.strategies import REGISTRY, Decoder
-from docnmt.search import Counted, Hypothesis
+from docnmt.decode.requests import Counted, Hypothesis
 
 SOURCES = ["I saw the cat in the garden.", "It was black.", "Then it ran away very quickly."]
 GUIDE = ["Ich sah die Katze im Garten.", "Sie war schwarz.", "Dann rannte sie sehr schnell weg."]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from docnmt.decode.backends.fairseq.search import Searcher
-from docnmt.search import Hypothesis, Request
+from docnmt.decode.requests import Hypothesis, Request
 from docnmt.textio import InputError
 
 from toymodel import MAX_POSITIONS, env, train

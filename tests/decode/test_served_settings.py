@@ -37,8 +37,8 @@ def validated(raw: dict) -> dict:
 
 def test_load_options_read_booleans_strings_and_numbers_and_name_a_bad_value():
     """--engine-args is read by the backend's own options dataclass: its types, and its keys only."""
-    from docnmt.interface import backend
-    from docnmt.load_options import parse_load_options
+    from docnmt.decode.backend import backend
+    from docnmt.decode.load_options import parse_load_options
 
     def served(text):
         return parse_load_options(text, backend("openai").options, "openai")
@@ -138,7 +138,7 @@ def test_without_prompt_log_probs_perplexity_and_cxmi_are_left_out_with_the_reas
 def test_a_served_models_ids_are_its_texts_bytes_and_its_prompt_causal_lms_messages():
     from docnmt.decode.backends.openai.endpoint import Settings
     from docnmt.decode.backends.openai.model import EOS_ID, SEP_ID, ServedModel
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     model = ServedModel("my-llm", Settings.of("http://127.0.0.1:9/v1"), src_lang="en", tgt_lang="de")
     ids = model.encode("Grüß dich. <sep> Wie geht's?")
@@ -168,7 +168,7 @@ def test_a_served_models_ids_are_its_texts_bytes_and_its_prompt_causal_lms_messa
 def test_table_1_counts_a_first_pass_and_prices_tokens_per_million():
     """The openai backend's cost columns, as its package declares them: counts with the first pass's, the price per
     million tokens, and the note that names the prices' config key."""
-    from docnmt.interface import backend
+    from docnmt.decode.backend import backend
     from docnmt.score.cost_table import price_note
 
     columns = backend("openai").cost
@@ -187,7 +187,7 @@ def test_table_1_counts_a_first_pass_and_prices_tokens_per_million():
 
 def test_a_failed_request_is_named_by_its_document_and_sentence():
     from docnmt.decode.documents import group
-    from docnmt.search import RequestError
+    from docnmt.decode.requests import RequestError
 
     docs = group(["a", "b", "c", "d"], ["x", "x", "y", "y"])
     err = RequestError("http://h/v1 (model m)", "gave up after 2 retries: 500 boom", 3)
@@ -310,7 +310,7 @@ def test_a_failed_served_request_keeps_the_answered_requests_of_its_chunk_in_the
     from docnmt.decode.backends.openai.endpoint import EndpointError, Settings
     from docnmt.decode.backends.openai.model import ServedModel, ServedSearcher
     from docnmt.decode.journal import Journal, JournaledSearcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
     key = {"strategy": "sentence-level", "inputs": {}, "settings": {}, "version": "x"}

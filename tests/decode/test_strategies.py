@@ -539,7 +539,7 @@ def _half_models(demo, dtype):
     """The demo models in ``dtype`` on CPU; skipped where torch's CPU kernels lack that dtype."""
     from docnmt.decode.backends.fairseq.model import Model
     from docnmt.decode.backends.fairseq.search import Searcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     w = demo["workdir"]
     models = {

@@ -276,7 +276,7 @@ def test_two_vllm_folders_share_the_memory_their_engines_reserve(folders, share,
     it (one folder for both levels is one engine: nothing changes)."""
     from types import SimpleNamespace
 
-    from docnmt.interface import backend
+    from docnmt.decode.backend import backend
 
     args = SimpleNamespace(engine_args={"gpu_memory_utilization": 0.8, "max_model_len": 512},
                            sentence_model=folders[0], document_model=folders[1])

@@ -48,7 +48,7 @@ def test_greedy_vllm_gives_causal_lms_translations_and_reads_the_same_prompt_tok
 
 def test_forced_scoring_agrees_within_a_thousandth_of_a_nat(vllm_outputs, llama, documents):
     from docnmt.decode.backends import make_searcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     searcher = make_searcher(llama, beam=1)
     requests = [Request(llama.encode(s, source=True)) for s in documents["src"]]
@@ -64,7 +64,7 @@ def test_beam_search_gives_causal_lms_translations_and_n_best(vllm_outputs, llam
     (docnmt.decode.prompting.beam): at beam 3 the strategy's translations are causal-lm's, and at the paper's beam 12
     the 12-best of two requests are causal-lm's, scores within 1e-3."""
     from docnmt.decode.backends import make_searcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     expected, _ = decode_run(llama, documents, "sentence-level-beam-3")
     assert vllm_outputs["decodes"]["sentence-level-beam-3"]["hypotheses"] == expected
@@ -81,7 +81,7 @@ def test_beam_search_with_a_plain_template_ends_at_its_end_text_as_causal_lm_doe
     """A base model's plain template ends an answer with a text (a blank line), not a token: vLLM's beam search
     watches the candidates' texts as causal-lm's generate does with its stop string, and gives the same 4-best."""
     from docnmt.decode.backends import load_model, make_searcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
 
     model = load_model("causal-lm", tiny_qwen2_base, src_lang="en", tgt_lang="de", device="cpu", template="translate")
     requests = [Request(model.encode(s, source=True)) for s in documents["src"][:4]]

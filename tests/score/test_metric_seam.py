@@ -1,4 +1,4 @@
-"""The metric seam (docnmt.metrics): every metric's declaration, the config blocks and rules that follow from
+"""The metric seam (docnmt.score.metric): every metric's declaration, the config blocks and rules that follow from
 them, a metric of one's own added as one module and one line, and MetricX-24 in the workflow's Table 3."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from helpers import REPO, copy_workdir, run_snakemake, tool_env
 
-from docnmt import metrics as registry
+from docnmt.score import metric as registry
 
 TRAINING_FIXTURES = {"metricx_checkpoint"}
 
@@ -37,7 +37,7 @@ def test_every_package_metric_declares_a_valid_seam_entry_and_the_rules_that_fol
 def test_the_architecture_pages_table_of_metrics_is_the_registrys():
     """docs/architecture.md's generated table: one row per declared metric, as the declaration says."""
     page = (REPO / "docs/architecture.md").read_text()
-    table = page.split("<!-- generated: the metrics of docnmt.metrics -->\n", 1)[1].split("\n\n", 1)[0]
+    table = page.split("<!-- generated: the metrics of docnmt.score.metric -->\n", 1)[1].split("\n\n", 1)[0]
     rows = [line for line in table.splitlines()[2:]]
 
     def higher(m):

@@ -303,7 +303,7 @@ def test_the_demos_mbr_decode_is_the_brute_force_choice_among_the_sentence_model
 
     from docnmt.decode.backends.fairseq.model import Model
     from docnmt.decode.backends.fairseq.search import Searcher
-    from docnmt.search import Request
+    from docnmt.decode.requests import Request
     from docnmt.preprocess.bpe import remove_bpe
 
     ids = read_docids(scored_demo / "data/demo/corpus/test.docids")

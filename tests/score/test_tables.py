@@ -188,10 +188,10 @@ def test_cost_table_shows_rounds_and_what_did_not_converge(manifest, tmp_path):
 
 
 def test_cost_table_shows_each_tasks_backend_columns_once_with_its_note(tmp_path):
-    """Table 1's own columns come from the backend each task's sidecars name (docnmt.interface.CostColumns): a
+    """Table 1's own columns come from the backend each task's sidecars name (docnmt.decode.backend.CostColumns): a
     causal-lm task and a vllm task each get the three prompt counters once (causal-lm and vllm declare the same
     counters with notes of their own), a served task its tokens, requests and price."""
-    from docnmt.interface import backend
+    from docnmt.decode.backend import backend
 
     prompts = {"tokens_prefilled": 90, "tokens_cached": 10, "tokens_generated": 30}
     served = {"prompt_tokens": 100, "cached_tokens": 20, "completion_tokens": 10, "api_requests": 5}

@@ -1,7 +1,12 @@
 """Stage 4, ``rules/decode.smk``: one decoding per search strategy.
 
 Modules:
-  backends     -- a model, its searcher and its checks, through the backends' registry (docnmt.interface); a
+  backend      -- the backend layer's interface: what the strategies, the CLIs, the config and the workflow know of a
+                  model backend (ModelLike, SearcherLike, the Backend description) and the backends' registry
+  requests     -- what every backend's search takes, gives and counts: requests, hypotheses, batches, cost
+                  counters, dtypes
+  load_options -- a backend's typed load options: --engine-args, the schema's keys, the transport options
+  backends     -- a model, its searcher and its checks, through the backends' registry (backend); a
                   subpackage per backend, each with its entry points (load, check, searcher, check_cli):
                   backends.fairseq (model: a trained fairseq model, loaded once, for forced scoring and decoding;
                   search: batched beam search after a forced target prefix, fairseq's SequenceGenerator;
@@ -26,7 +31,7 @@ Modules:
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers
-  registry     -- the strategy registry: each strategy's function, the models it needs, its cost and inputs
+  strategy_registry -- the strategy registry: each strategy's function, the models it needs, its cost and inputs
   strategies   -- the paper's search strategies, each a function of documents, registered (REGISTRY, STRATEGIES)
   fixed_point  -- parallel doc-trans: the fixed-point iteration over a document's sentences, round by round
   realign      -- a window's output mapped back to its sentences where its count of segments is another

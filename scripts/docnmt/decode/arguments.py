@@ -1,4 +1,4 @@
-"""The command-line arguments the decoding and scoring CLIs share: the backend (:data:`docnmt.interface.REGISTRY`),
+"""The command-line arguments the decoding and scoring CLIs share: the backend (:data:`docnmt.decode.backend.REGISTRY`),
 language codes, dtype, separator, the search's settings and a forced-scoring model."""
 
 from __future__ import annotations
@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import SEP
-from ..interface import REGISTRY
-from ..search import DEFAULT_DTYPE, DTYPES
+from .backend import REGISTRY
+from .requests import DEFAULT_DTYPE, DTYPES
 from ..option_ranges import FINITE, POSITIVE_INT
 
 
 def add_backend_argument(parser) -> None:
-    """``--backend``: which registered backend (:data:`docnmt.interface.REGISTRY`) the CLI's ``--model`` (and
+    """``--backend``: which registered backend (:data:`docnmt.decode.backend.REGISTRY`) the CLI's ``--model`` (and
     ``--*-model``) is, fairseq unless given."""
-    from ..interface import DEFAULT, REGISTRY
+    from .backend import DEFAULT, REGISTRY
 
     parser.add_argument("--backend", default=DEFAULT, choices=list(REGISTRY),
                         help="; ".join(f"{name}: {b.summary}" for name, b in REGISTRY.items()))
@@ -33,10 +33,10 @@ def add_language_code_arguments(parser) -> None:
 
 def add_template_argument(parser) -> None:
     """``--template``: a causal LM's prompt (a name of the repository's templates or a YAML file of one's own); and
-    ``--engine-args``, a backend's own load options (:attr:`docnmt.interface.Backend.options`), with a flag of its
+    ``--engine-args``, a backend's own load options (:attr:`docnmt.decode.backend.Backend.options`), with a flag of its
     own for each option that declares one (``--base-url``)."""
-    from ..interface import REGISTRY
-    from ..load_options import flagged_options, specs
+    from .backend import REGISTRY
+    from .load_options import flagged_options, specs
 
     parser.add_argument("--template", help="causal-lm, vllm: the prompt's template, a name of the repository's "
                                            "(translate, translate-no-system) or a YAML file (default: translate, "
@@ -57,8 +57,8 @@ def engine_args_of(args, parser=None) -> dict:
     declaration; or a dict, a task's config), with the options that have flags of their own (``--base-url``); a
     parser error (or, without ``parser``, a ValueError) naming an option the backend does not take or a value of the
     wrong type."""
-    from ..interface import backend
-    from ..load_options import flagged_options, parse_load_options
+    from .backend import backend
+    from .load_options import flagged_options, parse_load_options
 
     given = getattr(args, "engine_args", None)
     try:

@@ -1,7 +1,7 @@
 """Checks of a model trained elsewhere, before any decode: each failure is one line naming the file.
 
 ``docnmt-check-model`` runs the checks of the model's backend (the ``check`` of its entry in
-:data:`docnmt.interface.REGISTRY`): a fairseq checkpoint and its data folder
+:data:`docnmt.decode.backend.REGISTRY`): a fairseq checkpoint and its data folder
 (:mod:`docnmt.decode.backends.fairseq.checks`: architecture, dictionaries, separator, k against the training data,
 BPE codes), a Hugging Face seq2seq folder (:mod:`docnmt.decode.backends.transformers.checks`: config, tokenizer,
 separator, language codes, the sample's lengths), or a causal LM's folder (:mod:`docnmt.decode.prompting.checks`:
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
                         help="the largest share of BPE units missing from the dictionary (default 0.05)")
     parser.add_argument("--output", type=Path, help="write the report (JSON) here")
     args = parser.parse_args(argv)
-    from ..interface import backend, names
+    from .backend import backend, names
 
     if args.template is not None and not backend(args.backend).prompt_template:
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")

@@ -69,7 +69,7 @@ from .record import DecodeRecord, settings_of, signature
 from .strategies import DOC_TRANS_MODES, REGISTRY, STRATEGIES, Decoder, not_for_backend, take_over_round_one
 from ..textio import (InputError, atomic_outputs, cli_errors, file_digest, load_json, read_lines,
                       selected_lines)
-from ..search import RequestError
+from .requests import RequestError
 from ..manual import argument_parser
 from ..option_ranges import POSITIVE_INT
 
@@ -187,7 +187,7 @@ def _parser():
 
 def _refuse(parser, args, mbr, ref, first_pass) -> None:
     """A parser error for a combination of options the decode cannot run."""
-    from ..interface import backend
+    from .backend import backend
 
     info = STRATEGIES[args.strategy]
     refused = not_for_backend(args.strategy, args.backend)
@@ -274,7 +274,7 @@ def _hypotheses(args, docs, out, lines: int) -> list[str]:
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from ..interface import backend
+    from .backend import backend
 
     plain = backend(args.backend).plain_text
     check_cache_bytes(parser, args)
@@ -284,7 +284,7 @@ def main(argv=None) -> int:
     if mbr is not None and mbr.candidates == "beam":
         args.beam = mbr.count  # the n-best of a beam of --mbr-count are the candidates
 
-    from ..environment import freeze_heap
+    from ..startup import freeze_heap
     from ..preprocess.tokenize import detokenize
     from .backends import make_searcher, model_from_args
 
@@ -336,7 +336,7 @@ def main(argv=None) -> int:
 def _sidecar(args, model, docs, k: int, cost: dict, decoder, searcher, selector, mbr) -> dict:
     """The decode's sidecar: its settings, signature and cost (:meth:`.record.DecodeRecord.cost`), and what its
     strategy and backend record of it."""
-    from ..interface import backend
+    from .backend import backend
 
     info = STRATEGIES[args.strategy]
     h = args.h if args.strategy == "doc-trans-beam" else None

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..search import Hypothesis, request_tokens
+from .requests import Hypothesis, request_tokens
 from ..textio import file_digest
 
 #: Requests per chunk of a search call: the granularity of resuming (4 batches of the default 64 requests).

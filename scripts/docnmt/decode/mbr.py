@@ -13,7 +13,7 @@ estimate); for a beam's n-best, which holds each candidate once however probable
 similar candidates outvote the probable one: on the tiny LLM of ``make demo-llm``, over its complete candidates,
 MBR then lost 18 to 23 BLEU against the beam's best (docs/decoding.md, "MBR selection"). doc-trans-beam's final
 document hypotheses weigh alike: their scores are sums of length-normalized scores, not probabilities. With one candidate it is that candidate: MBR over one candidate
-is the strategy itself. Only complete candidates are compared (:attr:`docnmt.search.Hypothesis.complete`: a
+is the strategy itself. Only complete candidates are compared (:attr:`docnmt.decode.requests.Hypothesis.complete`: a
 causal LM's answer that ended with as many lines as asked; an answer that runs on with another line holds the
 consensus and more, which chrF's recall weighting prefers), all of them where none is; the selector counts both.
 

@@ -26,7 +26,7 @@ from .journal import Journal, JournaledSearcher, decode_key
 def settings_of(arguments: dict[str, Any], left_out: tuple[str, ...]) -> dict[str, Any]:
     """The search settings a journal is keyed by: the arguments (JSON values; others as text) less ``left_out``
     (inputs, outputs, and the load options that say only how requests reach a served model), sorted."""
-    from ..load_options import transport_options
+    from .load_options import transport_options
 
     transport = transport_options()
     settings = {name: value if isinstance(value, (int, float, str, bool, type(None), dict, list)) else str(value)

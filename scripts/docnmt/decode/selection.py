@@ -102,7 +102,7 @@ class Selector:
                logprobs: Sequence[float] | None = None) -> int:
         """The index of the chosen candidate (the first on a tie; 0 for a single candidate). ``source``: the kept
         text's source, which a learned metric reads. ``complete``: which candidates are complete answers
-        (:class:`docnmt.search.Hypothesis`); the others are left out of the selection (as pseudo-references too)
+        (:class:`docnmt.decode.requests.Hypothesis`); the others are left out of the selection (as pseudo-references too)
         where any is complete, and counted. ``logprobs``: the candidates' log-probabilities under the model, which
         weigh a beam's n-best as pseudo-references (:meth:`weights`)."""
         if not texts:

@@ -92,12 +92,12 @@ from typing import Sequence
 from .. import SEP
 from ..preprocess.bpe import remove_bpe
 from ..preprocess.windows import join, split
-from ..search import request_tokens
+from .requests import request_tokens
 from .documents import Document, previous, window
 from .fixed_point import FixedPoint, take_over_round_one  # noqa: F401 (the decode CLI's)
 from .fixed_point import first_segment as _first_segment
 from .realign import realign
-from .registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, not_for_backend, strategies_for, strategy  # noqa: F401 (the registry)
+from .strategy_registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, not_for_backend, strategies_for, strategy  # noqa: F401 (the registry)
 
 
 @dataclass
@@ -196,7 +196,7 @@ class Decoder:
     def build(self, source_sents: Sequence[str], prefix_sents: Sequence[str] = (), line: int | None = None,
               drop_newest: bool = False, continuation: int = 1, document: Sequence[str] = ()) -> tuple[object, bool]:
         """:meth:`request` without accounting: the request and whether its context was truncated."""
-        from ..search import Request
+        from .requests import Request
         from ..textio import InputError
 
         source_sents, prefix_sents = list(source_sents), list(prefix_sents)
@@ -339,7 +339,7 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """
     searcher = dec.sentence_searcher or dec.searcher
     flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
-    from ..search import Request
+    from .requests import Request
 
     requests = [Request(searcher.model.encode(docs[n].src[i], source=True), [], line=docs[n].lines[i]) for n, i in flat]
     dec.stats.requests += len(requests)

@@ -151,7 +151,7 @@ def write_documents(output: Path, layout, documents, translations: list[list[str
 
 
 class Progress:
-    """A searcher's progress hook (its ``on_batch``, :class:`docnmt.search.Counted`): a line to stderr per
+    """A searcher's progress hook (its ``on_batch``, :class:`docnmt.decode.requests.Counted`): a line to stderr per
     searched batch (requests searched, sentences/s)."""
 
     def __init__(self, name: str, sentences: int, stream=None):
@@ -173,7 +173,7 @@ class Progress:
 def task_options() -> tuple[str, ...]:
     """The options a task of the config gives (:func:`task_models`'s keys, with the load options that have flags of
     their own, ``base_url``); given on the command line, they win."""
-    from ..load_options import flagged_options
+    from .load_options import flagged_options
 
     return ("backend", "src_lang", "tgt_lang", "sentence_model", "sentence_data", "document_model", "document_data",
             "k", "separator", "tokenize", "codes", "template", "context", *flagged_options(), "engine_args")
@@ -196,7 +196,7 @@ def task_models(task: str, configfile: Path | None = None, workdir: Path = Path(
     options = {"src_lang": settings["src"], "tgt_lang": settings["tgt"]}
     models = settings.get("models")
     if models is not None:
-        from ..load_options import flagged_options, models_load_options
+        from .load_options import flagged_options, models_load_options
 
         options["backend"] = models["backend"]
         engine = models_load_options(models)
@@ -370,12 +370,12 @@ def parse_arguments(argv=None):
 @cli_errors
 def main(argv=None) -> int:
     parser, args = parse_arguments(argv)
-    from ..interface import backend
+    from .backend import backend
 
     described = backend(args.backend)
     plain = described.plain_text  # plain text in and out: no Moses, no BPE
     if args.template is not None and not described.prompt_template:
-        from ..interface import names
+        from .backend import names
 
         parser.error(f"--template is for {names(lambda other: other.prompt_template, ' or ')} models")
     if args.beam > 1 and not described.can("beam_search"):
@@ -398,7 +398,7 @@ def main(argv=None) -> int:
             if getattr(args, option) is None:
                 parser.error(f"--{option.replace('_', '-')} is required (or --task)")
 
-    from ..environment import freeze_heap
+    from ..startup import freeze_heap
     from .backends import check, load_model
 
     needed = models_needed(args.strategy, args.doc_trans_mode)

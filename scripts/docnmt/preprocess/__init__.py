@@ -11,7 +11,7 @@ Modules:
   windows     -- k-sentence windows joined by <sep>, within documents
   dictionary  -- the joined fairseq dictionary shared by both models
   binarize    -- fairseq-preprocess with that dictionary, atomically
-  fairseq_preprocess -- fairseq-preprocess, fairseq imported by docnmt.environment.import_fairseq (what binarize runs)
+  fairseq_preprocess -- fairseq-preprocess, fairseq imported by docnmt.startup.import_fairseq (what binarize runs)
   encode      -- raw text to a model's units in one step (its tokenizer and BPE codes, or none): the
                  evaluation text of models trained elsewhere, and docnmt.decode.translate
 

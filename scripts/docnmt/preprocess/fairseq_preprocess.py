@@ -1,4 +1,4 @@
-"""``fairseq-preprocess``, with fairseq imported by :func:`docnmt.environment.import_fairseq`.
+"""``fairseq-preprocess``, with fairseq imported by :func:`docnmt.startup.import_fairseq`.
 
 That import leaves out the scikit-learn and scipy.stats imports of two fairseq components the
 workflow never runs (1.7 s of CPU a process); the binarization is fairseq's own.
@@ -13,7 +13,7 @@ import sys
 
 
 def main() -> None:
-    from ..environment import import_fairseq
+    from ..startup import import_fairseq
 
     if {"-h", "--help"} & set(sys.argv[1:]):
         from ..manual import epilog

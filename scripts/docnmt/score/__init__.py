@@ -1,6 +1,8 @@
 """Stage 5, ``rules/score.smk``: the metrics, the paper's tables and the plots.
 
-Modules (each metric declares itself to the metric seam, :mod:`docnmt.metrics`, at its bottom):
+Modules (each metric declares itself to the metric seam, :mod:`docnmt.score.metric`, at its bottom):
+  metric      -- the metric seam: each metric's declaration (Metric: its rule, score file, config block, Table 3
+                 columns) and the registry that collects them
   evalset     -- the files a score is computed on: hypotheses, references, sources, selected lines, subsets
   scoring     -- BLEU and TER with SacreBLEU, their signatures, paired bootstrap resampling
   perplexity  -- perplexity of hypotheses and references, by forced scoring

@@ -38,7 +38,7 @@ from ..corpora.contrapro import ante_bucket, load_examples
 from ..textio import InputError, atomic_write, cli_errors, read_lines
 from ..preprocess.windows import join
 from ..manual import argument_parser
-from ..metrics import Metric
+from .metric import Metric
 
 
 def decisions(correct: Sequence[float], contrastive: Sequence[Sequence[float]]) -> list[bool]:
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=POSITIVE_INT, default=64, help="at most this many scored targets a batch")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
-    from ..interface import backend
+    from ..decode.backend import backend
 
     hf = backend(args.backend).plain_text  # the targets as plain text, which the model's tokenizer segments
     if hf and args.codes is not None:
@@ -109,7 +109,7 @@ def main(argv=None) -> int:
 
     from ..preprocess import bpe, tokenize
     from ..decode.backends import model_from_args
-    from ..environment import freeze_heap
+    from ..startup import freeze_heap
 
     examples = load_examples(args.examples)
     src_lines, tgt_lines = read_lines(args.src), read_lines(args.tgt)
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     return 0
 
 
-#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+#: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
     name="contrapro_accuracy", module=__name__, rule=False, table="contrapro_accuracy",
     summary="ContraPro contrastive accuracy of each model, by forced scoring, per antecedent distance",

@@ -1,7 +1,7 @@
 """Table 1 of the paper, regenerated: the computational cost of each search strategy on the test set (decoder
 positions, forward calls, wall time, rounds, MBR's utility evaluations) beside the paper's O(.), each as a ratio to
 sentence-level, with the columns of each backend's own cost counters as its package declares them
-(:class:`docnmt.interface.CostColumns`: a causal LM's tokens prefilled, from the cache and generated; a served
+(:class:`docnmt.decode.backend.CostColumns`: a causal LM's tokens prefilled, from the cache and generated; a served
 model's tokens and requests, and their price where the task gives prices)."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from .notes import mbr_notes, model_notes, realigned_notes
 
 
 def _own_columns(t: str, sidecars: dict, spec: dict) -> tuple[list, list[str]]:
-    """A task's cost columns of its backend (:class:`docnmt.interface.CostColumns`, as the backend the sidecars name
+    """A task's cost columns of its backend (:class:`docnmt.decode.backend.CostColumns`, as the backend the sidecars name
     declares them; shown where one of its sidecars has their first counter), with the price where the columns have
     one and the task gives prices, and their header cells."""
-    from ..interface import DEFAULT, REGISTRY
+    from ..decode.backend import DEFAULT, REGISTRY
 
     named = dict.fromkeys(sc.get("backend", DEFAULT) for sc in sidecars.values())
     shown, header = [], []

@@ -33,7 +33,7 @@ from ..corpora import ctxpro as sets
 from ..manual import argument_parser
 from ..textio import InputError, atomic_write, cli_errors, file_digest, read_lines
 from .evalset import parse_systems, read_system
-from ..metrics import Metric
+from .metric import Metric
 
 #: The scorer's name and the version of ctxpro whose scoring it equals.
 SCORER = f"ctxpro-{sets.VERSION}"
@@ -262,7 +262,7 @@ def workflow(argv) -> int:
     return 0
 
 
-#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+#: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
     name="ctxpro_accuracy", module=__name__, rule=False, table="ctxpro_accuracy",
     summary="ctxpro accuracy per set, phenomenon and rule, exactly as `ctxpro score` counts it",

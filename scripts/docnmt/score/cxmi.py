@@ -97,7 +97,7 @@ from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
 from ..manual import argument_parser
 from ..option_ranges import POSITIVE_INT
-from ..metrics import Metric
+from .metric import Metric
 
 
 @dataclass(frozen=True)
@@ -355,12 +355,12 @@ def _inputs(parser, args):
 def main(argv=None) -> int:
     from ..decode.documents import group
     from ..decode.backends import make_searcher, model_from_args
-    from ..environment import freeze_heap
+    from ..startup import freeze_heap
     from ..decode.strategies import Decoder
 
     parser = _parser()
     args = parser.parse_args(argv)
-    from ..interface import backend
+    from ..decode.backend import backend
 
     if backend(args.backend).needs_data and (args.sentence_model is None) != (args.sentence_data is None):
         parser.error("--sentence-model and --sentence-data go together")
@@ -459,7 +459,7 @@ def _rows(docs, selected, per_line, per_strategy) -> list[dict]:
     return rows
 
 
-#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+#: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
     name="cxmi", module=__name__, rule=False, table="context_usage",
     summary="CXMI and per-sentence P-CXMI of the document-level model, on the reference and on every strategy",

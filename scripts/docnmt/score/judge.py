@@ -20,7 +20,7 @@ backoff, the key read from an environment variable and written nowhere, usage co
   sha256 of the endpoint's URL, the model, the messages and the sampling settings: a rerun asks nothing again, and a
   killed run resumes where it stopped.
 
-CLI (the workflow's rule ``gemba``, :mod:`docnmt.metrics`'s protocol)::
+CLI (the workflow's rule ``gemba``, :mod:`docnmt.score.metric`'s protocol)::
 
     python -m docnmt.score.judge --source test.en --reference test.de --system NAME=PATH... \\
         --source-language en --target-language de --base-url http://127.0.0.1:8000/v1 --model my-judge \\
@@ -40,7 +40,7 @@ from pathlib import Path
 
 from .. import layout
 from ..manual import argument_parser
-from ..metrics import Metric
+from .metric import Metric
 from ..textio import InputError, atomic_outputs, cli_errors
 from ..option_ranges import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED
 

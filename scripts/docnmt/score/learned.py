@@ -56,7 +56,7 @@ from pathlib import Path
 from .. import layout
 from ..manual import argument_parser
 from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, file_digest
-from ..metrics import Metric
+from .metric import Metric
 from .scoring import ALPHA, mean_bootstrap_tests
 from ..option_ranges import NONNEGATIVE_INT, POSITIVE_INT
 
@@ -394,7 +394,7 @@ def _arguments(config: dict) -> list[str]:
             + ["--context", str(settings["context"]), "--batch-size", str(settings["batch_size"])])
 
 
-#: The seam's declaration (docnmt.metrics): the checkpoints of metrics.comet, in unbabel-comet's environment.
+#: The seam's declaration (docnmt.score.metric): the checkpoints of metrics.comet, in unbabel-comet's environment.
 METRIC = Metric(
     name="comet", module=__name__, command=("score",),
     summary="COMET, Doc-COMET and reference-free QE (CometKiwi) of every local checkpoint in metrics.comet",

@@ -25,7 +25,7 @@ CLI (``docnmt-metricx``; what ``python -m metricx24.predict`` does)::
 reads MetricX's JSON lines (``source``, ``hypothesis`` and, unless ``--qe``, ``reference``) and writes each line
 back with ``prediction`` added, to standard output unless ``--output`` is given (written atomically).
 
-In the workflow (config ``metrics.metricx``; the seam's rule ``metricx``, :mod:`docnmt.metrics`)::
+In the workflow (config ``metrics.metricx``; the seam's rule ``metricx``, :mod:`docnmt.score.metric`)::
 
     python -m docnmt.score.metricx workflow --source test.en --reference test.de --system NAME=PATH... \
         --checkpoint DIR [--mode reference] [--mode qe] [--baseline NAME...] [--bootstrap-samples 1000] \
@@ -43,7 +43,7 @@ from pathlib import Path
 
 from ..manual import argument_parser
 from ..textio import InputError, atomic_write, cli_errors, file_digest, json_lines
-from ..metrics import Metric
+from .metric import Metric
 from ..option_ranges import POSITIVE_INT
 
 #: The token whose logit is the score: ``<extra_id_10>`` in mT5's vocabulary.
@@ -251,7 +251,7 @@ def _check(config: dict) -> None:
         raise ValueError(f"config key 'metrics.metricx': {err}") from None
 
 
-#: The seam's declaration (docnmt.metrics).
+#: The seam's declaration (docnmt.score.metric).
 METRIC = Metric(
     name="metricx", module=__name__, command=("workflow",),
     summary="MetricX-24 (hybrid: with the reference, and as QE without it) from a local checkpoint",

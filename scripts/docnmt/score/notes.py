@@ -4,7 +4,7 @@ what MBR rows are, which decodes mapped a window's output back to its sentences,
 from __future__ import annotations
 
 from ..decode.mbr import Settings, parse_system
-from ..search import SERVED_DTYPE
+from ..decode.requests import SERVED_DTYPE
 
 
 #: The precision of the paper's search and scoring (fairseq's default); any other is named in the notes.
@@ -40,7 +40,7 @@ def backend_notes(records: dict[str, dict], what: str) -> list[str]:
     """A note naming the tasks whose ``what`` ran on a backend whose description has a note (Hugging Face models)
     (``records``: label ``task ...`` -> JSON with "backend"; a record without it is the default backend's, fairseq,
     as every record before the transformers backend)."""
-    from ..interface import DEFAULT, backend as described
+    from ..decode.backend import DEFAULT, backend as described
 
     tasks: dict[str, dict[str, None]] = {}  # backend -> its tasks, in order, each once (with its prompt's template)
     for label, record in records.items():

@@ -46,7 +46,7 @@ from ..decode.documents import group, previous, window
 from .evalset import parse_systems, read_documents, read_system
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
-from ..metrics import Metric
+from .metric import Metric
 
 
 def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[str], level: str, k: int):
@@ -55,7 +55,7 @@ def requests_and_targets(decoder, src: list[str], docids: list[str], text: list[
     The document-level context is the one the ``cheating`` strategy forces, with the scored
     text in place of the reference: the same documents, windows and truncation.
     """
-    from ..search import Request
+    from ..decode.requests import Request
 
     model = decoder.searcher.model
     requests, targets = [], []
@@ -82,7 +82,7 @@ def perplexity(searcher, decoder, src, docids, text, level: str, k: int) -> dict
 @cli_errors
 def main(argv=None) -> int:
     from ..decode.backends import make_searcher, model_from_args
-    from ..environment import freeze_heap
+    from ..startup import freeze_heap
     from ..decode.arguments import add_language_code_arguments, add_scoring_model_arguments
     from ..option_ranges import POSITIVE_INT
     from ..decode.strategies import Decoder
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     return 0
 
 
-#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+#: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
     name="perplexity", module=__name__, rule=False, table="perplexity",
     summary="perplexity of the reference and of every strategy's hypotheses under the level's model (Table 2)",

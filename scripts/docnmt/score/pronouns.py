@@ -83,7 +83,7 @@ from typing import Iterable, Sequence
 from .evalset import add_arguments, add_subsets_argument, load_args
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
-from ..metrics import Metric
+from .metric import Metric
 from ..option_ranges import NONNEGATIVE_INT
 
 #: The fork's German pronoun tags (STTS), blonde/__init__.py PRONOUN_TAGS_GERMAN.
@@ -441,7 +441,7 @@ def main(argv=None) -> int:
     return 0
 
 
-#: Its declaration in the metric seam (docnmt.metrics): a rule of its own.
+#: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
     name="pronoun_f1", module=__name__, rule=False, table="pronoun_f1",
     summary="pronoun gender and formality F1 (the paper's German BlonDe fork), per class too",

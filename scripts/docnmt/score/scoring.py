@@ -34,7 +34,7 @@ import json
 from pathlib import Path
 
 from .evalset import add_arguments, load_args, read_documents
-from ..metrics import Metric
+from .metric import Metric
 from ..textio import atomic_write, cli_errors
 from ..manual import argument_parser
 from ..option_ranges import POSITIVE_INT
@@ -310,7 +310,7 @@ def main(argv=None) -> int:
     return 0
 
 
-#: The seam's declaration (docnmt.metrics): Table 3's first columns, on every evaluation set.
+#: The seam's declaration (docnmt.score.metric): Table 3's first columns, on every evaluation set.
 METRIC = Metric(
     name="bleu_ter", module=__name__,
     summary="SacreBLEU BLEU, chrF++ and TER; d-BLEU (documents joined) on the test set",

@@ -117,9 +117,9 @@ def _metric_columns(data: dict) -> list[str]:
 
 
 def bleu_ter_table(manifest: dict) -> Table:
-    """Table 3: every metric of the seam that declares it (docnmt.metrics), per task and evaluation set, in
+    """Table 3: every metric of the seam that declares it (docnmt.score.metric), per task and evaluation set, in
     the registry's order: sacrebleu's, then COMET's, MetricX's and those of the manifest's metric modules."""
-    from ..metrics import table_metrics
+    from .metric import table_metrics
 
     metrics = table_metrics(manifest)
     columns, header, signatures, shown, lower, scorer_notes = [], ["strategy"], {}, [], [], []

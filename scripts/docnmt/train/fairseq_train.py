@@ -32,7 +32,7 @@ def atomic_copy(src_path: str, dst_path: str, overwrite: bool = False) -> bool:
 
 
 def patch() -> None:
-    from ..environment import import_fairseq
+    from ..startup import import_fairseq
 
     import_fairseq()
     from fairseq.file_io import PathManager
@@ -61,7 +61,7 @@ def main() -> None:
     patch()
     from fairseq_cli.train import cli_main
 
-    from ..environment import freeze_heap
+    from ..startup import freeze_heap
 
     freeze_heap(None)  # this module is always the program
     cli_main()

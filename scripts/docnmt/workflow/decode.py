@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from docnmt import layout
 from docnmt.decode import mbr
-from docnmt.interface import backend
+from docnmt.decode.backend import backend
 from docnmt.decode.strategies import STRATEGIES
 
 from .metrics import selection_inputs, selection_options

@@ -1,6 +1,6 @@
 """Where a task's model rules run, and on how many GPUs: the environment of its backend
-(:attr:`docnmt.interface.Backend.environment`: vLLM's ``.venv-vllm``, ``make vllm``; ``envs/vllm.yaml`` with
-``--sdm conda``) or the project's own, and the GPUs a decode takes (:meth:`docnmt.interface.Backend.gpus`:
+(:attr:`docnmt.decode.backend.Backend.environment`: vLLM's ``.venv-vllm``, ``make vllm``; ``envs/vllm.yaml`` with
+``--sdm conda``) or the project's own, and the GPUs a decode takes (:meth:`docnmt.decode.backend.Backend.gpus`:
 ``models.engine_args.tensor_parallel_size``). The rules that load a task's model (check_model, the decodes,
 perplexity, CXMI) put :func:`env_path` before PATH and take :func:`conda_env` as their conda environment."""
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 
 from docnmt.config import ConfigError
-from docnmt.interface import Environment, backend
-from docnmt.load_options import flagged_options
+from docnmt.decode.backend import Environment, backend
+from docnmt.decode.load_options import flagged_options
 
 from .tasks import engine_args, model_backend
 

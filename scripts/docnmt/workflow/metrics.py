@@ -1,5 +1,5 @@
 """The metrics in the workflow (config ``metrics``, ``mbr.utility: comet:NAME``, ``qe_rerank``): the rules the metric
-seam makes from each declaration (:mod:`docnmt.metrics`: their inputs, options, outputs and environment),
+seam makes from each declaration (:mod:`docnmt.score.metric`: their inputs, options, outputs and environment),
 the checks of the configured metrics before any job runs, where unbabel-comet's environment is, and the options and
 inputs of the rule ``comet_env`` and of the decodes that select by a learned metric (:mod:`docnmt.score.learned`,
 :mod:`docnmt.decode.metric_client`)."""
@@ -13,7 +13,7 @@ from docnmt import layout
 from docnmt.config import ConfigError
 from docnmt.decode import mbr
 
-from docnmt.metrics import Metric, of_config, seam_metrics
+from docnmt.score.metric import Metric, of_config, seam_metrics
 
 from .tasks import evalsets, runtime
 

@@ -55,7 +55,7 @@ def subsets_arg(input: Mapping) -> list[str]:
     return ["--subsets", input["subsets"]] if "subsets" in input.keys() else []
 
 
-# ---- the metric seam's rules (docnmt.metrics, docnmt.workflow.metrics) ---------------------------------
+# ---- the metric seam's rules (docnmt.score.metric, docnmt.workflow.metrics) ---------------------------------
 def metric_inputs(config: dict, name: str, task: str, evalset: str) -> dict:
     """The scored texts of an evaluation set (raw source, reference, every system's hypotheses and, on ContraPro and
     ctxpro sets, the example lines), and on the test set the MBR curve's decodes where the metric scores them and

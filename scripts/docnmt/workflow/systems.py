@@ -9,7 +9,7 @@ import re
 
 from docnmt.decode import mbr
 from docnmt.decode.strategies import STRATEGIES, models_needed, not_for_backend
-from docnmt.interface import backend
+from docnmt.decode.backend import backend
 
 from .tasks import all_evalsets, engine_args, is_ctxpro, model_backend, task_levels
 

@@ -10,7 +10,7 @@ import json
 from docnmt import layout
 from docnmt.config import tables_name
 from docnmt.decode import mbr
-from docnmt.interface import backend
+from docnmt.decode.backend import backend
 
 from .metrics import metric_evalsets, seam, span_checkpoints
 from .systems import (curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_selections,
@@ -29,7 +29,7 @@ def task_scores(config: dict, task: str) -> dict:
     entry = {
         "description": settings.get("description", task),
         "tgt": tgt(config, task),
-        # the metric seam's score files, by metric and evaluation set (docnmt.metrics)
+        # the metric seam's score files, by metric and evaluation set (docnmt.score.metric)
         **{m.name: {e: layout.score_file(task, e, m.name) for e in metric_evalsets(config, task, m)}
            for m in seam(config)},
         "perplexity": {lvl: layout.score_file(task, "test", f"perplexity.{lvl}") for lvl in task_levels(config, task)},

@@ -10,8 +10,8 @@ import re
 from docnmt import SEP, layout
 from docnmt.corpora import ctxpro
 from docnmt.textio import InputError
-from docnmt.interface import DEFAULT as DEFAULT_BACKEND, backend
-from docnmt.load_options import models_load_options
+from docnmt.decode.backend import DEFAULT as DEFAULT_BACKEND, backend
+from docnmt.decode.load_options import models_load_options
 
 #: The splits of every corpus.
 SPLITS = ["train", "valid", "test"]
@@ -142,7 +142,7 @@ def model_backend(config: dict, task: str) -> str:
 
 
 def engine_args(config: dict, task: str) -> dict:
-    """The task's load options (:func:`docnmt.load_options.models_load_options`: vLLM's ``engine_args``, a served
+    """The task's load options (:func:`docnmt.decode.load_options.models_load_options`: vLLM's ``engine_args``, a served
     model's ``endpoint`` less its prices; empty for the workflow's own models)."""
     return models_load_options(config["task_settings"][task]["models"]) if is_external(config, task) else {}
 

@@ -1,13 +1,13 @@
-"""The model backends of the search behind one interface (:mod:`docnmt.interface`): fairseq checkpoints
+"""The model backends of the search behind one interface (:mod:`docnmt.decode.backend`): fairseq checkpoints
 (:mod:`docnmt.decode.backends.fairseq`), Hugging Face seq2seq models (:mod:`docnmt.decode.backends.transformers`),
 decoder-only LLMs in-process (:mod:`docnmt.decode.backends.causal_lm`) and on vLLM's engine
 (:mod:`docnmt.decode.backends.vllm`), and served models (:mod:`docnmt.decode.backends.openai`): each a subpackage that
-registers itself in :data:`docnmt.interface.REGISTRY`.
+registers itself in :data:`docnmt.decode.backend.REGISTRY`.
 
 A backend's model encodes text to token ids and back (``encode``, ``decode``), knows its separator's id
 (``sep``) and its ``max_positions``, and scores forced targets (``score``). Its searcher searches requests
-(source ids and a forced target context, :class:`docnmt.search.Request`) and counts decoder positions
-and forward calls (:mod:`docnmt.interface`). :func:`load_model`, :func:`make_searcher` and :func:`check`
+(source ids and a forced target context, :class:`docnmt.decode.requests.Request`) and counts decoder positions
+and forward calls (:mod:`docnmt.decode.backend`). :func:`load_model`, :func:`make_searcher` and :func:`check`
 dispatch through the backends' registry; the strategies and ``translate`` work with what they return.
 
 What differs between the backends is the text they read. A fairseq model reads BPE-level text (the workflow's
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ... import SEP
-from ...interface import backend, backend_of, names
+from ..backend import backend, backend_of, names
 
 
 def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,
@@ -32,7 +32,7 @@ def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | No
     """A model of the backend registered as ``name``: a fairseq checkpoint with its ``data`` folder (dictionaries),
     a transformers model folder (``src_lang``/``tgt_lang``: the language codes of a model with language tokens), or
     a causal LM's folder (``src_lang``/``tgt_lang``: the languages its prompt names; ``template``: the prompt's);
-    ``engine``: the backend's own load options (:attr:`~docnmt.interface.Backend.load_options`, e.g. vLLM's
+    ``engine``: the backend's own load options (:attr:`~docnmt.decode.backend.Backend.load_options`, e.g. vLLM's
     ``tensor_parallel_size``)."""
     options = {**_template(name, template), **engine_options(name, engine)}
     return backend(name).functions().load(model, data, device=device, dtype=dtype, separator=separator,
@@ -64,8 +64,8 @@ def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 
     """The searcher of ``model``'s backend: fairseq's beam semantics, or transformers' (``generate``'s); ``max_len``:
     the most tokens a hypothesis may have (fairseq's ``max_len_b`` with ``max_len_a`` 0, transformers'
     ``max_new_tokens``); a batch holds at most ``batch_size`` requests and ``max_tokens`` positions
-    (:func:`docnmt.search.token_batches`; None: the backend's default, :attr:`~docnmt.interface.Backend.max_tokens`);
-    ``cache_bytes``: the limit of a backend's prefix cache (:attr:`~docnmt.interface.Backend.prefix_cache`; None: its
+    (:func:`docnmt.decode.requests.token_batches`; None: the backend's default, :attr:`~docnmt.decode.backend.Backend.max_tokens`);
+    ``cache_bytes``: the limit of a backend's prefix cache (:attr:`~docnmt.decode.backend.Backend.prefix_cache`; None: its
     default), a ValueError for a backend without one."""
     described = backend_of(model)
     if cache_bytes is not None and not described.prefix_cache:
@@ -145,7 +145,7 @@ def pretrained(auto_class: str, folder: Path, device: str | None, dtype: str | N
     import torch
     import transformers
 
-    from ...search import DEFAULT_DTYPE, resolve_dtype
+    from ..requests import DEFAULT_DTYPE, resolve_dtype
     from ...textio import InputError
 
     try:

@@ -1,12 +1,12 @@
 """What the encoder-decoder backends (fairseq's, transformers') share: a request's ids checked against the model's
 vocabulary and positions, a request's fit in the encoder's and decoder's positions, a forced target's ids with its
-end, and a request's positions in a batch (:func:`docnmt.search.token_batches`)."""
+end, and a request's positions in a batch (:func:`docnmt.decode.requests.token_batches`)."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from ...search import Request
+from ..requests import Request
 from ...textio import InputError
 
 

@@ -18,7 +18,7 @@ Modules:
 
 from typing import Any
 
-#: What every backend that prompts a causal LM declares alike (:class:`docnmt.interface.Backend`'s fields): plain
+#: What every backend that prompts a causal LM declares alike (:class:`docnmt.decode.backend.Backend`'s fields): plain
 #: text, no data folder, the languages its prompt names, a template, no ContraPro in the workflow, and a batch of at
 #: most 32,768 positions (a causal LM's keys and values per position are far larger than an encoder-decoder's).
 PROMPTED: dict[str, Any] = {"text": "plain", "needs_data": False, "language_codes": True, "contrapro_in_workflow": False,

@@ -4,7 +4,7 @@ how an answer's text is cut into its sentences and judged complete (:func:`answe
 
 from __future__ import annotations
 
-from ...search import Request
+from ..requests import Request
 from ...textio import InputError
 
 

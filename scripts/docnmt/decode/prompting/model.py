@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ... import SEP
-from ...search import PROMPT_COUNTERS, Counted, Hypothesis, Request, split_at_sep
+from ..requests import PROMPT_COUNTERS, Counted, Hypothesis, Request, split_at_sep
 from ...textio import InputError
 from ..backends import load_tokenizer
 from .answers import answer_lines, answer_sentences, checked_request
@@ -155,7 +155,7 @@ class PromptedModel:
         """An answer as a hypothesis: the answer to one sentence is that sentence's translation (its lines joined
         by spaces); an answer to several is a window's, its lines (non-empty, stripped) its sentences, joined by
         :attr:`sep` (another count of lines is a separator mismatch, which the strategies count). A
-        plain template's answer ends where its end text begins. It is complete (:class:`~docnmt.search.Hypothesis`)
+        plain template's answer ends where its end text begins. It is complete (:class:`~docnmt.decode.requests.Hypothesis`)
         where it ended (an end token, or a plain template's end text) with ``lines`` lines: an answer that runs on
         with more lines than the message, or is cut at the token limit, is not."""
         ended = any(t in self.ends for t in answer)
@@ -224,5 +224,5 @@ class PromptCounted(Counted):
         self.tokens_prefilled = self.tokens_cached = self.tokens_generated = 0
 
     def prompt_counters(self) -> dict:
-        """The counters Table 1 shows for them (:data:`docnmt.search.PROMPT_COUNTERS`)."""
+        """The counters Table 1 shows for them (:data:`docnmt.decode.requests.PROMPT_COUNTERS`)."""
         return {name: getattr(self, name) for name, _ in PROMPT_COUNTERS}

@@ -1,4 +1,4 @@
-"""The causal-LM backend's entry points (registered in :mod:`docnmt.interface`): a decoder-only LLM's folder
+"""The causal-LM backend's entry points (registered in :mod:`docnmt.decode.backend`): a decoder-only LLM's folder
 (:class:`.model.CausalLMModel`), its checks (:func:`.checks.check_causal_lm_model`) and its search
 (:class:`.model.CausalLMSearcher`: ``generate`` after the longest cached prefix of each prompt)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Sequence
 
-from ....interface import Backend, CostColumns, BackendModule, register
+from ...backend import Backend, CostColumns, BackendModule, register
 from ...prompting import PROMPTED
-from ....search import PROMPT_COUNTERS
+from ...requests import PROMPT_COUNTERS
 
 
 BACKEND = register(Backend(

@@ -32,8 +32,8 @@ import os
 from typing import Any, Sequence
 
 from .... import SEP
-from ....interface import backend
-from ....search import Hypothesis, Request, Scored
+from ...backend import backend
+from ...requests import Hypothesis, Request, Scored
 from ...prompting.model import PromptCounted, PromptedModel
 from .prefix_cache import PrefixCache, cache_view, default_cache_bytes, recording, unshareable
 
@@ -122,7 +122,7 @@ class CausalLMSearcher(PromptCounted):
     :class:`PrefixCache` holds (``reuse_cache``); ``max_new_tokens`` limits an answer (its end token included).
 
     Requests are searched in batches of at most ``batch_size`` requests and ``max_tokens`` positions (beam x
-    (prompt + answer limit) a request; :func:`docnmt.search.token_batches`), prompts of similar length together.
+    (prompt + answer limit) a request; :func:`docnmt.decode.requests.token_batches`), prompts of similar length together.
     Each prompt's cached prefix is completed on its own (:meth:`_prefilled`); the batch's caches are then padded on
     the left to one length, their padding masked, and ``generate`` continues all of them at once. A batch of one
     request is the search of that request alone.
@@ -163,7 +163,7 @@ class CausalLMSearcher(PromptCounted):
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
-        from ....search import token_batches
+        from ...requests import token_batches
 
         prompts = [self._prompt(number, request) for number, request in enumerate(requests, start=1)]
         lines = [self.model.answer_lines(request) for request in requests]

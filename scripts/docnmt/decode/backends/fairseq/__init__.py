@@ -1,4 +1,4 @@
-"""The fairseq backend's entry points (registered in :mod:`docnmt.interface`): a checkpoint with its data
+"""The fairseq backend's entry points (registered in :mod:`docnmt.decode.backend`): a checkpoint with its data
 folder (:class:`docnmt.decode.backends.fairseq.model.Model`), its checks (:func:`docnmt.decode.backends.fairseq.checks.check_model`) and its beam
 search (:class:`docnmt.decode.backends.fairseq.search.Searcher`, fairseq's semantics)."""
 
@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING, Sequence
 
 from ....textio import InputError
-from ....interface import Backend, BackendModule, register
+from ...backend import Backend, BackendModule, register
 
 BACKEND = register(Backend(
     name="fairseq",

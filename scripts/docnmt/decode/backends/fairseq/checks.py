@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .... import SEP
-from ....environment import import_fairseq
+from ....startup import import_fairseq
 from ....textio import InputError, read_lines
 from ...checks import MAX_UNKNOWN, check_k, reported
 

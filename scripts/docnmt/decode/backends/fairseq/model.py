@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .... import SEP
-from ....search import Scored, resolve_dtype
+from ...requests import Scored, resolve_dtype
 from ..encoder_decoder import check_length, window_fits
 from ....textio import InputError
 
@@ -43,7 +43,7 @@ class Model:
                  dtype: str | None = None, separator: str = SEP):
         import torch
 
-        from ....environment import import_fairseq
+        from ....startup import import_fairseq
 
         import_fairseq()
         from fairseq import checkpoint_utils

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ....textio import InputError
-from ....search import Scored
+from ...requests import Scored
 from ..encoder_decoder import checked_target
 
 

@@ -104,7 +104,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ....search import MAX_TOKENS, Counted, Hypothesis, Request, Scored, token_batches  # noqa: F401 - shared types
+from ...requests import MAX_TOKENS, Counted, Hypothesis, Request, Scored, token_batches  # noqa: F401 - shared types
 from ..encoder_decoder import checked_ids, checked_positions
 from .model import Model
 from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
@@ -305,7 +305,7 @@ class Searcher(Counted):
     # ---- batching ---------------------------------------------------------
     def _batches(self, checked):
         """Longest sources first, at most ``batch_size`` requests and ``max_tokens`` positions a batch
-        (:func:`docnmt.search.token_batches`: beam x (source + prefix + token limit) a request)."""
+        (:func:`docnmt.decode.requests.token_batches`: beam x (source + prefix + token limit) a request)."""
         order = sorted(range(len(checked)), key=lambda i: (-len(checked[i][0]), -len(checked[i][1]), i))
         yield from token_batches(order, lambda i: checked_positions(self.beam, checked[i]), self.max_tokens,
                                  self.batch_size)

@@ -1,4 +1,4 @@
-"""The openai backend's entry points (registered in :mod:`docnmt.interface`; :class:`docnmt.interface.BackendModule`):
+"""The openai backend's entry points (registered in :mod:`docnmt.decode.backend`; :class:`docnmt.decode.backend.BackendModule`):
 a model served behind an OpenAI-compatible endpoint (:class:`.model.ServedModel`, its name on the server), its checks
 (:func:`.checks.check_served_model`) and its search (:class:`.model.ServedSearcher`). The endpoint's settings are load
 options (:class:`.endpoint.Settings`)."""
@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ....textio import InputError
-from ....interface import Backend, CostColumns, BackendModule, register
+from ...backend import Backend, CostColumns, BackendModule, register
 from ...prompting import PROMPTED
-from ....load_options import option
+from ...load_options import option
 
 #: The environment variable of the endpoint's key unless ``api_key_env`` names another.
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"

@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ....search import RequestError
+from ...requests import RequestError
 from . import Options
 
 #: what a client sends as its key where the variable is unset: a local server started without a key takes any

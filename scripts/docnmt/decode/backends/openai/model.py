@@ -28,8 +28,8 @@ import json
 from typing import Any, Sequence
 
 from .... import SEP
-from ....interface import backend
-from ....search import SERVED_DTYPE, Counted, Hypothesis, Request, Scored
+from ...backend import backend
+from ...requests import SERVED_DTYPE, Counted, Hypothesis, Request, Scored
 from ....textio import InputError
 from ...prompting.answers import answer_lines, answer_sentences, checked_request
 from ...prompting.conversation import Prompter, forced_turns, turns

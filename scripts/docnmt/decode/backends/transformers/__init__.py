@@ -1,4 +1,4 @@
-"""The transformers backend's entry points (registered in :mod:`docnmt.interface`): a Hugging Face seq2seq
+"""The transformers backend's entry points (registered in :mod:`docnmt.decode.backend`): a Hugging Face seq2seq
 model folder (:class:`docnmt.decode.backends.transformers.model.HFModel`), its checks (:func:`docnmt.decode.backends.transformers.checks.check_transformers_model`)
 and its beam search (:class:`docnmt.decode.backends.transformers.model.HFSearcher`, ``generate``'s semantics)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Sequence
 
-from ....interface import Backend, BackendModule, register
+from ...backend import Backend, BackendModule, register
 
 
 BACKEND = register(Backend(

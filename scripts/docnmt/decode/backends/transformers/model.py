@@ -36,7 +36,7 @@ from typing import Sequence
 
 from .... import SEP
 from ....textio import InputError
-from ....search import MAX_TOKENS, Counted, Hypothesis, Request, Scored, split_at_sep, token_batches
+from ...requests import MAX_TOKENS, Counted, Hypothesis, Request, Scored, split_at_sep, token_batches
 from ..encoder_decoder import check_length, checked_ids, checked_positions, checked_target, window_fits
 from .. import load_tokenizer
 
@@ -289,7 +289,7 @@ class HFSearcher(Counted):
 
     def _batches(self, checked):
         """Requests of equal prompt length and limit together, longest sources first, at most ``batch_size`` requests
-        and ``max_tokens`` positions a batch (:func:`docnmt.search.token_batches`: beam x (source + prompt +
+        and ``max_tokens`` positions a batch (:func:`docnmt.decode.requests.token_batches`: beam x (source + prompt +
         token limit) a request)."""
         order = sorted(range(len(checked)),
                        key=lambda i: (len(checked[i][1]), checked[i][2], -len(checked[i][0]), i))

@@ -1,4 +1,4 @@
-"""The vllm backend's entry points (registered in :mod:`docnmt.interface`; :class:`docnmt.interface.BackendModule`):
+"""The vllm backend's entry points (registered in :mod:`docnmt.decode.backend`; :class:`docnmt.decode.backend.BackendModule`):
 a decoder-only LLM's folder on vLLM's engine (:class:`.model.VLLMModel`), its checks (:func:`.checks.check_vllm_model`)
 and its search (:class:`.model.VLLMSearcher`). vLLM lives in its own environment (``make vllm``: ``.venv-vllm``);
 nothing here imports it before a model is loaded."""
@@ -9,10 +9,10 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 from dataclasses import dataclass
 
-from ....interface import Backend, CostColumns, Environment, BackendModule, register
+from ...backend import Backend, CostColumns, Environment, BackendModule, register
 from ...prompting import PROMPTED
-from ....load_options import option
-from ....search import PROMPT_COUNTERS
+from ...load_options import option
+from ...requests import PROMPT_COUNTERS
 
 
 @dataclass(frozen=True)

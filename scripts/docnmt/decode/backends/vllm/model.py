@@ -23,8 +23,8 @@ import os
 from typing import Any, Sequence
 
 from .... import SEP
-from ....interface import backend
-from ....search import Hypothesis, Request, Scored
+from ...backend import backend
+from ...requests import Hypothesis, Request, Scored
 from ....textio import InputError
 from ...prompting.beam import beam_search, keep_for
 from ...prompting.model import PromptCounted, PromptedModel
@@ -145,7 +145,7 @@ class VLLMModel(PromptedModel):
                  template: str | None = None, tensor_parallel_size: int | None = None,
                  gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
                  seed: int | None = None):
-        from ....search import resolve_dtype
+        from ...requests import resolve_dtype
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -1,4 +1,4 @@
-"""The load options of a backend (:attr:`docnmt.interface.Backend.options`): a typed dataclass its package declares,
+"""The load options of a backend (:attr:`docnmt.decode.backend.Backend.options`): a typed dataclass its package declares,
 whose fields (:func:`option`) say each option's type, default and help. From it follow how a CLI's
 ``--engine-args KEY=VALUE,...`` (lm-evaluation-harness's ``--model_args`` form) is read (:func:`parse_load_options`),
 the config's schema of ``models.engine_args`` (an engine's) or ``models.endpoint`` (a served model's)
@@ -116,7 +116,7 @@ def required(options: type | None) -> list[str]:
 def transport_options() -> tuple[str, ...]:
     """The load options of every registered backend that say how requests travel, not what comes back
     (:func:`option`'s ``transport``): a decode's journal key leaves them out."""
-    from .interface import REGISTRY
+    from .backend import REGISTRY
 
     return tuple(dict.fromkeys(spec.name for described in REGISTRY.values()
                                for spec in specs(described.options).values() if spec.transport))
@@ -125,7 +125,7 @@ def transport_options() -> tuple[str, ...]:
 def flagged_options() -> dict[str, Spec]:
     """The load options with a command-line flag of their own (``--base-url``), of every registered backend, by
     name."""
-    from .interface import REGISTRY
+    from .backend import REGISTRY
 
     return {spec.name: spec for described in REGISTRY.values() for spec in specs(described.options).values()
             if spec.flag}
@@ -135,7 +135,7 @@ def models_load_options(models: dict) -> dict:
     """The load options a task's ``models:`` block gives its models: those of its backend's options block
     (``models.<options_key>``: vLLM's ``engine_args``, a served model's ``endpoint``), without its other keys (a
     served model's ``prices``), or none."""
-    from .interface import DEFAULT, backend
+    from .backend import DEFAULT, backend
 
     described = backend(models.get("backend", DEFAULT))
     block = models.get(described.options_key) or {}

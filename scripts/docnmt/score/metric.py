@@ -14,7 +14,7 @@ from a declaration:
   ``--KEY VALUE``;
 - **metrics that score a model, not a text** (perplexity, ContraPro, CXMI; ``rule=False``) declare the same
   properties for the docs and the table of metrics (``docs/architecture.md``), and keep rules of their own: theirs
-  take the task's model and its forced scoring (``docnmt.interface``), which the seam's rule does not give.
+  take the task's model and its forced scoring (``docnmt.decode.backend``), which the seam's rule does not give.
 
 The seam's score-file protocol: the rule runs ``python -m MODULE [COMMAND...] --source S --reference R
 [--docids D] [--select EXAMPLES] --system NAME=PATH... [--baseline NAME...] --bootstrap-samples N [options]
@@ -152,7 +152,7 @@ def _declared(module_name: str) -> tuple[Metric, ...]:
     declared = getattr(module, "METRIC", ())
     declared = declared if isinstance(declared, tuple) else (declared,)
     if not declared or not all(isinstance(m, Metric) for m in declared):
-        raise ValueError(f"metric module {module_name!r} declares no METRIC (a docnmt.metrics.Metric)")
+        raise ValueError(f"metric module {module_name!r} declares no METRIC (a docnmt.score.metric.Metric)")
     return tuple(declared)
 
 

@@ -44,7 +44,7 @@ class StrategyInfo:
     #: each sentence's hypothesis depends on that sentence alone (sentence-level, no-context): a decode of only some
     #: lines (``--only-lines``, a ctxpro set's example sentences) gives them the hypotheses a whole decode would
     sentence_alone: bool = False
-    #: the capabilities it needs of a backend (:data:`docnmt.interface.CAPABILITIES`): ``conversation`` for a
+    #: the capabilities it needs of a backend (:data:`docnmt.decode.backend.CAPABILITIES`): ``conversation`` for a
     #: strategy that exists only where the prompt is a conversation (source-primed), ``beam_search`` for one that
     #: keeps an n-best list (doc-trans-beam)
     needs: tuple[str, ...] = ()
@@ -94,8 +94,8 @@ def models_needed(strategy: str, doc_trans_mode: str = "sequential") -> set[str]
 
 def not_for_backend(strategy: str, backend_name: str) -> str | None:
     """Why a strategy does not apply to a backend's models, in words (None: it does): it needs a capability the
-    backend's description lacks (:meth:`docnmt.interface.Backend.lacks`), such as a prompt that is a conversation."""
-    from ..interface import backend, names
+    backend's description lacks (:meth:`docnmt.decode.backend.Backend.lacks`), such as a prompt that is a conversation."""
+    from .backend import backend, names
 
     info, described = STRATEGIES[strategy], backend(backend_name)
     if info.prompted and not described.conversation:

@@ -2,14 +2,14 @@
 (:class:`Hypothesis`), a forced target's score (:class:`Scored`), the error of one request (:class:`RequestError`),
 a window's ids as its sentences' (:func:`split_at_sep`), the batches of a search (:func:`token_batches`) and the cost
 counters every searcher keeps (:class:`Counted`, whose :meth:`~Counted._setup` checks and sets a searcher's settings),
-and the dtypes a model runs in. The interface of a backend (:mod:`docnmt.interface`) is written in these types."""
+and the dtypes a model runs in. The interface of a backend (:mod:`docnmt.decode.backend`) is written in these types."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .textio import InputError
+from ..textio import InputError
 
 
 @dataclass
@@ -139,7 +139,7 @@ def split_at_sep(ids: Sequence[int], sep: int | None, dropped) -> list[list[int]
 
 
 #: The counters of a searcher that prompts a model with a cache (:meth:`Counted.prompt_counters`: a causal LM's) and
-#: their columns' names in Table 1 (a backend's :class:`docnmt.interface.CostColumns`).
+#: their columns' names in Table 1 (a backend's :class:`docnmt.decode.backend.CostColumns`).
 PROMPT_COUNTERS = (("tokens_prefilled", "tokens prefilled"), ("tokens_cached", "tokens from cache"),
                    ("tokens_generated", "tokens generated"))
 

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterator, MutableMapping, Protocol, Sequence, cast, runtime_checkable
 
-from .search import MAX_TOKENS, Hypothesis, Request, Scored
+from .requests import MAX_TOKENS, Hypothesis, Request, Scored
 
 
 # ---- the interface of a backend's model and searcher --------------------------------------------------------------
@@ -193,7 +193,7 @@ class Environment:
     #: the conda environment file of its rules, relative to rules/ (``--sdm conda``)
     conda: str
     #: the packages (import names) it has that the project's ``.venv`` lacks: a command that misses one is told to
-    #: run in this environment (:func:`docnmt.environment.setup_hint`)
+    #: run in this environment (:func:`docnmt.installation.setup_hint`)
     modules: tuple[str, ...] = ()
 
     @property
@@ -270,8 +270,8 @@ class Backend:
     #: its own environment (None: the project's ``.venv``, ``envs/fairseq.yaml``)
     environment: Environment | None = None
     #: the typed dataclass of the load options its models take beyond the shared ones (``load(..., **options)``;
-    #: None: none), each field made with :func:`docnmt.load_options.option`: its type and help feed ``--engine-args``,
-    #: the config's schema (``models.<options_key>``) and the docs (:mod:`docnmt.load_options`)
+    #: None: none), each field made with :func:`docnmt.decode.load_options.option`: its type and help feed ``--engine-args``,
+    #: the config's schema (``models.<options_key>``) and the docs (:mod:`docnmt.decode.load_options`)
     options: type | None = None
     #: the key of a task's ``models:`` block that holds those options: ``engine_args`` (an engine's), or ``endpoint``
     #: (a served model's)
@@ -371,7 +371,7 @@ class Registry(MutableMapping[str, Backend]):
             try:
                 importlib.import_module(module)
             except Exception as err:  # noqa: BLE001 - any failure of a plugin's import, in one line
-                from .textio import InputError
+                from ..textio import InputError
 
                 raise InputError(PLUGINS_ENV, f"the backend package {module!r} does not import "
                                               f"({type(err).__name__}: {err})") from err

@@ -1,0 +1,32 @@
+"""The stages' registries that the top-level helpers read, declared in one table: the config's checks and schema
+(:mod:`docnmt.config`), the manual (:mod:`docnmt.manual`) and the setup hint (:mod:`docnmt.installation`) name an
+entry here and never import a stage themselves.
+
+As lm-evaluation-harness's lazy ``module:object`` entries, each entry names the module and the object; the module
+is imported on first use (:func:`lookup`), so importing a top-level helper imports no stage, and the arrows of the
+package's imports run one way: the stages read the top-level helpers, and the helpers reach a stage only through
+this table (``tests/test_structure.py`` reads it and fails on any other arrow that runs up).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+#: Entry -> ``module:object``: what the top-level helpers read of the stages.
+SEAMS = {
+    # the backend layer (docnmt.decode.backend, docnmt.decode.load_options)
+    "backends": "docnmt.decode.backend:REGISTRY",
+    "backend": "docnmt.decode.backend:backend",
+    "backend_names": "docnmt.decode.backend:names",
+    "required_load_options": "docnmt.decode.load_options:required",
+    "load_option_schema": "docnmt.decode.load_options:schema_properties",
+    # the metric layer (docnmt.score.metric)
+    "metrics": "docnmt.score.metric:metrics",
+    "config_metric_modules": "docnmt.score.metric:config_modules",
+}
+
+
+def lookup(entry: str):
+    """The object an entry of :data:`SEAMS` names, its module imported on first use."""
+    module, _, name = SEAMS[entry].partition(":")
+    return getattr(importlib.import_module(module), name)
