@@ -40,6 +40,18 @@ __version__ = "0.1.0"
 #: The separator token between the sentences of a document-level segment.
 SEP = "<sep>"
 
+
+def _install_moved_finder() -> None:
+    """The old names of the modules that moved keep importing for one release (:data:`docnmt.seams.MOVED`)."""
+    from .seams import MovedFinder
+
+    if not any(isinstance(finder, MovedFinder) for finder in sys.meta_path):
+        sys.meta_path.append(MovedFinder())
+
+
+_install_moved_finder()
+
+
 def _missing_package_hook(previous):
     """An excepthook: a missing third-party package becomes one line on stderr, not a traceback."""
 

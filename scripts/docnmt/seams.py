@@ -11,6 +11,8 @@ this table (``tests/test_structure.py`` reads it and fails on any other arrow th
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 
 #: Entry -> ``module:object``: what the top-level helpers read of the stages.
 SEAMS = {
@@ -24,6 +26,38 @@ SEAMS = {
     "metrics": "docnmt.score.metric:metrics",
     "config_metric_modules": "docnmt.score.metric:config_modules",
 }
+
+
+#: The modules that moved, by their old names, for one release (0.2 drops them): a researcher's own backend or
+#: metric imports ``docnmt.interface`` or ``docnmt.metrics`` as the manual of 0.1 showed. Importing an old name
+#: gives the module under its new name, with a DeprecationWarning that says it.
+MOVED = {
+    "docnmt.interface": "docnmt.decode.backend",
+    "docnmt.search": "docnmt.decode.requests",
+    "docnmt.load_options": "docnmt.decode.load_options",
+    "docnmt.metrics": "docnmt.score.metric",
+    "docnmt.environment": "docnmt.installation",
+}
+
+
+class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a module of :data:`MOVED` by its old name: the module under its new name, the same object (one
+    registry), and a DeprecationWarning naming both."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in MOVED:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec):
+        import warnings
+
+        new = MOVED[spec.name]
+        warnings.warn(f"{spec.name} is now {new}; the old name goes in docnmt 0.2", DeprecationWarning, stacklevel=3)
+        return importlib.import_module(new)
+
+    def exec_module(self, module) -> None:
+        """The module is the new one, executed already."""
 
 
 def lookup(entry: str):
