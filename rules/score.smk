@@ -59,7 +59,7 @@ rule comet_env:
         mem_mb=2000,
         runtime=10,
     shell:
-        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.learned env --output {output:q} > {log:q} 2>&1"
+        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.comet env --output {output:q} > {log:q} 2>&1"
 
 
 rule pronoun_f1:

@@ -1,5 +1,5 @@
 """comet-score's own code for several command lines in one process of unbabel-comet's environment (.venv-comet):
-the reference scores of tests/score/test_learned.py, each exactly as the ``comet-score`` command computes them
+the reference scores of tests/score/test_comet.py, each exactly as the ``comet-score`` command computes them
 (``comet.cli.score.score_command``, with its arguments as the command line), without a new process and a new
 import of unbabel-comet for each (about 10 s each here). One test still runs the ``comet-score`` console script
 itself and compares it with this.

@@ -1,5 +1,5 @@
-"""``python -m docnmt.score.learned serve`` with a fault, for tests/score/test_learned.py: run as
-``python tests/faulty_comet.py MODE -m docnmt.score.learned serve ...`` (what a fake Python of a COMET environment file
+"""``python -m docnmt.score.comet serve`` with a fault, for tests/score/test_comet.py: run as
+``python tests/faulty_comet.py MODE -m docnmt.score.comet serve ...`` (what a fake Python of a COMET environment file
 runs). MODE: ``print`` prints to stdout before every answer (as a chatty library would), ``die`` exits with status 3
 at the second request, ``hang`` never answers the second request; each writes a line to stderr first."""
 
@@ -7,11 +7,11 @@ import os
 import sys
 import time
 
-from docnmt.score import learned
+from docnmt.score import comet
 
 mode = sys.argv[1]
-assert sys.argv[2:4] == ["-m", "docnmt.score.learned"], sys.argv
-predict = learned.predict
+assert sys.argv[2:4] == ["-m", "docnmt.score.comet"], sys.argv
+predict = comet.predict
 calls = 0
 
 
@@ -29,5 +29,5 @@ def faulty(*args, **kwargs):
     return predict(*args, **kwargs)
 
 
-learned.predict = faulty
-sys.exit(learned.main(sys.argv[4:]))
+comet.predict = faulty
+sys.exit(comet.main(sys.argv[4:]))

@@ -1,5 +1,5 @@
 """A model served by vLLM's OpenAI-compatible server for the tests (tests/decode/test_openai.py,
-tests/score/test_judge_served.py): a free loopback port, waiting until it answers, and stopping its process group."""
+tests/score/test_gemba_served.py): a free loopback port, waiting until it answers, and stopping its process group."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ shows: the windows, the jobs' command lines and resources, the models' and decod
 tables' notes. (The option ledger, docs/development.md "Tests", sees them set in a finished run.)
 
 The other settings' runs: the archive members, documented mirrors, checksum sources and BPE's minimum frequency in
-tests/corpora/test_real_corpora_workflow.py, the learned metrics' in tests/score/test_learned.py, a causal LM's
+tests/corpora/test_real_corpora_workflow.py, the learned metrics' in tests/score/test_comet.py, a causal LM's
 language names, doc-trans's mode and pronoun F1's default reporting rule in tests/test_external_models.py."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def test_a_finished_run_records_the_options_given_other_values_than_their_defaul
     translate.parse_arguments(["--input", "in.txt", "--output", "out.txt", "--k=2", "--sep", "<x>", "--beam", "12",
                                "--lenpen", "0.5"])
     ledger.settle(True)
-    parser = argument_parser("docnmt.score.scoring", "test")
+    parser = argument_parser("docnmt.score.sacrebleu_metrics", "test")
     parser.add_argument("--baseline", action="append", default=[])  # an appending option, given once
     parser.add_argument("--flag", action="store_true")
     parser.parse_args(["--baseline", "a"])

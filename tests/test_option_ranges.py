@@ -121,7 +121,7 @@ def test_the_walk_finds_the_declared_options_of_the_decoding_and_scoring_clis():
     found = {module for module in clis() if any(ranged_options(parser_of(module)))}
     assert {"docnmt.decode.cli", "docnmt.decode.translate", "docnmt.score.cxmi", "docnmt.score.metricx",
             "docnmt.score.contrastive", "docnmt.score.perplexity", "docnmt.preprocess.bpe", "docnmt.train.cli",
-            "docnmt.corpora.download", "docnmt.score.judge"} <= found, found
+            "docnmt.corpora.download", "docnmt.score.gemba"} <= found, found
 
 
 # ---- the config's numeric keys ----------------------------------------------------------------------------------

@@ -62,8 +62,8 @@ def test_subpackages_import_only_earlier_stages_and_top_level_helpers():
 SEAM_MODULE = "seams"
 #: Run-time arrows that run up, each with its reason (none may be added without one).
 UPWARD_EXCEPTIONS = {
-    ("decode.metric_client", "score.learned"): "MBR's COMET utility is scored by the COMET metric's own server "
-                                               "(`learned serve`), started in unbabel-comet's environment",
+    ("decode.metric_client", "score.comet"): "MBR's COMET utility is scored by the COMET metric's own server "
+                                               "(`comet serve`), started in unbabel-comet's environment",
 }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from docnmt.score.evalset import add_arguments, load_args
 from docnmt.score.metric import Metric
-from docnmt.score.scoring import ALPHA, mean_bootstrap_tests
+from docnmt.score.significance import ALPHA, mean_bootstrap_tests
 from docnmt.textio import atomic_write, cli_errors
 
 COLUMN = "LenRatio"

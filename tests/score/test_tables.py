@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from docnmt.score import pronouns, scoring, tables
+from docnmt.score import pronouns, sacrebleu_metrics, tables
 from docnmt.textio import write_lines
 from test_pronouns import T
 
@@ -47,7 +47,7 @@ def manifest(tmp_path):
             write_lines(tmp_path / f"{evalset}.{name}.txt", HYPS[name])
             args += ["--system", f"{name}={tmp_path / f'{evalset}.{name}.txt'}"]
         bleu[evalset] = str(tmp_path / f"{evalset}.bleu_ter.json")
-        scoring.main(args + ["--baseline", "sentence-level", "--baseline", "last-sentence", "--bootstrap-samples", "100",
+        sacrebleu_metrics.main(args + ["--baseline", "sentence-level", "--baseline", "last-sentence", "--bootstrap-samples", "100",
                              "--output", bleu[evalset]])
     # pronouns: gender reported (threshold 1), formality not (no formal examples in the reference)
     sources = ["It fits.", "It fits.", "I like it.", "Are you coming?"]
@@ -391,7 +391,7 @@ def test_mbr_rows_in_every_table_with_d_bleu_and_the_utility_evaluations(manifes
         args += ["--system", f"{name}={tmp_path / f'mbr.{name}.txt'}"]
     task = manifest["tasks"]["demo"]
     task["bleu_ter"]["test"] = str(tmp_path / "mbr.bleu_ter.json")
-    scoring.main(args + ["--docids", str(tmp_path / "test.docids"), "--baseline", "sentence-level",
+    sacrebleu_metrics.main(args + ["--docids", str(tmp_path / "test.docids"), "--baseline", "sentence-level",
                          "--bootstrap-samples", "50", "--output", task["bleu_ter"]["test"]])
     task["sidecars"]["doc-trans+mbr"] = sidecar(
         tmp_path / "dtm.json", "doc-trans", 4000, 6.0, mbr={"candidates": "beam", "count": 12, "utility": "chrf",

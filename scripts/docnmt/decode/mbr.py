@@ -37,7 +37,7 @@ Utilities (:data:`UTILITIES`):
 - ``chrf++``: sentence chrF++ (sacrebleu's ``CHRF(word_order=2)``: character 6-grams and word 2-grams), the
   metric of the tables; exact, and slower (pure Python, n^2 scores per selection).
 
-- ``comet:NAME``: COMET (a reference-based checkpoint of the config's ``metrics.comet``, :mod:`docnmt.score.learned`)
+- ``comet:NAME``: COMET (a reference-based checkpoint of the config's ``metrics.comet``, :mod:`docnmt.score.comet`)
   of candidate i against candidate j as its reference, with the source: n^2 forward passes of the metric per
   selection, scored in unbabel-comet's environment (:mod:`docnmt.decode.metric_client`).
 
@@ -149,9 +149,9 @@ def add_arguments(parser) -> None:
                        help="instead of MBR: keep the candidate of the beam's --mbr-count best with the highest QE "
                             "score of --comet-checkpoint (reference-free)")
     group.add_argument("--comet-checkpoint", metavar="NAME=FOLDER",
-                       help="the local COMET checkpoint of comet:NAME or of --qe-rerank (docnmt.score.learned)")
+                       help="the local COMET checkpoint of comet:NAME or of --qe-rerank (docnmt.score.comet)")
     group.add_argument("--comet-env", type=Path,
-                       help="where unbabel-comet's Python is: the JSON file of python -m docnmt.score.learned env "
+                       help="where unbabel-comet's Python is: the JSON file of python -m docnmt.score.comet env "
                             "(default: this Python)")
     from .metric_client import DEFAULT_BATCH_SIZE, DEFAULT_TIMEOUT
 

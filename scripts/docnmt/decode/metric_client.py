@@ -1,10 +1,10 @@
 """A learned metric for the selection of a decode, scored in unbabel-comet's own environment.
 
 unbabel-comet's pins conflict with the decoders' environments (docs/scoring.md, "COMET"), so a decode with COMET
-as its MBR utility or with QE reranking (:mod:`docnmt.decode.mbr`) starts ``python -m docnmt.score.learned serve``
+as its MBR utility or with QE reranking (:mod:`docnmt.decode.mbr`) starts ``python -m docnmt.score.comet serve``
 in that environment's Python and exchanges JSON lines with it: a request ``{"src": [...], "mt": [...], "ref":
 [...]}`` (``ref`` for a reference-based checkpoint), an answer ``{"scores": [...]}``. The checkpoint is loaded once
-per decode. Which Python: the JSON file that ``python -m docnmt.score.learned env`` writes in that environment (the
+per decode. Which Python: the JSON file that ``python -m docnmt.score.comet env`` writes in that environment (the
 workflow's rule ``comet_env``), or this Python where none is given.
 
 Faults. The protocol has pipes of its own (``serve --protocol-fds IN,OUT``); the child's stdout and stderr both go to
@@ -66,7 +66,7 @@ class MetricClient:
         requests_in, self._requests = os.pipe()  # the child reads requests_in
         self._answers, answers_out = os.pipe()  # the child writes answers_out
         log_read, log_write = os.pipe()  # the child's stdout and stderr
-        command = [python, "-m", "docnmt.score.learned", "serve", "--checkpoint", self.folder, "--name", name,
+        command = [python, "-m", "docnmt.score.comet", "serve", "--checkpoint", self.folder, "--name", name,
                    "--batch-size", str(batch_size), "--protocol-fds", f"{requests_in},{answers_out}"] \
             + (["--qe"] if qe else [])
         try:

@@ -4,17 +4,20 @@ Modules (each metric declares itself to the metric seam, :mod:`docnmt.score.metr
   metric      -- the metric seam: each metric's declaration (Metric: its rule, score file, config block, Table 3
                  columns) and the registry that collects them
   evalset     -- the files a score is computed on: hypotheses, references, sources, selected lines, subsets
-  scoring     -- BLEU and TER with SacreBLEU, their signatures, paired bootstrap resampling
+  sacrebleu_metrics -- BLEU, chrF++, TER and d-BLEU with SacreBLEU, with their signatures (console script
+                 docnmt-bleu-ter)
+  significance -- the paired bootstrap every metric's score file shares: over sentences (sacrebleu's) and over
+                 mean segment scores (COMET, MetricX, GEMBA)
   perplexity  -- perplexity of hypotheses and references, by forced scoring
   pronouns    -- pronoun gender and formality F1 (the paper's German BlonDe fork), with the tagger it used
   contrastive -- ContraPro contrastive accuracy by forced scoring
   ctxpro      -- ctxpro accuracy, scored exactly as `ctxpro score` scores it, with its signature
   metricx     -- MetricX-24 on the stock mT5 class, as metricx24.predict scores (console script docnmt-metricx)
-  judge       -- an LLM as the judge: GEMBA-ESA and GEMBA-MQM on an OpenAI-compatible endpoint, answers cached
+  gemba       -- an LLM as the judge: GEMBA-ESA and GEMBA-MQM on an OpenAI-compatible endpoint, answers cached
   cxmi        -- context usage: CXMI and per-sentence P-CXMI of the document-level model, per strategy too
   sentence_file -- the per-sentence P-CXMI file: writing it and reading it back (no torch)
   context_usage -- the highest-P-CXMI sentences, and BLEU/pronoun F1 on them against the rest
-  learned     -- learned metrics from local checkpoints (COMET, Doc-COMET, CometKiwi QE), in unbabel-comet's
+  comet       -- learned metrics from local checkpoints (COMET, Doc-COMET, CometKiwi QE), in unbabel-comet's
                  environment: scores with paired bootstrap, and a scorer for the decodes' selection
   tiny_comet  -- a tiny COMET, CometKiwi or XCOMET checkpoint made here (XLM-R architecture, local tokenizer)
   tiny_metricx -- a tiny MetricX-24 checkpoint made here (mT5 reaching id 250089, local tokenizer)
@@ -25,7 +28,7 @@ Modules (each metric declares itself to the metric seam, :mod:`docnmt.score.metr
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
   findings    -- the paper's two findings on the demo, checked from its scores (make demo ends with it)
 
-CLIs (``python -m docnmt.score.X``): ``scoring``, ``pronouns``, ``perplexity``,
-``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``judge``, ``cxmi``, ``context_usage``, ``tables``, ``plots``, ``findings``; in unbabel-comet's environment
-``learned`` and ``tiny_comet``.
+CLIs (``python -m docnmt.score.X``): ``sacrebleu_metrics``, ``pronouns``, ``perplexity``,
+``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``gemba``, ``cxmi``, ``context_usage``, ``tables``, ``plots``, ``findings``; in unbabel-comet's environment
+``comet`` and ``tiny_comet``.
 """

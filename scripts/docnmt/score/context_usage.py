@@ -68,7 +68,7 @@ class PronounSetup:
 def split_scores(data, top: set[int], pronouns: PronounSetup | None = None) -> dict:
     """Per system: BLEU (and pronoun F1) on the ``top`` lines and on the rest of the evaluation set."""
     from .pronouns import score, tag_inputs
-    from .scoring import corpus_scores
+    from .sacrebleu_metrics import corpus_scores
 
     parts = {"top": [i for i, line in enumerate(data.lines) if line in top],
              "rest": [i for i, line in enumerate(data.lines) if line not in top]}

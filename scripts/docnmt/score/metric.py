@@ -33,10 +33,10 @@ from typing import Callable
 
 #: The package's metric modules, each declaring METRIC (in the tables' order).
 MODULES = (
-    "docnmt.score.scoring",
-    "docnmt.score.learned",
+    "docnmt.score.sacrebleu_metrics",
+    "docnmt.score.comet",
     "docnmt.score.metricx",
-    "docnmt.score.judge",
+    "docnmt.score.gemba",
     "docnmt.score.pronouns",
     "docnmt.score.perplexity",
     "docnmt.score.contrastive",

@@ -168,7 +168,7 @@ def signature(checkpoint: Path, mode: str, max_input_length: int, dtype: str, ba
 
 def workflow(argv) -> int:
     from .evalset import add_arguments, load_args
-    from .scoring import ALPHA, mean_bootstrap_tests
+    from .significance import ALPHA, mean_bootstrap_tests
 
     parser = argument_parser("docnmt.score.metricx", "MetricX-24 of every system on one evaluation set, with paired "
                                                      "bootstrap tests (the workflow's rule metricx)")

@@ -1,4 +1,4 @@
-"""The table ``xcomet_spans``: XCOMET's error spans per strategy (:mod:`docnmt.score.learned`'s ``--error-spans``
+"""The table ``xcomet_spans``: XCOMET's error spans per strategy (:mod:`docnmt.score.comet`'s ``--error-spans``
 file), beside the paper's tables (:mod:`docnmt.score.tables`)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ COMMONEST_SPANS = 5
 
 def xcomet_spans_table(manifest: dict) -> Table:
     """Per strategy and XCOMET checkpoint: how many segments have error spans, the spans by severity, and the
-    commonest spans' texts (docnmt.score.learned's ``--error-spans`` file)."""
+    commonest spans' texts (docnmt.score.comet's ``--error-spans`` file)."""
     from collections import Counter
 
     found: dict[tuple[str, str], dict[str, list]] = {}
@@ -43,7 +43,7 @@ def xcomet_spans_table(manifest: dict) -> Table:
                       "; ".join(f"\"{text}\" {level} x{n}" for (text, level), n in
                                 texts.most_common(COMMONEST_SPANS)) or DASH]
         rows.append(cells)
-    notes = [f"XCOMET's error spans on the test set (docnmt.score.learned, metadata.error_spans): the segments in "
+    notes = [f"XCOMET's error spans on the test set (docnmt.score.comet, metadata.error_spans): the segments in "
              f"which the checkpoint tags any span, the spans by severity, and the {COMMONEST_SPANS} commonest span "
              "texts with their severity and count. Every span, with its offsets and confidence, is in "
              "results/TASK/scores/test/comet.error_spans.jsonl."]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..manual import argument_parser
 from ..textio import InputError, cli_errors, read_lines
-from .learned import offline
+from .comet import offline
 from ..option_ranges import NONNEGATIVE_INT, POSITIVE_INT, SEED
 
 #: The metric classes this makes: kind -> (unbabel-comet class, its keyword arguments besides the encoder).

@@ -1,7 +1,7 @@
 """The metrics in the workflow (config ``metrics``, ``mbr.utility: comet:NAME``, ``qe_rerank``): the rules the metric
 seam makes from each declaration (:mod:`docnmt.score.metric`: their inputs, options, outputs and environment),
 the checks of the configured metrics before any job runs, where unbabel-comet's environment is, and the options and
-inputs of the rule ``comet_env`` and of the decodes that select by a learned metric (:mod:`docnmt.score.learned`,
+inputs of the rule ``comet_env`` and of the decodes that select by a learned metric (:mod:`docnmt.score.comet`,
 :mod:`docnmt.decode.metric_client`)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def checkpoints(config: dict) -> dict[str, str]:
 
 def span_checkpoints(config: dict) -> list[str]:
     """The configured checkpoints that tag error spans (XCOMET): the table xcomet_spans shows them."""
-    from docnmt.score.learned import checkpoint
+    from docnmt.score.comet import checkpoint
 
     return [name for name, folder in checkpoints(config).items() if checkpoint(name, folder).spans]
 
@@ -96,7 +96,7 @@ def used(config: dict) -> bool:
 def check(config: dict) -> None:
     """Every checkpoint configured or named is a local COMET folder with its encoder local, QE reranking's is
     reference-free and MBR's reference-based: ValueError (InputError) naming the config key or the file."""
-    from docnmt.score.learned import checkpoint
+    from docnmt.score.comet import checkpoint
     from docnmt.textio import InputError
 
     for declared in seam(config):

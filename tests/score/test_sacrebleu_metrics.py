@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from helpers import REAL_SAMPLES, tool_env
-from docnmt.score import scoring
+from docnmt.score import sacrebleu_metrics, significance
 from docnmt.textio import write_lines
 
 REF = [
@@ -59,7 +59,7 @@ def sacrebleu_cli(ref, hyp, metrics=("bleu", "chrf", "ter")):
 
 def test_bleu_chrf_and_ter_equal_the_sacrebleu_cli(tmp_path):
     args = files(tmp_path, **{"sentence-level": HYP_A, "doc-trans": HYP_B})
-    assert scoring.main(args + ["--output", str(tmp_path / "out.json")]) == 0
+    assert sacrebleu_metrics.main(args + ["--output", str(tmp_path / "out.json")]) == 0
     result = json.loads((tmp_path / "out.json").read_text())
     for name in ("sentence-level", "doc-trans"):
         bleu, chrf, ter = sacrebleu_cli(tmp_path / "ref.de", tmp_path / f"{name}.txt")
@@ -80,7 +80,7 @@ def test_bleu_on_real_ted_text_equals_the_cli(tmp_path):
     src, ref = real_ted_en_de(REAL_SAMPLES / "iwslt17-ted-test-en-de", tmp_path)
     hyp = ref[1:] + ref[:1]
     args = files(tmp_path, src=src, ref=ref, shifted=hyp)
-    scoring.main(args + ["--output", str(tmp_path / "out.json")])
+    sacrebleu_metrics.main(args + ["--output", str(tmp_path / "out.json")])
     result = json.loads((tmp_path / "out.json").read_text())
     bleu, _, ter = sacrebleu_cli(tmp_path / "ref.de", tmp_path / "shifted.txt")
     assert result["systems"]["shifted"]["BLEU"]["score"] == pytest.approx(bleu, abs=1e-4)
@@ -95,7 +95,7 @@ def test_document_bleu_is_sacrebleus_corpus_bleu_on_hand_joined_documents(tmp_pa
 
     write_lines(tmp_path / "test.docids", DOCIDS)
     args = files(tmp_path, **{"sentence-level": HYP_A, "doc-trans": HYP_B})
-    scoring.main(args + ["--docids", str(tmp_path / "test.docids"), "--baseline", "sentence-level",
+    sacrebleu_metrics.main(args + ["--docids", str(tmp_path / "test.docids"), "--baseline", "sentence-level",
                          "--bootstrap-samples", "100", "--output", str(tmp_path / "out.json")])
     result = json.loads((tmp_path / "out.json").read_text())
     joined_ref = [f"{REF[0]} {REF[1]} {REF[4]}", f"{REF[2]} {REF[3]}", REF[5]]
@@ -117,7 +117,7 @@ def test_document_ids_that_do_not_match_the_source_are_an_error_naming_the_file(
     write_lines(tmp_path / "test.docids", DOCIDS[:-1])
     args = files(tmp_path, **{"sentence-level": HYP_A})
     with pytest.raises(SystemExit):
-        scoring.main(args + ["--docids", str(tmp_path / "test.docids"), "--output", str(tmp_path / "out.json")])
+        sacrebleu_metrics.main(args + ["--docids", str(tmp_path / "test.docids"), "--output", str(tmp_path / "out.json")])
     assert f"{tmp_path / 'test.docids'}: expected one document id per line of {tmp_path / 'src.en'} (6), found 5" \
         in capsys.readouterr().err
     assert not (tmp_path / "out.json").exists()
@@ -125,7 +125,7 @@ def test_document_ids_that_do_not_match_the_source_are_an_error_naming_the_file(
 
 def test_paired_bootstrap_against_each_baseline_present(tmp_path):
     args = files(tmp_path, **{"sentence-level": HYP_A, "last-sentence": HYP_B, "cheating": REF})
-    scoring.main(args + ["--baseline", "sentence-level", "--baseline", "last-sentence", "--baseline", "absent",
+    sacrebleu_metrics.main(args + ["--baseline", "sentence-level", "--baseline", "last-sentence", "--baseline", "absent",
                          "--bootstrap-samples", "200", "--output", str(tmp_path / "out.json")])
     result = json.loads((tmp_path / "out.json").read_text())
     assert set(result["paired_bootstrap"]) == {"sentence-level", "last-sentence"}
@@ -138,17 +138,17 @@ def test_paired_bootstrap_against_each_baseline_present(tmp_path):
 
 
 def test_the_shared_resamples_give_sacrebleus_paired_test_against_every_baseline():
-    """Each system's statistics and resampled scores are made once for every baseline (scoring.PairedBootstrap):
+    """Each system's statistics and resampled scores are made once for every baseline (sacrebleu_metrics.PairedBootstrap):
     scores, means, confidence half-widths and p-values equal sacrebleu's PairedTest, run once per baseline."""
     from sacrebleu.significance import PairedTest
 
     systems = {"sentence-level": HYP_A, "last-sentence": HYP_B, "doc-trans": HYP_A[:3] + HYP_B[3:], "cheating": REF}
-    shared = scoring.PairedBootstrap(systems, REF, scoring._metrics(), 300)
+    shared = significance.PairedBootstrap(systems, REF, sacrebleu_metrics._metrics(), 300)
     for baseline in ("sentence-level", "last-sentence"):
-        ours = scoring.paired_bootstrap_against(shared, None, baseline)
+        ours = sacrebleu_metrics.paired_bootstrap_against(shared, None, baseline)
         named = [(baseline, systems[baseline])] + [(n, h) for n, h in systems.items() if n != baseline]
-        signatures, theirs = PairedTest(named, scoring._metrics(), references=[REF], test_type="bs", n_samples=300)()
-        for (key, signature), metric in zip(signatures.items(), scoring.METRICS):
+        signatures, theirs = PairedTest(named, sacrebleu_metrics._metrics(), references=[REF], test_type="bs", n_samples=300)()
+        for (key, signature), metric in zip(signatures.items(), sacrebleu_metrics.METRICS):
             assert ours["signatures"][metric] == str(signature)
             for name, result in zip(theirs["System"], theirs[key]):
                 entry = ours["systems"][name][metric]
@@ -159,7 +159,7 @@ def test_the_shared_resamples_give_sacrebleus_paired_test_against_every_baseline
 def test_a_system_identical_to_its_baseline_is_never_significant(tmp_path):
     """sacrebleu's paired bootstrap gives identical systems p = 1/(n+1); the tables must not mark them."""
     args = files(tmp_path, **{"sentence-level": HYP_A, "last-sentence": HYP_B, "doc-trans": HYP_B})
-    scoring.main(args + ["--baseline", "last-sentence", "--bootstrap-samples", "100", "--output", str(tmp_path / "o.json")])
+    sacrebleu_metrics.main(args + ["--baseline", "last-sentence", "--bootstrap-samples", "100", "--output", str(tmp_path / "o.json")])
     test = json.loads((tmp_path / "o.json").read_text())["paired_bootstrap"]["last-sentence"]["systems"]["doc-trans"]
     for metric in ("BLEU", "TER"):
         assert test[metric]["p_value"] < 0.05  # what sacrebleu says
@@ -172,7 +172,7 @@ def test_contrapro_scores_only_the_selected_example_lines(tmp_path):
     args = files(tmp_path, **{"doc-trans": hyp})
     select = tmp_path / "examples.jsonl"
     write_lines(select, [json.dumps({"line": 1}), json.dumps({"line": 4})])
-    scoring.main(args + ["--select", str(select), "--output", str(tmp_path / "out.json")])
+    sacrebleu_metrics.main(args + ["--select", str(select), "--output", str(tmp_path / "out.json")])
     result = json.loads((tmp_path / "out.json").read_text())
     assert result["sentences"] == 2
     assert result["systems"]["doc-trans"]["BLEU"]["score"] == pytest.approx(100.0)
@@ -194,7 +194,7 @@ def test_bad_input_is_an_error_naming_the_file_and_writes_nothing(tmp_path, caps
     else:
         args = files(tmp_path) + ["--system", f"bad={tmp_path / 'absent.txt'}"]
     with pytest.raises(SystemExit):
-        scoring.main(args + ["--output", str(tmp_path / "out.json")])
+        sacrebleu_metrics.main(args + ["--output", str(tmp_path / "out.json")])
     err = capsys.readouterr().err
     assert expected in err
     named = {"short": "bad.txt", "empty": "bad.txt", "mismatch": "ref.de", "missing": "absent.txt"}[case]
@@ -207,7 +207,7 @@ def test_a_selected_line_out_of_range_names_the_selection_file_and_line(tmp_path
     select = tmp_path / "examples.jsonl"
     write_lines(select, [json.dumps({"line": 1}), json.dumps({"line": 99})])
     with pytest.raises(SystemExit):
-        scoring.main(args + ["--select", str(select), "--output", str(tmp_path / "out.json")])
+        sacrebleu_metrics.main(args + ["--select", str(select), "--output", str(tmp_path / "out.json")])
     assert "examples.jsonl:2: expected a line number in 0..5, found 99" in capsys.readouterr().err
 
 

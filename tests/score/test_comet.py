@@ -1,4 +1,4 @@
-"""Learned metrics (docnmt.score.learned) from tiny local COMET checkpoints built here (docnmt.score.tiny_comet):
+"""Learned metrics (docnmt.score.comet) from tiny local COMET checkpoints built here (docnmt.score.tiny_comet):
 loading offline, scores equal to comet-score's (COMET, Doc-COMET, QE), selection by them (QE reranking and COMET as
 MBR's utility) against brute force, every error in one line, Table 3's columns, and the workflow's demo run.
 
@@ -17,8 +17,8 @@ import pytest
 from docnmt.decode import mbr
 from docnmt.decode.metric_client import MetricClient
 from docnmt.decode.selection import Selector, comet_pairwise
-from docnmt.score import learned, span_table, tables
-from docnmt.score.scoring import mean_bootstrap_tests, mean_paired_bootstrap
+from docnmt.score import comet, span_table, tables
+from docnmt.score.significance import mean_bootstrap_tests, mean_paired_bootstrap
 from docnmt.textio import InputError, write_lines
 from helpers import COMET_PYTHON, REPO, run_snakemake, tool_env
 
@@ -97,21 +97,21 @@ def fake_checkpoint(folder, **hparams):
 
 def test_checkpoints_are_checked_before_loading_and_each_problem_is_one_line_naming_the_file(tmp_path):
     with pytest.raises(InputError, match="COMET checkpoint 'x' not found .*nothing is downloaded") as err:
-        learned.checkpoint("x", tmp_path / "missing")
+        comet.checkpoint("x", tmp_path / "missing")
     assert str(tmp_path / "missing") in str(err.value)
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="expected checkpoints/model.ckpt"):
-        learned.checkpoint("x", tmp_path / "empty")
+        comet.checkpoint("x", tmp_path / "empty")
     hub = fake_checkpoint(tmp_path / "hub", pretrained_model="xlm-roberta-large")
     with pytest.raises(InputError) as err:
-        learned.checkpoint("wmt22-comet-da", hub)
+        comet.checkpoint("wmt22-comet-da", hub)
     message = str(err.value)
     assert str(hub / "hparams.yaml") in message and "\n" not in message
     assert "pretrained_model 'xlm-roberta-large' is not a local folder" in message
     assert "set pretrained_model: /absolute/path/to/it in this file" in message
     odd = fake_checkpoint(tmp_path / "odd", class_identifier="bleurt")
     with pytest.raises(InputError, match="expected class_identifier, one of .* found 'bleurt'"):
-        learned.checkpoint("odd", odd)
+        comet.checkpoint("odd", odd)
 
 
 @pytest.mark.parametrize("hparams, reference_free, columns", [
@@ -124,7 +124,7 @@ def test_checkpoints_are_checked_before_loading_and_each_problem_is_one_line_nam
     ({"class_identifier": "xcomet_metric", "input_segments": ["mt", "src"]}, True, ["XCOMET-QE[m]"]),
 ])
 def test_what_a_checkpoint_scores_follows_its_class(tmp_path, hparams, reference_free, columns):
-    point = learned.checkpoint("m", fake_checkpoint(tmp_path / "m", **hparams))
+    point = comet.checkpoint("m", fake_checkpoint(tmp_path / "m", **hparams))
     assert point.reference_free is reference_free and point.columns(2) == columns
     assert point.columns(0) == columns[:1]
 
@@ -146,7 +146,7 @@ def test_the_workflow_refuses_a_reference_based_checkpoint_for_qe_and_an_unknown
 
 
 def test_doc_comet_context_is_the_previous_sentences_of_the_same_document():
-    joined = learned.with_context(HYP, DOCIDS, 2, "</s>", context=REF)
+    joined = comet.with_context(HYP, DOCIDS, 2, "</s>", context=REF)
     assert joined[0] == HYP[0]
     assert joined[1] == f"{REF[0]} </s> {HYP[1]}"
     assert joined[3] == f"{REF[1]} </s> {REF[2]} </s> {HYP[3]}"
@@ -272,9 +272,9 @@ def files(tmp_path_factory):
     # Doc-COMET's reference: comet-score --enable-context on the files with the context already joined (Vernikos et al.)
     joined = root / "joined"
     joined.mkdir()
-    write_lines(joined / "src.en", learned.with_context(SRC, DOCIDS, 2, "</s>"))
-    write_lines(joined / "hyp.de", learned.with_context(HYP, DOCIDS, 2, "</s>", context=REF))
-    write_lines(joined / "ref.de", learned.with_context(REF, DOCIDS, 2, "</s>"))
+    write_lines(joined / "src.en", comet.with_context(SRC, DOCIDS, 2, "</s>"))
+    write_lines(joined / "hyp.de", comet.with_context(HYP, DOCIDS, 2, "</s>", context=REF))
+    write_lines(joined / "ref.de", comet.with_context(REF, DOCIDS, 2, "</s>"))
     # QE reranking's candidates, and COMET-MBR's ordered pairs of them
     write_lines(root / "cand.src", [SRC[1]] * len(CANDIDATES))
     write_lines(root / "cand.de", CANDIDATES)
@@ -327,7 +327,7 @@ def test_comet_side_scores_as_the_comet_score_command_does(tiny_comet, files, re
 def test_scores_equal_comet_scores_for_comet_doc_comet_and_qe_offline(tiny_comet, files, reference):
     da, kiwi = tiny_comet
     out = files / "out"
-    comet_run("-m", "docnmt.score.learned", "score", "--source", files / "src.en", "--reference", files / "ref.de",
+    comet_run("-m", "docnmt.score.comet", "score", "--source", files / "src.en", "--reference", files / "ref.de",
               "--docids", files / "docids", "--system", f"sentence-level={files / 'ref.de'}",
               "--system", f"doc-trans={files / 'hyp.de'}", "--checkpoint", f"tiny-da={da}",
               "--checkpoint", f"tiny-kiwi={kiwi}", "--baseline", "sentence-level", "--bootstrap-samples", "100",
@@ -357,7 +357,7 @@ def test_xcomet_scores_and_error_spans_equal_comet_scores_and_the_tables_count_t
     (its --to_json's "COMET" and "errors"), written per system with --error-spans; the table xcomet_spans counts
     them by severity and names the commonest."""
     out = files / "xcomet"
-    comet_run("-m", "docnmt.score.learned", "score", "--source", files / "src.en", "--reference", files / "ref.de",
+    comet_run("-m", "docnmt.score.comet", "score", "--source", files / "src.en", "--reference", files / "ref.de",
               "--docids", files / "docids", "--system", f"sentence-level={files / 'ref.de'}",
               "--system", f"doc-trans={files / 'hyp.de'}", "--checkpoint", f"tiny-x={tiny_xcomet}",
               "--baseline", "sentence-level", "--bootstrap-samples", "100", "--output", out.with_suffix(".json"),
@@ -402,12 +402,12 @@ def test_qe_reranking_and_comet_mbr_choose_what_brute_force_with_comet_score_cho
 
 def test_a_decode_with_comet_as_mbr_utility_records_the_metrics_forward_passes(toy, tiny_comet, tmp_path):
     """The decode CLI with --mbr-utility comet:NAME: its scorer in unbabel-comet's environment (the env file of
-    `docnmt.score.learned env`), n^2 forward passes per selection, in the sidecar with the checkpoint's signature."""
+    `docnmt.score.comet env`), n^2 forward passes per selection, in the sidecar with the checkpoint's signature."""
     import sys
 
     root, checkpoint, _ = toy
     da, _ = tiny_comet
-    comet_run("-m", "docnmt.score.learned", "env", "--output", tmp_path / "comet-env.json")
+    comet_run("-m", "docnmt.score.comet", "env", "--output", tmp_path / "comet-env.json")
     (tmp_path / "test.src").write_text("s3 s7 s11\ns1 s2\ns5 s9 s4 s8\n", encoding="utf-8")
     (tmp_path / "test.docids").write_text("a\na\nb\n", encoding="utf-8")
     result = subprocess.run(
@@ -431,7 +431,7 @@ def test_a_decode_with_comet_as_mbr_utility_records_the_metrics_forward_passes(t
 
 def test_qe_with_a_reference_based_checkpoint_stops_with_one_line_naming_hparams(tiny_comet, files):
     da, _ = tiny_comet
-    result = comet_run("-m", "docnmt.score.learned", "serve", "--checkpoint", da, "--qe", check=False)
+    result = comet_run("-m", "docnmt.score.comet", "serve", "--checkpoint", da, "--qe", check=False)
     assert result.returncode == 1 and not result.stdout
     assert f"{da / 'hparams.yaml'}: COMET checkpoint '{da.name}' is reference-based" in result.stderr
     with pytest.raises(InputError, match="the COMET scorer of checkpoint 'da', loading the checkpoint: the child "
@@ -453,8 +453,8 @@ def test_the_comet_rules_run_on_the_python_metrics_comet_python_names(mechanics_
     result = run_snakemake(mechanics_demo, "--dry-run", "--printshellcmds", "--nolock",
                            layout.score_file("demo", "test", "comet"), "--configfile", TEST_CONFIG, MECHANICS_CONFIG,
                            "--config", f"metrics={{comet_python: '{python}'}}")
-    commands = [line.strip() for line in result.stdout.splitlines() if "docnmt.score.learned" in line]
-    assert {c.split("docnmt.score.learned ")[1].split()[0] for c in commands} == {"env", "score"}, result.stdout
+    commands = [line.strip() for line in result.stdout.splitlines() if "docnmt.score.comet" in line]
+    assert {c.split("docnmt.score.comet ")[1].split()[0] for c in commands} == {"env", "score"}, result.stdout
     for command in commands:  # each runs that Python: by its path, or first on PATH
         assert str(python) in command or f"export PATH='{python.parent}:" in command, command
 

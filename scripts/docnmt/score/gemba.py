@@ -22,7 +22,7 @@ backoff, the key read from an environment variable and written nowhere, usage co
 
 CLI (the workflow's rule ``gemba``, :mod:`docnmt.score.metric`'s protocol)::
 
-    python -m docnmt.score.judge --source test.en --reference test.de --system NAME=PATH... \\
+    python -m docnmt.score.gemba --source test.en --reference test.de --system NAME=PATH... \\
         --source-language en --target-language de --base-url http://127.0.0.1:8000/v1 --model my-judge \\
         [--api-key-env VAR] [--method esa] [--method mqm] [--cache DIR] [--baseline NAME...] --output gemba.json \\
         [--answers gemba.answers.jsonl]
@@ -348,7 +348,7 @@ def score_systems(args) -> int:
     from ..decode.backends.openai.endpoint import Endpoint, Settings
     from ..decode.prompting.template import language_name
     from .evalset import load_args
-    from .scoring import ALPHA, mean_bootstrap_tests
+    from .significance import ALPHA, mean_bootstrap_tests
 
     data = load_args(args)
     settings = Settings.of(args.base_url, api_key_env=args.api_key_env, max_concurrency=args.max_concurrency,
@@ -411,7 +411,7 @@ def score_systems(args) -> int:
 def main(argv=None) -> int:
     from .evalset import add_arguments
 
-    parser = argument_parser("docnmt.score.judge", __doc__.split("\n\n")[0])
+    parser = argument_parser("docnmt.score.gemba", __doc__.split("\n\n")[0])
     add_arguments(parser)
     parser.add_argument("--source-language", required=True, help="the source language's code (en) or name")
     parser.add_argument("--target-language", required=True, help="the target language's code (de) or name")
@@ -504,7 +504,7 @@ METRIC = Metric(
     },
     outputs={"answers": layout.judge_answers},
     note="GEMBA-ESA (0 to 100), GEMBA-MQM (-25 to 0): the mean judged segment score over the answers that parsed "
-         "(docnmt.score.judge, GEMBA's prompts); [N unparsed]: segments whose answers did not parse after asking "
+         "(docnmt.score.gemba, GEMBA's prompts); [N unparsed]: segments whose answers did not parse after asking "
          "again with the temperature raised, left out of the mean; significance: paired bootstrap of the mean over "
          "the segments judged in both systems. Test set only.",
     digits=1, threads=1, mem_mb=2000, runtime=(30, 600))

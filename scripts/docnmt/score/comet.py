@@ -36,12 +36,12 @@ sacrebleu's resampling (seed 12345 unless ``SACREBLEU_SEED`` says otherwise), co
 
 CLIs::
 
-    python -m docnmt.score.learned score --source test.en --reference test.de --docids test.docids \\
+    python -m docnmt.score.comet score --source test.en --reference test.de --docids test.docids \\
         --system doc-trans=dt.txt ... --checkpoint wmt22-comet-da=/models/wmt22-comet-da [--context 2] \\
         [--baseline sentence-level] --output comet.json --segments comet.segments.jsonl \
         [--error-spans comet.error_spans.jsonl]
-    python -m docnmt.score.learned serve --checkpoint /models/wmt22-cometkiwi-da   # JSON lines on stdin/stdout
-    python -m docnmt.score.learned env --output comet-env.json                    # where this environment is
+    python -m docnmt.score.comet serve --checkpoint /models/wmt22-cometkiwi-da   # JSON lines on stdin/stdout
+    python -m docnmt.score.comet env --output comet-env.json                    # where this environment is
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from .. import layout
 from ..manual import argument_parser
 from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, file_digest
 from .metric import Metric
-from .scoring import ALPHA, mean_bootstrap_tests
+from .significance import ALPHA, mean_bootstrap_tests
 from ..option_ranges import NONNEGATIVE_INT, POSITIVE_INT
 
 #: unbabel-comet's model classes (hparams.yaml's class_identifier) that score without a reference.
@@ -339,7 +339,7 @@ def describe_env(args) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
-    parser = argument_parser("docnmt.score.learned", __doc__.split("\n\n")[0])
+    parser = argument_parser("docnmt.score.comet", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     score = sub.add_parser("score", help="COMET, Doc-COMET and QE of every system, with paired bootstrap")
     score.add_argument("--source", required=True, type=Path)
@@ -377,7 +377,7 @@ def main(argv=None) -> int:
 
 
 LEARNED_NOTE = ("COMET[NAME], QE[NAME]: the mean segment score (x100) of the local checkpoint NAME, reference-based or "
-                "reference-free (docnmt.score.learned; equal to comet-score's); Doc-: each sentence encoded after "
+                "reference-free (docnmt.score.comet; equal to comet-score's); Doc-: each sentence encoded after "
                 "the previous sentences of its document (Vernikos et al. 2022; the hypothesis after the reference's, "
                 "for QE its own); significance: paired bootstrap of the mean segment score, as for BLEU. Test set "
                 "only.")

@@ -1,4 +1,4 @@
-"""The LLM judge (docnmt.score.judge) against a real server: vLLM's OpenAI-compatible server on the tests' tiny Llama,
+"""The LLM judge (docnmt.score.gemba) against a real server: vLLM's OpenAI-compatible server on the tests' tiny Llama,
 its context widened to 4096 positions (GEMBA's few-shot prompts are about 1500 of its tokens; the tiny model was
 trained on 512 and babbles beyond), on a loopback port with a key, once for this module. Its answers do not parse:
 alone, the judge is one error line; behind a proxy (tests/faulty_endpoint.py) that answers some prompts in GEMBA's
@@ -62,7 +62,7 @@ def judge_cli(folder, base_url: str, *more: str) -> subprocess.CompletedProcess:
     (folder / "src.en").write_text("".join(s + "\n" for s in SOURCES))
     for name, lines in SYSTEMS.items():
         (folder / f"{name}.de").write_text("".join(s + "\n" for s in lines))
-    command = [sys.executable, "-m", "docnmt.score.judge", "--source", str(folder / "src.en"), "--reference",
+    command = [sys.executable, "-m", "docnmt.score.gemba", "--source", str(folder / "src.en"), "--reference",
                str(folder / "sentence-level.de"), *[a for n in SYSTEMS for a in ("--system", f"{n}={folder}/{n}.de")],
                "--source-language", "en", "--target-language", "de", "--base-url", base_url, "--model", NAME,
                "--api-key-env", KEY_ENV, "--cache", str(folder / "cache"), "--max-tokens", "16",

@@ -1,4 +1,4 @@
-"""docnmt.score.judge against the ``gemba`` package itself (0.1.3, installed without its dependencies by make setup;
+"""docnmt.score.gemba against the ``gemba`` package itself (0.1.3, installed without its dependencies by make setup;
 ``ipdb``, a debugger its modules import and never call, is stood in for): the same prompts for the same inputs, the
 same parsed scores on well-formed and malformed answers (but for the one documented difference), and the answers'
 cache."""
@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from docnmt.score import judge
+from docnmt.score import gemba as judge
 
 INPUTS = [
     dict(source_lang="English", source_seg="I bought a bag yesterday. It was cheap.", target_lang="German",
@@ -172,7 +172,7 @@ def test_an_endpoint_that_does_not_answer_is_one_line_naming_it_and_nothing_is_w
 
     (tmp_path / "src.en").write_text("Hello.\n")
     (tmp_path / "hyp.de").write_text("Hallo.\n")
-    result = subprocess.run([sys.executable, "-m", "docnmt.score.judge", "--source", str(tmp_path / "src.en"),
+    result = subprocess.run([sys.executable, "-m", "docnmt.score.gemba", "--source", str(tmp_path / "src.en"),
                              "--reference", str(tmp_path / "hyp.de"), "--system", f"a={tmp_path / 'hyp.de'}",
                              "--source-language", "en", "--target-language", "de", "--base-url",
                              "http://127.0.0.1:9/v1", "--model", "judge", "--max-retries", "0", "--cache",
