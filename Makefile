@@ -84,7 +84,7 @@ $(VLLM_VENV)/.installed: $(VLLM_REQUIREMENTS) pyproject.toml
 	touch $@
 
 # The paper's tables in its order (1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1, 5 data), then ContraPro accuracy.
-DEMO_TABLES := decoding_cost perplexity bleu_ter pronoun_f1 data_statistics contrapro_accuracy context_usage context_split \
+DEMO_TABLES := decoding_cost perplexity quality pronoun_f1 data_statistics contrapro_accuracy context_usage context_split \
 	ctxpro_accuracy
 
 # The CPU profile (profiles/cpu): each GPU rule on one thread, as many at once as cores. The demo's tables
@@ -105,7 +105,7 @@ demo: setup ## run the offline demo workflow on the CPU, print its tables and ch
 # (LLM_STEPS updates on CORES threads), then every strategy decoded, scored and tabled beside the demo's
 # concatenation models (results/tables/demo+demo-llm/).
 LLM_STEPS ?= 1600
-LLM_TABLES := decoding_cost bleu_ter pronoun_f1 perplexity context_usage
+LLM_TABLES := decoding_cost quality pronoun_f1 perplexity context_usage
 # the paper's nine and source-primed (a causal LM's; the demo's concatenation models skip it)
 LLM_STRATEGIES := sentence-level,no-context,full-segment,last-sentence,first-sentence,2-pass,doc-trans,doc-trans-beam,cheating,source-primed
 LLM_TRAIN = $(VENV)/bin/python -m docnmt.decode.backends.causal_lm.tiny --src en --tgt de --steps $(LLM_STEPS) \
@@ -140,7 +140,7 @@ demo-comet: demo comet ## the demo's tables with COMET, Doc-COMET and QE columns
 	  test -f $$out/checkpoints/model.ckpt || $(COMET_VENV)/bin/python -m docnmt.score.tiny_comet --kind $$kind \
 	    --text data/demo/corpus/train.en data/demo/corpus/train.de --output $$out --steps $(COMET_STEPS); done
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo]' $(COMET_CONFIG)
-	@for t in bleu_ter decoding_cost; do echo; cat results/tables/demo+comet/$$t.md; done
+	@for t in quality decoding_cost; do echo; cat results/tables/demo+comet/$$t.md; done
 
 # The demo's tables with the metrics WMT25 scores with, from tiny checkpoints made here (docs/scoring.md, "Try it:
 # make demo-metrics"): an XCOMET (random, in .venv-comet) with its error spans, and a MetricX-24 (both modes).
@@ -153,7 +153,7 @@ demo-metrics: demo comet ## the demo's tables with XCOMET (and its error spans) 
 	test -f $(METRICS_DEMO_DIR)/metricx/config.json || $(VENV)/bin/python -m docnmt.score.tiny_metricx \
 	  --output $(METRICS_DEMO_DIR)/metricx
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables --config 'tasks=[demo]' $(METRICS_CONFIG)
-	@for t in bleu_ter xcomet_spans; do echo; cat results/tables/demo+metrics/$$t.md; done
+	@for t in quality xcomet_spans; do echo; cat results/tables/demo+metrics/$$t.md; done
 
 # The paper's taggers for the pronoun metric, from spaCy's release files with pinned sha256 digests
 # (requirements-models.txt). Not part of setup/demo/test: those work offline (HanTa, word matching).

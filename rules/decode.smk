@@ -23,7 +23,7 @@ rule check_model:
     benchmark:
         layout.benchmark_file("{task}/check_model/{level}")
     conda:
-        model_conda("../envs/fairseq.yaml")
+        model_conda("../envs/models.yaml")
     threads: 1
     resources:
         mem_mb=8000,
@@ -63,7 +63,7 @@ for _strategy in config["strategies"]:
         benchmark:
             layout.benchmark_file("{task}/decode/{evalset}/{system}")
         conda:
-            model_conda("../envs/fairseq.yaml")
+            model_conda("../envs/models.yaml")
         threads: 2
         priority: lambda w, strategy=_strategy: wf.decode.decode_priority(config, strategy, w.evalset)
         resources:

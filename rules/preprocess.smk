@@ -172,7 +172,7 @@ rule binarize:
     benchmark:
         layout.benchmark_file("{task}/binarize/{level}")
     conda:
-        "../envs/fairseq.yaml"
+        "../envs/models.yaml"
     threads: 2
     resources:
         mem_mb=8000,

@@ -111,7 +111,7 @@ rule perplexity:
     benchmark:
         layout.benchmark_file("{task}/scores/test/perplexity.{level}")
     conda:
-        model_conda("../envs/fairseq.yaml")
+        model_conda("../envs/models.yaml")
     threads: 2
     resources:
         gpu=model_gpus,
@@ -141,7 +141,7 @@ rule contrapro_accuracy:
     benchmark:
         layout.benchmark_file("{task}/scores/contrapro/accuracy.{level}")
     conda:
-        "../envs/fairseq.yaml"
+        "../envs/models.yaml"
     threads: 2
     resources:
         gpu=1,
@@ -202,7 +202,7 @@ rule cxmi:
     benchmark:
         layout.benchmark_file("{task}/scores/{evalset}/cxmi")
     conda:
-        model_conda("../envs/fairseq.yaml")
+        model_conda("../envs/models.yaml")
     threads: 2
     priority: lambda w: wf.score.chain_priority(config, w.evalset)
     resources:

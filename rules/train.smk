@@ -26,7 +26,7 @@ rule train:
     benchmark:
         layout.benchmark_file("{task}/train/{level}")
     conda:
-        "../envs/fairseq.yaml"
+        "../envs/models.yaml"
     threads: 4
     resources:
         gpu=config["training"]["gpus"],

@@ -117,7 +117,7 @@ def trained_demo(tmp_path_factory) -> Path:
     from docnmt import layout
 
     finished = [layout.model_file("demo", level) for level in ("sentence", "document")] + \
-        [layout.combined_table("demo", table, "md") for table in ("bleu_ter", "pronoun_f1", "contrapro_accuracy")] + \
+        [layout.combined_table("demo", table, "md") for table in ("quality", "pronoun_f1", "contrapro_accuracy")] + \
         ["report.html"]
     missing = [path for path in finished if not (Path(reuse) / path).is_file()]
     if missing:
@@ -154,7 +154,7 @@ def trained_demo_llm(trained_demo, tmp_path_factory) -> Path:
     from docnmt import layout
 
     if os.environ.get("DOCNMT_DEMO_WORKDIR"):
-        table = Path(os.environ["DOCNMT_DEMO_WORKDIR"]) / layout.combined_table("demo-llm", "bleu_ter", "md")
+        table = Path(os.environ["DOCNMT_DEMO_WORKDIR"]) / layout.combined_table("demo-llm", "quality", "md")
         if not table.is_file():
             pytest.fail(f"DOCNMT_DEMO_WORKDIR holds no demo LLM ({table}): run `make test-demo-llm` (make test-full "
                         "does)", pytrace=False)
@@ -187,7 +187,7 @@ def mechanics_demo(tmp_path_factory) -> Path:
     reuse = os.environ.get("DOCNMT_MECHANICS_WORKDIR")
     if not reuse:
         return made_once(tmp_path_factory, "mechanics", _mechanics)
-    table = Path(reuse) / layout.combined_table("demo", "bleu_ter", "md")
+    table = Path(reuse) / layout.combined_table("demo", "quality", "md")
     if not table.is_file():
         pytest.fail(f"DOCNMT_MECHANICS_WORKDIR={reuse} holds no finished mechanics demo (no {table}): run "
                     "`make test-mechanics`", pytrace=False)

@@ -118,7 +118,7 @@ def test_decodes_run_in_bfloat16_in_batches_of_at_most_max_tokens_positions(chan
     plain = sidecar(work, "sentence-level")
     per_batch = 2000 // (plain["beam"] * (1 + plain["max_len_b"]))
     assert plain["forward_calls"] >= math.ceil(plain["requests"] / per_batch), plain
-    assert "The search in bfloat16, not float32" in (work / "results/tables/demo/bleu_ter.md").read_text("utf-8")
+    assert "The search in bfloat16, not float32" in (work / "results/tables/demo/quality.md").read_text("utf-8")
 
 
 def test_mbr_selects_among_epsilon_samples_by_chrf_plus_plus_and_its_curve_is_the_sentence_levels(changed_run):

@@ -90,7 +90,7 @@ def env_pins(env):
 
 
 def test_every_env_parses_with_python_311_and_a_pip_section():
-    assert {e.name for e in ENVS} == {"comet.yaml", "data.yaml", "fairseq.yaml", "scoring.yaml", "vllm.yaml"}
+    assert {e.name for e in ENVS} == {"comet.yaml", "data.yaml", "models.yaml", "scoring.yaml", "vllm.yaml"}
     for env in ENVS:
         data = yaml.safe_load(env.read_text())
         assert "conda-forge" in data["channels"], env.name
@@ -143,11 +143,11 @@ def test_vllm_env_has_exactly_the_pins_make_vllm_installs_and_is_installed_by_ma
 
 
 def test_fairseq_env_installs_torch_then_fairseq_without_build_isolation():
-    entries = pip_entries(REPO / "envs/fairseq.yaml")
+    entries = pip_entries(REPO / "envs/models.yaml")
     assert entries.index("torch==2.13.0") < entries.index("numpy==1.26.4")
-    post = (REPO / "envs/fairseq.post-deploy.sh").read_text()
+    post = (REPO / "envs/models.post-deploy.sh").read_text()
     assert re.search(r"pip install --no-build-isolation --no-deps fairseq-fixed==", post)
-    assert env_pins(REPO / "envs/fairseq.yaml")[0]["fairseq-fixed"] == requirement_pins()["fairseq-fixed"]
+    assert env_pins(REPO / "envs/models.yaml")[0]["fairseq-fixed"] == requirement_pins()["fairseq-fixed"]
 
 
 def model_requirements():

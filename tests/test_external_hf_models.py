@@ -51,7 +51,7 @@ def test_the_workflow_gives_the_tables_of_a_transformers_task(hf_tasks, hf_maria
     sentences = len(read_lines(workdir / "hf-corpus/test.en"))
     assert (check["backend"], check["separator"], check["sample"]["lines"]) == ("transformers", "<brk>", sentences)
     assert not (workdir / "data/hf/bin").exists() and not (workdir / "data/hf/bpe/codes").exists()
-    bleu = (workdir / TABLES / "bleu_ter.md").read_text(encoding="utf-8")
+    bleu = (workdir / TABLES / "quality.md").read_text(encoding="utf-8")
     for strategy in strategies_for("transformers"):
         cells = row(bleu, strategy, "hf")
         assert cells and "-" not in cells, (strategy, bleu)
@@ -85,7 +85,7 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(hf_tasks, tiny_llama)
     check = json.loads((workdir / "results/llm/models/document/check.json").read_text(encoding="utf-8"))
     assert (check["backend"], check["model_type"], check["chat_template"]) == ("causal-lm", "llama", True)
     tables = workdir / TABLES
-    bleu = (tables / "bleu_ter.md").read_text(encoding="utf-8")
+    bleu = (tables / "quality.md").read_text(encoding="utf-8")
     for strategy in strategies_for("causal-lm"):
         cells = row(bleu, strategy, "llm")
         assert cells and "-" not in cells, (strategy, bleu)

@@ -227,7 +227,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
     assert not list((workdir / "data/mine").glob("bin*")) and not (workdir / "data/mine/bpe/codes").exists()
     check = json.loads((workdir / "results/mine/models/document/check.json").read_text())
     assert (check["separator"], check["k"], check["bpe"]["unknown"]) == (SEPARATOR, K, 0)
-    bleu = (workdir / f"{TABLES}/bleu_ter.md").read_text()
+    bleu = (workdir / f"{TABLES}/quality.md").read_text()
     for strategy in ("sentence-level", "2-pass", "doc-trans", "doc-trans-beam", "cheating"):
         assert row(bleu, strategy, "mine")[0] != "-", strategy
     # the workflow's decodes are docnmt.decode.cli's for the same checkpoints
@@ -238,7 +238,7 @@ def test_the_workflow_compares_the_strategies_on_models_trained_elsewhere(own, t
 
 
 def test_a_missing_sentence_level_model_skips_its_strategies_and_the_tables_say_why(two_tasks):
-    bleu = (two_tasks / f"{TABLES}/bleu_ter.md").read_text()
+    bleu = (two_tasks / f"{TABLES}/quality.md").read_text()
     assert row(bleu, "sentence-level", "mine-doc") == ["-"] * 4 and row(bleu, "2-pass", "mine-doc") == ["-"] * 4
     assert row(bleu, "doc-trans", "mine-doc")[0] != "-", "doc-trans runs sequentially without the first pass"
     assert "mine-doc: not decoded (\"-\"): sentence-level (no sentence-level model in task_settings.mine-doc.models); " \
@@ -269,7 +269,7 @@ def test_a_wmt_xml_test_set_is_translated_and_scored_as_sacrebleu_scores_the_xml
         hyps = read_lines(two_tasks / f"results/mine-doc/decode/test/{strategy}.txt")
         theirs = sacrebleu.corpus_bleu(hyps, [clean["ref:A"]])
         assert scores["systems"][strategy]["BLEU"]["score"] == pytest.approx(theirs.score, abs=1e-4), strategy
-        bleu = (two_tasks / f"{TABLES}/bleu_ter.md").read_text()
+        bleu = (two_tasks / f"{TABLES}/quality.md").read_text()
         assert row(bleu, strategy, "mine-doc")[0].rstrip("*†") == f"{theirs.score:.1f}"
 
 

@@ -70,7 +70,7 @@ def test_the_manuals_models_config_snakemake_command_and_test_set_commands_run_a
     assert checks["sentence"]["bpe"]["unknown"] == checks["document"]["bpe"]["unknown"] == 0
     sentences = len(lines)
     assert read_lines(work / "data/mine/bpe/test.en") == [read_lines(own / "test.bpe.en")[line] for line in lines]
-    bleu = (work / "results/tables/mine/bleu_ter.md").read_text()
+    bleu = (work / "results/tables/mine/quality.md").read_text()
     for strategy in yaml.safe_load((REPO / "config.yaml").read_text())["strategies"]:  # the paper's nine
         assert row(bleu, strategy, "mine")[0] != "-", (strategy, bleu)
     assert (work / "results/plots/mine/bleu.png").is_file() and (work / "results/tables/mine/pronoun_f1.md").is_file()

@@ -18,7 +18,7 @@ TABLE_OUTPUT = re.compile(r"^results/(?:tables|plots)/|^results/[^/]+/(?:tables|
 
 
 def test_the_layout_puts_a_tasks_tables_in_its_folder_and_the_combined_ones_under_the_name():
-    assert layout.task_table("ted", "bleu_ter", "md") == "results/ted/tables/bleu_ter.md"
+    assert layout.task_table("ted", "bleu_ter", "md") == "results/ted/tables/quality.md"
     assert layout.task_tables_dir("ted") == "results/ted/tables"
     assert layout.task_plot("ted", "bleu") == "results/ted/plots/bleu.png"
     assert layout.combined_table("paper", "bleu_ter", "tex") == "results/tables/paper/bleu_ter.tex"
@@ -59,9 +59,9 @@ def test_a_second_configuration_writes_no_table_or_plot_of_the_first(tmp_path):
         "other": {**demo, "corpus": {**demo["corpus"], "seed": 8}, "description": "another demo task"}}}))
     first = planned_outputs(tmp_path, "--configfile", TEST_CONFIG)
     then = planned_outputs(tmp_path, "--configfile", TEST_CONFIG, str(second))
-    assert first >= {"results/demo/tables", "results/demo/plots/bleu.png", "results/tables/demo/bleu_ter.md",
+    assert first >= {"results/demo/tables", "results/demo/plots/bleu.png", "results/tables/demo/quality.md",
                      "results/tables/demo/data_statistics.md", "results/plots/demo/bleu.png"}, sorted(first)
-    assert then >= {"results/other/tables", "results/other/plots/bleu.png", "results/tables/mine/bleu_ter.md",
+    assert then >= {"results/other/tables", "results/other/plots/bleu.png", "results/tables/mine/quality.md",
                     "results/tables/mine/data_statistics.md", "results/plots/mine/bleu.png"}, sorted(then)
     assert not first & then, f"the second configuration would rewrite the first's {sorted(first & then)}"
     assert all(p.startswith(("results/demo/", "results/tables/demo/", "results/plots/demo/")) for p in first), first

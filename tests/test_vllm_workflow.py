@@ -32,8 +32,8 @@ def test_the_task_asks_for_its_engine_options_environment_and_gpus(config):
 
     assert wf.environments.engine_options(config, "demo-vllm") == ["--engine-args", "tensor_parallel_size=2"]
     assert wf.environments.gpus(config, "demo-vllm") == 2 and wf.environments.gpus(config, "demo") == 1
-    assert wf.environments.conda_env(config, "demo-vllm", "../envs/fairseq.yaml") == "../envs/vllm.yaml"
-    assert wf.environments.conda_env(config, "demo", "../envs/fairseq.yaml") == "../envs/fairseq.yaml"
+    assert wf.environments.conda_env(config, "demo-vllm", "../envs/models.yaml") == "../envs/vllm.yaml"
+    assert wf.environments.conda_env(config, "demo", "../envs/models.yaml") == "../envs/models.yaml"
     assert wf.environments.env_path(config, "demo-vllm", "/a checkout", conda=False) == "/a checkout/.venv-vllm/bin:"
     assert wf.environments.env_path(config, "demo-vllm", "/a checkout", conda=True) == ""
     assert wf.environments.env_path(config, "demo", "/a checkout", conda=False) == ""

@@ -345,7 +345,7 @@ def test_the_manuals_workflow_blocks_run_on_the_served_model_without_training(se
     perplexity = (tables / "perplexity.md").read_text(encoding="utf-8")
     assert "mine-hosted: not scored (\"-\"), and no CXMI or context-usage tables: openai models have no forced " \
            "scoring (perplexity, CXMI) without prompt_logprobs: true" in perplexity
-    for name in ("bleu_ter.md", "context_usage.md", "pronoun_f1.md"):
+    for name in ("quality.md", "context_usage.md", "pronoun_f1.md"):
         assert (tables / name).is_file(), name
     served_doc = json.loads((work / layout.decode_file("mine-served", "test", "doc-trans", "json")).read_text())
     hosted_doc = json.loads((work / layout.decode_file("mine-hosted", "test", "doc-trans", "json")).read_text())

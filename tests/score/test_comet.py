@@ -249,7 +249,7 @@ def test_table_3_gets_a_column_per_learned_metric_with_its_signature_and_marks(t
     manifest = {"strategies": ["sentence-level", "doc-trans"],
                 "tasks": {"demo": {"bleu_ter": {"test": str(tmp_path / "bleu.json")},
                                    "comet": {"test": str(tmp_path / "comet.json")}}}}
-    table = tables.bleu_ter_table(manifest)
+    table = tables.quality_table(manifest)
     assert table.header[-3:] == ["demo test COMET[da]", "demo test Doc-COMET[da]", "demo test QE[kiwi]"]
     assert table.rows[0][-3:] == ["81.23", "80.00", "70.00"]
     assert table.rows[1][-3:] == ["83.00", "84.00*", "69.00"]
@@ -491,7 +491,7 @@ def test_the_mechanics_demos_tables_show_comet_doc_comet_xcomet_and_a_qe_reranke
     spans_file = work / spec["comet_error_spans"]["test"]
     spec = {"bleu_ter": {"test": str(work / spec["bleu_ter"]["test"])}, "comet": {"test": str(work / comet_file)},
             "comet_error_spans": {"test": str(spans_file)}}
-    table = tables.bleu_ter_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
+    table = tables.quality_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
     spans = [json.loads(line) for line in spans_file.read_text().splitlines()]
     assert {("XCOMET[tiny-xcomet]", s) for s in MECHANICS_SYSTEMS} <= {(r["metric"], r["system"]) for r in spans}
     shown = span_table.xcomet_spans_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})

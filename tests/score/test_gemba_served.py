@@ -198,7 +198,7 @@ def test_the_scoring_pages_judge_block_scores_the_demo_in_table_3(judge_server, 
     manifest = score_manifest(validate(config))
     spec = {"bleu_ter": {"test": str(work / manifest["tasks"]["demo"]["bleu_ter"]["test"])},
             "gemba": {"test": str(work / target)}}
-    table = tables.bleu_ter_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
+    table = tables.quality_table({"strategies": manifest["strategies"], "tasks": {"demo": spec}})
     for column, cell in (("demo test GEMBA-MQM", "-5.0"), ("demo test GEMBA-ESA", "70.0")):
         assert [row[table.header.index(column)] for row in table.rows] == [cell] * 2
     notes = "\n".join(table.notes)

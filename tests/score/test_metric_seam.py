@@ -47,7 +47,7 @@ def test_the_architecture_pages_table_of_metrics_is_the_registrys():
         return "yes" if m.higher_is_better else "no"
 
     expected = [f"| `{m.name}` | {'the seam' + chr(39) + 's' if m.rule else 'its own'} | {m.environment} | {m.unit} | "
-                f"{', '.join(m.needs)} | {higher(m)} | {'Table 3' if m.table == 'bleu_ter' else m.table} |"
+                f"{', '.join(m.needs)} | {higher(m)} | {'Table 3' if m.table == 'quality' else m.table} |"
                 for m in registry.metrics().values()]
     assert rows == expected
 
@@ -152,7 +152,7 @@ def test_metricx_and_a_metric_of_ones_own_get_their_columns_in_table_3(mechanics
         name: {e: str(work / p) for e, p in spec[name].items()} for name in ("bleu_ter", "metricx", "toy_length")}}}
     for e in spec["bleu_ter"]:
         absolute["tasks"]["demo"]["bleu_ter"][e] = str(mechanics_demo / spec["bleu_ter"][e])
-    table = tables.bleu_ter_table(absolute)
+    table = tables.quality_table(absolute)
     header = table.header
     for column in ("demo test MetricX", "demo test MetricX-QE", "demo test LenRatio", "demo ContraPro LenRatio"):
         assert column in header, header

@@ -114,12 +114,12 @@ def test_the_findings_check_prints_each_finding_and_fails_where_one_does_not_sho
 
 
 def test_tables_target_builds_every_table_in_three_formats(scored_demo):
-    for name in ("perplexity", "bleu_ter", "pronoun_f1", "pronoun_classes", "contrapro_accuracy", "decoding_cost",
+    for name in ("perplexity", "quality", "bleu_ter", "pronoun_f1", "pronoun_classes", "contrapro_accuracy", "decoding_cost",
                  "ctxpro_accuracy", "ctxpro_rules"):
         for ext in ("md", "csv", "tex"):
             for folder in ("results/tables/demo", "results/demo/tables"):  # the configuration's, the task's
                 assert (scored_demo / f"{folder}/{name}.{ext}").stat().st_size > 0, f"{folder}/{name}.{ext}"
-    bleu = (scored_demo / "results/tables/demo/bleu_ter.md").read_text()
+    bleu = (scored_demo / "results/tables/demo/quality.md").read_text()
     # test: BLEU, chrF++, TER, d-BLEU; ContraPro (BLEU, chrF++, TER): "-", full-segment does not apply there
     assert re.search(r"^\| full-segment \|( [\d.]+\S* \|){4} - \| - \| - \|( [\d.]+\S* \|){3}$", bleu, re.M), bleu
     report = (scored_demo / "report.html").read_text(errors="replace")
@@ -131,7 +131,7 @@ def test_tables_target_builds_every_table_in_three_formats(scored_demo):
 def test_the_demo_prints_mbr_rows_with_chrf_d_bleu_and_their_cost(scored_demo):
     """`make demo`'s tables: sentence-level, doc-trans and cheating with MBR selection (config mbr), chrF++ and
     d-BLEU in Table 3, the utility evaluations in Table 1; the curve's decodes in the score file only."""
-    bleu = (scored_demo / "results/tables/demo/bleu_ter.md").read_text()
+    bleu = (scored_demo / "results/tables/demo/quality.md").read_text()
     first = next(line for line in bleu.splitlines() if line.startswith("| strategy"))
     header = [c.strip() for c in first.strip("|").split("|")]
     assert header[:5] == ["strategy", "demo test BLEU", "demo test chrF++", "demo test TER", "demo test d-BLEU"]

@@ -76,8 +76,8 @@ def manifest(tmp_path):
                              converged=True, decoder_positions_with_first_pass=2100, seconds_with_first_pass=5.0),
     }
     return {"strategies": STRATEGIES, "tasks": {"demo": {
-        "description": "demo", "tgt": "de", "bleu_ter": bleu, "pronouns": {"test": str(pron)},
-        "perplexity": ppl, "accuracy": acc, "sidecars": cars}}}
+        "description": "demo", "tgt": "de", "bleu_ter": bleu, "pronoun_f1": {"test": str(pron)},
+        "perplexity": ppl, "contrapro_accuracy": acc, "sidecars": cars}}}
 
 
 def rows(table):
@@ -85,8 +85,8 @@ def rows(table):
 
 
 def test_bleu_table_marks_significance_and_dashes_full_segment_on_contrapro(manifest):
-    table = rows(tables.bleu_ter_table(manifest))
-    header = tables.bleu_ter_table(manifest).header
+    table = rows(tables.quality_table(manifest))
+    header = tables.quality_table(manifest).header
     assert header == ["strategy", "demo test BLEU", "demo test chrF++", "demo test TER", "demo ContraPro BLEU",
                       "demo ContraPro chrF++", "demo ContraPro TER"]
     assert table["full-segment"][4:] == ["-", "-", "-"]
@@ -120,7 +120,7 @@ def test_pronoun_table_shows_nan_where_the_forks_value_is_nan(tmp_path):
     systems = {"sentence-level": pronouns.score(sources, [T("sie/PPER passt"), T("er/PPER passt")], refs, 0),
                "doc-trans": pronouns.score(sources, refs, refs, 0)}
     pron = write_pronoun_file(tmp_path / "pronouns.json", systems, 0)
-    manifest = {"strategies": ["sentence-level", "doc-trans"], "tasks": {"demo": {"pronouns": {"test": pron}}}}
+    manifest = {"strategies": ["sentence-level", "doc-trans"], "tasks": {"demo": {"pronoun_f1": {"test": pron}}}}
     main, classes = tables.pronoun_tables(manifest)
     table = rows(main)
     assert table["sentence-level"][1] == "nan" and table["doc-trans"][1] == "100.0"
@@ -137,7 +137,7 @@ def test_pronoun_notes_give_the_papers_counts_beside_ours_for_contrapro_and_the_
     for evalset in ("test", "contrapro"):
         files[evalset] = write_pronoun_file(tmp_path / f"{evalset}.json",
                                             {"doc-trans": pronouns.score(sources, refs, refs, 100)}, 100)
-    manifest = {"strategies": ["doc-trans"], "tasks": {"os": {"pronouns": files}, "demo": {"pronouns": files}}}
+    manifest = {"strategies": ["doc-trans"], "tasks": {"os": {"pronoun_f1": files}, "demo": {"pronoun_f1": files}}}
     main, _ = tables.pronoun_tables(manifest)
     notes = "\n".join(main.notes)
     assert ("os ContraPro gender: reference examples masculine 1, feminine 0, neuter 0 "
@@ -152,7 +152,7 @@ def test_pronoun_notes_give_the_papers_counts_beside_ours_for_contrapro_and_the_
 def test_pronoun_table_names_a_score_file_without_its_setup(tmp_path):
     old = tmp_path / "pronouns.json"
     old.write_text(json.dumps({"tagger": "HanTa", "min_examples": 1, "systems": {"doc-trans": {}}}))
-    manifest = {"strategies": ["doc-trans"], "tasks": {"demo": {"pronouns": {"test": str(old)}}}}
+    manifest = {"strategies": ["doc-trans"], "tasks": {"demo": {"pronoun_f1": {"test": str(old)}}}}
     with pytest.raises(tables.InputError, match="pronouns.json: expected a pronoun score file naming its rule set"):
         tables.pronoun_tables(manifest)
 
@@ -220,7 +220,7 @@ def test_cost_table_shows_each_tasks_backend_columns_once_with_its_note(tmp_path
 def test_cli_writes_markdown_csv_and_latex_for_every_table(manifest, tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     assert tables.main(["--manifest", str(tmp_path / "manifest.json"), "--outdir", str(tmp_path / "out")]) == 0
-    names = ["perplexity", "bleu_ter", "pronoun_f1", "pronoun_classes", "contrapro_accuracy", "decoding_cost"]
+    names = ["perplexity", "quality", "pronoun_f1", "pronoun_classes", "contrapro_accuracy", "decoding_cost"]
     for name in names:
         md = (tmp_path / "out" / f"{name}.md").read_text()
         assert md.startswith("**") and "| --- |" not in md
@@ -229,6 +229,16 @@ def test_cli_writes_markdown_csv_and_latex_for_every_table(manifest, tmp_path):
         assert header[0] in ("model", "strategy")
         tex = (tmp_path / "out" / f"{name}.tex").read_text()
         assert "\\begin{tabular}" in tex and "\\bottomrule" in tex
+
+
+def test_table_3_is_also_written_under_its_name_of_0_1_until_0_2(manifest, tmp_path):
+    """``quality`` was ``bleu_ter`` in 0.1: its files are written under both names, the same table, the old
+    Markdown opening with a line that says so."""
+    assert tables.main(["--manifest-json", json.dumps(manifest), "--outdir", str(tmp_path)]) == 0
+    new, old = (tmp_path / "quality.md").read_text(), (tmp_path / "bleu_ter.md").read_text()
+    assert old == "bleu_ter.md is now quality.md (the same table); the old name goes in docnmt 0.2.\n\n" + new
+    for ext in ("csv", "tex"):
+        assert (tmp_path / f"bleu_ter.{ext}").read_bytes() == (tmp_path / f"quality.{ext}").read_bytes()
 
 
 def test_latex_escapes_marks_and_special_characters():
@@ -240,7 +250,7 @@ def test_inline_manifest_gives_the_same_tables(manifest, tmp_path):
     tables.main(["--manifest-json", json.dumps(manifest), "--outdir", str(tmp_path / "a")])
     (tmp_path / "m.json").write_text(json.dumps(manifest))
     tables.main(["--manifest", str(tmp_path / "m.json"), "--outdir", str(tmp_path / "b")])
-    assert (tmp_path / "a" / "bleu_ter.md").read_text() == (tmp_path / "b" / "bleu_ter.md").read_text()
+    assert (tmp_path / "a" / "quality.md").read_text() == (tmp_path / "b" / "quality.md").read_text()
 
 
 def test_a_missing_sidecar_is_an_error_naming_it_and_no_table_is_written(manifest, tmp_path, capsys):
@@ -271,11 +281,11 @@ def test_plots_are_written(manifest, tmp_path):
 
 def test_tables_carry_the_paper_numbers_and_captions_in_its_order(manifest):
     titles = {t.name: t.title for t in tables.all_tables(manifest)}
-    assert list(titles) == ["decoding_cost", "perplexity", "bleu_ter", "pronoun_f1", "pronoun_classes",
+    assert list(titles) == ["decoding_cost", "perplexity", "quality", "pronoun_f1", "pronoun_classes",
                             "contrapro_accuracy"]
     assert titles["decoding_cost"].startswith("Table 1: computational cost of decoding")
     assert titles["perplexity"] == "Table 2: perplexity values on the test set for different search strategies"
-    assert titles["bleu_ter"].startswith("Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent)")
+    assert titles["quality"].startswith("Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent)")
     assert titles["pronoun_f1"].startswith("Table 4: F1 scores (in percent) for pronoun translation")
     assert not titles["contrapro_accuracy"].startswith("Table"), "the paper gives the accuracies in its text"
     assert tables.cost_table(manifest).header[:2] == ["strategy", "paper cost"]
@@ -293,12 +303,12 @@ def test_half_precision_is_named_under_every_table_it_moves(manifest, tmp_path):
     document = manifest["tasks"]["demo"]["perplexity"]["document"]
     data = json.loads(open(document).read())
     open(document, "w").write(json.dumps({**data, "dtype": "bfloat16"}))
-    accuracy = manifest["tasks"]["demo"]["accuracy"]["sentence"]
+    accuracy = manifest["tasks"]["demo"]["contrapro_accuracy"]["sentence"]
     data = json.loads(open(accuracy).read())
     del data["dtype"]
     open(accuracy, "w").write(json.dumps(data))
     notes = {t.name: " ".join(t.notes) for t in tables.all_tables(manifest)}
-    for name in ("decoding_cost", "perplexity", "bleu_ter", "pronoun_f1"):
+    for name in ("decoding_cost", "perplexity", "quality", "pronoun_f1"):
         assert "The search in float16, not float32 as the paper (demo sentence-level, " in notes[name], name
     assert "The forced scoring in bfloat16, not float32 as the paper (demo document-level; decode.dtype)" \
         in notes["perplexity"]
@@ -398,7 +408,7 @@ def test_mbr_rows_in_every_table_with_d_bleu_and_the_utility_evaluations(manifes
                                                             "selections": 6, "utility_evaluations": 864})
     manifest["strategies"] = STRATEGIES + ["doc-trans+mbr"]
     manifest["mbr"] = {"candidates": "beam", "count": 12, "utility": "chrf", "epsilon": 0.02, "seed": 1}
-    bleu = tables.bleu_ter_table(manifest)
+    bleu = tables.quality_table(manifest)
     assert bleu.header[1:5] == ["demo test BLEU", "demo test chrF++", "demo test TER", "demo test d-BLEU"]
     mbr_row = rows(bleu)["doc-trans, MBR"]
     assert mbr_row[1] != "-" and mbr_row[5:] == ["-", "-", "-"], "test set only"

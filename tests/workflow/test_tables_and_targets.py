@@ -16,10 +16,10 @@ def test_the_manifest_names_every_score_file_of_each_task():
     news, ted = manifest["tasks"]["news"], manifest["tasks"]["ted"]
     sets = ["ctxpro-gender-test", "ctxpro-formality-test", "ctxpro-auxiliary-test"]
     assert news["bleu_ter"] == {e: layout.score_file("news", e, "bleu_ter") for e in ["test", "contrapro", *sets]}
-    assert "pronouns" in news and "accuracy" in news and "pronouns" not in ted and "accuracy" not in ted
+    assert "pronoun_f1" in news and "contrapro_accuracy" in news and "pronoun_f1" not in ted and "contrapro_accuracy" not in ted
     # pronoun F1 and CXMI stay on the test set and ContraPro; each ctxpro set has its own accuracy
-    assert list(news["pronouns"]) == list(news["cxmi"]) == ["test", "contrapro"] and list(ted["cxmi"]) == ["test"]
-    assert ted["ctxpro"] == {e: layout.score_file("ted", e, "ctxpro") for e in sets}
+    assert list(news["pronoun_f1"]) == list(news["cxmi"]) == ["test", "contrapro"] and list(ted["cxmi"]) == ["test"]
+    assert ted["ctxpro_accuracy"] == {e: layout.score_file("ted", e, "ctxpro") for e in sets}
     assert manifest["strategies"][:len(config["strategies"])] == config["strategies"]
     assert json.loads(tables.manifest_arg(config)) == manifest
     files = tables.manifest_files(config, ["ted"])
@@ -40,7 +40,7 @@ def test_a_set_of_tasks_has_the_tables_and_plots_its_tasks_allow():
     assert {"pronoun_f1", "contrapro_accuracy", "context_usage"} <= set(tables.table_names(config))
     assert "pronouns" not in tables.plot_names(config, ["ted"]) and "pronouns" in tables.plot_names(config)
     assert tables.plot_tasks(config, "pronouns") == ["news", "os"]
-    assert tables.table_files(config, "bleu_ter") == [layout.combined_table("news+ted+os", "bleu_ter", e)
+    assert tables.table_files(config, "quality") == [layout.combined_table("news+ted+os", "quality", e)
                                                       for e in ("md", "csv", "tex")]
     assert tables.data_statistics(config)["latex"] == layout.combined_table(tables_name(config), "data_statistics", "tex")
     assert tables.plot_file(config, "bleu") == layout.combined_plot("news+ted+os", "bleu")

@@ -267,7 +267,7 @@ class Backend:
     #: whether its searcher holds a prefix cache across requests, bounded by ``--cache-bytes`` (config
     #: ``decode.cache_bytes``)
     prefix_cache: bool = False
-    #: its own environment (None: the project's ``.venv``, ``envs/fairseq.yaml``)
+    #: its own environment (None: the project's ``.venv``, ``envs/models.yaml``)
     environment: Environment | None = None
     #: the typed dataclass of the load options its models take beyond the shared ones (``load(..., **options)``;
     #: None: none), each field made with :func:`docnmt.decode.load_options.option`: its type and help feed ``--engine-args``,

@@ -464,7 +464,7 @@ METRIC = Metric(
     name="gemba", module=__name__,
     summary="GEMBA-ESA and GEMBA-MQM: an LLM as the judge, on any OpenAI-compatible endpoint",
     columns=lambda config: [METHODS[m] for m in config["metrics"]["gemba"]["method"]],
-    environment="endpoint", conda="fairseq.yaml", unit="sentence", needs=("source", "languages"),
+    environment="endpoint", conda="models.yaml", unit="sentence", needs=("source", "languages"),
     higher_is_better=True,
     signature="the method, the judge's name and host, the prompt's sha256, temperature (raised on a retry), "
               "max_tokens, seed and docnmt's version",

@@ -8,7 +8,7 @@ from a declaration:
 - **a metric the seam runs** (``rule=True``): its rule (``rules/score.smk`` makes rule ``NAME`` from the
   declaration: its environment, inputs, options, threads and GPU), its score file (``docnmt.layout.score_file(task,
   evalset, NAME)``, plus :attr:`Metric.outputs`), its entry in the tables' manifest (``NAME: {evalset: path}``) and,
-  with ``table="bleu_ter"``, its columns in Table 3 with their signatures, significance marks and note;
+  with ``table="quality"``, its columns in Table 3 with their signatures, significance marks and note;
 - **its config keys**: ``metrics.NAME``, a block of the properties it declares (:attr:`Metric.options`), which the
   config's schema gains when it is read (:func:`docnmt.config.with_metrics`), each passed to its CLI as
   ``--KEY VALUE``;
@@ -78,8 +78,8 @@ class Metric:
     signature: str
     #: the seam's rule runs it (False: a rule of its own, see the module docstring)
     rule: bool = True
-    #: the table that shows it: "bleu_ter" (Table 3's columns), or the name of a table of its own
-    table: str = "bleu_ter"
+    #: the table that shows it: "quality" (Table 3's columns), or the name of a table of its own
+    table: str = "quality"
     command: tuple[str, ...] = ()
     evalsets: str = "test"
     #: whether a config asks for it (default: whenever the workflow runs)
@@ -185,6 +185,6 @@ def seam_metrics(config: dict) -> list[Metric]:
     return [m for m in of_config(config).values() if m.rule and m.enabled(config)]
 
 
-def table_metrics(manifest: dict, table: str = "bleu_ter") -> list[Metric]:
+def table_metrics(manifest: dict, table: str = "quality") -> list[Metric]:
     """The metrics of a table, as the tables' manifest names them (its ``metric_modules``)."""
     return [m for m in metrics(manifest.get("metric_modules", ())).values() if m.rule and m.table == table]

@@ -256,7 +256,7 @@ METRIC = Metric(
     name="metricx", module=__name__, command=("workflow",),
     summary="MetricX-24 (hybrid: with the reference, and as QE without it) from a local checkpoint",
     columns=lambda config: [MODES[m] for m in config["metrics"]["metricx"]["mode"]],
-    environment="main", conda="fairseq.yaml", unit="sentence", needs=("source", "reference"),
+    environment="main", conda="models.yaml", unit="sentence", needs=("source", "reference"),
     higher_is_better=False,
     signature="the checkpoint's folder name and sha256, the mode, input length, dtype, batch size, transformers' and "
               "docnmt's versions",

@@ -59,7 +59,7 @@ def plot_pronouns(manifest: dict, output: Path) -> None:
     strategies = manifest["strategies"]
     groups = []
     for task, spec in manifest["tasks"].items():
-        for evalset, path in spec.get("pronouns", {}).items():
+        for evalset, path in spec.get("pronoun_f1", {}).items():
             data = load_json(path, "pronoun score file")
             for category in ("gender", "formality"):
                 if not any(n for e in data["systems"].values() for n in e[category]["examples"].values()):
@@ -167,7 +167,7 @@ def plot_ctxpro(manifest: dict, output: Path) -> None:
     strategies = manifest["strategies"]
     groups = []
     for task, spec in manifest["tasks"].items():
-        for path in spec.get("ctxpro", {}).values():
+        for path in spec.get("ctxpro_accuracy", {}).values():
             data = load_json(path, "ctxpro score file")
             for phenomenon in phenomena_shown(data) or [None]:  # a set of several: one group each
                 label = f"{task} {data['set']}" + (f" {phenomenon}" if phenomenon else "")

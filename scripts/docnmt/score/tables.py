@@ -9,8 +9,10 @@ statistics, is written by :mod:`docnmt.corpora.stats`:
 - ``perplexity``: Table 2, perplexity of the reference and of every
   strategy's hypotheses (sentence-level model for the sentence-level rows,
   document-level model for the document-level rows);
-- ``bleu_ter``: Table 3, BLEU, chrF++ and TER on the test set and on ContraPro, and d-BLEU (documents
-  joined) on the test set, each with its signature and paired-bootstrap significance marks;
+- ``quality``: Table 3, BLEU, chrF++ and TER on the test set and on ContraPro, and d-BLEU (documents
+  joined) on the test set, each with its signature and paired-bootstrap significance marks, and the columns of
+  every metric of the seam (COMET, MetricX, GEMBA) a config asks for; until 0.2 its files are also written under
+  their name of 0.1, ``bleu_ter`` (:data:`RENAMED`);
 - ``pronoun_f1``: Table 4, pronoun gender and formality F1 (a cell is "-"
   where a class has fewer reference examples than the reporting rule asks,
   and "nan" where the BlonDe fork's value is NaN; the counts are written
@@ -39,10 +41,10 @@ the paper (one group per task and evaluation set). The inputs are named in a
 JSON manifest that the workflow builds (``docnmt.workflow.tables.score_manifest``)::
 
     {"strategies": [...], "tasks": {TASK: {"description": ..., "tgt": "de",
-      "bleu_ter": {EVALSET: PATH}, "pronouns": {EVALSET: PATH},
-      "perplexity": {LEVEL: PATH}, "accuracy": {LEVEL: PATH}, "sidecars": {STRATEGY: PATH},
+      "bleu_ter": {EVALSET: PATH}, "pronoun_f1": {EVALSET: PATH},
+      "perplexity": {LEVEL: PATH}, "contrapro_accuracy": {LEVEL: PATH}, "sidecars": {STRATEGY: PATH},
       "cxmi": {EVALSET: PATH}, "cxmi_sentences": {EVALSET: PATH}, "context_usage": {EVALSET: PATH},
-      "ctxpro": {EVALSET: PATH}}},
+      "ctxpro_accuracy": {EVALSET: PATH}}},
      "mbr": {"candidates": ..., "count": ..., "utility": ...}, "mbr_curve": {"counts": [...], "tasks": {...}}}
 
 Rows are systems: every strategy, then every strategy with MBR selection (``doc-trans+mbr``, shown as
@@ -116,7 +118,7 @@ def _metric_columns(data: dict) -> list[str]:
     return list(data["columns"]) if "columns" in data else list(next(iter(data["systems"].values())))
 
 
-def bleu_ter_table(manifest: dict) -> Table:
+def quality_table(manifest: dict) -> Table:
     """Table 3: every metric of the seam that declares it (docnmt.score.metric), per task and evaluation set, in
     the registry's order: sacrebleu's, then COMET's, MetricX's and those of the manifest's metric modules."""
     from .metric import table_metrics
@@ -171,14 +173,14 @@ def bleu_ter_table(manifest: dict) -> Table:
                  "full-segment does not apply there (-).")
     if lower:
         notes.append(f"Lower is better: {', '.join(lower)}.")
-    if any(spec.get("ctxpro") for spec in manifest["tasks"].values()):
+    if any(spec.get("ctxpro_accuracy") for spec in manifest["tasks"].values()):
         notes.append("ctxpro sets (ctxpro-PHENOMENON-SPLIT): the example sentences only, against the set's "
                      "'ref segment'; cheating is not decoded there (no reference for the context).")
     notes += [metric.note for metric in shown if metric.note] + scorer_notes
     notes += mbr_notes(manifest) + model_notes(_test_sidecars(manifest), "the search")
     notes += realigned_notes(_test_sidecars(manifest))
     further = "" if set(signatures) <= set(TABLE3_METRICS) else ", and the further metrics' (see the notes),"
-    return Table("bleu_ter", f"Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent){further} for the different "
+    return Table("quality", f"Table 3: BLEU, chrF++, TER and d-BLEU scores (in percent){further} for the different "
                  "tasks and decoding strategies", header, rows, notes)
 
 
@@ -193,7 +195,7 @@ NAN = "nan"
 
 def _pronoun_columns(manifest: dict):
     for t, spec in manifest["tasks"].items():
-        for evalset, path in spec.get("pronouns", {}).items():
+        for evalset, path in spec.get("pronoun_f1", {}).items():
             data = load_json(path, "pronoun score file")
             if "setup" not in data:
                 raise InputError(path, "expected a pronoun score file naming its rule set and taggers ('setup'), "
@@ -280,8 +282,8 @@ def accuracy_table(manifest: dict) -> Table:
     buckets = ["0", "1", "2", "3", ">3"]
     header, per_task, dtypes = ["model"], [], {}
     for t, spec in manifest["tasks"].items():
-        if spec.get("accuracy"):
-            per_task.append({lvl: load_json(p, "ContraPro accuracy file") for lvl, p in spec["accuracy"].items()})
+        if spec.get("contrapro_accuracy"):
+            per_task.append({lvl: load_json(p, "ContraPro accuracy file") for lvl, p in spec["contrapro_accuracy"].items()})
             header += [f"{t} overall"] + [f"{t} distance {b}" for b in buckets]
             dtypes.update({f"{t} {lvl}-level": data for lvl, data in per_task[-1].items()})
     rows = []
@@ -427,7 +429,7 @@ def _ctxpro_sets(manifest: dict) -> list[tuple[str, str, dict, dict | None]]:
     """(task, evalset, its ctxpro scores, its BLEU/TER scores or None) of every task's ctxpro sets."""
     out = []
     for task, spec in manifest["tasks"].items():
-        for evalset, path in spec.get("ctxpro", {}).items():
+        for evalset, path in spec.get("ctxpro_accuracy", {}).items():
             bleu = spec.get("bleu_ter", {}).get(evalset)
             out.append((task, evalset, load_json(path, "ctxpro score file"),
                         None if bleu is None else load_json(bleu, "BLEU/TER score file")))
@@ -500,16 +502,16 @@ def ctxpro_rules_table(manifest: dict) -> Table:
 def all_tables(manifest: dict) -> list[Table]:
     """The tables in the paper's order: 1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1 (with the per-class
     table), then the ContraPro accuracy of the paper's text."""
-    tables = [cost_table(manifest), perplexity_table(manifest), bleu_ter_table(manifest)]
-    if any(spec.get("pronouns") for spec in manifest["tasks"].values()):
+    tables = [cost_table(manifest), perplexity_table(manifest), quality_table(manifest)]
+    if any(spec.get("pronoun_f1") for spec in manifest["tasks"].values()):
         tables += list(pronoun_tables(manifest))
     for table in tables:
         table.notes.extend(skipped_notes(manifest))
-    if any(spec.get("accuracy") for spec in manifest["tasks"].values()):
+    if any(spec.get("contrapro_accuracy") for spec in manifest["tasks"].values()):
         tables.append(accuracy_table(manifest))
     if any(spec.get("cxmi") for spec in manifest["tasks"].values()):
         tables += [context_usage_table(manifest), context_split_table(manifest), context_sentences_table(manifest)]
-    if any(spec.get("ctxpro") for spec in manifest["tasks"].values()):
+    if any(spec.get("ctxpro_accuracy") for spec in manifest["tasks"].values()):
         tables += [ctxpro_accuracy_table(manifest), ctxpro_rules_table(manifest)]
     if any(spec.get("comet_error_spans") for spec in manifest["tasks"].values()):
         tables.append(xcomet_spans_table(manifest))
@@ -538,6 +540,16 @@ def read_manifest(args) -> dict:
     return manifest
 
 
+#: Tables renamed, new name -> the name of 0.1, whose files are still written for one release (0.2 drops them):
+#: the same table, the Markdown copy opening with a line that says so.
+RENAMED = {"quality": "bleu_ter"}
+
+
+def renamed_from(name: str) -> list[str]:
+    """The old names a table's files are also written under (:data:`RENAMED`)."""
+    return [RENAMED[name]] if name in RENAMED else []
+
+
 def table_files(outdir: os.PathLike | str, name: str) -> list[Path]:
     return [Path(outdir) / f"{name}.{ext}" for ext in ("md", "csv", "tex")]
 
@@ -551,10 +563,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     manifest = read_manifest(args)
     tables = all_tables(manifest)
-    paths = [p for t in tables for p in table_files(args.outdir, t.name)]
+    written = [(table, name) for table in tables for name in (table.name, *renamed_from(table.name))]
+    paths = [p for _, name in written for p in table_files(args.outdir, name)]
     with atomic_outputs(paths) as handles:
-        for n, table in enumerate(tables):
+        for n, (table, name) in enumerate(written):
             md, cs, tex = handles[3 * n: 3 * n + 3]
+            if name != table.name:
+                md.write(f"{name}.md is now {table.name}.md (the same table); the old name goes in docnmt 0.2.\n\n")
             md.write(table.markdown())
             cs.write(table.csv())
             tex.write(table.latex())

@@ -11,6 +11,7 @@ from docnmt import layout
 from docnmt.config import tables_name
 from docnmt.decode import mbr
 from docnmt.decode.backend import backend
+from docnmt.score.tables import renamed_from
 
 from .metrics import metric_evalsets, seam, span_checkpoints
 from .systems import (curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_selections,
@@ -49,15 +50,15 @@ def task_scores(config: dict, task: str) -> dict:
     # pronoun F1 and CXMI on the test set and ContraPro; a ctxpro set has its own accuracy
     paper_sets = evalsets(config, task, ctxpro_sets_too=False)
     if task in german_tasks(config):
-        entry["pronouns"] = {e: layout.score_file(task, e, "pronouns") for e in paper_sets}
+        entry["pronoun_f1"] = {e: layout.score_file(task, e, "pronouns") for e in paper_sets}
     if settings["contrapro"]:
-        entry["accuracy"] = {lvl: layout.score_file(task, "contrapro", f"accuracy.{lvl}") for lvl in LEVELS}
+        entry["contrapro_accuracy"] = {lvl: layout.score_file(task, "contrapro", f"accuracy.{lvl}") for lvl in LEVELS}
     if task in cxmi_tasks(config):
         entry["cxmi"] = {e: layout.score_file(task, e, "cxmi") for e in paper_sets}
         entry["cxmi_sentences"] = {e: layout.cxmi_sentences(task, e) for e in paper_sets}
         entry["context_usage"] = {e: layout.score_file(task, e, "context_usage") for e in paper_sets}
     if ctxpro_evalsets(config, task):
-        entry["ctxpro"] = {e: layout.score_file(task, e, "ctxpro") for e in ctxpro_evalsets(config, task)}
+        entry["ctxpro_accuracy"] = {e: layout.score_file(task, e, "ctxpro") for e in ctxpro_evalsets(config, task)}
     return entry
 
 
@@ -105,7 +106,7 @@ def manifest_arg(config: dict, tasks=None) -> str:
 def table_names(config: dict, tasks=None) -> list[str]:
     """The tables of these tasks together (default: the configured tasks)."""
     tasks = _tasks(config, tasks)
-    names = ["perplexity", "bleu_ter"]
+    names = ["perplexity", "quality", *renamed_from("quality")]
     if any(t in german_tasks(config) for t in tasks):
         names += ["pronoun_f1", "pronoun_classes"]
     if any(config["task_settings"][t]["contrapro"] for t in tasks):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run by Snakemake (--sdm conda) inside the freshly created fairseq env: fairseq-fixed must be compiled
+# Run by Snakemake (--sdm conda) inside the freshly created models env (envs/models.yaml): fairseq-fixed must be compiled
 # against the env's torch and numpy (its dependencies are the env's pins: --no-deps); then the package docnmt, editable from the checkout whose Snakefile
 # created the env (rules/common.smk exports DOCNMT_CHECKOUT).
 set -euo pipefail
