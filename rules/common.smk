@@ -66,19 +66,14 @@ onsuccess:
         ledger.record_config(workflow.main_snakefile, changed_keys(config))
 
 
-#: The configured tasks, and the settings of every task the config describes.
-TASKS = list(config["tasks"])
-SETTINGS = config["task_settings"]
-#: The precision of every decode and forced scoring (decode.dtype; float32 unless the config asks otherwise).
-DTYPE = config["decode"]["dtype"]
 #: The name of the configured tasks' tables and plots together (tables.name; results/tables/NAME/).
 TABLES_NAME = tables_name(config)
 
 
 wildcard_constraints:
-    task=wf.tasks.alternatives(SETTINGS),
+    task=wf.tasks.alternatives(wf.tasks.task_names(config)),
     split=wf.tasks.alternatives(wf.tasks.all_splits(config)),
-    source=wf.tasks.alternatives(config["sources"]),
+    source=wf.tasks.alternatives(wf.corpora.source_names(config)),
     level=wf.tasks.alternatives(wf.tasks.LEVELS),
     lang="[a-z]{2,3}",
     stage="tok|bpe",
@@ -87,29 +82,15 @@ wildcard_constraints:
 
 
 scattergather:
-    shard=config["preprocess"]["shards"],
+    shard=wf.preprocess.shards(config),
 
 
-def model_env_path(w):
-    """Put before PATH by the rules that load the task's model, their backend's environment (vLLM's .venv-vllm), or
-    nothing (wf.environments.env_path)."""
-    return wf.environments.env_path(config, w.task, workflow.basedir, _conda_deployment())
-
-
-def model_conda(default):
-    """The conda directive of the rules that load the task's model, their backend's env file, else ``default``."""
-    return lambda w: wf.environments.conda_env(config, w.task, default)
-
-
-def model_gpus(w):
-    """The GPUs asked for by the rules that load the task's model (models.engine_args.tensor_parallel_size, or 1)."""
-    return wf.environments.gpus(config, w.task)
-
-
-def model_params(w, input):
-    """The model options of a docnmt CLI from a job's wildcards and inputs (wf.decode.model_args): a rule's
-    params.model."""
-    return wf.decode.model_args(config, w.task, input, level=wf.decode.model_level(w))
+#: What the rules that load the task's model share, from docnmt.workflow.model_rules (params path, model, k,
+#: separator, dtype; their GPUs); their conda env is wf.model_rules.model_conda's.
+MODEL_PARAMS = wf.model_rules.model_params(config, workflow.basedir, _conda_deployment())
+model_gpus = wf.model_rules.model_gpus(config)
+#: A rule's command run in an environment of its own (its params.path first on PATH), written once.
+in_environment = wf.environments.in_environment
 
 
 #: The name of a strategy's decode rule (rules/decode.smk, where tests/test_docs.py finds it), from the registry.

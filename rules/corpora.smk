@@ -12,7 +12,7 @@ rule demo_corpus:
         task=wf.tasks.alternatives(wf.tasks.tasks_of_type(config, "demo")),
     params:
         outdir=lambda w: layout.corpus_dir(w.task),
-        seed=lambda w: SETTINGS[w.task]["corpus"]["seed"],
+        seed=lambda w: wf.corpora.demo_seed(config, w.task),
         docs=lambda w: wf.corpora.demo_docs_args(config, w.task),
     log:
         layout.log_file("{task}/demo_corpus"),
@@ -92,8 +92,7 @@ rule download:
         url=lambda w: wf.corpora.source(config, w.source)["url"],
         checksum=lambda w: wf.corpora.checksum_args(config, w.source),
         mirror=wf.corpora.mirror_args(config),
-        lock=config["download_lock"],
-        retries=config["download_retries"],
+        **wf.corpora.download_settings(config),
     log:
         layout.log_file("downloads/{source}/{filename}"),
     benchmark:
@@ -170,7 +169,7 @@ rule contrapro_set:
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.contrapro_tasks(config)),
     params:
-        context=config["k"] - 1,
+        context=lambda w: wf.tasks.context_sentences(config, w.task),
         outdir=lambda w: layout.contrapro_dir(w.task),
     log:
         layout.log_file("{task}/contrapro_set"),
@@ -196,8 +195,7 @@ rule ctxpro_download:
     params:
         source=lambda w: wf.corpora.ctxpro_download_args(config, w.filename),
         mirror=wf.corpora.mirror_args(config),
-        lock=config["download_lock"],
-        retries=config["download_retries"],
+        **wf.corpora.download_settings(config),
     log:
         layout.log_file("downloads/ctxpro/{filename}"),
     benchmark:

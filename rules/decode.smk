@@ -1,4 +1,4 @@
-# Decoding: one rule per search strategy, generated from config["strategies"].
+# Decoding: one rule per configured search strategy (config strategies).
 # The inputs and options are docnmt.workflow.decode's, every path docnmt.layout's.
 
 
@@ -12,10 +12,7 @@ rule check_model:
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.external_tasks(config)),
     params:
-        path=model_env_path,
-        model=model_params,
-        k=lambda w: wf.tasks.task_k(config, w.task),
-        separator=lambda w: wf.tasks.task_separator(config, w.task),
+        **MODEL_PARAMS,
         codes=lambda w: wf.decode.check_codes_args(config, w.task),
         sample=lambda w: wf.decode.check_sample_args(config, w.task),
     log:
@@ -23,22 +20,24 @@ rule check_model:
     benchmark:
         layout.benchmark_file("{task}/check_model/{level}")
     conda:
-        model_conda("../envs/models.yaml")
+        wf.model_rules.model_conda(config, "../envs/models.yaml")
     threads: 1
     resources:
         mem_mb=8000,
         runtime=30,
     shell:
-        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.decode.checks {params.model:q} --level {wildcards.level:q}"
-        " --k {params.k:q} --separator {params.separator:q} {params.codes:q} --sample {input.sample:q}"
-        " {params.sample:q} --output {output:q} > {log:q} 2>&1"
+        in_environment(
+            "python -m docnmt.decode.checks {params.model:q} --level {wildcards.level:q}"
+            " --k {params.k:q} --separator {params.separator:q} {params.codes:q} --sample {input.sample:q}"
+            " {params.sample:q} --output {output:q} > {log:q} 2>&1"
+        )
 
 # Adding a strategy to the registry (docnmt.decode.strategies) and the config adds a
 # rule here; nothing is copied. A strategy's rule also makes its MBR systems
 # ({system}: doc-trans+mbr, doc-trans+mbr-4; config mbr, docnmt.decode.mbr).
 
 
-for _strategy in config["strategies"]:
+for _strategy in wf.systems.configured_strategies(config):
 
     rule:
         name:
@@ -51,9 +50,8 @@ for _strategy in config["strategies"]:
             evalset=wf.tasks.alternatives(wf.systems.strategy_evalsets(config, _strategy)),
             system=wf.systems.system_pattern(_strategy),
         params:
-            path=model_env_path,
+            **MODEL_PARAMS,
             strategy=_strategy,
-            model=model_params,
             options=lambda w, input, strategy=_strategy: wf.decode.decode_options(config, strategy, w.task, w.system, input),
             tgt=lambda w: wf.decode.tgt_lang_args(config, w.task),
             search=lambda w: wf.decode.search_args(config, w.task),
@@ -63,7 +61,7 @@ for _strategy in config["strategies"]:
         benchmark:
             layout.benchmark_file("{task}/decode/{evalset}/{system}")
         conda:
-            model_conda("../envs/models.yaml")
+            wf.model_rules.model_conda(config, "../envs/models.yaml")
         threads: 2
         priority: lambda w, strategy=_strategy: wf.decode.decode_priority(config, strategy, w.evalset)
         resources:
@@ -71,8 +69,10 @@ for _strategy in config["strategies"]:
             mem_mb=8000,
             runtime=lambda w: wf.tasks.runtime(config, w.task, demo=60, other=720),
         shell:
-            "export PATH={params.path:q}\"$PATH\"; python -m docnmt.decode.cli --strategy {params.strategy:q} {params.options:q}"
-            " {params.model:q} --src {input.src:q} --docids {input.docids:q}"
-            " {params.search:q} {params.tgt:q}"
-            " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q}"
-            " --journal {params.journal:q} > {log:q} 2>&1"
+            in_environment(
+                "python -m docnmt.decode.cli --strategy {params.strategy:q} {params.options:q}"
+                " {params.model:q} --src {input.src:q} --docids {input.docids:q}"
+                " {params.search:q} {params.tgt:q}"
+                " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q}"
+                " --journal {params.journal:q} > {log:q} 2>&1"
+            )

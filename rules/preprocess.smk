@@ -73,8 +73,8 @@ rule learn_bpe:
     output:
         layout.bpe_codes("{task}"),
     params:
-        merges=lambda w: SETTINGS[w.task]["bpe_merges"],
-        min_frequency=config["preprocess"]["bpe_min_frequency"],
+        merges=lambda w: wf.preprocess.bpe_merges(config, w.task),
+        min_frequency=wf.preprocess.bpe_min_frequency(config),
         sample=lambda w: wf.preprocess.bpe_sample_lines(config, w.task),
     log:
         layout.log_file("{task}/learn_bpe"),
@@ -120,7 +120,7 @@ rule windows:
     output:
         layout.window_file("{task}", "{split}", "{lang}"),
     params:
-        k=config["k"],
+        k=lambda w: wf.tasks.task_k(config, w.task),
     log:
         layout.log_file("{task}/windows/{split}.{lang}"),
     benchmark:
@@ -192,8 +192,8 @@ rule encode_external:
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.external_tasks(config)),
     params:
-        tokenize=lambda w: SETTINGS[w.task]["models"]["tokenize"],
-        codes=lambda w: SETTINGS[w.task]["models"]["bpe_codes"],
+        tokenize=lambda w: wf.preprocess.external_encoding(config, w.task)["tokenize"],
+        codes=lambda w: wf.preprocess.external_encoding(config, w.task)["codes"],
     log:
         layout.log_file("{task}/encode_external/{split}.{lang}"),
     benchmark:

@@ -37,8 +37,10 @@ for _metric in wf.metrics.rules(config):
             mem_mb=_metric.mem_mb,
             runtime=_functions["runtime"],
         shell:
-            "export PATH={params.path:q}\"$PATH\"; python -m {params.command:q} --source {input.src:q}"
-            " --reference {input.ref:q} {params.options:q} --output {output.scores:q} {params.outputs:q} > {log:q} 2>&1"
+            in_environment(
+                "python -m {params.command:q} --source {input.src:q}"
+                " --reference {input.ref:q} {params.options:q} --output {output.scores:q} {params.outputs:q} > {log:q} 2>&1"
+            )
 
 
 rule comet_env:
@@ -59,7 +61,9 @@ rule comet_env:
         mem_mb=2000,
         runtime=10,
     shell:
-        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.comet env --output {output:q} > {log:q} 2>&1"
+        in_environment(
+            "python -m docnmt.score.comet env --output {output:q} > {log:q} 2>&1"
+        )
 
 
 rule pronoun_f1:
@@ -73,9 +77,7 @@ rule pronoun_f1:
     params:
         systems=lambda w, input: wf.score.system_args(config, w.task, w.evalset, input),
         subsets=lambda w, input: wf.score.subsets_arg(input),
-        tagger=config["scoring"]["tagger"],
-        source_tagger=config["scoring"]["source_tagger"],
-        rules=config["scoring"]["pronoun_rules"],
+        **wf.score.pronoun_settings(config),
         min_examples=lambda w: wf.tasks.pronoun_min_examples(config, w.task),
     log:
         layout.log_file("{task}/scores/{evalset}/pronouns"),
@@ -100,28 +102,26 @@ rule perplexity:
     output:
         layout.score_file("{task}", "test", "perplexity.{level}"),
     params:
-        path=model_env_path,
-        model=model_params,
+        **MODEL_PARAMS,
         systems=lambda w, input: wf.score.perplexity_args(config, w.task, w.level, input),
-        k=lambda w: wf.tasks.task_k(config, w.task),
-        separator=lambda w: wf.tasks.task_separator(config, w.task),
-        dtype=DTYPE,
     log:
         layout.log_file("{task}/scores/test/perplexity.{level}"),
     benchmark:
         layout.benchmark_file("{task}/scores/test/perplexity.{level}")
     conda:
-        model_conda("../envs/models.yaml")
+        wf.model_rules.model_conda(config, "../envs/models.yaml")
     threads: 2
     resources:
         gpu=model_gpus,
         mem_mb=8000,
         runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=120),
     shell:
-        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.perplexity {params.model:q} --level {wildcards.level:q}"
-        " --k {params.k:q} --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q}"
-        " --docids {input.docids:q} {params.systems:q}"
-        " --output {output:q} > {log:q} 2>&1"
+        in_environment(
+            "python -m docnmt.score.perplexity {params.model:q} --level {wildcards.level:q}"
+            " --k {params.k:q} --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q}"
+            " --docids {input.docids:q} {params.systems:q}"
+            " --output {output:q} > {log:q} 2>&1"
+        )
 
 
 rule contrapro_accuracy:
@@ -134,8 +134,8 @@ rule contrapro_accuracy:
         task=wf.tasks.alternatives(wf.tasks.contrapro_tasks(config)),
     params:
         tgt=lambda w: wf.tasks.tgt(config, w.task),
-        k=config["k"],
-        dtype=DTYPE,
+        k=lambda w: wf.tasks.task_k(config, w.task),
+        dtype=wf.decode.search_dtype(config),
     log:
         layout.log_file("{task}/scores/contrapro/accuracy.{level}"),
     benchmark:
@@ -191,18 +191,14 @@ rule cxmi:
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.cxmi_tasks(config)),
     params:
-        path=model_env_path,
-        model=model_params,
+        **MODEL_PARAMS,
         options=lambda w, input: wf.score.cxmi_args(config, w.task, w.evalset, input),
-        k=lambda w: wf.tasks.task_k(config, w.task),
-        separator=lambda w: wf.tasks.task_separator(config, w.task),
-        dtype=DTYPE,
     log:
         layout.log_file("{task}/scores/{evalset}/cxmi"),
     benchmark:
         layout.benchmark_file("{task}/scores/{evalset}/cxmi")
     conda:
-        model_conda("../envs/models.yaml")
+        wf.model_rules.model_conda(config, "../envs/models.yaml")
     threads: 2
     priority: lambda w: wf.score.chain_priority(config, w.evalset)
     resources:
@@ -210,10 +206,12 @@ rule cxmi:
         mem_mb=8000,
         runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=120),
     shell:
-        "export PATH={params.path:q}\"$PATH\"; python -m docnmt.score.cxmi {params.model:q} --k {params.k:q}"
-        " --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q} --ref {input.ref:q}"
-        " --docids {input.docids:q} {params.options:q}"
-        " --output {output.summary:q} --sentences {output.sentences:q} > {log:q} 2>&1"
+        in_environment(
+            "python -m docnmt.score.cxmi {params.model:q} --k {params.k:q}"
+            " --dtype {params.dtype:q} --separator {params.separator:q} --src {input.src:q} --ref {input.ref:q}"
+            " --docids {input.docids:q} {params.options:q}"
+            " --output {output.summary:q} --sentences {output.sentences:q} > {log:q} 2>&1"
+        )
 
 
 rule context_usage:
@@ -228,8 +226,7 @@ rule context_usage:
     params:
         options=lambda w, input: wf.score.context_usage_args(config, w.task, w.evalset, input),
         k=lambda w: wf.tasks.task_k(config, w.task),
-        top=config["scoring"]["context_usage"]["top"],
-        share=config["scoring"]["context_usage"]["share"],
+        **wf.score.context_usage_settings(config),
     log:
         layout.log_file("{task}/scores/{evalset}/context_usage"),
     benchmark:
@@ -283,7 +280,7 @@ rule task_tables:
     output:
         directory(layout.task_tables_dir("{task}")),
     wildcard_constraints:
-        task=wf.tasks.alternatives(TASKS),
+        task=wf.tasks.alternatives(wf.tasks.configured_tasks(config)),
     params:
         manifest=lambda w: wf.tables.manifest_arg(config, [w.task]),
     log:

@@ -16,10 +16,7 @@ rule train:
         history=lambda w: layout.training_history(w.task, w.level),
         src=lambda w: wf.tasks.src(config, w.task),
         tgt=lambda w: wf.tasks.tgt(config, w.task),
-        dropout=lambda w: SETTINGS[w.task]["dropout"],
-        label_smoothing=lambda w: SETTINGS[w.task]["label_smoothing"],
-        patience=config["training"]["patience"],
-        gpus=config["training"]["gpus"],
+        **wf.train.training_params(config),
         preset=lambda w: wf.train.preset_args(config, w.task),
     log:
         layout.log_file("{task}/train/{level}"),
@@ -29,7 +26,7 @@ rule train:
         "../envs/models.yaml"
     threads: 4
     resources:
-        gpu=config["training"]["gpus"],
+        gpu=wf.train.training_gpus(config),
         mem_mb=16000,
         runtime=lambda w: wf.train.training_runtime(config, w.task),
     shell:

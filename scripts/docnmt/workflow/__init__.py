@@ -14,12 +14,15 @@ Modules:
   decode     -- rules/decode.smk: a task's model as inputs and options, a strategy's decode inputs and options
   score      -- rules/score.smk: each scorer's inputs and options
   environments -- where a task's model rules run (its backend's environment: vLLM's) and on how many GPUs
+  model_rules -- what every rule that loads a task's model shares: its params, conda env, GPUs, PATH prefix
   metrics    -- learned metrics (COMET): the checkpoints' checks, unbabel-comet's environment, the rule comet's
                 inputs and options, and the decodes that select by a learned metric
   tables     -- rules/score.smk: the tables' manifest, which tables and plots, where they go
   targets    -- the Snakefile's rules all and data
 """
 
-from . import corpora, decode, environments, metrics, preprocess, score, systems, tables, targets, tasks, train
+from . import (corpora, decode, environments, metrics, model_rules, preprocess, score, systems, tables, targets, tasks,
+               train)
 
-__all__ = ["corpora", "decode", "environments", "metrics", "preprocess", "score", "systems", "tables", "targets", "tasks", "train"]
+__all__ = ["corpora", "decode", "environments", "metrics", "model_rules", "preprocess", "score", "systems", "tables",
+           "targets", "tasks", "train"]

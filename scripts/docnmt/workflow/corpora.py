@@ -247,3 +247,20 @@ def ctxpro_set_args(config: dict, task: str, evalset: str) -> list:
 def ctxpro_tasks(config: dict) -> list[str]:
     """The tasks the config describes that name ctxpro sets (each gets its ctxpro_set rule)."""
     return [t for t in config["task_settings"] if ctxpro_sets(config, t)]
+
+
+# ---- the rules' settings ------------------------------------------------------------------
+def demo_seed(config: dict, task: str) -> int:
+    """The demo corpus's seed (task_settings.TASK.corpus.seed)."""
+    return config["task_settings"][task]["corpus"]["seed"]
+
+
+def download_settings(config: dict) -> dict:
+    """The params every download rule shares: the lock file that serializes downloads, and the retries of a
+    transient failure."""
+    return {"lock": config["download_lock"], "retries": config["download_retries"]}
+
+
+def source_names(config: dict) -> list[str]:
+    """The configured download sources (the source wildcard)."""
+    return list(config["sources"])

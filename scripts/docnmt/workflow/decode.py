@@ -31,6 +31,11 @@ def model_inputs(config: dict, task: str, level: str, model_key: str = "model", 
     return files
 
 
+def search_dtype(config: dict) -> str:
+    """The precision of every decode and forced scoring (decode.dtype; float32 unless the config asks otherwise)."""
+    return config["decode"]["dtype"]
+
+
 def model_level(wildcards) -> str:
     """The level of the model a job loads: its ``level`` wildcard (check_model, perplexity), else sentence for the
     sentence-level decode (its ``system``), else document (the other decodes, CXMI)."""
@@ -183,7 +188,7 @@ def search_args(config: dict, task: str) -> list:
     with_cache = cache is not None and described.prefix_cache
     beam = config["beam"] if described.can("beam_search") else 1  # greedy where the backend has no beam search
     return ["--beam", beam, "--k", task_k(config, task), "--h", config["h"], "--dtype",
-            config["decode"]["dtype"], "--separator", task_separator(config, task)] + context_args(config, task) \
+            search_dtype(config), "--separator", task_separator(config, task)] + context_args(config, task) \
         + ([] if max_tokens is None else ["--max-tokens", int(max_tokens)]) \
         + (["--cache-bytes", str(cache)] if with_cache else [])
 

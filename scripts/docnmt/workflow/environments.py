@@ -14,6 +14,15 @@ from docnmt.decode.load_options import flagged_options
 
 from .tasks import engine_args, model_backend
 
+#: The start of the command of a rule that runs in an environment of its own (a task's backend's, vLLM's
+#: .venv-vllm; unbabel-comet's .venv-comet for a metric): its folder first on PATH, or nothing (params.path empty).
+PATH_PREFIX = 'export PATH={params.path:q}"$PATH"; '
+
+
+def in_environment(command: str) -> str:
+    """A rule's shell command run in its environment: :data:`PATH_PREFIX`, then the command."""
+    return PATH_PREFIX + command
+
 
 def environment(config: dict, task: str) -> Environment | None:
     """The environment of the task's backend (None: the project's)."""

@@ -56,3 +56,22 @@ def binarize_prefixes(config: dict, task: str, level: str) -> list[str]:
     return [arg for split in SPLITS
             for arg in (f"--{split}pref", level_text(task, level, split, src(config, task)).rsplit(".", 1)[0])]
 
+
+def bpe_merges(config: dict, task: str) -> int:
+    """The task's BPE merge operations (the paper: 15k, 32k for OS)."""
+    return config["task_settings"][task]["bpe_merges"]
+
+
+def bpe_min_frequency(config: dict) -> int:
+    return config["preprocess"]["bpe_min_frequency"]
+
+
+def shards(config: dict) -> int:
+    """How many shards a large split is tokenized and BPE-encoded in (Snakemake's scattergather)."""
+    return config["preprocess"]["shards"]
+
+
+def external_encoding(config: dict, task: str) -> dict:
+    """A model trained elsewhere: its text's tokenizer and BPE codes (task_settings.TASK.models)."""
+    models = config["task_settings"][task]["models"]
+    return {"tokenize": models["tokenize"], "codes": models["bpe_codes"]}

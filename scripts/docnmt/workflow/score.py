@@ -201,3 +201,16 @@ def ctxpro_accuracy_args(config: dict, task: str, evalset: str, input: Mapping) 
     return (system_pairs(systems, input["systems"])
             + [arg for name, path in zip(systems, input["sidecars"], strict=True) for arg in ("--sidecar", f"{name}={path}")]
             + [arg for name, why in skipped.items() for arg in ("--skipped", f"{name}={why}")])
+
+
+# ---- the scorers' settings -----------------------------------------------------------------
+def pronoun_settings(config: dict) -> dict:
+    """The pronoun scorer's params beside its inputs: the target and source taggers and the rule set."""
+    scoring = config["scoring"]
+    return {"tagger": scoring["tagger"], "source_tagger": scoring["source_tagger"], "rules": scoring["pronoun_rules"]}
+
+
+def context_usage_settings(config: dict) -> dict:
+    """The context-usage table's params: how many top sentences it shows, and the share scored against the rest."""
+    usage = config["scoring"]["context_usage"]
+    return {"top": usage["top"], "share": usage["share"]}

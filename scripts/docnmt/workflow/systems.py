@@ -14,6 +14,11 @@ from docnmt.decode.backend import backend
 from .tasks import all_evalsets, engine_args, is_ctxpro, model_backend, task_levels
 
 
+def configured_strategies(config: dict) -> list[str]:
+    """The strategies the config decodes (config strategies): one decode rule each (rules/decode.smk)."""
+    return list(config["strategies"])
+
+
 def strategy_rule_name(strategy: str) -> str:
     """Rule names are identifiers: decode_2_pass for 2-pass, decode_doc_trans_beam for doc-trans-beam."""
     return STRATEGIES[strategy].rule

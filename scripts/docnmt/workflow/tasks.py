@@ -132,6 +132,21 @@ def task_k(config: dict, task: str) -> int:
     return config["task_settings"][task]["models"]["k"] if is_external(config, task) else config["k"]
 
 
+def context_sentences(config: dict, task: str) -> int:
+    """The sentences of context on each side of a sentence in the task's windows: k - 1."""
+    return task_k(config, task) - 1
+
+
+def configured_tasks(config: dict) -> list[str]:
+    """The tasks the config runs (config tasks)."""
+    return list(config["tasks"])
+
+
+def task_names(config: dict) -> list[str]:
+    """Every task the config describes (task_settings), configured or not (the task wildcard)."""
+    return list(config["task_settings"])
+
+
 def task_separator(config: dict, task: str) -> str:
     return config["task_settings"][task]["models"]["separator"] if is_external(config, task) else SEP
 
