@@ -193,7 +193,7 @@ def rule_modules():
         blocks = re.split(r"\n(?=\s*rule\b)", smk.read_text())
         for block in blocks:
             # a rule that loads a task's model takes its backend's env, else the one named (model_conda)
-            env = re.search(r'conda:\s*\n\s*(?:model_conda\()?"\.\./envs/([\w-]+\.yaml)"', block)
+            env = re.search(r'conda:\s*\n\s*(?:wf\.model_rules\.model_conda\(config, )?"\.\./envs/([\w-]+\.yaml)"', block)
             for module in re.findall(r"python -m docnmt\.([\w.]+)", block):
                 assert env, f"{smk.name}: a rule running docnmt.{module} has no conda: directive"
                 found.append((smk.name, env[1], module))

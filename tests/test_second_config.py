@@ -18,10 +18,10 @@ TABLE_OUTPUT = re.compile(r"^results/(?:tables|plots)/|^results/[^/]+/(?:tables|
 
 
 def test_the_layout_puts_a_tasks_tables_in_its_folder_and_the_combined_ones_under_the_name():
-    assert layout.task_table("ted", "bleu_ter", "md") == "results/ted/tables/quality.md"
+    assert layout.task_table("ted", "quality", "md") == "results/ted/tables/quality.md"
     assert layout.task_tables_dir("ted") == "results/ted/tables"
     assert layout.task_plot("ted", "bleu") == "results/ted/plots/bleu.png"
-    assert layout.combined_table("paper", "bleu_ter", "tex") == "results/tables/paper/bleu_ter.tex"
+    assert layout.combined_table("paper", "quality", "tex") == "results/tables/paper/quality.tex"
     assert layout.combined_plot("paper", "cost") == "results/plots/paper/cost.png"
 
 
