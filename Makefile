@@ -19,7 +19,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^([a-z-]+):.*## /\1\t/' | expand -t 12
 
-setup: $(VENV)/.installed ## create .venv with every pinned dependency and the package docnmt (idempotent; about 7 minutes the first time)
+setup: $(VENV)/.installed ## create .venv with every pinned dependency and the package docnmt (idempotent; docs/benchmarks.md has its time)
 
 # Idempotent: reruns only when a requirements file or pyproject.toml changes.
 # fairseq-fixed is compiled against the pinned torch/numpy, so every pin is
@@ -55,7 +55,7 @@ $(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 # huggingface-hub<1); the rules find its Python at metrics.comet_python (default: this COMET_VENV). The package
 # docnmt goes in editable, without dependencies: its COMET modules need only what unbabel-comet brings.
 COMET_VENV ?= .venv-comet
-comet: $(COMET_VENV)/.installed ## create .venv-comet, unbabel-comet's environment for COMET scores (about 1 minute)
+comet: $(COMET_VENV)/.installed ## create .venv-comet, unbabel-comet's environment for COMET scores (docs/benchmarks.md has its time)
 
 $(COMET_VENV)/.installed: requirements-comet.txt pyproject.toml
 	test -x $(COMET_VENV)/bin/python || $(PYTHON) -m venv $(COMET_VENV)
@@ -74,7 +74,7 @@ VLLM_VENV ?= .venv-vllm
 VLLM_REQUIREMENTS ?= requirements-vllm.txt
 VLLM_INDEX ?=
 VLLM_PIP := $(if $(filter requirements-vllm.txt,$(VLLM_REQUIREMENTS)),--no-deps) $(VLLM_INDEX)
-vllm: $(VLLM_VENV)/.installed ## create .venv-vllm, vLLM's environment for backend: vllm (about 1 minute)
+vllm: $(VLLM_VENV)/.installed ## create .venv-vllm, vLLM's environment for backend: vllm (docs/benchmarks.md has its time)
 
 $(VLLM_VENV)/.installed: $(VLLM_REQUIREMENTS) pyproject.toml
 	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
@@ -120,7 +120,7 @@ LLM_BEAM ?=
 LLM_TASK := $(if $(filter vllm,$(BACKEND)),demo-vllm,demo-llm)
 LLM_SEARCH := $(if $(LLM_BEAM),beam=$(LLM_BEAM) 'mbr={strategies: []}')
 LLM_TABLES_NAME := $(if $(LLM_BEAM),$(LLM_TASK),demo+$(LLM_TASK))
-demo-llm: demo $(if $(filter vllm,$(BACKEND)),vllm) ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (about 20 minutes; BACKEND=vllm: on vLLM, about 45)
+demo-llm: demo $(if $(filter vllm,$(BACKEND)),vllm) ## train a tiny causal LM on the demo corpus and print its tables next to the demo's (BACKEND=vllm: on vLLM; docs/benchmarks.md has its time)
 	test -f results/demo-llm/model/config.json || $(LLM_TRAIN) --train data/demo/corpus/train \
 	  --output results/demo-llm/model
 	$(VENV)/bin/python -m snakemake --profile profiles/cpu --cores $(CORES) tables \
@@ -135,7 +135,7 @@ COMET_DEMO_DIR ?= results/demo-comet
 COMET_STEPS ?= 100
 COMET_CONFIG := 'tables={name: demo+comet}' 'metrics={comet: {tiny-da: $(COMET_DEMO_DIR)/da, tiny-kiwi: $(COMET_DEMO_DIR)/kiwi}}' \
   'qe_rerank={checkpoint: tiny-kiwi}'
-demo-comet: demo comet ## the demo's tables with COMET, Doc-COMET and QE columns and a QE-reranked doc-trans row (about 2 minutes after make demo)
+demo-comet: demo comet ## the demo's tables with COMET, Doc-COMET and QE columns and a QE-reranked doc-trans row (after make demo; docs/benchmarks.md has its time)
 	for kind in regression kiwi; do out=$(COMET_DEMO_DIR)/$$([ $$kind = kiwi ] && echo kiwi || echo da); \
 	  test -f $$out/checkpoints/model.ckpt || $(COMET_VENV)/bin/python -m docnmt.score.tiny_comet --kind $$kind \
 	    --text data/demo/corpus/train.en data/demo/corpus/train.de --output $$out --steps $(COMET_STEPS); done
@@ -147,7 +147,7 @@ demo-comet: demo comet ## the demo's tables with COMET, Doc-COMET and QE columns
 METRICS_DEMO_DIR ?= results/demo-metrics
 METRICS_CONFIG := 'tables={name: demo+metrics}' \
   'metrics={comet: {tiny-xcomet: $(METRICS_DEMO_DIR)/xcomet}, metricx: {checkpoint: $(METRICS_DEMO_DIR)/metricx}}'
-demo-metrics: demo comet ## the demo's tables with XCOMET (and its error spans) and MetricX-24 columns from tiny checkpoints (about 2 minutes after make demo)
+demo-metrics: demo comet ## the demo's tables with XCOMET (and its error spans) and MetricX-24 columns from tiny checkpoints (after make demo; docs/benchmarks.md has its time)
 	test -f $(METRICS_DEMO_DIR)/xcomet/checkpoints/model.ckpt || $(COMET_VENV)/bin/python -m docnmt.score.tiny_comet \
 	  --kind xcomet --text data/demo/corpus/train.en data/demo/corpus/train.de --output $(METRICS_DEMO_DIR)/xcomet
 	test -f $(METRICS_DEMO_DIR)/metricx/config.json || $(VENV)/bin/python -m docnmt.score.tiny_metricx \

@@ -50,6 +50,41 @@ def anchors(page: Path) -> set[str]:
     return found
 
 
+#: A duration in prose: seconds, minutes or hours, or m:ss.
+DURATION = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:minutes?|min|hours?|seconds?|s|ms)\b|\b\d{1,2}:\d\d\b")
+#: The durations a page may state outside docs/benchmarks.md: settings and budgets, not measurements.
+SETTINGS = {
+    "README.md": ["96 hours"],  # the Slurm profile's limit of a training
+    "cluster.md": ["300 s"],  # Slurm's MinJobAge
+    "development.md": ["2 minutes", "20 minutes", "45 minutes", "60 s"],  # the tiers' budgets, the setup warning
+    "scoring.md": ["30 s", "10 s"],  # make models' network timeout, the COMET scorer's grace to exit
+}
+
+
+def test_measured_times_are_quoted_from_the_benchmarks_page_only():
+    """How long something takes is stated once, in docs/benchmarks.md with its date and machine; the README, the
+    other pages (outside their code blocks) and `make help` link there, and state only settings and budgets."""
+    found = []
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        if page.name == "benchmarks.md":
+            continue
+        allowed = list(SETTINGS.get(page.name, []))
+        in_block = False
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.startswith("```"):
+                in_block = not in_block
+                continue
+            for match in ([] if in_block else DURATION.finditer(line)):
+                if match.group(0) in allowed:
+                    allowed.remove(match.group(0))
+                else:
+                    found.append(f"{page.name}:{number}: {match.group(0)}")
+    helps = [line for line in (REPO / "Makefile").read_text(encoding="utf-8").splitlines() if "## " in line]
+    found += [f"Makefile: {m.group(0)}" for line in helps for m in DURATION.finditer(line.split("## ", 1)[1])]
+    assert not found, "times belong in docs/benchmarks.md (link there): " + ", ".join(found)
+    assert "## The commands' times" in (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+
+
 def test_the_readme_is_short_and_its_first_commands_cover_the_paper_own_corpus_and_cluster():
     lines = text(REPO / "README.md").splitlines()
     assert len(lines) <= 200, f"README.md has {len(lines)} lines"

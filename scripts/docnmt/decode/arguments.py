@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import SEP
-from .backend import REGISTRY
+from .backend import REGISTRY, names
 from .requests import DEFAULT_DTYPE, DTYPES
 from ..option_ranges import FINITE, POSITIVE_INT
 
@@ -35,12 +35,11 @@ def add_template_argument(parser) -> None:
     """``--template``: a causal LM's prompt (a name of the repository's templates or a YAML file of one's own); and
     ``--engine-args``, a backend's own load options (:attr:`docnmt.decode.backend.Backend.options`), with a flag of its
     own for each option that declares one (``--base-url``)."""
-    from .backend import REGISTRY
     from .load_options import flagged_options, specs
 
-    parser.add_argument("--template", help="causal-lm, vllm: the prompt's template, a name of the repository's "
-                                           "(translate, translate-no-system) or a YAML file (default: translate, "
-                                           "through the tokenizer's chat template)")
+    parser.add_argument("--template", help=names(lambda b: b.prompt_template, ", ") + ": the prompt's template, a "
+                                           "name of the repository's (translate, translate-no-system) or a YAML file "
+                                           "(default: translate, through the tokenizer's chat template)")
     takes = [b for b in REGISTRY.values() if b.options is not None]
     parser.add_argument("--engine-args", default=None, metavar="KEY=VALUE,...",
                         help="the load options of a backend's models (the engine's or the endpoint's): " + "; ".join(
@@ -111,7 +110,8 @@ def add_search_arguments(parser) -> None:
                         help="at most this many tokens a hypothesis (fairseq-generate's --max-len-b, with "
                              "--max-len-a 0; transformers' max_new_tokens); default 200, as both")
     parser.add_argument("--cache-bytes", type=byte_size, metavar="BYTES",
-                        help="causal-lm: the most the prefix cache of earlier prompts holds, in bytes (K, M, G: "
+                        help=names(lambda b: b.prefix_cache, ", ") + ": the most the prefix cache of earlier "
+                             "prompts holds, in bytes (K, M, G: "
                              "binary multiples; 0: no cache); default: a fifth of a GPU's memory, 2G on the CPU")
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
     add_dtype_argument(parser)

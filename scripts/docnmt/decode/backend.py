@@ -5,7 +5,7 @@ description (:class:`Backend`), and the registry (:data:`REGISTRY`, :func:`regis
 Each backend declares itself next to its code: its package's ``__init__`` registers one :class:`Backend` (its text,
 capabilities, typed load options, cost columns, environment, notes) with ``BACKEND = register(Backend(...))`` and
 defines ``load``, ``check``, ``searcher`` and ``check_cli``. The registry imports the built-in packages
-(:data:`BUILTIN`) and those :data:`PLUGINS_ENV` names on first use. Nothing outside a backend's package compares its
+(every package of :data:`BUILTIN_PACKAGE`, :func:`builtin`) and those :data:`PLUGINS_ENV` names on first use. Nothing outside a backend's package compares its
 name: code that must act differently by backend asks the description (does the model read the workflow's BPE text,
 does it need a data folder, ...), and :mod:`docnmt.decode.backends` loads, checks and searches through the package's
 entry points (``docs/development.md``, "Adding a backend").
@@ -290,6 +290,8 @@ class Backend:
     #: whether its model is a name on a server (an OpenAI-compatible endpoint), not a file or folder: no model file
     #: is an input of a rule, and the sidecar records the endpoint's answer of who served it
     served: bool = False
+    #: where messages, help texts and the docs name it among the backends (lower first; equal: by name)
+    order: int = 100
 
     @property
     def load_options(self) -> tuple[str, ...]:
@@ -336,9 +338,21 @@ class Backend:
         return cast(BackendModule, importlib.import_module(self.module))
 
 
-#: The backends that come with the project, in the order messages name them: each a package of
-#: :mod:`docnmt.decode.backends` whose ``__init__`` registers its description (:func:`register`).
-BUILTIN = ("fairseq", "transformers", "causal_lm", "vllm", "openai")
+#: The package whose subpackages are the backends that come with the project: each registers its description in its
+#: ``__init__`` (:func:`register`), and is found by walking this package (:func:`builtin`), so that a new built-in
+#: backend is its package and nothing else.
+BUILTIN_PACKAGE = "docnmt.decode.backends"
+
+
+def builtin() -> tuple[str, ...]:
+    """The built-in backends' packages: every subpackage of :data:`BUILTIN_PACKAGE` (a module there, such as
+    ``encoder_decoder``, is a helper the packages share)."""
+    import pkgutil
+
+    package = importlib.import_module(BUILTIN_PACKAGE)
+    return tuple(sorted(info.name for info in pkgutil.iter_modules(package.__path__) if info.ispkg))
+
+
 #: The environment variable that names more backend packages (importable modules, comma-separated; e.g. one of
 #: one's own on PYTHONPATH), each registering its description as the built-in ones do.
 PLUGINS_ENV = "DOCNMT_BACKENDS"
@@ -346,7 +360,7 @@ PLUGINS_ENV = "DOCNMT_BACKENDS"
 
 class Registry(MutableMapping[str, Backend]):
     """The registered backends by name, in the order they registered. It fills itself on first use: it imports the
-    built-in packages (:data:`BUILTIN`), then those :data:`PLUGINS_ENV` names; each calls :func:`register`. A
+    built-in packages (:func:`builtin`), then those :data:`PLUGINS_ENV` names; each calls :func:`register`. A
     package imports its own modules, none of which imports a framework (torch, transformers, vLLM, the openai
     client) before a model is loaded."""
 
@@ -365,8 +379,8 @@ class Registry(MutableMapping[str, Backend]):
         if self._filled:
             return
         self._filled = True
-        for package in BUILTIN:
-            importlib.import_module(f"docnmt.decode.backends.{package}")
+        for package in builtin():
+            importlib.import_module(f"{BUILTIN_PACKAGE}.{package}")
         for module in filter(None, (part.strip() for part in os.environ.get(PLUGINS_ENV, "").split(","))):
             try:
                 importlib.import_module(module)
@@ -381,12 +395,11 @@ class Registry(MutableMapping[str, Backend]):
         return self._entries[name]
 
     def __iter__(self) -> Iterator[str]:
-        """The names: the built-in backends in :data:`BUILTIN`'s order, then the others as they registered."""
+        """The names in their descriptions' :attr:`Backend.order` (the built-in backends declare theirs), then as
+        they registered."""
         self._fill()
-        packages = [f"docnmt.decode.backends.{package}" for package in BUILTIN]
-        order = {name: (packages.index(b.module) if b.module in packages else len(packages), n)
-                 for n, (name, b) in enumerate(self._entries.items())}
-        return iter(sorted(self._entries, key=order.__getitem__))
+        position = {name: (described.order, n) for n, (name, described) in enumerate(self._entries.items())}
+        return iter(sorted(self._entries, key=position.__getitem__))
 
     def __len__(self) -> int:
         self._fill()

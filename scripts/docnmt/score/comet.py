@@ -396,7 +396,7 @@ def _arguments(config: dict) -> list[str]:
 
 #: The seam's declaration (docnmt.score.metric): the checkpoints of metrics.comet, in unbabel-comet's environment.
 METRIC = Metric(
-    name="comet", module=__name__, command=("score",),
+    name="comet", module=__name__, order=1, command=("score",),
     summary="COMET, Doc-COMET and reference-free QE (CometKiwi) of every local checkpoint in metrics.comet",
     columns=_columns, environment="comet", conda="comet.yaml", unit="sentence",
     needs=("source", "reference", "docids"), higher_is_better=True,

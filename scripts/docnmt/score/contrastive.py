@@ -159,7 +159,7 @@ def main(argv=None) -> int:
 
 #: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
-    name="contrapro_accuracy", module=__name__, rule=False, table="contrapro_accuracy",
+    name="contrapro_accuracy", module=__name__, order=6, rule=False, table="contrapro_accuracy",
     summary="ContraPro contrastive accuracy of each model, by forced scoring, per antecedent distance",
     columns=lambda config: ["accuracy"], environment="model", unit="sentence", needs=("source", "model"),
     higher_is_better=True, signature="the model's level, window k and dtype")

@@ -264,7 +264,7 @@ def workflow(argv) -> int:
 
 #: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
-    name="ctxpro_accuracy", module=__name__, rule=False, table="ctxpro_accuracy",
+    name="ctxpro_accuracy", module=__name__, order=7, rule=False, table="ctxpro_accuracy",
     summary="ctxpro accuracy per set, phenomenon and rule, exactly as `ctxpro score` counts it",
     columns=lambda config: ["accuracy"], environment="main", unit="sentence", needs=("source",),
     higher_is_better=True, signature="the set's name and md5, ctxpro's version, the sentence splitter and language")

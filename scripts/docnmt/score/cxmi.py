@@ -461,7 +461,7 @@ def _rows(docs, selected, per_line, per_strategy) -> list[dict]:
 
 #: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
-    name="cxmi", module=__name__, rule=False, table="context_usage",
+    name="cxmi", module=__name__, order=8, rule=False, table="context_usage",
     summary="CXMI and per-sentence P-CXMI of the document-level model, on the reference and on every strategy",
     columns=lambda config: ["CXMI"], environment="model", unit="sentence",
     needs=("source", "reference", "docids", "model"), higher_is_better=True,

@@ -461,7 +461,7 @@ def price_note(usage: dict, price_input: float | None, price_output: float | Non
 
 
 METRIC = Metric(
-    name="gemba", module=__name__,
+    name="gemba", module=__name__, order=3,
     summary="GEMBA-ESA and GEMBA-MQM: an LLM as the judge, on any OpenAI-compatible endpoint",
     columns=lambda config: [METHODS[m] for m in config["metrics"]["gemba"]["method"]],
     environment="endpoint", conda="models.yaml", unit="sentence", needs=("source", "languages"),

@@ -1,8 +1,9 @@
 """The metric seam: every metric declares, next to its code, what the workflow, the schema and the tables need to know
 of it (:class:`Metric`), and the registry collects the declarations.
 
-A metric module sets ``METRIC`` (a :class:`Metric`, or a tuple of them) at its bottom; :data:`MODULES` lists the
-package's metric modules, one line each, and a config's ``metrics.modules`` adds modules of one's own (importable names). What follows
+A metric module sets ``METRIC`` (a :class:`Metric`, or a tuple of them) at its bottom; the package's metric modules
+are found by reading the package (:func:`builtin_modules`), and a config's ``metrics.modules`` adds modules of one's
+own (importable names). A metric's :attr:`Metric.order` places it among the others (Table 3's columns). What follows
 from a declaration:
 
 - **a metric the seam runs** (``rule=True``): its rule (``rules/score.smk`` makes rule ``NAME`` from the
@@ -31,18 +32,25 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-#: The package's metric modules, each declaring METRIC (in the tables' order).
-MODULES = (
-    "docnmt.score.sacrebleu_metrics",
-    "docnmt.score.comet",
-    "docnmt.score.metricx",
-    "docnmt.score.gemba",
-    "docnmt.score.pronouns",
-    "docnmt.score.perplexity",
-    "docnmt.score.contrastive",
-    "docnmt.score.ctxpro",
-    "docnmt.score.cxmi",
-)
+#: The package whose modules declaring ``METRIC`` are the built-in metrics, found by reading them
+#: (:func:`builtin_modules`): a new built-in metric is its module and nothing else.
+PACKAGE = "docnmt.score"
+
+
+def builtin_modules() -> tuple[str, ...]:
+    """The package's metric modules: every module of :data:`PACKAGE` that assigns ``METRIC`` at its top level,
+    read from its source (nothing is imported to find them)."""
+    import ast
+    from pathlib import Path
+
+    found = []
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "METRIC" for t in node.targets)
+               for node in tree.body):
+            found.append(f"{PACKAGE}.{path.stem}")
+    return tuple(found)
+
 
 #: Where a metric runs: the workflow's environment (.venv, envs/scoring.yaml), unbabel-comet's (.venv-comet,
 #: envs/comet.yaml), the model's (a task's backend's), or against an endpoint over HTTP.
@@ -106,6 +114,8 @@ class Metric:
     mem_mb: int = 2000
     #: minutes, on the demo and on the paper's tasks
     runtime: tuple[int, int] = (30, 60)
+    #: where it stands among the metrics (Table 3's columns, the docs' table; lower first, equal: by name)
+    order: int = 100
 
     def __post_init__(self):
         for attribute, allowed in (("environment", ENVIRONMENTS), ("unit", UNITS), ("evalsets", EVALSETS)):
@@ -157,15 +167,16 @@ def _declared(module_name: str) -> tuple[Metric, ...]:
 
 
 def metrics(extra_modules=()) -> dict[str, Metric]:
-    """Every declared metric, name -> Metric: the package's (:data:`MODULES`), then those of ``extra_modules``
-    (a config's ``metrics.modules``)."""
+    """Every declared metric, name -> Metric: the package's (:func:`builtin_modules`, in their :attr:`Metric.order`),
+    then those of ``extra_modules`` (a config's ``metrics.modules``)."""
+    package = sorted((metric for name in builtin_modules() for metric in _declared(name)),
+                     key=lambda metric: (metric.order, metric.name))
     found: dict[str, Metric] = {}
-    for module_name in (*MODULES, *extra_modules):
-        for metric in _declared(module_name):
-            if metric.name in found:
-                raise ValueError(f"metric {metric.name!r} of {module_name} is declared twice (also by "
-                                 f"{found[metric.name].module})")
-            found[metric.name] = metric
+    for metric in (*package, *(metric for name in extra_modules for metric in _declared(name))):
+        if metric.name in found:
+            raise ValueError(f"metric {metric.name!r} of {metric.module} is declared twice (also by "
+                             f"{found[metric.name].module})")
+        found[metric.name] = metric
     return found
 
 

@@ -253,7 +253,7 @@ def _check(config: dict) -> None:
 
 #: The seam's declaration (docnmt.score.metric).
 METRIC = Metric(
-    name="metricx", module=__name__, command=("workflow",),
+    name="metricx", module=__name__, order=2, command=("workflow",),
     summary="MetricX-24 (hybrid: with the reference, and as QE without it) from a local checkpoint",
     columns=lambda config: [MODES[m] for m in config["metrics"]["metricx"]["mode"]],
     environment="main", conda="models.yaml", unit="sentence", needs=("source", "reference"),

@@ -133,7 +133,7 @@ def main(argv=None) -> int:
 
 #: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
-    name="perplexity", module=__name__, rule=False, table="perplexity",
+    name="perplexity", module=__name__, order=5, rule=False, table="perplexity",
     summary="perplexity of the reference and of every strategy's hypotheses under the level's model (Table 2)",
     columns=lambda config: ["perplexity"], environment="model", unit="sentence",
     needs=("source", "docids", "model"), higher_is_better=False,

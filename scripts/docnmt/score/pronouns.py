@@ -443,7 +443,7 @@ def main(argv=None) -> int:
 
 #: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.
 METRIC = Metric(
-    name="pronoun_f1", module=__name__, rule=False, table="pronoun_f1",
+    name="pronoun_f1", module=__name__, order=4, rule=False, table="pronoun_f1",
     summary="pronoun gender and formality F1 (the paper's German BlonDe fork), per class too",
     columns=lambda config: ["gender F1", "formality F1"], environment="main", unit="sentence",
     needs=("source", "reference"), higher_is_better=True,

@@ -147,7 +147,7 @@ def main(argv=None) -> int:
 
 #: The seam's declaration (docnmt.score.metric): Table 3's first columns, on every evaluation set.
 METRIC = Metric(
-    name="bleu_ter", module=__name__,
+    name="bleu_ter", module=__name__, order=0,
     summary="SacreBLEU BLEU, chrF++ and TER; d-BLEU (documents joined) on the test set",
     columns=lambda config: [*METRICS, DOCUMENT_BLEU], environment="main", unit="sentence",
     needs=("reference", "docids"), higher_is_better={"BLEU": True, "chrF++": True, "TER": False, DOCUMENT_BLEU: True},

@@ -14,6 +14,7 @@ from ...requests import PROMPT_COUNTERS
 
 BACKEND = register(Backend(
     name="causal-lm",
+    order=2,
     summary="a decoder-only LLM's save_pretrained folder (plain text in and out; each sentence a turn of a "
             "conversation, its context earlier turns)",
     **PROMPTED,

@@ -65,6 +65,7 @@ def price_of(counts: dict[str, int], prices: dict) -> float:
 
 BACKEND = register(Backend(
     name="openai",
+    order=4,
     summary="a model served behind an OpenAI-compatible endpoint (vllm serve, SGLang, llama.cpp's server, a hosted "
             "API): its name on the server, causal-lm's conversations as chat messages",
     **PROMPTED,

@@ -34,6 +34,7 @@ class Options:
 
 BACKEND = register(Backend(
     name="vllm",
+    order=3,
     summary="a decoder-only LLM's save_pretrained folder on vLLM's engine (causal-lm's prompts and strategies; "
             "continuous batching, automatic prefix caching, tensor parallelism over GPUs)",
     **PROMPTED,
