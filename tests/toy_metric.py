@@ -6,13 +6,11 @@ paired bootstrap tests of the mean segment score."""
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
-from docnmt.score.evalset import add_arguments, load_args
+from docnmt.score.evalset import add_seam_arguments, load_args, write_score_file
 from docnmt.score.metric import Metric
 from docnmt.score.significance import ALPHA, mean_bootstrap_tests
-from docnmt.textio import atomic_write, cli_errors
+from docnmt.textio import cli_errors
 
 COLUMN = "LenRatio"
 
@@ -24,11 +22,7 @@ def ratio(hypothesis: str, reference: str) -> float:
 @cli_errors
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="toy_metric", description="Hypothesis length against the reference's")
-    add_arguments(parser)
-    parser.add_argument("--baseline", action="append", default=[])
-    parser.add_argument("--bootstrap-samples", type=int, default=1000)
-    parser.add_argument("--docids", type=Path)
-    parser.add_argument("--output", required=True, type=Path)
+    add_seam_arguments(parser, docids="the document id of each line (the seam passes it; unused)")
     args = parser.parse_args(argv)
     data = load_args(args)
     segments = {name: [ratio(h, r) for h, r in zip(hyps, data.reference)] for name, hyps in data.systems.items()}
@@ -36,8 +30,7 @@ def main(argv=None) -> int:
     result = {"columns": [COLUMN], "signatures": {COLUMN: signature}, "alpha": ALPHA,
               "paired_bootstrap": mean_bootstrap_tests({COLUMN: segments}, args.baseline, args.bootstrap_samples),
               "systems": {n: {COLUMN: {"score": sum(s) / len(s), "signature": signature}} for n, s in segments.items()}}
-    with atomic_write(args.output) as handle:
-        json.dump(result, handle, indent=1)
+    write_score_file(args.output, result)
     return 0
 
 

@@ -232,13 +232,15 @@ def test_cli_writes_markdown_csv_and_latex_for_every_table(manifest, tmp_path):
 
 
 def test_table_3_is_also_written_under_its_name_of_0_1_until_0_2(manifest, tmp_path):
-    """``quality`` was ``bleu_ter`` in 0.1: its files are written under both names, the same table, the old
-    Markdown opening with a line that says so."""
+    """``quality`` was ``bleu_ter`` in 0.1: its files are written under both names, the same table, the old ones as
+    0.1 wrote them (the LaTeX label tab:bleu-ter), the old Markdown opening with a line that says so."""
     assert tables.main(["--manifest-json", json.dumps(manifest), "--outdir", str(tmp_path)]) == 0
     new, old = (tmp_path / "quality.md").read_text(), (tmp_path / "bleu_ter.md").read_text()
     assert old == "bleu_ter.md is now quality.md (the same table); the old name goes in docnmt 0.2.\n\n" + new
-    for ext in ("csv", "tex"):
-        assert (tmp_path / f"bleu_ter.{ext}").read_bytes() == (tmp_path / f"quality.{ext}").read_bytes()
+    assert (tmp_path / "bleu_ter.csv").read_bytes() == (tmp_path / "quality.csv").read_bytes()
+    new_tex, old_tex = (tmp_path / "quality.tex").read_text(), (tmp_path / "bleu_ter.tex").read_text()
+    assert "\\label{tab:bleu-ter}" in old_tex
+    assert old_tex == new_tex.replace("\\label{tab:quality}", "\\label{tab:bleu-ter}")
 
 
 def test_latex_escapes_marks_and_special_characters():

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..corpora.corpus import read_docids
-from ..textio import InputError, read_lines, selected_lines  # noqa: F401 - selected_lines: the scorers' too
+from ..option_ranges import POSITIVE_INT
+from ..textio import InputError, atomic_write, read_lines, selected_lines  # noqa: F401 - selected_lines: the scorers' too
 
 
 @dataclass
@@ -52,6 +53,26 @@ def add_arguments(parser, what: str = "detokenized hypotheses") -> None:
     parser.add_argument("--system", action="append", default=[], required=True, metavar="NAME=PATH",
                         help=f"{what} of one system (repeatable)")
     parser.add_argument("--select", type=Path, help="JSON lines with a 'line' field: score only those lines (ContraPro)")
+
+
+def add_seam_arguments(parser, docids: str | None = None) -> None:
+    """The options of the metric seam's protocol (:mod:`docnmt.score.metric`) that a metric's CLI takes, declared
+    once: the evaluation set (:func:`add_arguments`), ``--baseline``, ``--bootstrap-samples``, ``--output``, and
+    ``--docids`` where ``docids`` says what the metric does with it. The CLI adds its own options after them."""
+    add_arguments(parser)
+    parser.add_argument("--baseline", action="append", default=[],
+                        help="paired bootstrap of every system against this one (repeatable; skipped if absent)")
+    parser.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
+    if docids is not None:
+        parser.add_argument("--docids", type=Path, help=docids)
+    parser.add_argument("--output", required=True, type=Path, help="the score file (JSON)")
+
+
+def write_score_file(path: os.PathLike | str, result: dict) -> None:
+    """A metric's score file (the seam's JSON object), written whole or not at all."""
+    with atomic_write(path) as handle:
+        json.dump(result, handle, indent=1)
+        handle.write("\n")
 
 
 def add_subsets_argument(parser) -> None:

@@ -409,10 +409,10 @@ def score_systems(args) -> int:
 
 @cli_errors
 def main(argv=None) -> int:
-    from .evalset import add_arguments
+    from .evalset import add_seam_arguments
 
     parser = argument_parser("docnmt.score.gemba", __doc__.split("\n\n")[0])
-    add_arguments(parser)
+    add_seam_arguments(parser)
     parser.add_argument("--source-language", required=True, help="the source language's code (en) or name")
     parser.add_argument("--target-language", required=True, help="the target language's code (de) or name")
     parser.add_argument("--base-url", required=True, help="the endpoint, e.g. http://127.0.0.1:8000/v1")
@@ -435,9 +435,6 @@ def main(argv=None) -> int:
                         help="an answer cut short is asked again with twice the tokens up to this (gemba's %(default)s)")
     parser.add_argument("--price-input", type=NONNEGATIVE, help="the judge's price per million prompt tokens (the note's cost)")
     parser.add_argument("--price-output", type=NONNEGATIVE, help="its price per million completion tokens")
-    parser.add_argument("--baseline", action="append", default=[])
-    parser.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
-    parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--answers", type=Path, help="JSON lines: every segment's score and the judge's answers")
     args = parser.parse_args(argv)
     return score_systems(args)

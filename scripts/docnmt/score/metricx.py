@@ -167,12 +167,12 @@ def signature(checkpoint: Path, mode: str, max_input_length: int, dtype: str, ba
 
 
 def workflow(argv) -> int:
-    from .evalset import add_arguments, load_args
+    from .evalset import add_seam_arguments, load_args, write_score_file
     from .significance import ALPHA, mean_bootstrap_tests
 
     parser = argument_parser("docnmt.score.metricx", "MetricX-24 of every system on one evaluation set, with paired "
                                                      "bootstrap tests (the workflow's rule metricx)")
-    add_arguments(parser)
+    add_seam_arguments(parser)
     parser.add_argument("--checkpoint", required=True, type=Path, help="the MetricX-24 model folder (mT5)")
     parser.add_argument("--tokenizer", type=Path, help="its tokenizer's folder (default: the checkpoint's)")
     parser.add_argument("--mode", action="append", choices=list(MODES),
@@ -181,10 +181,6 @@ def workflow(argv) -> int:
     parser.add_argument("--max-input-length", type=POSITIVE_INT, default=MAX_INPUT_LENGTH)
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available)")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
-    parser.add_argument("--baseline", action="append", default=[],
-                        help="paired bootstrap of every system against this one (repeatable; skipped if absent)")
-    parser.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
-    parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
     modes = list(dict.fromkeys(args.mode or list(MODES)))
     data = load_args(args)
@@ -205,9 +201,7 @@ def workflow(argv) -> int:
         print(f"{column}: " + ", ".join(f"{n} {result['systems'][n][column]['score']:.4f}" for n in data.systems))
     result["paired_bootstrap"] = mean_bootstrap_tests(segments, args.baseline, args.bootstrap_samples,
                                                       result["signatures"])
-    with atomic_write(args.output) as handle:
-        json.dump(result, handle, indent=1)
-        handle.write("\n")
+    write_score_file(args.output, result)
     return 0
 
 

@@ -30,15 +30,11 @@ CLI::
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from .evalset import add_arguments, load_args, read_documents
+from .evalset import add_seam_arguments, load_args, read_documents, write_score_file
 from .metric import Metric
 from .significance import ALPHA, PairedBootstrap, paired
-from ..textio import atomic_write, cli_errors
+from ..textio import cli_errors
 from ..manual import argument_parser
-from ..option_ranges import POSITIVE_INT
 
 #: The sentence-level metrics, in the tables' order (d-BLEU, over documents: :func:`join_documents`).
 METRICS = ("BLEU", "chrF++", "TER")
@@ -103,13 +99,7 @@ def paired_bootstrap_against(sentences: "PairedBootstrap", documents: "PairedBoo
 @cli_errors
 def main(argv=None) -> int:
     parser = argument_parser("docnmt.score.sacrebleu_metrics", __doc__.split("\n\n")[0])
-    add_arguments(parser)
-    parser.add_argument("--baseline", action="append", default=[],
-                        help="paired bootstrap of every system against this one (repeatable; skipped if absent)")
-    parser.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
-    parser.add_argument("--docids", type=Path,
-                        help="the document id of each source line: adds d-BLEU (documents joined)")
-    parser.add_argument("--output", required=True, type=Path)
+    add_seam_arguments(parser, docids="the document id of each source line: adds d-BLEU (documents joined)")
     args = parser.parse_args(argv)
 
     data = load_args(args)
@@ -137,9 +127,7 @@ def main(argv=None) -> int:
     for baseline in args.baseline:
         if baseline in data.systems and len(data.systems) > 1:
             result["paired_bootstrap"][baseline] = paired_bootstrap_against(sentences, documents, baseline)
-    with atomic_write(args.output) as handle:
-        json.dump(result, handle, indent=1)
-        handle.write("\n")
+    write_score_file(args.output, result)
     for name, scores in result["systems"].items():
         print(f"{name}: " + " | ".join(scores[m]["line"] for m in (*METRICS, DOCUMENT_BLEU) if m in scores))
     return 0

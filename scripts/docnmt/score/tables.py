@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from ..decode.mbr import label as label_of, parse_system
@@ -563,13 +564,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     manifest = read_manifest(args)
     tables = all_tables(manifest)
-    written = [(table, name) for table in tables for name in (table.name, *renamed_from(table.name))]
-    paths = [p for _, name in written for p in table_files(args.outdir, name)]
+    # a renamed table's files are also written under its old name, as that name wrote them (LaTeX label included)
+    written = [replace(table, name=name) for table in tables for name in (table.name, *renamed_from(table.name))]
+    paths = [p for t in written for p in table_files(args.outdir, t.name)]
     with atomic_outputs(paths) as handles:
-        for n, (table, name) in enumerate(written):
+        for n, table in enumerate(written):
             md, cs, tex = handles[3 * n: 3 * n + 3]
-            if name != table.name:
-                md.write(f"{name}.md is now {table.name}.md (the same table); the old name goes in docnmt 0.2.\n\n")
+            if table.name in RENAMED.values():
+                new = next(new for new, old in RENAMED.items() if old == table.name)
+                md.write(f"{table.name}.md is now {new}.md (the same table); the old name goes in docnmt 0.2.\n\n")
             md.write(table.markdown())
             cs.write(table.csv())
             tex.write(table.latex())
