@@ -25,6 +25,9 @@ COPIED = ("scripts", "schemas", "rules", "envs", "profiles", "config.yaml", "Sna
 BACKEND = "scripts/docnmt/decode/backends/toy_builtin/"
 METRIC = "scripts/docnmt/score/toy_length.py"
 
+#: A copy of the tree, its package's commands and a workflow dry run there: make test's, not make test-fast's.
+pytestmark = pytest.mark.workflow
+
 
 def git(folder: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True).stdout

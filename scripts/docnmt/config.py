@@ -17,6 +17,7 @@ description, the body of ``docs/configuration.md``)::
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import sys
 from pathlib import Path
@@ -222,13 +223,27 @@ def with_metrics(schema: dict, modules=()) -> dict:
     return schema
 
 
+def schema_file(path: Path = SCHEMA) -> dict:
+    """The schema file, parsed once per version of the file (libyaml's parser where PyYAML has it): a fresh copy
+    each call, which :func:`with_backends` and :func:`with_metrics` extend."""
+    path = Path(path)
+    stat = path.stat()
+    return copy.deepcopy(_parsed_schema(str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_schema(path: str, mtime_ns: int, size: int) -> dict:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader)
+
+
 def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     """Return a validated copy of ``config`` with defaults filled in; raise :class:`ConfigError`."""
     import jsonschema
 
     config_modules = lookup("config_metric_modules")
 
-    schema = with_backends(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
+    schema = with_backends(schema_file(schema_path))
     schema = with_metrics(schema, config_modules(config))
     config = copy.deepcopy(dict(config))
     _fill_defaults(schema, config, schema)
@@ -342,7 +357,7 @@ def schema_keys(schema: dict | None = None) -> list[tuple[str, str, str, str]]:
     """Every key of the config schema, depth first: (dotted path, type, default, description)."""
     import json
 
-    schema = schema or with_metrics(with_backends(yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))))
+    schema = schema or with_metrics(with_backends(schema_file(SCHEMA)))
     rows: list[tuple[str, str, str, str]] = []
 
     def walk(node: dict, path: str, key: str) -> None:

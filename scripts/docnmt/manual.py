@@ -30,7 +30,8 @@ STAGES = {
     "scoring": ("docs/scoring.md", "rules/score.smk"),
 }
 
-#: CLI module -> (stage, the rules that call it; none: a tool run by hand); :func:`clis` adds the backends' tools.
+#: CLI module -> (stage, the rules that call it; none: a tool run by hand); :func:`clis` adds the backends' tools and
+#: every metric module (its rule is named as the metric), so a new metric or backend needs no line here.
 CLIS = {
     "docnmt.config": ("configuration", []),
     "docnmt.corpora.demo": ("data", ["demo_corpus"]),
@@ -60,14 +61,6 @@ CLIS = {
                                        "decode_source_primed"]),
     "docnmt.decode.checks": ("own models", ["check_model"]),
     "docnmt.decode.translate": ("own models", []),
-    "docnmt.score.sacrebleu_metrics": ("scoring", ["bleu_ter"]),
-    "docnmt.score.pronouns": ("scoring", ["pronoun_f1"]),
-    "docnmt.score.perplexity": ("scoring", ["perplexity"]),
-    "docnmt.score.contrastive": ("scoring", ["contrapro_accuracy"]),
-    "docnmt.score.cxmi": ("scoring", ["cxmi"]),
-    "docnmt.score.ctxpro": ("scoring", ["ctxpro_accuracy"]),
-    "docnmt.score.metricx": ("scoring", ["metricx"]),
-    "docnmt.score.gemba": ("scoring", ["gemba"]),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.comet": ("scoring", ["comet", "comet_env"]),
     "docnmt.score.tiny_comet": ("scoring", []),
@@ -110,12 +103,15 @@ BY_HAND = {
 
 
 def clis() -> dict[str, tuple[str, list[str]]]:
-    """Every CLI module with its stage and rules: :data:`CLIS`, and the tools the registered backends declare
-    (:attr:`docnmt.decode.backend.Backend.tools`: stage "own models", no rule)."""
+    """Every CLI module with its stage and rules: the metric modules (stage "scoring", the rule named as the metric:
+    :class:`docnmt.score.metric.Metric`), :data:`CLIS` (which may name more rules of one, as COMET's ``comet_env``),
+    and the tools the registered backends declare (:attr:`docnmt.decode.backend.Backend.tools`: stage "own models",
+    no rule)."""
     from .seams import lookup
 
-    return {**CLIS, **{module: ("own models", []) for b in lookup("backends").values()
-                                                          for module, _ in b.tools}}
+    metrics = {m.module: ("scoring", [m.name]) for m in lookup("metrics")().values()}
+    return {**metrics, **CLIS, **{module: ("own models", []) for b in lookup("backends").values()
+                                  for module, _ in b.tools}}
 
 
 def by_hand() -> dict[str, str]:
@@ -167,6 +163,13 @@ class ArgumentParser(argparse.ArgumentParser):
         #: each option's default as declared, before a later ``set_defaults`` (translate's --task) changed it
         self.declared_defaults: dict = {}
 
+    def format_help(self) -> str:
+        """argparse's help, its last paragraph (:func:`epilog`: stage, rules, manual page) made when asked for, so
+        that a CLI's start reads no registry."""
+        if self.epilog is None and self.module is not None:
+            self.epilog = epilog(self.module)
+        return super().format_help()
+
     def set_defaults(self, **kwargs):
         for action in self._actions:
             if action.dest in kwargs:
@@ -194,5 +197,5 @@ class ArgumentParser(argparse.ArgumentParser):
 def argument_parser(module: str, description: str | None, **options) -> ArgumentParser:
     """The parser of MODULE's CLI: its program name (:func:`program`), its description, and :func:`epilog`
     (``options``: argparse's, e.g. ``add_help=False``)."""
-    return ArgumentParser(prog=program(module), description=description, epilog=epilog(module),
-                          formatter_class=_HelpFormatter, module=module, **options)
+    return ArgumentParser(prog=program(module), description=description, formatter_class=_HelpFormatter,
+                          module=module, **options)

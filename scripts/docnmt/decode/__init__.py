@@ -7,7 +7,8 @@ Modules:
                   counters, dtypes
   load_options -- a backend's typed load options: --engine-args, the schema's keys, the transport options
   backends     -- a model, its searcher and its checks, through the backends' registry (backend); a
-                  subpackage per backend, each with its entry points (load, check, searcher, check_cli):
+                  subpackage per backend, found by walking the package (backend.builtin), each with its entry
+                  points (load, check, searcher, check_cli):
                   backends.fairseq (model: a trained fairseq model, loaded once, for forced scoring and decoding;
                   search: batched beam search after a forced target prefix, fairseq's SequenceGenerator;
                   prefix_cache: the forced prefix's attention cache; checks) and backends.transformers (model: a

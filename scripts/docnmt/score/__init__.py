@@ -1,6 +1,7 @@
 """Stage 5, ``rules/score.smk``: the metrics, the paper's tables and the plots.
 
-Modules (each metric declares itself to the metric seam, :mod:`docnmt.score.metric`, at its bottom):
+Modules (each metric declares itself to the metric seam, :mod:`docnmt.score.metric`, at its bottom, and is found by
+reading the package: a new metric module needs no line here, in the CLI map or in the development page):
   metric      -- the metric seam: each metric's declaration (Metric: its rule, score file, config block, Table 3
                  columns) and the registry that collects them
   evalset     -- the files a score is computed on: hypotheses, references, sources, selected lines, subsets
