@@ -28,6 +28,7 @@ The seam's score-file protocol: the rule runs ``python -m MODULE [COMMAND...] --
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -37,9 +38,11 @@ from typing import Callable
 PACKAGE = "docnmt.score"
 
 
+@functools.lru_cache(maxsize=1)
 def builtin_modules() -> tuple[str, ...]:
     """The package's metric modules: every module of :data:`PACKAGE` that assigns ``METRIC`` at its top level,
-    read from its source (nothing is imported to find them)."""
+    read from its source (nothing is imported to find them), once per process: every registry look-up (a
+    Snakemake run makes over a hundred) reads the answer."""
     import ast
     from pathlib import Path
 
