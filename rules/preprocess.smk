@@ -192,8 +192,7 @@ rule encode_external:
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.external_tasks(config)),
     params:
-        tokenize=lambda w: wf.preprocess.external_encoding(config, w.task)["tokenize"],
-        codes=lambda w: wf.preprocess.external_encoding(config, w.task)["codes"],
+        **wf.preprocess.external_encoding(config),
     log:
         layout.log_file("{task}/encode_external/{split}.{lang}"),
     benchmark:

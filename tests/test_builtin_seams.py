@@ -17,8 +17,7 @@ import pytest
 
 from helpers import REPO, tool_env
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "decode"))
-from test_backend_plugin import DOCS, LEXICON, TOY_INIT, TOY_MODEL, translated  # noqa: E402
+from toy_backend_source import DOCS, LEXICON, TOY_INIT, TOY_MODEL, translated
 
 #: What the copy holds: the package and what the workflow reads from the checkout.
 COPIED = ("scripts", "schemas", "rules", "envs", "profiles", "config.yaml", "Snakefile", "pyproject.toml")

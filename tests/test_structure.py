@@ -1,6 +1,7 @@
 """The package mirrors the workflow: one subpackage per rule file, dependencies one way, small modules.
 
-Read from the source (imports via ast, rule shell commands via regex): nothing is imported or run.
+Read from the source (imports via ast, rule shell commands via regex): nothing is run; only the registries' finders
+(which backend packages and metric modules they find) are asked.
 """
 
 from __future__ import annotations

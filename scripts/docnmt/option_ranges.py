@@ -24,10 +24,6 @@ class Range:
     low_open: bool = False
     high_open: bool = False
 
-    @property
-    def __name__(self) -> str:  # argparse names the type in some of its messages
-        return "whole number" if self.kind is int else "number"
-
     def describe(self) -> str:
         """What the option takes, in words: ``a whole number of at least 1``."""
         what = "a whole number" if self.kind is int else "a finite number"

@@ -43,7 +43,9 @@ def test_the_corpus_preprocessing_and_training_settings():
     assert preprocess.bpe_merges(paper_config(), "os") == 32000 and preprocess.bpe_merges(paper_config(), "news") == 15000
     assert preprocess.bpe_min_frequency(config) == config["preprocess"]["bpe_min_frequency"]
     assert preprocess.shards(config) == config["preprocess"]["shards"]
-    assert preprocess.external_encoding(external_config(), "mine") == {"tokenize": "moses", "codes": "models/bpe.codes"}
+    encoding = preprocess.external_encoding(external_config())
+    assert {key: value(SimpleNamespace(task="mine")) for key, value in encoding.items()} == {
+        "tokenize": "moses", "codes": "models/bpe.codes"}
     params = train.training_params(config)
     job = SimpleNamespace(task="demo")
     assert (params["dropout"](job), params["label_smoothing"](job)) == (

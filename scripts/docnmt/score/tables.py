@@ -284,7 +284,8 @@ def accuracy_table(manifest: dict) -> Table:
     header, per_task, dtypes = ["model"], [], {}
     for t, spec in manifest["tasks"].items():
         if spec.get("contrapro_accuracy"):
-            per_task.append({lvl: load_json(p, "ContraPro accuracy file") for lvl, p in spec["contrapro_accuracy"].items()})
+            per_task.append({lvl: load_json(p, "ContraPro accuracy file")
+                             for lvl, p in spec["contrapro_accuracy"].items()})
             header += [f"{t} overall"] + [f"{t} distance {b}" for b in buckets]
             dtypes.update({f"{t} {lvl}-level": data for lvl, data in per_task[-1].items()})
     rows = []
@@ -564,16 +565,17 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     manifest = read_manifest(args)
     tables = all_tables(manifest)
-    # a renamed table's files are also written under its old name, as that name wrote them (LaTeX label included)
-    written = [replace(table, name=name) for table in tables for name in (table.name, *renamed_from(table.name))]
-    paths = [p for t in written for p in table_files(args.outdir, t.name)]
+    # a renamed table's files are also written under its old name, as that name wrote them (LaTeX label included),
+    # the Markdown opening with a line that says so
+    written = [(table, "") for table in tables] + [
+        (replace(table, name=old), f"{old}.md is now {table.name}.md (the same table); the old name goes in "
+                                   "docnmt 0.2.\n\n")
+        for table in tables for old in renamed_from(table.name)]
+    paths = [p for t, _ in written for p in table_files(args.outdir, t.name)]
     with atomic_outputs(paths) as handles:
-        for n, table in enumerate(written):
+        for n, (table, note) in enumerate(written):
             md, cs, tex = handles[3 * n: 3 * n + 3]
-            if table.name in RENAMED.values():
-                new = next(new for new, old in RENAMED.items() if old == table.name)
-                md.write(f"{table.name}.md is now {new}.md (the same table); the old name goes in docnmt 0.2.\n\n")
-            md.write(table.markdown())
+            md.write(note + table.markdown())
             cs.write(table.csv())
             tex.write(table.latex())
     for table in tables:

@@ -2,9 +2,10 @@
 its params (the environment put first on PATH, the model's options, k, the separator, the precision), its conda
 environment and its GPUs.
 
-``rules/common.smk`` binds them to the config and the checkout as ``MODEL_PARAMS``, ``model_conda`` and
-``model_gpus``; a rule writes ``params: **MODEL_PARAMS, ...`` and starts its command with ``ENV_PATH_PREFIX``
-(:data:`docnmt.workflow.environments.PATH_PREFIX`, which puts ``params.path`` first on PATH).
+``rules/common.smk`` binds the params and the GPUs to the config and the checkout as ``MODEL_PARAMS`` and
+``model_gpus``; a rule writes ``params: **MODEL_PARAMS, ...``, ``conda: wf.model_rules.model_conda(config, ENV)``,
+and its command as ``in_environment("python -m ...")`` (:func:`docnmt.workflow.environments.in_environment`, which
+puts ``params.path`` first on PATH).
 """
 
 from __future__ import annotations

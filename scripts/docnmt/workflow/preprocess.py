@@ -71,7 +71,9 @@ def shards(config: dict) -> int:
     return config["preprocess"]["shards"]
 
 
-def external_encoding(config: dict, task: str) -> dict:
-    """A model trained elsewhere: its text's tokenizer and BPE codes (task_settings.TASK.models)."""
-    models = config["task_settings"][task]["models"]
-    return {"tokenize": models["tokenize"], "codes": models["bpe_codes"]}
+def external_encoding(config: dict) -> dict:
+    """The encode_external rule's params: a model trained elsewhere's tokenizer and BPE codes
+    (task_settings.TASK.models), as functions of the job's wildcards."""
+    settings = config["task_settings"]
+    return {"tokenize": lambda w: settings[w.task]["models"]["tokenize"],
+            "codes": lambda w: settings[w.task]["models"]["bpe_codes"]}
