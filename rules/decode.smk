@@ -62,7 +62,7 @@ for _strategy in wf.systems.configured_strategies(config):
             layout.benchmark_file("{task}/decode/{evalset}/{system}")
         conda:
             wf.model_rules.model_conda(config, "../envs/models.yaml")
-        threads: 2
+        threads: wf.model_rules.DECODE_THREADS
         priority: lambda w, strategy=_strategy: wf.decode.decode_priority(config, strategy, w.evalset)
         resources:
             gpu=model_gpus,

@@ -30,7 +30,7 @@ for _metric in wf.metrics.rules(config):
         benchmark:
             layout.benchmark_file(f"{{task}}/scores/{{evalset}}/{_metric.name}")
         conda:
-            f"../envs/{_metric.conda}"
+            _metric.conda_file
         threads: _metric.threads
         resources:
             **({"gpu": 1} if _metric.gpu else {}),
@@ -55,7 +55,7 @@ rule comet_env:
     benchmark:
         layout.benchmark_file("comet_env")
     conda:
-        "../envs/comet.yaml"
+        wf.metrics.selection_metric(config).conda_file
     threads: 1
     resources:
         mem_mb=2000,

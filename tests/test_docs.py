@@ -346,19 +346,29 @@ def test_every_key_of_config_yaml_is_on_the_configuration_page():
 
 
 def test_the_strategy_registry_names_the_decode_rules_of_the_cli_map_and_the_slurm_profile():
-    """The rule names of the decode CLI in the map (manual.py) and in the Slurm profile's set-resources are the
+    """The rule names of the decode CLI in the map (manual.clis) and in the Slurm profile's set-resources are the
     registry's, each strategy's rule once (the rules themselves are made from the registry, rules/decode.smk)."""
     import yaml
 
     from docnmt.decode.strategies import STRATEGIES
 
     rules = [info.rule for info in STRATEGIES.values()]
-    assert sorted(CLIS["docnmt.decode.cli"][1]) == sorted(rules)
+    assert clis()["docnmt.decode.cli"][1] == rules
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text(encoding="utf-8"))
     decode = sorted(name for name in profile["set-resources"] if name.startswith("decode_"))
     assert decode == sorted(rules), "profiles/slurm/config.yaml: one set-resources entry per strategy's decode rule"
     # the rules declare their gpu count (a vLLM task's: tensor_parallel_size); the profile must not override it
     assert all(profile["set-resources"][rule] == {"cpus_per_task": 2} for rule in rules)
+    gpu_metrics = [m.name for m in registry.metrics().values() if m.rule and m.gpu]
+    assert gpu_metrics and all("gpu" not in profile["set-resources"][name] for name in gpu_metrics)
+
+
+def test_the_generated_parts_of_the_docs_and_the_slurm_profile_are_the_registries():
+    """docs/architecture.md's tables of backends and metrics and the Slurm profile's resources of the registries'
+    rules are as python -m docnmt.workflow.registry_tables writes them."""
+    from docnmt.workflow.registry_tables import COMMAND, stale
+
+    assert stale() == {}, f"stale: {', '.join(stale())}; regenerate with {COMMAND}"
 
 
 def _module_exists(name: str) -> bool:
@@ -494,3 +504,24 @@ def test_a_documented_command_with_a_wrong_option_is_refused_by_the_dry_run(caps
     with pytest.raises(SystemExit) as refused:
         parse_only(COMMANDS["docnmt-translate"], words[1:] + ["--strategy", "no-such-strategy"])
     assert refused.value.code == 2 and "no-such-strategy" in capsys.readouterr().err
+
+
+def test_the_registry_tables_cli_names_a_stale_file_rewrites_only_its_parts_and_names_a_missing_marker(tmp_path,
+                                                                                                      capsys):
+    from docnmt.workflow.registry_tables import main
+
+    for name in ("docs/architecture.md", "profiles/slurm/config.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text((REPO / name).read_text(encoding="utf-8"), encoding="utf-8")
+    page = tmp_path / "docs/architecture.md"
+    page.write_text(page.read_text().replace("| `vllm` |", "| `vllm-old` |"))
+    assert main(["--check", "--checkout", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == ("docs/architecture.md: stale; regenerate it with "
+                                       "python -m docnmt.workflow.registry_tables\n")
+    assert main(["--checkout", str(tmp_path)]) == 0
+    assert page.read_text() == (REPO / "docs/architecture.md").read_text()
+    assert main(["--check", "--checkout", str(tmp_path)]) == 0
+    page.write_text(page.read_text().replace("<!-- generated: python -m docnmt.workflow.registry_tables: metrics -->\n",
+                                             ""))
+    assert main(["--checkout", str(tmp_path)]) == 2
+    assert f"error: {page}: the generated part 'metrics' needs its markers" in capsys.readouterr().err

@@ -22,11 +22,39 @@ import json
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 #: The distribution name of the package (pyproject.toml).
 DISTRIBUTION = "docnmt-search"
+
+@dataclass(frozen=True)
+class Environment:
+    """An environment of its own, for a backend or a metric whose pins conflict with the project's ``.venv`` (vLLM's
+    backend, unbabel-comet's metric): a virtual environment that ``make`` creates in the checkout, and its conda file
+    for ``--sdm conda``. A declaration names it (:attr:`docnmt.decode.backend.Backend.environment`,
+    :attr:`docnmt.score.metric.Metric.environment`); the workflow puts its Python first on its rules' PATH
+    (:func:`docnmt.workflow.environments.environment_path`) and this module's hint names it."""
+
+    #: the venv folder, relative to the checkout
+    venv: str
+    #: the make target that creates it
+    make: str
+    #: its pinned requirements file
+    requirements: str
+    #: the conda environment file of its rules, relative to rules/ (``--sdm conda``)
+    conda: str
+    #: the packages (import names) it has that the project's ``.venv`` lacks: a command that misses one is told to
+    #: run in this environment (:func:`setup_hint`)
+    modules: tuple[str, ...] = ()
+    #: the config key (dotted) that may name its Python instead of the checkout's venv (empty: none)
+    python_key: str = ""
+
+    @property
+    def python(self) -> str:
+        return f"{self.venv}/bin/python"
+
 
 #: Import names of the third-party packages the workflow's modules need, all
 #: installed by `make setup` into .venv (each rule's conda env has its share).
@@ -42,13 +70,14 @@ def missing_modules(names=REQUIRED_MODULES) -> list[str]:
 
 
 def setup_hint(missing, python: str | None = None) -> str:
-    """One line: which interpreter lacks which packages, and how to set up: for a package that a backend's own
-    environment has (vLLM's), that environment's command and make target."""
+    """One line: which interpreter lacks which packages, and how to set up: for a package that a backend's or a
+    metric's own environment has (vLLM's, unbabel-comet's), that environment's command and make target."""
     from .seams import lookup
 
-    for described in lookup("backends").values():
-        environment = described.environment
-        if environment is not None and set(missing) & set(environment.modules):
+    own = [(f"the backend {b.name}", b.environment) for b in lookup("backends").values()]
+    own += [(f"the metric {m.name}", m.environment) for m in lookup("metrics")().values()]
+    for who, environment in own:
+        if isinstance(environment, Environment) and set(missing) & set(environment.modules):
             command = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
             installed = installed_source()
             checkout = installed[0] if installed is not None and installed[0] is not None else Path(".")
@@ -56,7 +85,7 @@ def setup_hint(missing, python: str | None = None) -> str:
             run = shlex.quote(str(runner / command)) if command.startswith("docnmt-") else \
                 f"{shlex.quote(str(runner / 'python'))} -m ..."
             return (f"{python or sys.executable} lacks {', '.join(sorted(set(missing) & set(environment.modules)))}: "
-                    f"the backend {described.name} runs in its own environment, {environment.venv} "
+                    f"{who} runs in its own environment, {environment.venv} "
                     f"(`{environment.make}` makes it): run the same command there, {run} ...")
     return (
         f"{python or sys.executable} lacks the project's Python packages ({', '.join(missing)}): "

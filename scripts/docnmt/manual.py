@@ -30,10 +30,12 @@ STAGES = {
     "scoring": ("docs/scoring.md", "rules/score.smk"),
 }
 
-#: CLI module -> (stage, the rules that call it; none: a tool run by hand); :func:`clis` adds the backends' tools and
-#: every metric module (its rule is named as the metric), so a new metric or backend needs no line here.
+#: CLI module -> (stage, the rules that call it; none: a tool run by hand); :func:`clis` adds the backends' tools,
+#: every metric module (its rule is named as the metric) and the decode CLI's rules (one per strategy), so a new
+#: metric, backend or strategy needs no line here.
 CLIS = {
     "docnmt.config": ("configuration", []),
+    "docnmt.workflow.registry_tables": ("configuration", []),
     "docnmt.corpora.demo": ("data", ["demo_corpus"]),
     "docnmt.corpora.corpus": ("data", ["prepared_corpus", "check_corpus"]),
     "docnmt.corpora.testsets": ("data", ["testset_corpus"]),
@@ -55,10 +57,7 @@ CLIS = {
     "docnmt.train.cli": ("training", ["train"]),
     "docnmt.train.fairseq_train": ("training", []),
     "docnmt.train.curves": ("training", ["learning_curves"]),
-    "docnmt.decode.cli": ("decoding", ["decode_sentence_level", "decode_no_context", "decode_full_segment",
-                                       "decode_last_sentence", "decode_first_sentence", "decode_2_pass",
-                                       "decode_doc_trans", "decode_doc_trans_beam", "decode_cheating",
-                                       "decode_source_primed"]),
+    "docnmt.decode.cli": ("decoding", []),
     "docnmt.decode.checks": ("own models", ["check_model"]),
     "docnmt.decode.translate": ("own models", []),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
@@ -92,6 +91,7 @@ COMMANDS = {
 #: What runs a CLI that no rule calls.
 BY_HAND = {
     "docnmt.config": "the Snakefile validates the config itself at start; this checks a file by hand",
+    "docnmt.workflow.registry_tables": "no rule: writes the docs' and the Slurm profile's lists of the registries",
     "docnmt.preprocess.fairseq_preprocess": "run by docnmt.preprocess.binarize (rule binarize): fairseq-preprocess",
     "docnmt.train.fairseq_train": "run by docnmt.train.cli (rule train): fairseq-train with atomic checkpoint copies",
     "docnmt.decode.translate": "no rule: translates raw documents with any strategy, outside the workflow",
@@ -105,13 +105,14 @@ BY_HAND = {
 def clis() -> dict[str, tuple[str, list[str]]]:
     """Every CLI module with its stage and rules: the metric modules (stage "scoring", the rule named as the metric:
     :class:`docnmt.score.metric.Metric`), :data:`CLIS` (which may name more rules of one, as COMET's ``comet_env``),
-    and the tools the registered backends declare (:attr:`docnmt.decode.backend.Backend.tools`: stage "own models",
+    the decode CLI's rules (a strategy's :attr:`~docnmt.decode.strategy_registry.StrategyInfo.rule`), and the tools the registered backends declare (:attr:`docnmt.decode.backend.Backend.tools`: stage "own models",
     no rule)."""
     from .seams import lookup
 
     metrics = {m.module: ("scoring", [m.name]) for m in lookup("metrics")().values()}
-    return {**metrics, **CLIS, **{module: ("own models", []) for b in lookup("backends").values()
-                                  for module, _ in b.tools}}
+    decode = {"docnmt.decode.cli": ("decoding", lookup("decode_rules")())}
+    return {**metrics, **CLIS, **decode, **{module: ("own models", []) for b in lookup("backends").values()
+                                            for module, _ in b.tools}}
 
 
 def by_hand() -> dict[str, str]:

@@ -22,6 +22,8 @@ SEAMS = {
     "backend_names": "docnmt.decode.backend:names",
     "required_load_options": "docnmt.decode.load_options:required",
     "load_option_schema": "docnmt.decode.load_options:schema_properties",
+    # the strategy registry (docnmt.decode.strategy_registry, filled by docnmt.decode.strategies)
+    "decode_rules": "docnmt.decode.strategies:decode_rules",
     # the metric layer (docnmt.score.metric)
     "metrics": "docnmt.score.metric:metrics",
     "config_metric_modules": "docnmt.score.metric:config_modules",

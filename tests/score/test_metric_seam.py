@@ -25,7 +25,8 @@ def test_every_package_metric_declares_a_valid_seam_entry_and_the_rules_that_fol
                               "ctxpro_accuracy", "cxmi"]
     rules = set(re.findall(r"^rule (\w+):", (REPO / "rules/score.smk").read_text(), re.M))
     for metric in declared.values():
-        assert metric.unit in registry.UNITS and metric.environment in registry.ENVIRONMENTS
+        assert metric.unit in registry.UNITS
+        assert metric.own_environment is not None or metric.environment in registry.ENVIRONMENTS
         if metric.rule:
             assert callable(importlib.import_module(metric.module).main)
         else:
@@ -34,26 +35,68 @@ def test_every_package_metric_declares_a_valid_seam_entry_and_the_rules_that_fol
     assert not declared["metricx"].higher_is_better and not declared["bleu_ter"].higher_better("TER")
 
 
-def test_the_architecture_pages_table_of_metrics_is_the_registrys():
-    """docs/architecture.md's generated table: one row per declared metric, as the declaration says."""
-    page = (REPO / "docs/architecture.md").read_text()
-    table = page.split("<!-- generated: the metrics of docnmt.score.metric -->\n", 1)[1].split("\n\n", 1)[0]
-    rows = [line for line in table.splitlines()[2:]]
+def test_a_metric_with_an_environment_of_its_own_runs_there_and_a_shared_one_in_its_conda_file(tmp_path):
+    """COMET declares unbabel-comet's environment as vLLM's backend does: its rule's conda file and its PATH are
+    that environment's (metrics.comet_python names another Python), with no name compared; a shared one's rule has
+    its envs/ file and nothing on PATH."""
+    from docnmt.config import load_workflow
+    from docnmt.config import ConfigError
+    from docnmt.installation import Environment
+    from docnmt.workflow import metrics as wf_metrics
 
-    def higher(m):
-        if isinstance(m.higher_is_better, dict):
-            lower = [c for c, better in m.higher_is_better.items() if not better]
-            return "yes, " + ", ".join(f"{c}: no" for c in lower)
-        return "yes" if m.higher_is_better else "no"
+    declared = registry.metrics()
+    comet, bleu = declared["comet"], declared["bleu_ter"]
+    assert isinstance(comet.environment, Environment) and comet.own_environment.venv == ".venv-comet"
+    assert comet.conda_file == "../envs/comet.yaml" and bleu.conda_file == "../envs/scoring.yaml"
+    assert bleu.own_environment is None
+    checkout = tmp_path / "a checkout"
+    (checkout / ".venv-comet" / "bin").mkdir(parents=True)
+    (checkout / ".venv-comet" / "bin" / "python").write_text("")
+    config = load_workflow()
+    config["metrics"]["comet"] = {"da": "/models/da"}
+    assert wf_metrics.metric_path(config, comet, str(checkout), conda=False) == f"{checkout}/.venv-comet/bin:"
+    assert wf_metrics.metric_path(config, comet, str(checkout), conda=True) == ""
+    assert wf_metrics.metric_path(config, bleu, str(checkout), conda=False) == ""
+    assert wf_metrics.comet_path(config, str(checkout), conda=False) == f"{checkout}/.venv-comet/bin:"
+    other = tmp_path / "my comet" / "bin" / "python"
+    other.parent.mkdir(parents=True)
+    other.write_text("")
+    config["metrics"]["comet_python"] = str(other)
+    assert wf_metrics.metric_path(config, comet, str(checkout), conda=False) == f"{other.parent}:"
+    config["metrics"]["comet_python"] = str(tmp_path / "none" / "python")
+    with pytest.raises(ConfigError, match=r"config key 'metrics.comet_python': .*none/python not found; run `make "
+                                          r"comet` \(it creates .venv-comet\)"):
+        wf_metrics.metric_path(config, comet, str(checkout), conda=False)
+    config["metrics"]["comet"] = {}  # not asked for: nothing on PATH, nothing checked
+    assert wf_metrics.metric_path(config, comet, str(checkout), conda=False) == ""
 
-    expected = [f"| `{m.name}` | {'the seam' + chr(39) + 's' if m.rule else 'its own'} | {m.environment} | {m.unit} | "
-                f"{', '.join(m.needs)} | {higher(m)} | {'Table 3' if m.table == 'quality' else m.table} |"
-                for m in registry.metrics().values()]
-    assert rows == expected
+
+def test_an_own_environment_without_a_config_key_is_the_checkouts_venv_and_its_make_target_when_missing(tmp_path):
+    from docnmt.config import ConfigError
+    from docnmt.installation import Environment
+    from docnmt.workflow.environments import environment_path
+
+    env = Environment(venv=".venv-mine", make="make mine", requirements="requirements-mine.txt",
+                      conda="../envs/mine.yaml")
+    with pytest.raises(ConfigError, match=re.escape(f"{tmp_path}/.venv-mine/bin/python not found: run `make mine` "
+                                                    "(it creates .venv-mine), or use --sdm conda (envs/mine.yaml)")):
+        environment_path({}, env, str(tmp_path), conda=False)
+    (tmp_path / ".venv-mine" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv-mine" / "bin" / "python").write_text("")
+    assert environment_path({}, env, str(tmp_path), conda=False) == f"{tmp_path}/.venv-mine/bin:"
+    assert environment_path({}, None, str(tmp_path), conda=False) == ""
+
+
+def test_a_package_missing_from_a_metrics_own_environment_is_told_to_run_there():
+    from docnmt.installation import setup_hint
+
+    hint = setup_hint(["comet"], python="/usr/bin/python3")
+    assert "the metric comet runs in its own environment, .venv-comet (`make comet` makes it)" in hint, hint
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("environment", "gpu-box", "environment 'gpu-box' is not one of main, comet, model, endpoint"),
+    ("environment", "comet", "environment 'comet' is neither one of main, model, endpoint nor an environment of its "
+                             "own (docnmt.installation.Environment)"),
     ("unit", "word", "unit 'word' is not one of sentence, paragraph, document"),
     ("needs", ("source", "images"), "needs images; known: source, reference, docids, model"),
     ("name", "my-metric", "a name is a Python identifier"),

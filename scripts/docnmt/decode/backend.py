@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterator, MutableMapping, Protocol, Sequence, cast, runtime_checkable
 
+from docnmt.installation import Environment
+
 from .requests import MAX_TOKENS, Hypothesis, Request, Scored
 
 
@@ -177,28 +179,6 @@ CAPABILITIES = {
     "sampling": "sampling (MBR's epsilon samples)",
     "conversation": "a prompt that is a conversation",
 }
-
-
-@dataclass(frozen=True)
-class Environment:
-    """Where a backend's decodes run when its pins conflict with the project's ``.venv`` (vLLM's, as unbabel-comet's
-    do): a virtual environment that ``make`` creates in the checkout, and its conda file for ``--sdm conda``."""
-
-    #: the venv folder, relative to the checkout
-    venv: str
-    #: the make target that creates it
-    make: str
-    #: its pinned requirements file
-    requirements: str
-    #: the conda environment file of its rules, relative to rules/ (``--sdm conda``)
-    conda: str
-    #: the packages (import names) it has that the project's ``.venv`` lacks: a command that misses one is told to
-    #: run in this environment (:func:`docnmt.installation.setup_hint`)
-    modules: tuple[str, ...] = ()
-
-    @property
-    def python(self) -> str:
-        return f"{self.venv}/bin/python"
 
 
 @dataclass(frozen=True)

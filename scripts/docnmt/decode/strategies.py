@@ -535,3 +535,9 @@ def source_primed(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     the reused cache computes once per document).
     """
     return _context_search(dec, docs, lambda d, i, own: previous(own, i, dec.k), primed=True)
+
+
+def decode_rules() -> list[str]:
+    """The workflow's decode rules, one per strategy in the registry's order (:attr:`StrategyInfo.rule`): the
+    manual's map reads them (:mod:`docnmt.seams`)."""
+    return [info.rule for info in STRATEGIES.values()]

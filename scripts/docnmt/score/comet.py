@@ -56,9 +56,11 @@ from pathlib import Path
 from .. import layout
 from ..manual import argument_parser
 from ..textio import InputError, atomic_outputs, atomic_write, cli_errors, file_digest
+from ..installation import Environment
 from .metric import Metric
 from .significance import ALPHA, mean_bootstrap_tests
 from ..option_ranges import NONNEGATIVE_INT, POSITIVE_INT
+from .evalset import add_seam_arguments
 
 #: unbabel-comet's model classes (hparams.yaml's class_identifier) that score without a reference.
 REFERENCE_FREE = {"referenceless_regression_metric"}
@@ -240,9 +242,10 @@ def score_files(args) -> int:
     from .evalset import parse_systems, read_documents
 
     points = [checkpoint(name, path) for name, path in parse_systems(args.checkpoint, "checkpoint").items()]
-    data = evalset.load(args.source, args.reference, parse_systems(args.system))
+    data = evalset.load(args.source, args.reference, parse_systems(args.system), args.select)
     src, ref, systems = data.source, data.reference, data.systems
-    _, docids = read_documents(args.source, args.docids)
+    _, all_docids = read_documents(args.source, args.docids)
+    docids = [all_docids[line] for line in data.lines]
     result = {"reference": str(args.reference), "sentences": len(src), "documents": len(set(docids)),
               "context": args.context, "metrics": {}, "columns": [], "signatures": {},
               "systems": {s: {} for s in systems}, "paired_bootstrap": {}, "alpha": ALPHA, "forward_passes": 0}
@@ -342,18 +345,13 @@ def main(argv=None) -> int:
     parser = argument_parser("docnmt.score.comet", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     score = sub.add_parser("score", help="COMET, Doc-COMET and QE of every system, with paired bootstrap")
-    score.add_argument("--source", required=True, type=Path)
-    score.add_argument("--reference", required=True, type=Path)
-    score.add_argument("--docids", required=True, type=Path, help="the document id of each line (Doc-COMET)")
-    score.add_argument("--system", action="append", required=True, metavar="NAME=PATH")
+    add_seam_arguments(score, docids="the document id of each line (needed: Doc-COMET's context, the documents "
+                                     "counted)")
     score.add_argument("--checkpoint", action="append", required=True, metavar="NAME=FOLDER",
                        help="a local COMET checkpoint folder (repeatable)")
     score.add_argument("--context", type=NONNEGATIVE_INT, default=DEFAULT_CONTEXT,
                        help="Doc-COMET: previous sentences of the document (0: no Doc-COMET); default %(default)s")
     score.add_argument("--batch-size", type=POSITIVE_INT, default=DEFAULT_BATCH_SIZE)
-    score.add_argument("--baseline", action="append", default=[])
-    score.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
-    score.add_argument("--output", required=True, type=Path)
     score.add_argument("--segments", required=True, type=Path, help="JSON lines: metric, system, segment scores")
     score.add_argument("--error-spans", type=Path,
                        help="JSON lines: metric, system and each segment's error spans, for the checkpoints that tag "
@@ -370,8 +368,8 @@ def main(argv=None) -> int:
     env.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
     if args.command == "score":
-        if args.context < 0:
-            parser.error("--context must be >= 0")
+        if args.docids is None:
+            parser.error("the following arguments are required: --docids")
         return score_files(args)
     return serve(args) if args.command == "serve" else describe_env(args)
 
@@ -394,11 +392,15 @@ def _arguments(config: dict) -> list[str]:
             + ["--context", str(settings["context"]), "--batch-size", str(settings["batch_size"])])
 
 
+#: unbabel-comet's environment: its pins (huggingface-hub<1, ...) conflict with the project's .venv.
+ENVIRONMENT = Environment(venv=".venv-comet", make="make comet", requirements="requirements-comet.txt",
+                          conda="../envs/comet.yaml", modules=("comet",), python_key="metrics.comet_python")
+
 #: The seam's declaration (docnmt.score.metric): the checkpoints of metrics.comet, in unbabel-comet's environment.
 METRIC = Metric(
     name="comet", module=__name__, order=1, command=("score",),
     summary="COMET, Doc-COMET and reference-free QE (CometKiwi) of every local checkpoint in metrics.comet",
-    columns=_columns, environment="comet", conda="comet.yaml", unit="sentence",
+    columns=_columns, environment=ENVIRONMENT, unit="sentence",
     needs=("source", "reference", "docids"), higher_is_better=True,
     signature="the metric, checkpoint name, class, encoder, the checkpoint's sha256, context, batch size, "
               "unbabel-comet's and docnmt's versions",

@@ -33,6 +33,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
+from docnmt.installation import Environment
+
 #: The package whose modules declaring ``METRIC`` are the built-in metrics, found by reading them
 #: (:func:`builtin_modules`): a new built-in metric is its module and nothing else.
 PACKAGE = "docnmt.score"
@@ -55,9 +57,10 @@ def builtin_modules() -> tuple[str, ...]:
     return tuple(found)
 
 
-#: Where a metric runs: the workflow's environment (.venv, envs/scoring.yaml), unbabel-comet's (.venv-comet,
-#: envs/comet.yaml), the model's (a task's backend's), or against an endpoint over HTTP.
-ENVIRONMENTS = ("main", "comet", "model", "endpoint")
+#: Where a metric runs, unless it declares an environment of its own (an :class:`~docnmt.installation.Environment`,
+#: as unbabel-comet's is): the workflow's environment (.venv, its ``conda`` file), the model's (a task's backend's),
+#: or against an endpoint over HTTP.
+ENVIRONMENTS = ("main", "model", "endpoint")
 #: What one score is computed on.
 UNITS = ("sentence", "paragraph", "document")
 #: What a metric may need beside the hypotheses (languages: the task's source and target language codes, given as
@@ -81,7 +84,9 @@ class Metric:
     module: str
     summary: str
     columns: Callable[[dict], list[str]]
-    environment: str
+    #: where it runs: one of :data:`ENVIRONMENTS`, or an environment of its own (its venv, make target and conda
+    #: file; the seam's rule puts its Python first on PATH)
+    environment: str | Environment
     unit: str
     needs: tuple[str, ...]
     #: whether a higher score is better: one answer, or one per column where they differ (TER)
@@ -108,7 +113,7 @@ class Metric:
     digits: int = 1
     #: the note under Table 3 that says what its columns are
     note: str = ""
-    #: its conda environment file under envs/ (with --sdm conda)
+    #: its conda environment file under envs/ (with --sdm conda); an environment of its own names its own
     conda: str = "scoring.yaml"
     #: it also scores the systems of the MBR curve on the test set (the MBR plot reads them from its score file)
     curve: bool = False
@@ -121,7 +126,10 @@ class Metric:
     order: int = 100
 
     def __post_init__(self):
-        for attribute, allowed in (("environment", ENVIRONMENTS), ("unit", UNITS), ("evalsets", EVALSETS)):
+        if not isinstance(self.environment, Environment) and self.environment not in ENVIRONMENTS:
+            raise ValueError(f"metric {self.name!r}: environment {self.environment!r} is neither one of "
+                             f"{', '.join(ENVIRONMENTS)} nor an environment of its own (docnmt.installation.Environment)")
+        for attribute, allowed in (("unit", UNITS), ("evalsets", EVALSETS)):
             if getattr(self, attribute) not in allowed:
                 raise ValueError(f"metric {self.name!r}: {attribute} {getattr(self, attribute)!r} is not one of "
                                  f"{', '.join(allowed)}")
@@ -133,6 +141,17 @@ class Metric:
         for key, entry in self.options.items():
             if "description" not in entry:
                 raise ValueError(f"metric {self.name!r}: option {key!r} has no description")
+
+    @property
+    def own_environment(self) -> Environment | None:
+        """Its environment of its own, or None (it runs in one of :data:`ENVIRONMENTS`)."""
+        return self.environment if isinstance(self.environment, Environment) else None
+
+    @property
+    def conda_file(self) -> str:
+        """Its rule's conda environment file, relative to rules/ (``--sdm conda``)."""
+        own = self.own_environment
+        return own.conda if own is not None else f"../envs/{self.conda}"
 
     def higher_better(self, column: str) -> bool:
         """Whether a higher score of this column is better."""

@@ -13,12 +13,16 @@ Modules:
   train      -- rules/train.smk: the model preset as fairseq-train arguments, the time limit
   decode     -- rules/decode.smk: a task's model as inputs and options, a strategy's decode inputs and options
   score      -- rules/score.smk: each scorer's inputs and options
-  environments -- where a task's model rules run (its backend's environment: vLLM's) and on how many GPUs
+  environments -- where the rules run whose code has an environment of its own (a backend's: vLLM's; a metric's:
+                unbabel-comet's), and on how many GPUs a task's model rules run
   model_rules -- what every rule that loads a task's model shares: its params, conda env, GPUs, PATH prefix
-  metrics    -- learned metrics (COMET): the checkpoints' checks, unbabel-comet's environment, the rule comet's
-                inputs and options, and the decodes that select by a learned metric
+  metrics    -- the metric seam's rules (inputs, options, outputs, environment), the metrics' checks, and the
+                decodes that select by a learned metric (COMET's checkpoints, the rule comet_env)
   tables     -- rules/score.smk: the tables' manifest, which tables and plots, where they go
   targets    -- the Snakefile's rules all and data
+
+Beside them, a CLI no rule runs: ``registry_tables`` writes the docs' and the Slurm profile's lists of the
+registries' backends, metrics and strategy rules.
 """
 
 from . import (corpora, decode, environments, metrics, model_rules, preprocess, score, systems, tables, targets, tasks,

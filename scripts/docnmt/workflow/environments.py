@@ -1,15 +1,20 @@
-"""Where a task's model rules run, and on how many GPUs: the environment of its backend
-(:attr:`docnmt.decode.backend.Backend.environment`: vLLM's ``.venv-vllm``, ``make vllm``; ``envs/vllm.yaml`` with
-``--sdm conda``) or the project's own, and the GPUs a decode takes (:meth:`docnmt.decode.backend.Backend.gpus`:
-``models.engine_args.tensor_parallel_size``). The rules that load a task's model (check_model, the decodes,
-perplexity, CXMI) put :func:`env_path` before PATH and take :func:`conda_env` as their conda environment."""
+"""Where the rules run whose code has an environment of its own (:class:`docnmt.installation.Environment`), and on
+how many GPUs a task's model rules run.
+
+An environment of its own is declared by a backend (:attr:`docnmt.decode.backend.Backend.environment`: vLLM's
+``.venv-vllm``, ``make vllm``; ``envs/vllm.yaml`` with ``--sdm conda``) or by a metric
+(:attr:`docnmt.score.metric.Metric.environment`: unbabel-comet's ``.venv-comet``). Its rules put
+:func:`environment_path` before PATH. The rules that load a task's model (check_model, the decodes, perplexity,
+CXMI) run in its backend's (:func:`env_path`, :func:`conda_env`), and take the GPUs a decode takes
+(:meth:`docnmt.decode.backend.Backend.gpus`: ``models.engine_args.tensor_parallel_size``)."""
 
 from __future__ import annotations
 
 import os
 
 from docnmt.config import ConfigError
-from docnmt.decode.backend import Environment, backend
+from docnmt.decode.backend import backend
+from docnmt.installation import Environment
 from docnmt.decode.load_options import flagged_options
 
 from .tasks import engine_args, model_backend
@@ -47,6 +52,31 @@ def conda_env(config: dict, task: str, default: str) -> str:
     """The conda environment file (relative to rules/) of the task's model rules: its backend's, else ``default``."""
     env = environment(config, task)
     return env.conda if env is not None else default
+
+
+def configured_python(config: dict, env: Environment, basedir: str) -> str:
+    """The Python of an environment of its own: the one its config key names (:attr:`Environment.python_key`), else
+    its venv's in the checkout ``basedir``."""
+    value = config
+    for key in env.python_key.split(".") if env.python_key else ():
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, str) and value else os.path.join(basedir, env.python)
+
+
+def environment_path(config: dict, env: Environment | None, basedir: str, conda: bool) -> str:
+    """What a rule that runs in ``env`` puts before PATH: the folder of its Python and ':', or nothing (the project's
+    environment, or --sdm conda, whose conda file provides python). A ConfigError where that Python is missing,
+    naming its config key (else its make target)."""
+    if env is None or conda:
+        return ""
+    python = configured_python(config, env, basedir)
+    if not os.path.exists(python):
+        make = f"run `{env.make}` (it creates {env.venv})"
+        if env.python_key:
+            raise ConfigError(f"config key '{env.python_key}': {python} not found; {make}, or set {env.python_key} "
+                              f"to the Python of an environment with {env.requirements} and this package")
+        raise ConfigError(f"{python} not found: {make}, or use --sdm conda ({env.conda.removeprefix('../')})")
+    return os.path.dirname(os.path.abspath(python)) + ":"
 
 
 def env_path(config: dict, task: str, basedir: str, conda: bool) -> str:

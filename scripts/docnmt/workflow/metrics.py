@@ -1,24 +1,24 @@
 """The metrics in the workflow (config ``metrics``, ``mbr.utility: comet:NAME``, ``qe_rerank``): the rules the metric
-seam makes from each declaration (:mod:`docnmt.score.metric`: their inputs, options, outputs and environment),
-the checks of the configured metrics before any job runs, where unbabel-comet's environment is, and the options and
-inputs of the rule ``comet_env`` and of the decodes that select by a learned metric (:mod:`docnmt.score.comet`,
-:mod:`docnmt.decode.metric_client`)."""
+seam makes from each declaration (:mod:`docnmt.score.metric`: their inputs, options, outputs and environment, an
+environment of its own as a backend's is: :func:`docnmt.workflow.environments.environment_path`), the checks of the
+configured metrics before any job runs, and the options and inputs of the rule ``comet_env`` and of the decodes that
+select by a learned metric (:mod:`docnmt.score.comet`, :mod:`docnmt.decode.metric_client`)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from docnmt import layout
-from docnmt.config import ConfigError
 from docnmt.decode import mbr
 
 from docnmt.score.metric import Metric, of_config, seam_metrics
 
+from .environments import environment_path
 from .tasks import evalsets, runtime
 
-#: The environment make comet creates, relative to the checkout.
-COMET_VENV = ".venv-comet"
+#: The metric whose checkpoints (``metrics.comet``) MBR's ``comet:NAME`` utility and QE reranking select by: the
+#: rule comet_env runs in its environment.
+SELECTION_METRIC = "comet"
 
 
 def checkpoints(config: dict) -> dict[str, str]:
@@ -84,13 +84,16 @@ def metric_runtime(config: dict, name: str, task: str) -> int:
 
 
 def metric_path(config: dict, declared: Metric, basedir: str, conda: bool) -> str:
-    """What its rule puts before PATH: unbabel-comet's environment for a metric that runs there, else nothing."""
-    return comet_path(config, basedir, conda) if declared.environment == "comet" else ""
+    """What its rule puts before PATH: the folder of its own environment's Python, where it declares one and the
+    config asks for it, else nothing."""
+    if declared.own_environment is None or not declared.enabled(config):
+        return ""
+    return environment_path(config, declared.own_environment, basedir, conda)
 
 
-def used(config: dict) -> bool:
-    """Whether anything of the workflow needs unbabel-comet's environment."""
-    return bool(checkpoints(config))
+def selection_metric(config: dict) -> Metric:
+    """The metric the decodes that select by a learned metric score with (its environment runs their scorer)."""
+    return metric(config, SELECTION_METRIC)
 
 
 def check(config: dict) -> None:
@@ -122,16 +125,10 @@ def check(config: dict) -> None:
 
 
 def comet_path(config: dict, basedir: str, conda: bool) -> str:
-    """What the COMET rules put before PATH: the folder of unbabel-comet's Python and ':' (metrics.comet_python,
-    default the checkout's .venv-comet), or nothing with --sdm conda (envs/comet.yaml provides python)."""
-    if conda or not used(config):
-        return ""
-    python = config["metrics"]["comet_python"] or os.path.join(basedir, COMET_VENV, "bin", "python")
-    if not os.path.exists(python):
-        raise ConfigError(f"config key 'metrics.comet_python': {python} not found; run `make comet` (it creates "
-                          f"{COMET_VENV}), or set metrics.comet_python to the Python of an environment with "
-                          "requirements-comet.txt and this package")
-    return os.path.dirname(os.path.abspath(python)) + ":"
+    """What the rule comet_env puts before PATH: the folder of the selection metric's Python and ':'
+    (metrics.comet_python, default the checkout's .venv-comet), or nothing (no checkpoint configured, or --sdm conda,
+    whose envs/comet.yaml provides python)."""
+    return metric_path(config, selection_metric(config), basedir, conda)
 
 
 # ---- decodes that select by a learned metric -------------------------------------------------------------

@@ -14,6 +14,10 @@ from .decode import model_args, model_level, search_dtype
 from .environments import conda_env, env_path, gpus
 from .tasks import task_k, task_separator
 
+#: The threads of a decode rule (rules/decode.smk): Slurm gets them as --cpus-per-task (the profile's
+#: resources, docnmt.workflow.registry_tables).
+DECODE_THREADS = 2
+
 
 def model_params(config: dict, basedir: str, conda_deployment: bool) -> dict:
     """The params of a rule that loads the task's model, as functions of the job's wildcards (and inputs): path,
