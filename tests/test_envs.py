@@ -8,6 +8,7 @@ import hashlib
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -194,9 +195,16 @@ def rule_modules():
         for block in blocks:
             # a rule that loads a task's model takes its backend's env, else the one named (model_conda)
             env = re.search(r'conda:\s*\n\s*(?:wf\.model_rules\.model_conda\(config, )?"\.\./envs/([\w-]+\.yaml)"', block)
+            env = env[1] if env else None
+            if re.search(r"conda:\s*\n\s*wf\.metrics\.selection_metric\(config\)\.conda_file", block):
+                # the rule comet_env: the environment the selection metric (COMET) declares
+                from docnmt.score.metric import metrics
+                from docnmt.workflow.metrics import SELECTION_METRIC
+
+                env = Path(metrics()[SELECTION_METRIC].conda_file).name
             for module in re.findall(r"python -m docnmt\.([\w.]+)", block):
                 assert env, f"{smk.name}: a rule running docnmt.{module} has no conda: directive"
-                found.append((smk.name, env[1], module))
+                found.append((smk.name, env, module))
     return found
 
 
