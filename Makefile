@@ -10,10 +10,11 @@ CORES ?= 2
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # fairseq checkpoints under torch >= 2.6 (see docs/development.md, "Installation notes").
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
-# Debian packages (graphviz for `make dag`): as root, else through sudo.
+# Debian packages (graphviz for `make dag`, chromium and its driver for the comparison page's browser tests and
+# `make screenshot`): as root, else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help setup comet vllm demo demo-llm demo-comet demo-metrics test test-full test-fast test-mechanics test-tiny-models test-demo-llm bench dag models clean-demo
+.PHONY: help setup comet vllm demo demo-llm demo-comet demo-metrics test test-full test-fast test-mechanics test-tiny-models test-demo-llm bench screenshot dag models clean-demo
 
 # `make help`: every target with its one line (the "## " comment after the target).
 help: ## list the targets
@@ -48,6 +49,9 @@ $(VENV)/.installed: requirements-base.txt requirements.txt pyproject.toml
 	$(VENV)/bin/python -m compileall -qq -j 0 $(VENV)/lib || true
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq --no-install-recommends graphviz; } || echo "warning: graphviz not installed: make dag needs it"
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver; } \
+	  || echo "warning: chromium not installed: the comparison page's browser tests skip, and make screenshot needs it"
 	touch $@
 
 # unbabel-comet's environment (requirements-comet.txt): the learned metrics and the selection by them
@@ -100,6 +104,7 @@ demo: setup ## run the offline demo workflow on the CPU, print its tables and ch
 	@for t in $(DEMO_TABLES); do echo; cat "$(DEMO_DIR)/results/tables/demo/$$t.md"; done
 	@echo; $(VENV)/bin/python -m docnmt.score.findings --workdir "$(DEMO_DIR)"
 	@echo; echo "report: $(DEMO_DIR)/report.html"
+	@echo "comparison page: $(DEMO_DIR)/results/demo/compare.html"
 
 # The demo's test set with a tiny causal LM (docs/own-models.md, "LLMs"): trained on the demo's training split
 # (LLM_STEPS updates on CORES threads), then every strategy decoded, scored and tabled beside the demo's
@@ -261,6 +266,11 @@ test-demo-llm: setup ## train make demo-llm's model on TEST_DEMO's demo and tabl
 
 bench: setup ## the preprocessing benchmark (bench/preprocess); docs/benchmarks.md has the others
 	$(VENV)/bin/python bench/preprocess
+
+# The README's picture of the demo's comparison page, from its page (make demo first), in headless chromium.
+screenshot: setup ## docs/compare-page.png: the demo's comparison page in headless chromium (after make demo)
+	$(VENV)/bin/python -m docnmt.score.compare.screenshot "$(DEMO_DIR)/results/demo/compare.html" \
+	  --document demo-test-00004 --line 22 --output docs/compare-page.png
 
 # The rule graph and the job DAG of the demo and of the paper's three tasks, as SVG.
 dag: setup ## the rule graph and job DAG of the demo and of the paper, as SVG in dag/

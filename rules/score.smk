@@ -71,7 +71,8 @@ rule pronoun_f1:
     input:
         unpack(lambda w: wf.score.scored_text_inputs(config, w.task, w.evalset)),
     output:
-        layout.score_file("{task}", "{evalset}", "pronouns"),
+        scores=layout.score_file("{task}", "{evalset}", "pronouns"),
+        sentences=layout.pronoun_sentences("{task}", "{evalset}"),
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.german_tasks(config)),
     params:
@@ -92,7 +93,34 @@ rule pronoun_f1:
     shell:
         "python -m docnmt.score.pronouns --source {input.src:q} --reference {input.ref:q} {params.systems:q} {params.subsets:q}"
         " --tagger {params.tagger:q} --source-tagger {params.source_tagger:q} --rules {params.rules:q}"
-        " --min-examples {params.min_examples:q} --output {output:q} > {log:q} 2>&1"
+        " --min-examples {params.min_examples:q} --output {output.scores:q} --sentences {output.sentences:q} > {log:q} 2>&1"
+
+
+rule compare_page:
+    """The task's comparison page (one self-contained HTML file: every strategy's translation of every document side
+    by side, its context, scores, error spans and test-set marks, with filters that recompute the paired test) and
+    its data as a Marot file."""
+    input:
+        unpack(lambda w: wf.score.compare_inputs(config, w.task)),
+    output:
+        page=report(layout.compare_page("{task}"), caption="../report/compare.rst", category="Comparison",
+                    labels={"task": "{task}"}),
+        marot=layout.compare_marot("{task}"),
+    params:
+        options=lambda w, input: wf.score.compare_args(config, w.task, input),
+    log:
+        layout.log_file("{task}/compare"),
+    benchmark:
+        layout.benchmark_file("{task}/compare")
+    conda:
+        "../envs/scoring.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    shell:
+        "python -m docnmt.score.compare.cli --source {input.src:q} --reference {input.ref:q} --docids {input.docids:q}"
+        " {params.options:q} --output {output.page:q} --marot {output.marot:q} > {log:q} 2>&1"
 
 
 rule perplexity:

@@ -91,7 +91,8 @@ def test_the_enumeration_finds_every_console_script_and_the_schemas_keys():
     options = console_script_options()
     assert set(options) == {"docnmt-translate", "docnmt-check-model", "docnmt-check-config", "docnmt-check-corpus",
                             "docnmt-decode", "docnmt-bleu-ter", "docnmt-pronoun-f1", "docnmt-perplexity",
-                            "docnmt-cxmi", "docnmt-ctxpro", "docnmt-metricx"}
+                            "docnmt-cxmi", "docnmt-ctxpro", "docnmt-metricx",
+                            "docnmt-compare"}
     assert {"--k", "--template", "--task", "--mbr-seed"} <= set(options["docnmt-translate"] + options["docnmt-decode"])
     assert "--show-taggers" in options["docnmt-pronoun-f1"] and "--markdown" in options["docnmt-check-config"]
     keys = config_keys()

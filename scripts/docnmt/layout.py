@@ -202,6 +202,22 @@ def comet_error_spans(task: str, evalset: str) -> str:
     return f"results/{task}/scores/{evalset}/comet.error_spans.jsonl"
 
 
+def pronoun_sentences(task: str, evalset: str) -> str:
+    """The pronoun scorer's counts of every sentence of every system, one JSON line per system (the comparison
+    page's pronoun columns)."""
+    return f"results/{task}/scores/{evalset}/pronouns.sentences.jsonl"
+
+
+def compare_page(task: str) -> str:
+    """The task's comparison page: every strategy's translation of every document, side by side (one HTML file)."""
+    return f"results/{task}/compare.html"
+
+
+def compare_marot(task: str) -> str:
+    """The comparison page's data as a Google Marot file (ten tab-separated columns)."""
+    return f"results/{task}/compare.marot.tsv"
+
+
 def comet_env() -> str:
     """Where unbabel-comet's environment is (its Python), for the decodes that select by a learned metric."""
     return "results/comet-env.json"

@@ -62,6 +62,8 @@ CLIS = {
     "docnmt.decode.translate": ("own models", []),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.comet": ("scoring", ["comet", "comet_env"]),
+    "docnmt.score.compare.cli": ("scoring", ["compare_page"]),
+    "docnmt.score.compare.screenshot": ("scoring", []),
     "docnmt.score.tiny_comet": ("scoring", []),
     "docnmt.score.tiny_metricx": ("scoring", []),
     "docnmt.score.tables": ("scoring", ["tables", "task_tables"]),
@@ -86,6 +88,7 @@ COMMANDS = {
     "docnmt-cxmi": "docnmt.score.cxmi",
     "docnmt-ctxpro": "docnmt.score.ctxpro",
     "docnmt-metricx": "docnmt.score.metricx",
+    "docnmt-compare": "docnmt.score.compare.cli",
 }
 
 #: What runs a CLI that no rule calls.
@@ -99,6 +102,7 @@ BY_HAND = {
     "docnmt.score.tiny_metricx": "no rule: makes a tiny MetricX-24 checkpoint (the tests, make demo-metrics)",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
     "docnmt.score.findings": "no rule: make demo checks the paper's two findings on the demo's scores with it",
+    "docnmt.score.compare.screenshot": "no rule: make screenshot writes the README's picture of the demo's page",
 }
 
 

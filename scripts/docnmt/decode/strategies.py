@@ -331,7 +331,7 @@ def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> lis
     return out
 
 
-@strategy("sentence-level", "O(NL)", models=("sentence",), sentence_alone=True)
+@strategy("sentence-level", "O(NL)", models=("sentence",), sentence_alone=True, target_context="none")
 def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """The baseline: the sentence-level model, each sentence alone.
 
@@ -351,7 +351,7 @@ def sentence_level(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return out
 
 
-@strategy("no-context", "O(NL)", sentence_alone=True)
+@strategy("no-context", "O(NL)", sentence_alone=True, target_context="none")
 def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """The document-level model without any context (analysis only).
 
@@ -365,7 +365,8 @@ def no_context(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return out
 
 
-@strategy("full-segment", "O(NL)", contrapro=False, guided=True, sidecar=("realigned_documents",))
+@strategy("full-segment", "O(NL)", contrapro=False, guided=True, sidecar=("realigned_documents",),
+          target_context="segment")
 def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Non-overlapping windows F_1^k, F_{k+1}^{2k}, ..., each translated whole and split on <sep>.
 
@@ -418,7 +419,7 @@ def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[li
     return out
 
 
-@strategy("last-sentence", "O(NLk)", sidecar=("generated_context",))
+@strategy("last-sentence", "O(NLk)", sidecar=("generated_context",), target_context="recorded")
 def last_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Overlapping windows F_{i-k+1}^i (Eq. 1); keep the last segment as the translation of F_i.
 
@@ -427,7 +428,7 @@ def last_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return _overlapping(dec, docs, keep_last=True)
 
 
-@strategy("first-sentence", "O(NLk)")
+@strategy("first-sentence", "O(NLk)", target_context="window")
 def first_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Overlapping windows F_i^{i+k-1} (Eq. 1); keep the first segment as the translation of F_i.
 
@@ -436,7 +437,7 @@ def first_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return _overlapping(dec, docs, keep_last=False)
 
 
-@strategy("2-pass", "O(2NL)", first_pass=True, sidecar=("sep_mismatch_lines",))
+@strategy("2-pass", "O(2NL)", first_pass=True, sidecar=("sep_mismatch_lines",), target_context="first-pass")
 def two_pass(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Target context from a sentence-level first pass Ẽ_1^M:
 
@@ -469,7 +470,7 @@ def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return _context_search(dec, docs, lambda d, i, own: previous(own, i, dec.k))
 
 
-@strategy("cheating", "O(NL)", reference=True, sidecar=("sep_mismatch_lines",))
+@strategy("cheating", "O(NL)", reference=True, sidecar=("sep_mismatch_lines",), target_context="reference")
 def cheating(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """The reference as target context (analysis only):
 

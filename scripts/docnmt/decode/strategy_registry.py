@@ -17,6 +17,21 @@ from typing import Callable
 Strategy = Callable[..., list[list[str]]]
 
 
+#: What target context a strategy decodes a sentence with, in words: the previous k-1 sentences of its own output
+#: (doc-trans), of the first pass (2-pass), of the reference (cheating); those its decode records in its sidecar
+#: (last-sentence's ``generated_context``); the earlier sentences of its own segment (full-segment); the window's
+#: later sentences, which no sidecar records (first-sentence); none (sentence-level, no-context).
+TARGET_CONTEXTS = {
+    "own": "its own translations of the previous sentences",
+    "first-pass": "the first pass's translations of the previous sentences",
+    "reference": "the reference's previous sentences",
+    "recorded": "the window's generated context, as its decode recorded it",
+    "segment": "its own translations of the earlier sentences of the same segment",
+    "window": "the window's later sentences (not recorded)",
+    "none": "no target context",
+}
+
+
 @dataclass(frozen=True)
 class StrategyInfo:
     """A strategy as the workflow, the CLIs and the tables know it: its function and what it needs and costs.
@@ -48,6 +63,14 @@ class StrategyInfo:
     #: strategy that exists only where the prompt is a conversation (source-primed), ``beam_search`` for one that
     #: keeps an n-best list (doc-trans-beam)
     needs: tuple[str, ...] = ()
+    #: the target context each sentence is decoded with, for the comparison page (:mod:`docnmt.score.compare`): one
+    #: of :data:`TARGET_CONTEXTS`
+    target_context: str = "own"
+
+    def __post_init__(self):
+        if self.target_context not in TARGET_CONTEXTS:
+            raise ValueError(f"strategy {self.name!r}: target_context {self.target_context!r} is not one of "
+                             f"{', '.join(TARGET_CONTEXTS)}")
 
     @property
     def prompted(self) -> bool:

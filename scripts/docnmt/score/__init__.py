@@ -28,8 +28,13 @@ reading the package: a new metric module needs no line here, in the CLI map or i
   notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
   findings    -- the paper's two findings on the demo, checked from its scores (make demo ends with it)
+  compare     -- the comparison page: every strategy's translation of every document side by side, with filters
+                 that recompute every metric and the paired test; a subpackage: collect (what it shows, read and
+                 checked), randomization (the paired test and the metrics from summed statistics), page (its data
+                 and HTML), marot (the Marot file), browser (headless chromium), screenshot (a PNG of a page), cli
+                 (console script docnmt-compare)
 
 CLIs (``python -m docnmt.score.X``): ``sacrebleu_metrics``, ``pronouns``, ``perplexity``,
-``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``gemba``, ``cxmi``, ``context_usage``, ``tables``, ``plots``, ``findings``; in unbabel-comet's environment
+``contrastive``, ``ctxpro``, ``metricx``, ``tiny_metricx``, ``gemba``, ``cxmi``, ``context_usage``, ``tables``, ``plots``, ``findings``, ``compare.cli``, ``compare.screenshot``; in unbabel-comet's environment
 ``comet`` and ``tiny_comet``.
 """

@@ -344,6 +344,15 @@ def signature(method: str, model: str, base_url: str, seed: int, max_tokens: int
             f"{'segments:all' if sample is None else f'sample:{sample}'}|docnmt:{__version__}")
 
 
+def _all_segments(scores: list, chosen: list[int], count: int) -> list:
+    """Scores of the judged segments (``chosen``, positions among the ``count`` scored) as one score per segment,
+    null where not judged."""
+    out: list = [None] * count
+    for position, value in zip(chosen, scores, strict=True):
+        out[position] = value
+    return out
+
+
 def score_systems(args) -> int:
     from ..decode.backends.openai.endpoint import Endpoint, Settings
     from ..decode.prompting.template import language_name
@@ -384,6 +393,9 @@ def score_systems(args) -> int:
                   f"({len(scores) - len(parsed)} unparsed)")
     result["paired_bootstrap"] = mean_bootstrap_tests(segments, args.baseline, args.bootstrap_samples,
                                                       result["signatures"])
+    # every segment's score, null where not judged (outside a sample) or not parsed: the comparison page's
+    result["segments"] = {column: {name: _all_segments(scores, chosen, len(data.lines))
+                                   for name, scores in by_system.items()} for column, by_system in segments.items()}
     for column in columns:
         if not any(result["systems"][name][column]["parsed"] for name in data.systems):
             last = next((d["answers"][-1] for d in reversed(details) if d["metric"] == column and d.get("answers")), "")

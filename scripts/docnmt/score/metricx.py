@@ -201,6 +201,8 @@ def workflow(argv) -> int:
         print(f"{column}: " + ", ".join(f"{n} {result['systems'][n][column]['score']:.4f}" for n in data.systems))
     result["paired_bootstrap"] = mean_bootstrap_tests(segments, args.baseline, args.bootstrap_samples,
                                                       result["signatures"])
+    result["segments"] = {column: {name: [round(v, 6) for v in scores] for name, scores in by_system.items()}
+                          for column, by_system in segments.items()}
     write_score_file(args.output, result)
     return 0
 

@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .evalset import add_arguments, add_subsets_argument, load_args
-from ..textio import atomic_write, cli_errors
+from ..textio import atomic_outputs, atomic_write, cli_errors
 from ..manual import argument_parser
 from .metric import Metric
 from ..option_ranges import NONNEGATIVE_INT
@@ -402,6 +402,9 @@ def main(argv=None) -> int:
     parser.add_argument("--min-examples", type=NONNEGATIVE_INT, default=100,
                         help="report a category only where every class has this many reference occurrences")
     parser.add_argument("--output", required=True, type=Path)
+    parser.add_argument("--sentences", type=Path,
+                        help="also write each system's counts per sentence (JSON lines: system, taggers and per "
+                             "sentence {category: {class: [hypothesis, reference, match]}}; the comparison page's)")
     parser.add_argument("--show-taggers", action="store_true",
                         help="print the rule set and the taggers a score would use, and score nothing")
     args = parser.parse_args(argv)
@@ -429,9 +432,15 @@ def main(argv=None) -> int:
                             args.min_examples, rules)
                 for name, tagged in systems.items()}}
             for subset in data.subsets}
-    with atomic_write(args.output) as handle:
-        json.dump(result, handle, indent=1)
-        handle.write("\n")
+    outputs = [args.output] + ([args.sentences] if args.sentences else [])
+    with atomic_outputs(outputs) as handles:
+        json.dump(result, handles[0], indent=1)
+        handles[0].write("\n")
+        if args.sentences:
+            for name, tagged in systems.items():
+                counts = [sentence_counts(source, hyp, ref, rules) for source, hyp, ref in zip(sources, tagged, refs)]
+                handles[1].write(json.dumps({"system": name, "taggers": result["taggers"], "lines": data.lines,
+                                             "counts": counts}, ensure_ascii=False) + "\n")
     print(f"pronoun F1: {note}")
     for name, scores in result["systems"].items():
         print(name + ": " + ", ".join(

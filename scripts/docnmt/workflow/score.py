@@ -6,6 +6,7 @@ dict): the options name the files the input function chose."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 from docnmt import layout
@@ -15,7 +16,7 @@ from .metrics import metric
 from .systems import (curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
                       task_strategies, task_systems)
 from .tasks import (
-    binarized, bpe_codes, german_tasks, has_subsets, is_ctxpro, is_external, model_file, pronoun_min_examples, src,
+    binarized, bpe_codes, evalsets, german_tasks, has_subsets, is_ctxpro, is_external, model_file, pronoun_min_examples, src,
     task_levels, tgt,
 )
 
@@ -214,3 +215,51 @@ def context_usage_settings(config: dict) -> dict:
     """The context-usage table's params: how many top sentences it shows, and the share scored against the rest."""
     usage = config["scoring"]["context_usage"]
     return {"top": usage["top"], "share": usage["share"]}
+
+
+# ---- the comparison page ---------------------------------------------------------------------------------------
+def compare_inputs(config: dict, task: str) -> dict:
+    """What the task's comparison page shows: the test set, every system's translation and decode sidecar, the
+    score files it reads segment scores, spans and pronoun counts from, and each ContraPro and ctxpro set with its
+    translations."""
+    from .metrics import seam
+
+    systems = task_systems(config, task, "test")
+    files = {
+        "src": layout.corpus_file(task, "test", src(config, task)),
+        "ref": layout.corpus_file(task, "test", tgt(config, task)),
+        "docids": layout.corpus_file(task, "test", "docids"),
+        "systems": [layout.decode_file(task, "test", s, "txt") for s in systems],
+        "sidecars": [layout.decode_file(task, "test", s, "json") for s in systems],
+        "scores": [layout.score_file(task, "test", m.name) for m in seam(config)]
+                  + [path(task, "test") for m in seam(config) for path in m.outputs.values()],
+    }
+    if task in german_tasks(config):
+        files["pronouns"] = layout.pronoun_sentences(task, "test")
+    for number, evalset in enumerate(evalsets(config, task)[1:]):
+        files[f"set_{number}"] = (layout.contrapro_examples(task) if evalset == "contrapro" else
+                                  layout.ctxpro_examples(task, evalset))
+        files[f"set_source_{number}"] = layout.corpus_file(task, evalset, src(config, task))
+        files[f"set_systems_{number}"] = [layout.decode_file(task, evalset, s, "txt")
+                                          for s in task_systems(config, task, evalset)]
+    return files
+
+
+def compare_args(config: dict, task: str, input: Mapping) -> list[str]:
+    """The comparison page's options: every system, the page's baseline (the first of
+    scoring.significance_baselines the task decodes), the scores folder and each set of context with its
+    translations (a list; the rule quotes each)."""
+    systems = task_systems(config, task, "test")
+    args = system_pairs(systems, input["systems"])
+    baseline = next((b for b in config["scoring"]["significance_baselines"] if b in systems), systems[0])
+    args += ["--baseline", baseline, "--title", task]
+    if input["scores"]:
+        args += ["--scores", os.path.dirname(input["scores"][0])]
+    if "pronouns" in input.keys():
+        args += ["--pronouns", input["pronouns"]]
+    for number, evalset in enumerate(evalsets(config, task)[1:]):
+        args += ["--context-set", f"{evalset}={input[f'set_{number}']}",
+                 "--context-source", f"{evalset}={input[f'set_source_{number}']}"]
+        for name, path in zip(task_systems(config, task, evalset), input[f"set_systems_{number}"], strict=True):
+            args += ["--context-system", f"{evalset}:{name}={path}"]
+    return args

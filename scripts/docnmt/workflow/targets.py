@@ -31,11 +31,13 @@ def data_targets(config: dict) -> list[str]:
 
 
 def all_targets(config: dict) -> list[str]:
-    """Everything: the data, both models and their learning curves, every decode, every table and plot."""
+    """Everything: the data, both models and their learning curves, every decode, every table and plot, and each
+    task's comparison page."""
     targets = data_targets(config)
     for task in config["tasks"]:
         if not is_external(config, task):
             targets += [model_file(config, task, level) for level in LEVELS]
             targets.append(layout.learning_curves_plot(task))
         targets += decode_targets(config, task)
+        targets.append(layout.compare_page(task))
     return targets + tables_targets(config)
