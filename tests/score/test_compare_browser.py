@@ -147,7 +147,12 @@ def test_the_demos_page_shows_every_strategy_filters_and_marks_its_ctxpro_misses
     rows = chromium.find_elements("css selector", ".sentence")[0].find_elements("css selector", "tbody tr")
     assert [r.get_attribute("data-system") for r in rows] == data["systems"]
     assert "pronouns" in chromium.find_element("css selector", ".sentence thead").text
+    show(chromium, "documents")
+    before = len(chromium.find_elements("css selector", "#documents-table tbody tr"))
     set_filter(chromium, regex=r"\b(it|him|her|them)\b", regexField="source")
+    after = len(chromium.find_elements("css selector", "#documents-table tbody tr"))
+    documents = {data["doc_of"][line] for line in python_visible(data, r"\b(it|him|her|them)\b")}
+    assert before == len(data["documents"]) > after == len(documents)
     visible = python_visible(data, r"\b(it|him|her|them)\b")
     assert chromium.execute_script("return window.docnmt.visible()") == visible
     assert 0 < len(visible) < len(data["source"])
