@@ -217,3 +217,51 @@ def test_the_demo_writes_its_comparison_page_with_table_3s_numbers_and_its_marot
     assert "compare.html" in (trained_demo / "report.html").read_text(encoding="utf-8")
     tsv = (trained_demo / layout.compare_marot("demo")).read_text(encoding="utf-8").split("\n")
     assert tsv[0] == "\t".join(marot.COLUMNS) and len(tsv) - 2 == len(data["systems"]) * len(data["source"])
+
+
+def test_trials_seed_and_an_explicit_spans_file_reach_the_page(inputs, tmp_path):
+    """--trials and --seed set the test the page (and Python) computes; --spans reads a spans file by name."""
+    spans = tmp_path / "my spans.jsonl"
+    spans.write_text((inputs["scores"] / "comet.error_spans.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    (inputs["scores"] / "comet.error_spans.jsonl").unlink()
+    out = tmp_path / "compare.html"
+    assert cli.main(inputs["args"] + ["--spans", str(spans), "--trials", "200", "--seed", "7",
+                                      "--output", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    data = json.loads(html.split('<script type="application/json" id="docnmt-data">', 1)[1].split("</script>", 1)[0])
+    assert (data["trials"], data["seed"]) == (200, 7) and data["spans"][0][5] == "XCOMET[tiny]"
+    table = page.overview(data, list(range(len(SOURCE))))
+    p = table["COMET[tiny]"]["cheating"]["p"]
+    assert round(p * 201) == pytest.approx(p * 201)  # (count + 1) / (200 + 1)
+
+
+def test_the_scoring_pages_docnmt_compare_commands_run_as_written(inputs, tmp_path):
+    """docs/scoring.md, "The comparison page": both commands, as written, in a folder holding the files they name."""
+    import shutil
+    import subprocess
+
+    from helpers import REPO, block_commands, doc_blocks, tool_env
+
+    work = tmp_path / "work"
+    scores = work / "results/demo/scores/test"
+    shutil.copytree(inputs["scores"], scores)
+    for name, source in (("test.en", inputs["src"]), ("test.de", inputs["ref"]), ("test.docids", inputs["docids"]),
+                         ("sl.de", inputs["systems"]["sentence-level"]), ("dt.de", inputs["systems"]["2-pass"]),
+                         ("examples.jsonl", inputs["ctxpro"]), ("set.en", inputs["src"]),
+                         ("set.de", inputs["systems"]["2-pass"])):
+        shutil.copy(source, work / name)
+    spans = json.loads((scores / "comet.error_spans.jsonl").read_text())
+    spans["system"] = "baseline"
+    (work / "comet.error_spans.jsonl").write_text(json.dumps(spans) + "\n", encoding="utf-8")
+    (block,) = doc_blocks(REPO / "docs/scoring.md", "bash", "## The comparison page")
+    commands = block_commands(block)
+    assert len(commands) == 2 and all(c.startswith("docnmt-compare ") for c in commands)
+    for command in commands:
+        (work / "compare.html").unlink(missing_ok=True)
+        done = subprocess.run(command, shell=True, cwd=work, env=tool_env(), capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert "2 systems, 8 sentences in 3 documents" in done.stdout
+    html = (work / "compare.html").read_text(encoding="utf-8")
+    data = json.loads(html.split('<script type="application/json" id="docnmt-data">', 1)[1].split("</script>", 1)[0])
+    assert data["spans"] and data["tests"] and data["systems"] == ["baseline", "doc-trans"]
+    assert (work / "compare.marot.tsv").read_text(encoding="utf-8").startswith("system\tdoc\t")
