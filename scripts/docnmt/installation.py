@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlparse
 #: The distribution name of the package (pyproject.toml).
 DISTRIBUTION = "docnmt-search"
 
+
 @dataclass(frozen=True)
 class Environment:
     """An environment of its own, for a backend or a metric whose pins conflict with the project's ``.venv`` (vLLM's

@@ -109,8 +109,8 @@ BY_HAND = {
 def clis() -> dict[str, tuple[str, list[str]]]:
     """Every CLI module with its stage and rules: the metric modules (stage "scoring", the rule named as the metric:
     :class:`docnmt.score.metric.Metric`), :data:`CLIS` (which may name more rules of one, as COMET's ``comet_env``),
-    the decode CLI's rules (a strategy's :attr:`~docnmt.decode.strategy_registry.StrategyInfo.rule`), and the tools the registered backends declare (:attr:`docnmt.decode.backend.Backend.tools`: stage "own models",
-    no rule)."""
+    the decode CLI's rules (a strategy's :attr:`~docnmt.decode.strategy_registry.StrategyInfo.rule`), and the tools
+    the registered backends declare (:attr:`docnmt.decode.backend.Backend.tools`: stage "own models", no rule)."""
     from .seams import lookup
 
     metrics = {m.module: ("scoring", [m.name]) for m in lookup("metrics")().values()}

@@ -153,7 +153,7 @@ def test_marot_rows_follow_marots_documented_format(inputs, tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     (lambda i: i["systems"]["2-pass"].write_text("one line\n"), "2-pass.txt: expected 8 hypotheses"),
-    (lambda i: i["ref"].write_text("Nur eine Zeile.\n"), "test.de: expected 8 lines"),
+    (lambda i: i["ref"].write_text("Nur eine Zeile.\n"), "test.de: expected one reference line per line of"),
     (lambda i: (i["scores"] / "comet.error_spans.jsonl").write_text("{not json\n"), "comet.error_spans.jsonl"),
     (lambda i: (i["scores"] / "comet.error_spans.jsonl").write_text(json.dumps(
         {"metric": "X", "system": "sentence-level", "spans": [[]]}) + "\n"), "expected spans for 8 segments"),

@@ -13,7 +13,7 @@ import pytest
 
 from compare_inputs import OUTPUTS, REFERENCE, SOURCE, make_inputs
 
-from docnmt.score.compare import browser, cli, page
+from docnmt.score.compare import browser, cli, page, randomization
 
 pytestmark = pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))
 
@@ -68,9 +68,8 @@ def test_the_page_loads_and_its_numbers_are_pythons_unfiltered_and_filtered(chro
     data = embedded(small_page)
     status = open_page(chromium, small_page)
     assert status.text.startswith("8 of 8 sentences, 3 of 3 documents")
-    assert chromium.execute_script("return window.docnmt.draws(5)") == \
-        [w for w, _ in zip(__import__("docnmt.score.compare.randomization", fromlist=["x"]).mulberry32(data["seed"]),
-                           range(5))]
+    draws = randomization.mulberry32(data["seed"])
+    assert chromium.execute_script("return window.docnmt.draws(5)") == [next(draws) for _ in range(5)]
     everything = list(range(len(SOURCE)))
     assert chromium.execute_script("return window.docnmt.printedOverview()") == \
         page.printed(data, page.overview(data, everything))

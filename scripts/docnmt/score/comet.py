@@ -345,8 +345,8 @@ def main(argv=None) -> int:
     parser = argument_parser("docnmt.score.comet", __doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     score = sub.add_parser("score", help="COMET, Doc-COMET and QE of every system, with paired bootstrap")
-    add_seam_arguments(score, docids="the document id of each line (needed: Doc-COMET's context, the documents "
-                                     "counted)")
+    add_seam_arguments(score, docids="the document id of each line (Doc-COMET's context, the documents counted)",
+                       docids_required=True)
     score.add_argument("--checkpoint", action="append", required=True, metavar="NAME=FOLDER",
                        help="a local COMET checkpoint folder (repeatable)")
     score.add_argument("--context", type=NONNEGATIVE_INT, default=DEFAULT_CONTEXT,
@@ -368,8 +368,6 @@ def main(argv=None) -> int:
     env.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
     if args.command == "score":
-        if args.docids is None:
-            parser.error("the following arguments are required: --docids")
         return score_files(args)
     return serve(args) if args.command == "serve" else describe_env(args)
 

@@ -55,16 +55,17 @@ def add_arguments(parser, what: str = "detokenized hypotheses") -> None:
     parser.add_argument("--select", type=Path, help="JSON lines with a 'line' field: score only those lines (ContraPro)")
 
 
-def add_seam_arguments(parser, docids: str | None = None) -> None:
+def add_seam_arguments(parser, docids: str | None = None, docids_required: bool = False) -> None:
     """The options of the metric seam's protocol (:mod:`docnmt.score.metric`) that a metric's CLI takes, declared
     once: the evaluation set (:func:`add_arguments`), ``--baseline``, ``--bootstrap-samples``, ``--output``, and
-    ``--docids`` where ``docids`` says what the metric does with it. The CLI adds its own options after them."""
+    ``--docids`` where ``docids`` says what the metric does with it (``docids_required``: it cannot score without
+    them). The CLI adds its own options after them."""
     add_arguments(parser)
     parser.add_argument("--baseline", action="append", default=[],
                         help="paired bootstrap of every system against this one (repeatable; skipped if absent)")
     parser.add_argument("--bootstrap-samples", type=POSITIVE_INT, default=1000)
     if docids is not None:
-        parser.add_argument("--docids", type=Path, help=docids)
+        parser.add_argument("--docids", type=Path, required=docids_required, help=docids)
     parser.add_argument("--output", required=True, type=Path, help="the score file (JSON)")
 
 

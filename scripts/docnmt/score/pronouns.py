@@ -236,9 +236,16 @@ def score(sources: Sequence[Source], hyps: Sequence[Tagged], refs: Sequence[Tagg
           rules: RuleSet | str = DEFAULT_RULES) -> dict:
     """Corpus P/R/F1 per category (the fork's score) and per class, with counts and the reporting rule."""
     rules = RULES[rules] if isinstance(rules, str) else rules
+    counts = [sentence_counts(source, hyp, ref, rules) for source, hyp, ref in zip(sources, hyps, refs, strict=True)]
+    return score_counts(counts, min_examples, rules)
+
+
+def score_counts(counts: Sequence[dict], min_examples: int = 100, rules: RuleSet | str = DEFAULT_RULES) -> dict:
+    """:func:`score` of sentences already counted (:func:`sentence_counts` of each)."""
+    rules = RULES[rules] if isinstance(rules, str) else rules
     totals = {c: {k: [0, 0, 0] for k in cat.classes} for c, cat in rules.categories.items()}
-    for source, hyp, ref in zip(sources, hyps, refs, strict=True):
-        for category, classes in sentence_counts(source, hyp, ref, rules).items():
+    for sentence in counts:
+        for category, classes in sentence.items():
             for cls_name, triple in classes.items():
                 for i, value in enumerate(triple):
                     totals[category][cls_name][i] += value
@@ -423,24 +430,25 @@ def main(argv=None) -> int:
         "min_examples": args.min_examples,
         "sentences": len(data.reference),
         "selected_by": str(args.select) if args.select else None,
-        "systems": {name: score(sources, tagged, refs, args.min_examples, rules) for name, tagged in systems.items()},
     }
+    # each sentence counted once: the scores of the whole set and of each subset, and the --sentences file
+    counts = {name: [sentence_counts(source, hyp, ref, rules) for source, hyp, ref in zip(sources, tagged, refs)]
+              for name, tagged in systems.items()}
+    result["systems"] = {name: score_counts(counted, args.min_examples, rules) for name, counted in counts.items()}
     if data.subsets:  # each subset scored on its own: {"subsets": {name: {"sentences": n, "systems": {...}}}}
         result["subsets"] = {
             subset: {"sentences": len(data.subsets[subset]), "systems": {
-                name: score(data.subset(subset, sources), data.subset(subset, tagged), data.subset(subset, refs),
-                            args.min_examples, rules)
-                for name, tagged in systems.items()}}
+                name: score_counts(data.subset(subset, counted), args.min_examples, rules)
+                for name, counted in counts.items()}}
             for subset in data.subsets}
     outputs = [args.output] + ([args.sentences] if args.sentences else [])
     with atomic_outputs(outputs) as handles:
         json.dump(result, handles[0], indent=1)
         handles[0].write("\n")
         if args.sentences:
-            for name, tagged in systems.items():
-                counts = [sentence_counts(source, hyp, ref, rules) for source, hyp, ref in zip(sources, tagged, refs)]
+            for name, counted in counts.items():
                 handles[1].write(json.dumps({"system": name, "taggers": result["taggers"], "lines": data.lines,
-                                             "counts": counts}, ensure_ascii=False) + "\n")
+                                             "counts": counted}, ensure_ascii=False) + "\n")
     print(f"pronoun F1: {note}")
     for name, scores in result["systems"].items():
         print(name + ": " + ", ".join(

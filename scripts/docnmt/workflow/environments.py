@@ -85,7 +85,7 @@ def env_path(config: dict, task: str, basedir: str, conda: bool) -> str:
     env = environment(config, task)
     if env is None or conda:
         return ""
-    return os.path.join(basedir, os.path.dirname(env.python)) + ":"
+    return os.path.dirname(configured_python(config, env, basedir)) + ":"
 
 
 def check(config: dict, basedir: str, conda: bool) -> None:

@@ -109,10 +109,6 @@ PARTS = (
 )
 
 
-class StalePart(Exception):
-    pass
-
-
 def replaced(text: str, part: Part, where: str) -> str:
     """``text`` with the part between its markers written anew: a ValueError naming the file where a marker is
     missing."""

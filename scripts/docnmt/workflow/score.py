@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from docnmt import layout
 
 from .decode import evalset_priority, model_checks, model_inputs
-from .metrics import metric
+from .metrics import metric, seam
 from .systems import (curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
                       task_strategies, task_systems)
 from .tasks import (
@@ -222,8 +222,6 @@ def compare_inputs(config: dict, task: str) -> dict:
     """What the task's comparison page shows: the test set, every system's translation and decode sidecar, the
     score files it reads segment scores, spans and pronoun counts from, and each ContraPro and ctxpro set with its
     translations."""
-    from .metrics import seam
-
     systems = task_systems(config, task, "test")
     files = {
         "src": layout.corpus_file(task, "test", src(config, task)),

@@ -24,10 +24,6 @@ from ..evalset import parse_systems
 from . import collect, marot, page, randomization
 
 
-def _sets(items: list[str], what: str) -> dict[str, Path]:
-    return parse_systems(items, what)
-
-
 def _set_systems(items: list[str]) -> dict[str, dict[str, Path]]:
     out: dict[str, dict[str, Path]] = {}
     for item in items:
@@ -76,8 +72,8 @@ def main(argv=None) -> int:
     inputs = collect.Inputs(
         source=args.source, reference=args.reference, docids=args.docids,
         systems=parse_systems(args.system), baseline=args.baseline, scores=args.scores, spans=args.spans,
-        pronouns=args.pronouns, context_sets=_sets(args.context_set, "context set"),
-        context_sources=_sets(args.context_source, "context source"),
+        pronouns=args.pronouns, context_sets=parse_systems(args.context_set, "context set"),
+        context_sources=parse_systems(args.context_source, "context source"),
         context_systems=_set_systems(args.context_system), title=args.title)
     if args.baseline is not None and args.baseline not in inputs.systems:
         raise InputError(args.baseline, f"--baseline: not one of the systems ({', '.join(inputs.systems)})")
@@ -92,9 +88,7 @@ def main(argv=None) -> int:
     with atomic_outputs(outputs) as handles:
         handles[0].write(html)
         if args.marot:
-            handles[1].write("\t".join(marot.COLUMNS) + "\n")
-            for row in marot.rows(data):
-                handles[1].write("\t".join(row) + "\n")
+            handles[1].write(marot.text(data))
     size = args.output.stat().st_size
     print(f"{args.output}: {len(data['systems'])} systems, {len(data['source'])} sentences in "
           f"{len(data['documents'])} documents, {len(data['metrics'])} metrics, {len(data['spans'])} error spans, "

@@ -8,14 +8,11 @@ spans or scores file that does not parse is an :class:`~docnmt.textio.InputError
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...corpora.corpus import read_docids
-from ...textio import InputError, json_lines, read_lines
-from ..evalset import read_system
+from ...textio import InputError, file_digest, json_lines, load_json, read_lines
 
 #: The corpus metrics recomputed from sacrebleu's statistics: Table 3's name -> the page's kind.
 CORPUS_KINDS = {"BLEU": "bleu", "chrF++": "chrf", "TER": "ter"}
@@ -48,25 +45,6 @@ def documents(docids: list[str]) -> list[dict]:
     for line, docid in enumerate(docids):
         found.setdefault(docid, []).append(line)
     return [{"id": docid, "lines": lines} for docid, lines in found.items()]
-
-
-def read_test_set(inputs: Inputs) -> tuple[list[str], list[str], list[str]]:
-    source = read_lines(inputs.source)
-    if not source:
-        raise InputError(inputs.source, "expected source sentences, found an empty file")
-    reference = read_lines(inputs.reference)
-    if len(reference) != len(source):
-        raise InputError(inputs.reference, f"expected {len(source)} lines (one per line of {inputs.source}), found "
-                                           f"{len(reference)}")
-    docids = read_docids(inputs.docids)
-    if len(docids) != len(source):
-        raise InputError(inputs.docids, f"expected {len(source)} document ids (one per line of {inputs.source}), "
-                                        f"found {len(docids)}")
-    return source, reference, docids
-
-
-def read_outputs(inputs: Inputs, count: int) -> dict[str, list[str]]:
-    return {name: read_system(path, count, inputs.source) for name, path in inputs.systems.items()}
 
 
 # ---- metrics ------------------------------------------------------------------------------------------------
@@ -120,7 +98,7 @@ def segment_scores(folder: Path | None, systems: list[str], count: int, notes: l
         metric = declared.get(path.stem)
         if metric is None or not metric.rule:
             continue
-        score_file = _load_json(path)
+        score_file = load_json(path, "score file")
         if not isinstance(score_file, dict):
             raise InputError(path, "expected a score file (a JSON object)")
         signatures = score_file.get("signatures", {})
@@ -152,13 +130,6 @@ def segment_scores(folder: Path | None, systems: list[str], count: int, notes: l
                     "digits": metric.digits, "scale": metric.scale, "signature": signature,
                     "stats": {s: [[float(v)] for v in by_system[s]] for s in systems}})
     return out
-
-
-def _load_json(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise InputError(path, f"expected a JSON score file: {err}") from None
 
 
 # ---- error spans --------------------------------------------------------------------------------------------
@@ -205,10 +176,6 @@ def sidecar(path: Path) -> dict:
     return data if isinstance(data, dict) and "strategy" in data else {}
 
 
-def _sha256(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
-
-
 def contexts(inputs: Inputs, systems: list[str]) -> dict[str, dict]:
     """Per system: the kind of target context its strategy decodes with (its sidecar names the strategy; the
     strategy's :attr:`~docnmt.decode.strategy_registry.StrategyInfo.target_context`), k, the first pass (the
@@ -216,8 +183,9 @@ def contexts(inputs: Inputs, systems: list[str]) -> dict[str, dict]:
     it. A system without a sidecar: ``unknown``."""
     from ...decode.strategies import STRATEGIES
 
-    digests = {name: {_sha256(path.with_suffix(ext)) for ext in (".bpe", ".txt")} for name, path in
-               inputs.systems.items()}
+    # each system's files (BPE, text) by sha256: a sidecar names its first pass so
+    digests = {name: {file_digest(f) for f in (path.with_suffix(".bpe"), path.with_suffix(".txt")) if f.is_file()}
+               for name, path in inputs.systems.items()}
     out = {}
     for name in systems:
         found = sidecar(inputs.systems[name])
@@ -229,8 +197,8 @@ def contexts(inputs: Inputs, systems: list[str]) -> dict[str, dict]:
         entry = {"kind": kind, "strategy": info.name, "k": int(found.get("k") or 0)}
         if kind == "first-pass":
             digest = found.get("first_pass_sha256")
-            entry["first_pass"] = next((other for other in systems if other != name and digest in digests[other]),
-                                       None)
+            entry["first_pass"] = next((other for other in systems
+                                        if other != name and digest in digests[other]), None)
         if kind == "recorded":
             entry["recorded"] = found.get("generated_context")
         out[name] = entry

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 
-from ...textio import atomic_write
 from . import randomization
 
 COLUMNS = ("system", "doc", "docSegId", "globalSegId", "rater", "source", "target", "category", "severity",
@@ -91,9 +90,6 @@ def rows(data: dict) -> list[list[str]]:
     return out
 
 
-def write(data: dict, path) -> None:
-    """The Marot file, written whole or not at all."""
-    with atomic_write(path) as handle:
-        handle.write("\t".join(COLUMNS) + "\n")
-        for row in rows(data):
-            handle.write("\t".join(row) + "\n")
+def text(data: dict) -> str:
+    """The file: the header line, then :func:`rows`."""
+    return "".join("\t".join(row) + "\n" for row in [list(COLUMNS), *rows(data)])

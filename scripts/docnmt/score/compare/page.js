@@ -253,7 +253,7 @@
 
   // ---- the Overview -----------------------------------------------------------------------------------------
   function overview() {
-    var table = {}, all = visible.length === N && state.baseline === DATA.baseline;
+    var table = {};
     DATA.metrics.forEach(function (metric) {
       var units = metric.unit === "segment" ? visible : visibleDocs;
       table[metric.name] = {};
@@ -267,10 +267,10 @@
         table[metric.name][system] = entry;
       });
     });
-    return { table: table, all: all };
+    return table;
   }
   function renderOverview(root) {
-    var result = overview().table;
+    var result = overview();
     root.appendChild(el("p", { text: "Every metric on the visible segments (" + visible.length + " of " + N +
       " sentences; d-BLEU on the " + visibleDocs.length + " documents with a visible sentence, whole), the " +
       "difference from the baseline and its p-value: paired approximate randomization, " + DATA.trials +
@@ -600,7 +600,7 @@
     draws: function (count) { var next = mulberry32(DATA.seed), out = []; while (out.length < count) { out.push(next()); } return out; },
     visible: function () { return visible.slice(); },
     printedOverview: function () {
-      var result = overview().table, out = {};
+      var result = overview(), out = {};
       DATA.metrics.forEach(function (m) {
         out[m.name] = {};
         SYSTEMS.forEach(function (s) {

@@ -10,6 +10,7 @@ from importlib import resources
 import numpy as np
 
 from ... import __version__
+from .. import evalset
 from . import collect, randomization
 
 #: The page's files in this package (plain JavaScript and CSS, no build step).
@@ -23,8 +24,9 @@ def _compact(rows: list[list[float]]) -> list:
 
 def page_data(inputs: collect.Inputs, trials: int = randomization.TRIALS, seed: int = randomization.SEED) -> dict:
     """Everything the page shows, read and checked (:mod:`.collect`)."""
-    source, reference, docids = collect.read_test_set(inputs)
-    outputs = collect.read_outputs(inputs, len(source))
+    test_set = evalset.load(inputs.source, inputs.reference, inputs.systems)
+    source, reference, outputs = test_set.source, test_set.reference, test_set.systems
+    _, docids = evalset.read_documents(inputs.source, inputs.docids)
     systems = list(outputs)
     baseline = inputs.baseline or systems[0]
     if baseline not in outputs:
