@@ -83,14 +83,15 @@ ruleorder: testset_corpus > prepared_corpus
 
 
 rule download:
-    """One real source file: mirror-aware, retried, checksum-verified, atomic."""
+    """One source's file: its local file, or the first of its locations serving it (mirror first), retried,
+    checksum- or lock-verified, atomic; its origin says which location's archive layout it has."""
     output:
-        layout.download_file("{source}", "{filename}"),
+        file=layout.download_file("{source}", "{filename}"),
+        origin=layout.download_origin("{source}", "{filename}"),
     wildcard_constraints:
-        filename=r"(?!extracted$)[^/]+",
+        filename=r"(?!extracted$)(?!origin$)[^/]+",
     params:
-        url=lambda w: wf.corpora.source(config, w.source)["url"],
-        checksum=lambda w: wf.corpora.checksum_args(config, w.source),
+        spec=lambda w: wf.corpora.download_spec(config, w.source),
         mirror=wf.corpora.mirror_args(config),
         **wf.corpora.download_settings(config),
     log:
@@ -104,18 +105,20 @@ rule download:
         mem_mb=500,
         runtime=240,
     shell:
-        "python -m docnmt.corpora.download fetch --url {params.url:q} --output {output:q} {params.checksum:q}"
-        " --lock {params.lock:q} {params.mirror:q} --retries {params.retries:q} > {log:q} 2>&1"
+        "python -m docnmt.corpora.download fetch --spec {params.spec:q} --output {output.file:q}"
+        " --origin {output.origin:q} --lock {params.lock:q} {params.mirror:q} --retries {params.retries:q}"
+        " > {log:q} 2>&1"
 
 
 rule extract:
-    """The members of an archive that the parsers read, safely unpacked."""
+    """The members of an archive that the parsers read (through archives inside it), safely unpacked: from the
+    downloaded file as its location lays it out, or from a folder of the user's own."""
     input:
-        lambda w: wf.corpora.download_path(config, w.source),
+        unpack(lambda w: wf.corpora.extract_inputs(config, w.source)),
     output:
         directory(layout.extracted_dir("{source}")),
     params:
-        members=lambda w: wf.corpora.members(config, w.source),
+        members=lambda w: wf.corpora.extract_args(config, w.source),
     log:
         layout.log_file("downloads/{source}/extract"),
     benchmark:
@@ -127,7 +130,8 @@ rule extract:
         mem_mb=1000,
         runtime=60,
     shell:
-        "python -m docnmt.corpora.download extract --archive {input:q} --dest {output:q} --members {params.members:q} > {log:q} 2>&1"
+        "python -m docnmt.corpora.download extract --archive {input.archive:q} --dest {output:q} {params.members:q}"
+        " > {log:q} 2>&1"
 
 
 # One parsing rule per real task, generated from the task's corpus recipe

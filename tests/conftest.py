@@ -378,3 +378,13 @@ def _bare_python(root: Path) -> Path:
 def bare_python(tmp_path_factory) -> Path:
     """A Python without the project's packages (:func:`_bare_python`), made once per session."""
     return made_once(tmp_path_factory, "bare", _bare_python)
+
+
+@pytest.fixture
+def no_outside_network(monkeypatch):
+    """No name lookup or connection but the loopback's, in this test's process (tests/loopback.py, forbid_outside):
+    the download tests, whose fallbacks would otherwise try a source's real locations."""
+    from loopback import forbid_outside
+
+    forbid_outside(monkeypatch)
+

@@ -22,6 +22,7 @@ API (all thread-safe):
   connection is closed before any response: the client sees a reset/remote disconnect), or
   ``"truncate"`` (status 200 with the full ``Content-Length``, but only half of the body is sent
   before the connection closes).
+- ``.refuse_head(path)``: every HEAD request for ``path`` is answered 405, GET serves it;
 - ``.count(path)``: how many requests ``path`` received (failed ones included);
   ``.requests``: a copy of all counts, keyed by path.
 
@@ -62,6 +63,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def _serve(self, head: bool) -> None:
         owner: LoopbackServer = self.server.owner
         fault = owner._record(self._path())
+        if head and fault is None and owner._head_refused(self._path()):
+            fault = 405
         if fault is None:
             return super().do_HEAD() if head else super().do_GET()
         self.close_connection = True
@@ -103,6 +106,7 @@ class LoopbackServer:
         self._lock = threading.Lock()
         self._counts: collections.Counter = collections.Counter()
         self._faults: dict[str, list] = {}
+        self._no_head: set[str] = set()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -156,6 +160,15 @@ class LoopbackServer:
         with self._lock:
             self._faults.setdefault(self._key(path), []).extend([how] * times)
 
+    def refuse_head(self, path: str) -> None:
+        """Answer every HEAD request for ``path`` with 405 (as some hosts do); GET serves it."""
+        with self._lock:
+            self._no_head.add(self._key(path))
+
+    def _head_refused(self, path: str) -> bool:
+        with self._lock:
+            return self._key(path) in self._no_head
+
     def count(self, path: str) -> int:
         with self._lock:
             return self._counts[self._key(path)]
@@ -176,3 +189,38 @@ class LoopbackServer:
             self._counts[key] += 1
             queue = self._faults.get(key)
             return queue.pop(0) if queue else None
+
+
+class OutsideAddress(ConnectionRefusedError):
+    """A test's process asked for a host that is not this machine's loopback (see :func:`forbid_outside`)."""
+
+
+def forbid_outside(monkeypatch) -> None:
+    """Refuse, in this process, every name lookup and connection that is not to the loopback: a download that falls
+    back to a real location (after a mirror or a fixture's location failed) fails at once, as a refused connection,
+    instead of reaching a real host."""
+    import ipaddress
+    import socket
+
+    lookup, connect = socket.getaddrinfo, socket.socket.connect
+
+    def loopback(host) -> bool:
+        if host in (None, "localhost"):
+            return True
+        try:
+            return ipaddress.ip_address(str(host).strip("[]")).is_loopback
+        except ValueError:
+            return False
+
+    def guarded_lookup(host, *args, **kwargs):
+        if not loopback(host):
+            raise OutsideAddress(f"the tests reach no host but the loopback: {host}")
+        return lookup(host, *args, **kwargs)
+
+    def guarded_connect(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not loopback(address[0]):
+            raise OutsideAddress(f"the tests reach no host but the loopback: {address[0]}")
+        return connect(self, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_lookup)
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)

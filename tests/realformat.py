@@ -35,6 +35,7 @@ import gzip
 import io
 import re
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Sequence
@@ -59,7 +60,7 @@ def _write_bytes(path, data: bytes) -> Path:
     return path
 
 
-def _tgz(path, members: dict[str, str]) -> Path:
+def _tgz(path, members: dict[str, str | bytes]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(path, "w:gz") as tar:
@@ -70,7 +71,7 @@ def _tgz(path, members: dict[str, str]) -> Path:
             info.mode = 0o755
             tar.addfile(info)
         for name, text in members.items():
-            data = text.encode("utf-8")
+            data = text if isinstance(text, bytes) else text.encode("utf-8")
             info = tarfile.TarInfo(name)
             info.size = len(data)
             info.mode = 0o644
@@ -289,6 +290,29 @@ def iwslt17_mted_test_tgz(src_tgz, ref_tgz, docs: Sequence[Document], src: str =
     a = _tgz(src_tgz, {src_name: iwslt_xml_text(docs, src, setid, "src", src, tgt), f"{src}-{tgt}/README": readme})
     b = _tgz(ref_tgz, {ref_name: iwslt_xml_text(docs, tgt, setid, "ref", tgt, src), f"{tgt}-{src}/README": readme})
     return a, b
+
+
+#: The top folder of Google Drive's archives of WIT3's releases, as this fixture guesses it: the real one cannot be
+#: checked offline, so the sources find their members by name at any depth ('**/').
+DRIVE_TOP = {"mted-test": "2017-01-mted-test", "trnmted": "2017-01-trnmted"}
+
+
+def iwslt17_mted_test_drive_tgz(path, docs: Sequence[Document], src: str = "en", tgt: str = "it") -> Path:
+    """Google Drive's ``2017-01-mted-test.tgz``: a ``.tgz`` per pair under ``texts/{a}/{b}/{a}-{b}.tgz`` (WIT3's
+    layout), the pair's two (``{src}-{tgt}``, ``{tgt}-{src}``) and en-de's, whose members the sources must not take."""
+    with tempfile.TemporaryDirectory() as tmp:
+        members = {}
+        for a, b in ((src, tgt), ("en", "de")):
+            pair, back = iwslt17_mted_test_tgz(Path(tmp) / f"{a}-{b}.tgz", Path(tmp) / f"{b}-{a}.tgz", docs, a, b)
+            members[f"{DRIVE_TOP['mted-test']}/texts/{a}/{b}/{a}-{b}.tgz"] = pair.read_bytes()
+            members[f"{DRIVE_TOP['mted-test']}/texts/{b}/{a}/{b}-{a}.tgz"] = back.read_bytes()
+        return _tgz(path, members)
+
+
+def iwslt17_trnmted_drive_tgz(path, inner: Path) -> Path:
+    """Google Drive's ``2017-01-trnmted.tgz``: WIT3's ``DeEnItNlRo-DeEnItNlRo.tgz`` (``inner``) inside."""
+    name = f"{DRIVE_TOP['trnmted']}/texts/DeEnItNlRo/DeEnItNlRo/DeEnItNlRo-DeEnItNlRo.tgz"
+    return _tgz(path, {name: Path(inner).read_bytes(), f"{DRIVE_TOP['trnmted']}/README": "fixture\n"})
 
 
 # --------------------------------------------------------------------------

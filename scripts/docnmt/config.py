@@ -265,6 +265,7 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     for name, task in known.items():
         if "models" in task:
             _check_models(name, task)
+    _check_sources(config["sources"])
     presets = config["training"]["presets"]
     for name, task in known.items():
         if task["model"] not in presets:
@@ -275,6 +276,17 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
         if task["src"] == task["tgt"]:
             raise ConfigError(f"config key 'task_settings.{name}.tgt': must differ from src ({task['src']!r})")
     return config
+
+
+def _check_sources(sources: dict) -> None:
+    """Each download source's declaration works (its locations, checksums and member specs)."""
+    from .corpora.sources import SourceError, source_from_config
+
+    for name, entry in sources.items():
+        try:
+            source_from_config(name, entry)
+        except SourceError as err:
+            raise ConfigError(f"config key {err}") from None
 
 
 def tables_name(config: dict) -> str:
@@ -327,7 +339,7 @@ def load_workflow(configfile: Path | None = None) -> dict:
 # ---- the schema as a reference page ---------------------------------------------
 #: Placeholders for the names under an object whose keys the user chooses.
 NAME_PLACEHOLDERS = {"task_settings": "<task>", "sources": "<source>", "presets": "<preset>",
-                     "runtime_minutes": "<preset>"}
+                     "runtime_minutes": "<preset>", "members": "<role>"}
 
 
 def _resolve(node: dict, schema: dict) -> dict:
@@ -345,11 +357,13 @@ def _resolve(node: dict, schema: dict) -> dict:
 def _type(node: dict) -> str:
     if "enum" in node:
         return " \\| ".join(str(v) for v in node["enum"])
+    if "oneOf" in node:
+        return " or ".join(_type(alternative) for alternative in node["oneOf"])
     kind = node.get("type", "")
     kind = " or ".join(kind) if isinstance(kind, list) else kind
     if kind == "array" and "items" in node:
         item = node["items"]
-        kind = f"list of {item.get('type', 'name') if '$ref' not in item else 'name'}"
+        kind = f"list of {_type(item) if 'oneOf' in item else item.get('type', 'name') if '$ref' not in item else 'name'}"
     return kind or "object"
 
 

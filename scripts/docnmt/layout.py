@@ -18,6 +18,12 @@ def download_file(source: str, filename: str) -> str:
     return f"downloads/{source}/{filename}"
 
 
+def download_origin(source: str, filename: str) -> str:
+    """``downloads/{source}/origin/{filename}.json``: which location (or local file) a download came from, and the
+    member specs of that location's archive (what the extract rule reads)."""
+    return f"downloads/{source}/origin/{filename}.json"
+
+
 def extracted_dir(source: str) -> str:
     """The members of a source's archive, unpacked."""
     return f"downloads/{source}/extracted"

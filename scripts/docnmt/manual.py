@@ -40,6 +40,7 @@ CLIS = {
     "docnmt.corpora.corpus": ("data", ["prepared_corpus", "check_corpus"]),
     "docnmt.corpora.testsets": ("data", ["testset_corpus"]),
     "docnmt.corpora.check": ("data", []),
+    "docnmt.workflow.source_check": ("data", []),
     "docnmt.corpora.download": ("data", ["download", "extract", "ctxpro_download"]),
     "docnmt.corpora.parsers": ("data", ["corpus_news", "corpus_ted", "corpus_os"]),
     "docnmt.corpora.contrapro": ("data", ["contrapro_set"]),
@@ -81,6 +82,7 @@ COMMANDS = {
     "docnmt-check-model": "docnmt.decode.checks",
     "docnmt-check-config": "docnmt.config",
     "docnmt-check-corpus": "docnmt.corpora.check",
+    "docnmt-check-sources": "docnmt.workflow.source_check",
     "docnmt-decode": "docnmt.decode.cli",
     "docnmt-bleu-ter": "docnmt.score.sacrebleu_metrics",
     "docnmt-pronoun-f1": "docnmt.score.pronouns",
@@ -101,6 +103,8 @@ BY_HAND = {
     "docnmt.score.tiny_comet": "no rule: makes a tiny COMET checkpoint (the tests, make demo-comet) in .venv-comet",
     "docnmt.score.tiny_metricx": "no rule: makes a tiny MetricX-24 checkpoint (the tests, make demo-metrics)",
     "docnmt.corpora.check": "no rule: checks a corpus folder by hand (the workflow checks each split in check_corpus)",
+    "docnmt.workflow.source_check": "no rule: asks every location of the configured tasks' sources for its headers "
+                                    "before a long run",
     "docnmt.score.findings": "no rule: make demo checks the paper's two findings on the demo's scores with it",
     "docnmt.score.compare.screenshot": "no rule: make screenshot writes the README's picture of the demo's page",
 }

@@ -83,9 +83,12 @@ CONTRAPRO_AT = [(12, 1), (13, 5), (12, 3)]
 #: sources.wmt18-test.members of the test's config: the WMT18 archive holds newstest2018 (FIXTURE["nt18"]) under these
 #: paths too, and other documents under config.yaml's, so the news test split shows which members were read.
 WMT18_MEMBERS = {"src": "test-v2/newstest2018-ende-src.en.sgm", "ref": "test-v2/newstest2018-ende-ref.de.sgm"}
-#: sources.iwslt17-trnmted.mirrors of the test's config, a path of the loopback server: documentation only, never
-#: fetched (the download goes to the source's url, through `mirror:`).
+#: sources.iwslt17-trnmted.mirrors of the test's config, a path of the loopback server: a further location, never
+#: fetched while the first serves the file (through `mirror:`).
 DOCUMENTED_MIRROR = "/elsewhere.example.org/iwslt2017/DeEnItNlRo-DeEnItNlRo.tgz"
+#: Where the loopback server serves the TED test set's Drive archive (config.yaml's url is gdrive:, which no mirror
+#: serves): the test's config makes it the source's url, so `mirror:`'s copy of it answers 404 first.
+DRIVE_ARCHIVE = "drive/2017-01-mted-test.tgz"
 #: preprocess.bpe_min_frequency of the test's config (config.yaml: 2): these corpora repeat their words, so that BPE
 #: learning stops earlier only where a pair occurs fewer than 30 times.
 BPE_MIN_FREQUENCY = 30
@@ -107,6 +110,10 @@ def contrapro_json(docs):
 
 
 def mirror_path(root: Path, name: str) -> Path:
+    if SOURCES[name]["url"].startswith("gdrive:"):
+        path = root / DRIVE_ARCHIVE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
     url = urlsplit(SOURCES[name]["url"])
     path = root / url.netloc / url.path.lstrip("/")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,9 +126,7 @@ def build_mirror(root: Path) -> None:
     realformat.wmt_test_tgz(mirror_path(root, "wmt18-test"), 2018, FIXTURE["nt18_other"], extra={
         WMT18_MEMBERS[side]: realformat.wmt_sgm_text(FIXTURE["nt18"], side, "newstest2018") for side in ("src", "ref")})
     realformat.iwslt17_train_tgz(mirror_path(root, "iwslt17-trnmted"), FIXTURE["ted_train"], FIXTURE["dev2010"], FIXTURE["tst2010"])
-    realformat.iwslt17_mted_test_tgz(
-        mirror_path(root, "iwslt17-mted-test-en-it"), mirror_path(root, "iwslt17-mted-test-it-en"), FIXTURE["tst2017"]
-    )
+    realformat.iwslt17_mted_test_drive_tgz(mirror_path(root, "iwslt17-mted-test"), FIXTURE["tst2017"])
     realformat.opus_moses_zip(mirror_path(root, "opensubtitles2018-de-en"), FIXTURE["os"], naming="OpenSubtitles2018")
     mirror_path(root, "contrapro").write_text(json.dumps(contrapro_json(FIXTURE["os"]), indent=1), encoding="utf-8")
 
@@ -135,12 +140,17 @@ def loopback_config(tmp: Path, mirror_url: str, root: Path, wrong_md5: str | Non
         digests = {}
         for algo in published:
             digests[algo] = hashlib.new(algo, mirror_path(root, name).read_bytes()).hexdigest()
+        if entry.get("size"):
+            digests["size"] = mirror_path(root, name).stat().st_size
         sources[name] = digests
     if wrong_md5:
         sources["wmt18-test"]["md5"] = wrong_md5
     sources["wmt18-test"]["members"] = WMT18_MEMBERS
     sources["news-commentary-v14"]["checksum_source"] = "the fixture's own sha256 (tests/realformat.py)"
+    for entry in sources.values():  # no further location but the loopback server's
+        entry["mirrors"] = []
     sources["iwslt17-trnmted"]["mirrors"] = [mirror_url + DOCUMENTED_MIRROR]
+    sources["iwslt17-mted-test"]["url"] = f"{mirror_url}/{DRIVE_ARCHIVE}"
     config = {
         "tasks": ["news", "ted", "os"],
         "mirror": mirror_url,
@@ -183,17 +193,23 @@ def lines(path: Path) -> list[str]:
 def test_every_source_is_downloaded_once_from_the_mirror(real_run):
     _, requests = real_run
     for name, entry in SOURCES.items():
+        if entry["url"].startswith("gdrive:"):
+            continue  # no mirror serves a Drive file: below
         url = urlsplit(entry["url"])
         key = f"/{url.netloc}{url.path}"
         assert requests.get(key) == 1, f"{name}: expected one request for {key}, got {requests}"
+    assert requests.get(f"/{DRIVE_ARCHIVE}") == 1, "the TED test set's archive from its location after the mirror's"
+    assert [key for key in requests if key.endswith(DRIVE_ARCHIVE) and key != f"/{DRIVE_ARCHIVE}"], \
+        "the mirror's copy of it was asked first (and answered 404)"
 
 
 def test_sources_without_published_checksum_are_recorded_in_the_lock(real_run):
     workdir, _ = real_run
     lock = json.loads((workdir / CONFIG["download_lock"]).read_text())
     for name, entry in SOURCES.items():
-        assert entry["url"] in lock, f"{name}: its sha256 must be recorded under the real URL"
-        assert len(lock[entry["url"]]["sha256"]) == 64
+        located = entry["url"] if not entry["url"].startswith("gdrive:") else None  # the test's own url: below
+        assert len(lock[name]) == 1 and (located is None or located in lock[name]), f"{name}: under its location"
+        assert all(len(record["sha256"]) == 64 for record in lock[name].values())
 
 
 def test_news_splits_match_the_fixture(real_run):
@@ -266,9 +282,9 @@ def test_the_archive_members_read_are_those_the_config_names(real_run):
 
 
 def test_mirrors_and_checksum_source_document_a_source_and_change_no_download(real_run):
-    """sources.<source>.mirrors and .checksum_source are documentation (the schema says so): the documented other
-    location is never contacted, and the source with a changed checksum_source is fetched from its url through
-    `mirror:` and verified against its sha256 as before."""
+    """sources.<source>.mirrors are tried only where the locations before them fail, and .checksum_source is
+    documentation: the further location is never contacted while the first serves the file, and the source with a
+    changed checksum_source is fetched from its url through `mirror:` and verified against its sha256 as before."""
     workdir, requests = real_run
     url = urlsplit(SOURCES["iwslt17-trnmted"]["url"])
     assert DOCUMENTED_MIRROR not in requests and requests.get(f"/{url.netloc}{url.path}") == 1, requests

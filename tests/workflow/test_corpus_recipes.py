@@ -1,6 +1,8 @@
 """docnmt.workflow.corpora, .preprocess and .train: the corpus rules' recipes and the preprocessing and training
 rules' inputs and arguments."""
 
+import json
+
 import pytest
 
 from docnmt import layout
@@ -31,7 +33,9 @@ def test_a_download_is_named_after_its_url_without_the_query():
     sha256 = "8a" * 32
     config = workflow_config(sources={"x": {"url": "https://host/a/b.tgz?download=1", "sha256": sha256}})
     assert corpora.download_path(config, "x") == "downloads/x/b.tgz"
-    assert corpora.checksum_args(config, "x") == ["--sha256", sha256]
+    spec = json.loads(corpora.download_spec(config, "x"))
+    assert (spec["name"], spec["url"], spec["sha256"], spec["mirrors"]) == ("x", "https://host/a/b.tgz?download=1",
+                                                                            sha256, [])
     assert corpora.mirror_args(config) == [] and corpora.mirror_args(workflow_config(mirror="m")) == ["--mirror", "m"]
 
 
@@ -42,6 +46,10 @@ def test_a_missing_source_or_member_names_its_config_key():
         corpora.corpus_recipe(config, "news")
     config = paper_config()
     del config["sources"]["wmt15-test"]["members"]["ref"]
+    with pytest.raises(ConfigError, match=r"sources.wmt15-test.mirrors\[0\].members: expected the roles of the "
+                                          r"source's members \(src\), found ref, src"):
+        corpora.corpus_recipe(config, "news")
+    config["sources"]["wmt15-test"]["mirrors"] = []
     with pytest.raises(ConfigError, match="'sources.wmt15-test.members.ref' is missing"):
         corpora.corpus_recipe(config, "news")
 

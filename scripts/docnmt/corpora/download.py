@@ -1,60 +1,66 @@
-"""Download and unpack the real corpora: mirrors, checksums, a lock file, retries, safe extraction.
+"""Download a source's file: every location in order, mirrors, checksums, a lock file, retries; safe extraction.
 
 Every file is downloaded to a temporary file beside its target and renamed into place only after
 it was verified, so a failed or interrupted download never leaves a file that Snakemake (or a
 parser) would take for the real one.
 
-Verification:
+Locations (:mod:`docnmt.corpora.sources`): a source's ``url`` is tried first, then its ``mirrors`` in order, each
+after the one before failed with anything but a checksum mismatch (a 404, 403 or 410, an unknown host, a refused
+connection, retries exhausted). ``gdrive:ID`` locations go through gdown (:mod:`docnmt.corpora.gdrive`). The log
+names every location tried with its outcome; where all fail, the error has a line per location and one that says
+how to bring the file by hand (``sources.NAME.local``). A source's ``local`` file takes precedence over every
+location and downloads nothing: it is verified as a download is, and the output links to it.
+
+Verification, the same at every location:
 
 - a published checksum (``sha256``, or ``md5`` where that is what is published, as sacrebleu
   records for the WMT test archives) must match;
-- with a lock file (JSON: real URL -> ``{"sha256": ..., "size": ...}``, kept with the results),
-  the first download of a URL records its sha256 and size, and every later download of that URL
-  must match them. The key is always the real URL, never the mirror's, so a lock file written
-  with one mirror verifies downloads from any other.
+- with a lock file (JSON: source -> location -> ``{"sha256": ..., "size": ...}``, kept with the results), the
+  first download from a location records its sha256 and size, and every later download from that location must
+  match them. The key is the real location, never the mirror's, so a lock file written with one mirror verifies
+  downloads from any other. A lock file of 0.1 (real URL -> ``{sha256, size}``) is read as it was written.
 
 Mirrors: institutes keep copies of these files under host-named folders. With ``--mirror M``,
-``https://HOST/PATH`` is fetched from ``M/HOST/PATH``; ``M`` may be an http(s) or file URL, or a
-local directory.
+``https://HOST/PATH`` is fetched from ``M/HOST/PATH`` before any location itself; ``M`` may be an http(s) or file
+URL, or a local directory.
 
 Transient failures (connection errors and resets, timeouts, HTTP 5xx and 429, a body shorter than
 its Content-Length) are retried with exponential backoff; other HTTP errors (404, 403, ...) fail
-at once.
+that location at once.
 
 CLI::
 
-    python -m docnmt.corpora.download fetch --url URL --output FILE [--sha256 X | --md5 X] [--lock LOCK.json]
-                                    [--mirror M] [--retries N] [--backoff S] [--timeout S]
-    python -m docnmt.corpora.download extract --archive FILE --dest DIR [--members PATTERN ...]
+    python -m docnmt.corpora.download fetch (--url URL [--sha256 X | --md5 X] [--source NAME] | --spec JSON)
+                                    --output FILE [--origin FILE] [--lock LOCK.json] [--mirror M] [--retries N]
+                                    [--backoff S] [--timeout S]
+    python -m docnmt.corpora.download extract --archive FILE --dest DIR
+                                    [--members PATTERN ... | --origin FILE | --specs JSON]
 """
 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import hashlib
 import http.client
 import json
 import os
 import re
 import secrets
-import shutil
 import ssl
-import stat
 import sys
-import tarfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-import zipfile
-import zlib
-from pathlib import Path, PurePosixPath
-from typing import Iterator, Sequence
+from pathlib import Path
+from typing import Iterator
 
 from ..textio import InputError, atomic_write, cli_errors
 from ..manual import argument_parser
 from ..option_ranges import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE
+from . import gdrive
+from .archives import extract, extract_specs  # noqa: F401 - extract is this module's API since 0.1
+from .sources import Location, Source, SourceError, source_from_json
 
 try:  # POSIX: serialise concurrent updates of one lock file (Snakemake runs downloads in parallel)
     import fcntl
@@ -126,7 +132,8 @@ def _exclusive(lock: Path) -> Iterator[None]:
 
 
 def read_lock(lock: os.PathLike | str) -> dict:
-    """The lock file as a dict (empty when the file does not exist yet)."""
+    """The lock file as a dict (empty when the file does not exist yet): source -> location -> {sha256, size}, and
+    0.1's entries (real URL -> {sha256, size}) as they were written."""
     lock = Path(lock)
     if not lock.exists():
         return {}
@@ -135,41 +142,71 @@ def read_lock(lock: os.PathLike | str) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InputError(lock, f"expected a JSON lock file, found invalid JSON ({err})") from None
     if not isinstance(data, dict):
-        raise InputError(lock, f"expected a JSON object mapping URLs to {{sha256, size}}, found {type(data).__name__}")
-    for url, entry in data.items():
-        valid = isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int)
-        if not valid:
-            raise InputError(lock, f"expected {{\"sha256\": ..., \"size\": ...}} for {url}, found {entry!r}")
+        raise InputError(lock, f"expected a JSON object mapping sources to their locations' {{sha256, size}}, "
+                               f"found {type(data).__name__}")
+
+    def record(entry) -> bool:
+        return isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int)
+
+    for key, entry in data.items():
+        if not (record(entry) or (isinstance(entry, dict) and entry and all(map(record, entry.values())))):
+            raise InputError(lock, f"expected {{location: {{\"sha256\": ..., \"size\": ...}}}} for {key}, "
+                                   f"found {entry!r}")
     return data
 
 
-def _check_or_record(lock: Path, url: str, sha256: str, size: int, output: Path) -> None:
-    """Verify the download against the lock file's record of ``url``, or record it there."""
+def recorded_entry(data: dict, source: str, location: str) -> dict | None:
+    """The lock's record of ``location`` of ``source`` (a 0.1 lock keyed it by the URL alone)."""
+    entry = data.get(source)
+    if isinstance(entry, dict) and "sha256" not in entry and location in entry:
+        return entry[location]
+    legacy = data.get(location)
+    return legacy if isinstance(legacy, dict) and "sha256" in legacy else None
+
+
+def _check_or_record(lock: Path, source: str, location: str, sha256: str, size: int, output: Path) -> None:
+    """Verify the file against the lock's record of this location of the source, or record it there."""
     with _exclusive(lock):
         data = read_lock(lock)
-        entry = data.get(url)
+        entry = recorded_entry(data, source, location)
         if entry is not None:
             if entry["sha256"] != sha256 or int(entry["size"]) != size:
                 raise InputError(
                     output,
-                    f"{url} changed since it was recorded in {lock}: expected sha256 {entry['sha256']} "
+                    f"{location} changed since it was recorded in {lock}: expected sha256 {entry['sha256']} "
                     f"({entry['size']} bytes), found sha256 {sha256} ({size} bytes)",
                 )
             log(f"matches the lock file {lock}: sha256 {sha256}")
+            if location in data and "sha256" in data[location]:  # 0.1's key: moved under the source
+                _write_lock(lock, data, source, location, entry)
             return
-        data[url] = {"sha256": sha256, "size": size}
-        with atomic_write(lock) as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        log(f"recorded in the lock file {lock}: sha256 {sha256}, {size} bytes")
+        others = data.get(source) if isinstance(data.get(source), dict) and "sha256" not in data[source] else {}
+        differs = [other for other, rec in others.items() if rec["sha256"] != sha256]
+        _write_lock(lock, data, source, location, {"sha256": sha256, "size": size})
+        log(f"recorded in the lock file {lock} under {source}, {location}: sha256 {sha256}, {size} bytes"
+            + (f" (other bytes than recorded for {', '.join(differs)})" if differs else ""))
+
+
+def _write_lock(lock: Path, data: dict, source: str, location: str, record: dict) -> None:
+    data.pop(location, None) if location != source else None
+    entry = data.get(source)
+    if not isinstance(entry, dict) or "sha256" in entry:
+        entry = {}
+    entry[location] = record
+    data[source] = entry
+    with atomic_write(lock) as handle:
+        json.dump(data, handle, indent=2, sort_keys=True)
+        handle.write("\n")
 
 
 # --------------------------------------------------------------------------------------------
 # Download
 # --------------------------------------------------------------------------------------------
-def _open(source: str, timeout: float):
+def open_url(source: str, timeout: float, method: str = "GET", headers: dict | None = None):
+    """urllib's response for ``source`` (no proxy for a loopback address); raises urllib's errors."""
     parts = urllib.parse.urlsplit(source)
-    request = urllib.request.Request(source, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"})
+    request = urllib.request.Request(source, method=method, headers={
+        "User-Agent": USER_AGENT, "Accept-Encoding": "identity", **(headers or {})})
     if parts.hostname in LOOPBACK_HOSTS:  # a proxy can never reach this machine's loopback
         return urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=timeout)
     return urllib.request.urlopen(request, timeout=timeout)
@@ -183,13 +220,15 @@ def _retry_after(headers) -> float | None:
         return None  # an HTTP date: use our own backoff
 
 
-def _download_once(source: str, handle, timeout: float, want_md5: bool) -> tuple[int, str, str | None]:
-    """Stream ``source`` into ``handle``; return (size, sha256, md5). Raises _Transient or InputError."""
-    sha256 = hashlib.sha256()
-    md5 = hashlib.md5(usedforsecurity=False) if want_md5 else None
+class _Failed(Exception):
+    """This location cannot serve the file (404, refused, retries exhausted): the next one is tried."""
+
+
+def _download_url(address: str, handle, timeout: float, hashers) -> int:
+    """Stream an http(s) or file URL into ``handle``, feeding ``hashers``; its size. Raises _Transient or _Failed."""
     size = 0
     try:
-        with _open(source, timeout) as response:
+        with open_url(address, timeout) as response:
             length = response.headers.get("Content-Length")
             expected = int(length) if length and length.isdigit() else None
             while True:
@@ -197,23 +236,178 @@ def _download_once(source: str, handle, timeout: float, want_md5: bool) -> tuple
                 if not chunk:
                     break
                 handle.write(chunk)
-                sha256.update(chunk)
-                if md5 is not None:
-                    md5.update(chunk)
+                for hasher in hashers:
+                    hasher.update(chunk)
                 size += len(chunk)
     except urllib.error.HTTPError as err:
         status = f"HTTP {err.code} {err.reason}".strip()
         if err.code >= 500 or err.code in RETRY_HTTP:
             raise _Transient(status, _retry_after(err.headers)) from None
-        raise InputError(source, f"expected HTTP 200, found {status} (not retried)") from None
+        raise _Failed(f"expected HTTP 200, found {status} (not retried)") from None
     except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, ssl.SSLError) as err:
         reason = getattr(err, "reason", None) or err
         if isinstance(reason, (FileNotFoundError, IsADirectoryError, PermissionError)):  # file: mirrors
-            raise InputError(source, f"expected a readable file, found {type(reason).__name__} (not retried)") from None
+            raise _Failed(f"expected a readable file, found {type(reason).__name__} (not retried)") from None
         raise _Transient(f"{type(err).__name__}: {reason}") from None
     if expected is not None and size != expected:
         raise _Transient(f"truncated transfer: expected {expected} bytes (Content-Length), received {size}")
+    return size
+
+
+def _download_once(location: Location, address: str, handle, timeout: float, want_md5: bool
+                   ) -> tuple[int, str, str | None]:
+    """One attempt at one location: (size, sha256, md5). Raises _Transient or _Failed."""
+    sha256 = hashlib.sha256()
+    md5 = hashlib.md5(usedforsecurity=False) if want_md5 else None
+    hashers = [h for h in (sha256, md5) if h is not None]
+    if location.kind == "gdrive":
+        try:
+            size = gdrive.download(location.gdrive_id, handle, hashers, timeout)
+        except gdrive.DriveError as err:
+            raise (_Transient if err.transient else _Failed)(str(err)) from None
+    else:
+        size = _download_url(address, handle, timeout, hashers)
     return size, sha256.hexdigest(), (md5.hexdigest() if md5 is not None else None)
+
+
+def _attempts(source: Source, mirror) -> list[tuple[Location, str]]:
+    """(location, address) in the order tried: the mirror's copy of each http(s) location first, then each
+    location itself."""
+    mirrored = [(loc, mirror_url(loc.url, mirror)) for loc in source.locations if loc.kind == "http"] if mirror else []
+    direct = [(loc, loc.url) for loc in source.locations]
+    return mirrored + direct
+
+
+def _lock_key(location: Location) -> str:
+    return location.url
+
+
+def _fetch_location(source: Source, location: Location, address: str, output: Path, lock, retries: int,
+                    backoff: float, timeout: float) -> dict:
+    """The file from one location, verified; raises _Failed where this location cannot serve it, InputError where
+    its file is not the expected one (a checksum or lock mismatch: no other location is tried then)."""
+    expected = location.published
+    attempts = retries + 1
+    for attempt in range(1, attempts + 1):
+        try:
+            with atomic_write(output, "wb", encoding=None) as handle:
+                size, got_sha256, got_md5 = _download_once(location, address, handle, timeout, "md5" in expected)
+                log(f"  attempt {attempt}/{attempts}: {size} bytes, sha256 {got_sha256}")
+                found = {"sha256": got_sha256, "md5": got_md5}
+                for name, value in expected.items():
+                    if found[name] != value:
+                        raise InputError(
+                            output,
+                            f"checksum mismatch for {location.url}"
+                            + (f" (from {address})" if address != location.url else "")
+                            + f": expected {name} {value}, found {name} {found[name]} ({size} bytes); nothing kept",
+                        )
+                    log(f"  {name} matches the published checksum {value}")
+                if lock is not None:
+                    _check_or_record(Path(lock), source.name, _lock_key(location), got_sha256, size, output)
+            return {"url": location.url, "source": address, "output": str(output), "size": size,
+                    "sha256": got_sha256, **({"md5": got_md5} if got_md5 else {})}
+        except _Transient as err:
+            if attempt == attempts:
+                raise _Failed(f"{err}, after {attempts} attempt(s)") from None
+            wait = err.retry_after if err.retry_after is not None else backoff * 2 ** (attempt - 1)
+            log(f"  attempt {attempt}/{attempts} failed ({err}); retrying in {wait:.2f} s")
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _how_to_bring(source: Source) -> str:
+    where = f" from {source.page}" if source.page else ""
+    return (f"get {source.expected()}{where} by hand and set sources.{source.name}.local to its path "
+            f"(docs/data.md, \"A file of your own\")")
+
+
+def _digests(path: Path, algorithms) -> tuple[int, dict[str, str]]:
+    hashers = {algo: hashlib.new(algo) for algo in algorithms}
+    size = 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            size += len(chunk)
+            for hasher in hashers.values():
+                hasher.update(chunk)
+    return size, {algo: hasher.hexdigest() for algo, hasher in hashers.items()}
+
+
+def _use_local(source: Source, output: Path, lock) -> tuple[dict, Location | None]:
+    """The user's own file of a source (``local``), verified as a download is, linked at ``output``."""
+    path = Path(source.local).resolve()
+    if not path.exists():
+        raise InputError(source.local, f"expected {source.expected()} (sources.{source.name}.local), found nothing")
+    if path.is_dir():
+        what = "a folder of its archive's layout is read by the extract step" if source.members else \
+            "this source is one file, not an archive"
+        raise InputError(source.local, f"expected {source.expected()}, found a folder ({what})")
+    log(f"sources.{source.name}.local: {path} (nothing is downloaded)")
+    size, found = _digests(path, ("sha256", "md5"))
+    published = [loc for loc in source.locations if loc.published]
+    matched = next((loc for loc in published if all(found[a] == v for a, v in loc.published.items())), None)
+    if published and matched is None:
+        wanted = "; ".join(f"{', '.join(f'{a} {v}' for a, v in loc.published.items())} ({loc.url})"
+                           for loc in published)
+        raise InputError(source.local, f"expected {source.expected()} or another location's file ({wanted}), "
+                                       f"found sha256 {found['sha256']} ({size:,} bytes); nothing extracted")
+    if matched is not None:
+        log(f"  matches the published checksum of {matched.url}")
+    if source.members:  # every member is there, before anything is recorded
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix=".local-check.", dir=output.parent) as scratch:
+            extract_specs(path, Path(scratch) / "members", source.specs_for(matched))
+    if lock is not None:
+        _check_or_record(Path(lock), source.name, f"local:{path}", found["sha256"], size, Path(source.local))
+    link = output.parent / f".{output.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    os.symlink(path, link)
+    os.replace(link, output)
+    log(f"done: {output} -> {path}")
+    return ({"url": f"local:{path}", "source": str(path), "output": str(output), "size": size,
+             "sha256": found["sha256"]}, matched)
+
+
+def fetch_source(source: Source, output: os.PathLike | str, lock: os.PathLike | str | None = None,
+                 mirror: str | os.PathLike | None = None, retries: int = 4, backoff: float = 1.0, timeout: float = 60,
+                 origin: os.PathLike | str | None = None) -> dict:
+    """A source's file at ``output``: its ``local`` file, or the first of its locations that serves it, verified.
+
+    ``origin``: a JSON file that records where the file came from and the member specs of that location's archive
+    (what :func:`extract_origin` unpacks). Raises :class:`InputError` where the file is not the expected one, or no
+    location serves it (one line per location, and how to bring the file by hand); nothing is left behind then.
+    """
+    if retries < 0:
+        raise ValueError(f"retries must be >= 0, found {retries}")
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    log(f"fetch {source.name} -> {output}")
+    if source.local is not None:
+        result, location = _use_local(source, output, lock)
+    else:
+        attempts = _attempts(source, mirror)
+        failures = []
+        for number, (location, address) in enumerate(attempts, start=1):
+            via = f" (the mirror's copy of {location.url})" if address != location.url else ""
+            log(f"location {number}/{len(attempts)}: {address}{via}")
+            try:
+                result = _fetch_location(source, location, address, output, lock, retries, backoff, timeout)
+                log(f"location {number}/{len(attempts)}: served, {result['size']} bytes")
+                break
+            except _Failed as err:
+                log(f"location {number}/{len(attempts)}: failed: {err}")
+                failures.append(f"  {address}{via}: {err}")
+        else:
+            raise InputError(output, "\n".join([f"expected {source.name}'s file from one of its "
+                                                f"{len(attempts)} location(s), found none serving it:", *failures,
+                                                f"  what to do: {_how_to_bring(source)}"]))
+    if origin is not None:
+        with atomic_write(origin) as handle:
+            json.dump({"source": source.name, **result, "members": source.specs_for(location)}, handle, indent=1,
+                      sort_keys=True)
+            handle.write("\n")
+    log(f"done: {output}")
+    return result
 
 
 def fetch(
@@ -226,238 +420,41 @@ def fetch(
     retries: int = 4,
     backoff: float = 1.0,
     timeout: float = 60,
+    name: str | None = None,
 ) -> dict:
-    """Download ``url`` (through ``mirror``, if given) to ``output``, verified; return what was fetched.
+    """Download one ``url`` (through ``mirror``, if given) to ``output``, verified; return what was fetched.
 
-    ``sha256`` / ``md5``: a published checksum the file must match. ``lock``: a JSON lock file;
-    the real ``url`` is checked against its record, or recorded there on first download (also when
-    a published checksum is given, so the lock file lists every input of the results).
-    ``retries``: how many times a transient failure is retried (``retries + 1`` attempts in all),
-    waiting ``backoff * 2**k`` seconds before retry k+1. Raises :class:`InputError` on failure;
-    neither ``output`` nor a temporary file is left behind then.
+    ``sha256`` / ``md5``: a published checksum the file must match. ``lock``: a JSON lock file; the file is checked
+    against its record of ``url`` under the source ``name`` (default: the URL), or recorded there on first download
+    (also when a published checksum is given, so the lock file lists every input of the results). ``retries``: how
+    many times a transient failure is retried (``retries + 1`` attempts in all), waiting ``backoff * 2**k`` seconds
+    before retry k+1. Raises :class:`InputError` on failure; neither ``output`` nor a temporary file is left behind
+    then.
     """
-    expected = {}
-    for name, value in (("sha256", sha256), ("md5", md5)):
-        if value:
-            value = value.strip().lower()
-            if not HEX[name].match(value):
-                raise ValueError(f"expected a hexadecimal {name} digest, found {value!r}")
-            expected[name] = value
-    if retries < 0:
-        raise ValueError(f"retries must be >= 0, found {retries}")
-    output = Path(output)
-    source = mirror_url(url, mirror)
-    log(f"fetch {url} -> {output}")
-    if source != url:
-        log(f"  from the mirror {source}")
-    attempts = retries + 1
-    for attempt in range(1, attempts + 1):
-        try:
-            with atomic_write(output, "wb", encoding=None) as handle:
-                size, got_sha256, got_md5 = _download_once(source, handle, timeout, want_md5="md5" in expected)
-                log(f"attempt {attempt}/{attempts}: {size} bytes, sha256 {got_sha256}")
-                found = {"sha256": got_sha256, "md5": got_md5}
-                for name, value in expected.items():
-                    if found[name] != value:
-                        raise InputError(
-                            output,
-                            f"checksum mismatch for {url}" + (f" (from {source})" if source != url else "")
-                            + f": expected {name} {value}, found {name} {found[name]} ({size} bytes); nothing kept",
-                        )
-                    log(f"{name} matches the published checksum {value}")
-                if lock is not None:
-                    _check_or_record(Path(lock), url, got_sha256, size, output)
-            log(f"done: {output}")
-            return {"url": url, "source": source, "output": str(output), "size": size, "sha256": got_sha256,
-                    **({"md5": got_md5} if got_md5 else {})}
-        except _Transient as err:
-            if attempt == attempts:
-                raise InputError(
-                    source, f"expected a complete download to {output}, found {err} after {attempts} attempt(s)"
-                ) from None
-            wait = err.retry_after if err.retry_after is not None else backoff * 2 ** (attempt - 1)
-            log(f"attempt {attempt}/{attempts} failed ({err}); retrying in {wait:.2f} s")
-            time.sleep(wait)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-# --------------------------------------------------------------------------------------------
-# Extraction
-# --------------------------------------------------------------------------------------------
-CORRUPT = (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, OSError)
-
-
-def _archive_kind(archive: Path) -> str:
-    """'zip' or 'tar', from the file's first bytes (the name is not trusted)."""
-    with open(archive, "rb") as handle:
-        head = handle.read(512)
-    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08"):
-        return "zip"
-    if head[:2] == b"\x1f\x8b" or head[:3] == b"BZh" or head[:6] == b"\xfd7zXZ\x00":
-        return "tar"  # compressed; tarfile finds out whether a tar is inside
-    if len(head) >= 262 and head[257:262] == b"ustar":
-        return "tar"
-    raise InputError(archive, f"expected a .tar/.tar.gz/.tgz/.zip archive, found neither (first bytes {head[:8]!r})")
-
-
-def _unsafe(archive: Path, name: str, found: str, expected: str = "a file or directory") -> InputError:
-    return InputError(archive, f"unsafe member {name!r}: expected {expected}, found {found}")
-
-
-def _safe_name(archive: Path, name: str) -> str:
-    """The member's path relative to the destination, or InputError if it could escape it."""
-    unified = name.replace("\\", "/")
-    if unified.startswith("/") or re.match(r"^[a-zA-Z]:", unified):
-        raise _unsafe(archive, name, "an absolute path", expected="a relative path")
-    parts = [p for p in PurePosixPath(unified).parts if p not in ("", ".")]
-    if ".." in parts:
-        raise _unsafe(archive, name, "'..'", expected="a path inside the archive")
-    return "/".join(parts)
-
-
-def _select(archive: Path, names: list[str], patterns: Sequence[str] | None) -> set[str]:
-    if not patterns:
-        return set(names)
-    chosen = set()
-    for pattern in patterns:
-        hits = {n for n in names if fnmatch.fnmatchcase(n, pattern)}
-        if not hits:
-            sample = ", ".join(sorted(names)[:8]) + (", ..." if len(names) > 8 else "")
-            raise InputError(archive, f"expected a member matching {pattern!r}, found none (members: {sample})")
-        chosen |= hits
-    return chosen
-
-
-class _WriteError(Exception):
-    """Writing the extracted files failed (disk full, permissions): not the archive's fault."""
-
-
-def _write_member(reader, target: Path, expected_size: int | None, archive: Path, name: str) -> None:
-    written = 0
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        out = open(target, "wb")
-    except OSError as err:
-        raise _WriteError(f"cannot write {target}: {err}") from err
-    with out:
-        while True:
-            chunk = reader.read(CHUNK)  # errors here are the archive's: truncated or corrupt
-            if not chunk:
-                break
-            try:
-                out.write(chunk)
-            except OSError as err:
-                raise _WriteError(f"cannot write {target}: {err}") from err
-            written += len(chunk)
-    if expected_size is not None and written != expected_size:
-        raise InputError(
-            archive, f"truncated or corrupt archive (member {name!r}: expected {expected_size} bytes, found {written})"
-        )
+        source = Source(name or url, (Location(url, _hex("sha256", sha256), _hex("md5", md5)),),
+                        Path(output).name)
+    except SourceError as err:
+        raise ValueError(str(err)) from None
+    return fetch_source(source, output, lock=lock, mirror=mirror, retries=retries, backoff=backoff, timeout=timeout)
 
 
-def _extract_tar(archive: Path, tmp: Path, patterns) -> list[str]:
-    with tarfile.open(archive, "r:*") as tar:
-        members = tar.getmembers()  # reads to the end: a truncated archive fails here
-        names = {}
-        for member in members:
-            rel = _safe_name(archive, member.name)
-            if rel:
-                names[rel] = member  # as tar itself: a later member of the same name wins
-        chosen = _select(archive, list(names), patterns)
-        for rel in names:
-            member = names[rel]
-            if rel not in chosen:
-                continue
-            if member.issym() or member.islnk():
-                raise _unsafe(archive, member.name, f"a link to {member.linkname!r}")
-            if not (member.isfile() or member.isdir()):
-                raise _unsafe(archive, member.name, "a device, FIFO or other special file")
-        extracted = []
-        for rel, member in names.items():
-            if rel not in chosen:
-                continue
-            if member.isdir():
-                (tmp / rel).mkdir(parents=True, exist_ok=True)
-                continue
-            reader = tar.extractfile(member)
-            _write_member(reader, tmp / rel, member.size, archive, member.name)
-            extracted.append(rel)
-        return extracted
+def _hex(algo: str, value: str | None) -> str | None:
+    if not value:
+        return None
+    value = value.strip().lower()
+    if not HEX[algo].match(value):
+        raise ValueError(f"expected a hexadecimal {algo} digest, found {value!r}")
+    return value
 
 
-def _extract_zip(archive: Path, tmp: Path, patterns) -> list[str]:
-    with zipfile.ZipFile(archive) as zf:
-        infos = {}
-        for info in zf.infolist():
-            rel = _safe_name(archive, info.filename)
-            if rel:
-                infos[rel] = info
-        chosen = _select(archive, list(infos), patterns)
-        for rel, info in infos.items():
-            if rel not in chosen:
-                continue
-            mode = info.external_attr >> 16  # Unix mode, when the zip was made on Unix; 0 or bare permissions otherwise
-            if stat.S_ISLNK(mode):
-                raise _unsafe(archive, info.filename, "a symbolic link")
-            if stat.S_IFMT(mode) and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                raise _unsafe(archive, info.filename, "a special file")
-        extracted = []
-        for rel, info in infos.items():
-            if rel not in chosen:
-                continue
-            if info.is_dir():
-                (tmp / rel).mkdir(parents=True, exist_ok=True)
-                continue
-            with zf.open(info) as reader:  # checks the CRC at the end of the member
-                _write_member(reader, tmp / rel, info.file_size, archive, info.filename)
-            extracted.append(rel)
-        return extracted
-
-
-def extract(archive: os.PathLike | str, dest: os.PathLike | str, members: Sequence[str] | None = None) -> list[str]:
-    """Safely unpack a .tar(.gz/.bz2/.xz)/.tgz/.zip ``archive`` into the directory ``dest``.
-
-    The kind is detected from the content. Members with absolute paths or ``..`` components,
-    links and special files are rejected (InputError naming the archive and the member) before
-    anything is written. ``members``: glob patterns (fnmatch, ``*`` also matches ``/``) selecting
-    what to extract; each must match at least one member. Files are unpacked into a temporary
-    directory beside ``dest`` that replaces ``dest`` only when complete, so a failure leaves no
-    partial ``dest``. Extracted files get the current time as mtime (not the archive's), so
-    Snakemake sees them as newer than the archive. Returns the extracted files' relative paths.
-    """
-    archive, dest = Path(archive), Path(dest)
-    if not archive.is_file():
-        raise InputError(archive, "expected an archive file, found nothing")
-    kind = _archive_kind(archive)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    tmp.mkdir()
+def extract_origin(archive: os.PathLike | str, dest: os.PathLike | str, origin: os.PathLike | str) -> list[str]:
+    """Unpack the members an origin file (written by :func:`fetch_source`) names from ``archive``."""
     try:
-        try:
-            extracted = (_extract_zip if kind == "zip" else _extract_tar)(archive, tmp, members)
-        except InputError:
-            raise
-        except _WriteError as err:
-            raise OSError(str(err)) from err.__cause__
-        except CORRUPT as err:
-            raise InputError(archive, f"truncated or corrupt archive ({type(err).__name__}: {err})") from None
-        old = None
-        if dest.exists() or dest.is_symlink():
-            old = dest.parent / f".{dest.name}.{os.getpid()}.{secrets.token_hex(4)}.old"
-            os.replace(dest, old)
-        try:
-            os.replace(tmp, dest)
-        except BaseException:
-            if old is not None:
-                os.replace(old, dest)
-            raise
-        if old is not None:
-            shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    log(f"extracted {len(extracted)} file(s) from {archive} ({kind}) into {dest}")
-    return extracted
+        members = json.loads(Path(origin).read_text(encoding="utf-8"))["members"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise InputError(origin, f"expected the JSON a download writes with its members, found {err!r}") from None
+    return extract_specs(archive, dest, members)
 
 
 # --------------------------------------------------------------------------------------------
@@ -468,37 +465,70 @@ def main(argv=None) -> int:
     parser = argument_parser("docnmt.corpora.download", __doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    get = commands.add_parser("fetch", help="download one file, verified")
-    get.add_argument("--url", required=True, help="the real URL (the lock file's key)")
-    get.add_argument("--output", required=True, type=Path)
+    get = commands.add_parser("fetch", help="download one source's file, verified, from the first location serving it")
+    what = get.add_mutually_exclusive_group(required=True)
+    what.add_argument("--url", help="the one real URL of the file (the lock file's key)")
+    what.add_argument("--spec", help="the source's declaration as JSON: name, url, mirrors (further locations), "
+                                     "sha256/md5, members, filename, page, local (what the workflow passes)")
     digest = get.add_mutually_exclusive_group()
-    digest.add_argument("--sha256", help="published sha256 the file must match")
-    digest.add_argument("--md5", help="published md5 the file must match (e.g. sacrebleu's for WMT test sets)")
-    get.add_argument("--lock", type=Path, help="JSON lock file: verify against, or record, the sha256 of --url")
+    digest.add_argument("--sha256", help="with --url: published sha256 the file must match")
+    digest.add_argument("--md5", help="with --url: published md5 the file must match (e.g. sacrebleu's for WMT test "
+                                      "sets)")
+    get.add_argument("--source", help="with --url: the source's name, its key in the lock file (default: the URL)")
+    get.add_argument("--output", required=True, type=Path)
+    get.add_argument("--origin", type=Path, help="write where the file came from and its archive's member specs here "
+                                                 "(JSON; extract --origin reads it)")
+    get.add_argument("--lock", type=Path, help="JSON lock file: verify against, or record, each location's sha256")
     get.add_argument(
         "--mirror",
         default=os.environ.get("DOCNMT_MIRROR") or None,
-        help="fetch https://HOST/PATH from MIRROR/HOST/PATH (URL or directory; default: $DOCNMT_MIRROR)",
+        help="try https://HOST/PATH at MIRROR/HOST/PATH first (URL or directory; default: $DOCNMT_MIRROR)",
     )
-    get.add_argument("--retries", type=NONNEGATIVE_INT, default=4, help="retries of transient failures (default 4)")
+    get.add_argument("--retries", type=NONNEGATIVE_INT, default=4,
+                     help="retries of transient failures at each location (default 4)")
     get.add_argument("--backoff", type=NONNEGATIVE, default=1.0, help="first wait in seconds, doubled per retry (default 1)")
     get.add_argument("--timeout", type=POSITIVE, default=60, help="socket timeout in seconds (default 60)")
 
-    unpack = commands.add_parser("extract", help="unpack an archive safely")
-    unpack.add_argument("--archive", required=True, type=Path)
+    unpack = commands.add_parser("extract", help="unpack an archive (or a folder of its layout) safely")
+    unpack.add_argument("--archive", required=True, type=Path, help="the archive, or a folder of its layout")
     unpack.add_argument("--dest", required=True, type=Path)
-    unpack.add_argument("--members", nargs="+", metavar="PATTERN", help="glob patterns of the members to extract")
+    chosen = unpack.add_mutually_exclusive_group()
+    chosen.add_argument("--members", nargs="+", metavar="PATTERN", help="glob patterns of the members to extract")
+    chosen.add_argument("--origin", type=Path, help="the member specs of fetch --origin's file")
+    chosen.add_argument("--specs", help="member specs as JSON: destination -> path, or list of paths through archives "
+                                        "inside archives ('**/NAME' found at any depth)")
 
     args = parser.parse_args(argv)
     if args.command == "fetch":
-        for name in ("sha256", "md5"):
-            value = getattr(args, name)
-            if value and not HEX[name].match(value.strip().lower()):
-                parser.error(f"--{name}: expected a hexadecimal {name} digest, found {value!r}")
-        if args.retries < 0:
-            parser.error("--retries must be at least 0")
-        fetch(args.url, args.output, sha256=args.sha256, md5=args.md5, lock=args.lock, mirror=args.mirror,
-              retries=args.retries, backoff=args.backoff, timeout=args.timeout)
+        if args.spec is not None:
+            if args.sha256 or args.md5 or args.source:
+                parser.error("--sha256, --md5 and --source go with --url; --spec declares them itself")
+            try:
+                source = source_from_json(args.spec)
+            except SourceError as err:
+                parser.error(str(err))
+        else:
+            for name in ("sha256", "md5"):
+                value = getattr(args, name)
+                if value and not HEX[name].match(value.strip().lower()):
+                    parser.error(f"--{name}: expected a hexadecimal {name} digest, found {value!r}")
+            source = Source(args.source or args.url, (Location(args.url, _hex("sha256", args.sha256),
+                                                               _hex("md5", args.md5)),), args.output.name)
+        fetch_source(source, args.output, lock=args.lock, mirror=args.mirror, retries=args.retries,
+                     backoff=args.backoff, timeout=args.timeout, origin=args.origin)
+    elif args.origin is not None:
+        extract_origin(args.archive, args.dest, args.origin)
+    elif args.specs is not None:
+        try:
+            specs = json.loads(args.specs)
+        except json.JSONDecodeError as err:
+            parser.error(f"--specs: expected a JSON object, found invalid JSON ({err})")
+        if not isinstance(specs, dict):
+            parser.error("--specs: expected a JSON object of destinations and member specs")
+        try:
+            extract_specs(args.archive, args.dest, specs)
+        except ValueError as err:
+            parser.error(f"--specs: {err}")
     else:
         extract(args.archive, args.dest, members=args.members)
     return 0

@@ -4,16 +4,27 @@ source is downloaded and extracted, each real corpus type's recipe (its download
 
 from __future__ import annotations
 
+import json
 import os
 
 from docnmt import layout
 from docnmt.config import ConfigError
+from docnmt.corpora.sources import Source, SourceError, source_from_config
 
 from .tasks import (SPLITS, corpus_setting, ctxpro_registry, ctxpro_set, ctxpro_sets, is_external, langs, src,
                     tasks_of_type, tgt)
 
 
 # ---- downloads -------------------------------------------------------------------------
+#: The download sources each real corpus type's recipe reads (ContraPro's own: CONTRAPRO_SOURCE).
+CORPUS_SOURCES = {
+    "news": ("news-commentary-v14", "wmt15-test", "wmt18-test"),
+    "ted": ("iwslt17-trnmted", "iwslt17-mted-test"),
+    "os": ("opensubtitles2018-de-en", "contrapro"),
+}
+CONTRAPRO_SOURCE = "contrapro"
+
+
 def source(config: dict, name: str) -> dict:
     """sources.NAME of the config; ConfigError where a recipe needs a source the config lacks."""
     if name not in config["sources"]:
@@ -21,9 +32,61 @@ def source(config: dict, name: str) -> dict:
     return config["sources"][name]
 
 
+def declared_source(config: dict, name: str) -> Source:
+    """sources.NAME as a declaration (docnmt.corpora.sources): its locations in order, members, local file."""
+    try:
+        return source_from_config(name, source(config, name))
+    except SourceError as err:
+        raise ConfigError(f"invalid config: {err}") from None
+
+
+def task_sources(config: dict, task: str) -> list[str]:
+    """The download sources a task reads: its corpus recipe's, and ContraPro's where it is scored on ContraPro."""
+    settings = config["task_settings"][task]
+    names = list(CORPUS_SOURCES.get(settings["corpus"]["type"], ()))
+    if settings.get("contrapro") and settings["corpus"]["type"] != "demo" and CONTRAPRO_SOURCE not in names:
+        names.append(CONTRAPRO_SOURCE)
+    return names
+
+
+def local_folder(config: dict, name: str) -> str | None:
+    """A source's ``local`` where it is a folder of its archive's layout (read by the extract rule, not
+    downloaded); ConfigError for a folder given for a source that is one file."""
+    declared = declared_source(config, name)
+    if declared.local is None or not os.path.isdir(declared.local):
+        return None
+    if not declared.members:
+        raise ConfigError(f"invalid config: sources.{name}.local: expected {declared.expected()}, found the folder "
+                          f"{declared.local} (this source is one file, not an archive)")
+    return declared.local
+
+
 def download_path(config: dict, name: str) -> str:
-    """downloads/{source}/{file name of its URL}."""
-    return layout.download_file(name, os.path.basename(source(config, name)["url"].split("?")[0]))
+    """downloads/{source}/{its file name} (sources.NAME.filename, else its URL's)."""
+    return layout.download_file(name, declared_source(config, name).filename)
+
+
+def download_spec(config: dict, name: str) -> str:
+    """The download CLI's --spec: the source's declaration as JSON."""
+    return declared_source(config, name).to_json()
+
+
+def extract_inputs(config: dict, name: str) -> dict[str, str]:
+    """The extract rule's inputs: the downloaded archive and where it came from, or the user's own folder."""
+    folder = local_folder(config, name)
+    if folder is not None:
+        return {"archive": folder}
+    declared = declared_source(config, name)
+    return {"archive": download_path(config, name), "origin": layout.download_origin(name, declared.filename)}
+
+
+def extract_args(config: dict, name: str) -> list[str]:
+    """How the extract rule finds the members (a list; the rule quotes each): the origin file a download wrote, or,
+    for a folder of the user's own, the source's member specs."""
+    inputs = extract_inputs(config, name)
+    if "origin" in inputs:
+        return ["--origin", inputs["origin"]]
+    return ["--specs", json.dumps(declared_source(config, name).specs_for(None), sort_keys=True)]
 
 
 def member_path(config: dict, name: str, role: str) -> str:
@@ -31,18 +94,7 @@ def member_path(config: dict, name: str, role: str) -> str:
     members = source(config, name).get("members", {})
     if role not in members:
         raise ConfigError(f"invalid config: config key 'sources.{name}.members.{role}' is missing")
-    return f"{layout.extracted_dir(name)}/{members[role]}"
-
-
-def members(config: dict, name: str) -> list[str]:
-    """The members of a source's archive that the parsers read."""
-    return list(source(config, name).get("members", {}).values())
-
-
-def checksum_args(config: dict, name: str) -> list[str]:
-    """--sha256/--md5 with each checksum the source gives (a list; the rule quotes each)."""
-    settings = source(config, name)
-    return [arg for algo in ("sha256", "md5") if settings.get(algo) for arg in (f"--{algo}", settings[algo])]
+    return f"{layout.extracted_dir(name)}/{declared_source(config, name).destinations()[role]}"
 
 
 def mirror_args(config: dict) -> list[str]:
@@ -83,20 +135,20 @@ def corpus_recipe(config: dict, task: str) -> tuple[list[str], list]:
         return member_path(config, name, role)
 
     if kind == "news":
-        inputs = [download("news-commentary-v14"), layout.extracted_dir("wmt15-test"), layout.extracted_dir("wmt18-test")]
+        inputs = [download("news-commentary-v14")] + [layout.extracted_dir(name) for name in CORPUS_SOURCES["news"][1:]]
         args = [
             "news", "--nc", download("news-commentary-v14"),
             "--valid-src", member("wmt15-test", "src"), "--valid-ref", member("wmt15-test", "ref"),
             "--test-src", member("wmt18-test", "src"), "--test-ref", member("wmt18-test", "ref"),
         ]
     elif kind == "ted":
-        train, test_src, test_ref = "iwslt17-trnmted", "iwslt17-mted-test-en-it", "iwslt17-mted-test-it-en"
-        inputs = [layout.extracted_dir(train), layout.extracted_dir(test_src), layout.extracted_dir(test_ref)]
+        train, test = CORPUS_SOURCES["ted"]
+        inputs = [layout.extracted_dir(train), layout.extracted_dir(test)]
         args = [
             "ted", "--train-src", member(train, "train_src"), "--train-tgt", member(train, "train_tgt"),
             "--valid-src", member(train, "dev2010_src"), member(train, "tst2010_src"),
             "--valid-ref", member(train, "dev2010_ref"), member(train, "tst2010_ref"),
-            "--test-src", member(test_src, "src"), "--test-ref", member(test_ref, "ref"),
+            "--test-src", member(test, "src"), "--test-ref", member(test, "ref"),
         ]
     elif kind == "os":
         inputs = [download("opensubtitles2018-de-en"), download("contrapro")]
@@ -165,7 +217,7 @@ def contrapro_sources(config: dict, task: str) -> dict[str, str]:
         raise ConfigError(
             f"invalid config: task_settings.{task}.contrapro needs an OpenSubtitles task (corpus type os) for its documents"
         )
-    return {"json": download_path(config, "contrapro"), **corpus_split(config, os_tasks[0], "contrapro_docs")}
+    return {"json": download_path(config, CONTRAPRO_SOURCE), **corpus_split(config, os_tasks[0], "contrapro_docs")}
 
 
 def contrapro_outputs() -> dict[str, str]:
@@ -209,9 +261,10 @@ def ctxpro_downloads(config: dict) -> dict[str, tuple[str, str | None]]:
 
 
 def ctxpro_download_args(config: dict, filename: str) -> list[str]:
-    """--url and --md5 (where the registry has one) of a downloaded ctxpro file (a list; the rule quotes each)."""
+    """--url, --source (its name in the download lock) and --md5 (where the registry has one) of a downloaded ctxpro
+    file (a list; the rule quotes each)."""
     url, md5 = ctxpro_downloads(config)[filename]
-    return ["--url", url] + (["--md5", md5] if md5 else [])
+    return ["--url", url, "--source", f"ctxpro/{filename}"] + (["--md5", md5] if md5 else [])
 
 
 def ctxpro_sources(config: dict, task: str, evalset: str) -> dict[str, str]:
