@@ -90,7 +90,7 @@ def config_keys() -> list[str]:
 def test_the_enumeration_finds_every_console_script_and_the_schemas_keys():
     options = console_script_options()
     assert set(options) == {"docnmt-translate", "docnmt-check-model", "docnmt-check-config", "docnmt-check-corpus",
-                            "docnmt-decode", "docnmt-bleu-ter", "docnmt-pronoun-f1", "docnmt-perplexity",
+                            "docnmt-check-sources", "docnmt-decode", "docnmt-bleu-ter", "docnmt-pronoun-f1", "docnmt-perplexity",
                             "docnmt-cxmi", "docnmt-ctxpro", "docnmt-metricx",
                             "docnmt-compare"}
     assert {"--k", "--template", "--task", "--mbr-seed"} <= set(options["docnmt-translate"] + options["docnmt-decode"])

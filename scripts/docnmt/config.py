@@ -280,13 +280,11 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
 
 def _check_sources(sources: dict) -> None:
     """Each download source's declaration works (its locations, checksums and member specs)."""
-    from .corpora.sources import SourceError, source_from_config
-
+    source_problem = lookup("source_problem")
     for name, entry in sources.items():
-        try:
-            source_from_config(name, entry)
-        except SourceError as err:
-            raise ConfigError(f"config key {err}") from None
+        problem = source_problem(name, entry)
+        if problem:
+            raise ConfigError(f"config key {problem}")
 
 
 def tables_name(config: dict) -> str:

@@ -27,6 +27,8 @@ SEAMS = {
     # the metric layer (docnmt.score.metric)
     "metrics": "docnmt.score.metric:metrics",
     "config_metric_modules": "docnmt.score.metric:config_modules",
+    # the download sources' declarations (docnmt.corpora.sources)
+    "source_problem": "docnmt.corpora.sources:source_problem",
 }
 
 

@@ -61,7 +61,7 @@ def test_a_named_set_is_downloaded_through_a_mirror_with_its_md5_checked(release
     ours = subprocess.run(args, capture_output=True, text=True, env=env)
     assert ours.returncode == 0, ours.stderr
     assert ours.stdout == package_score(translations, release / "evalsets" / f"{CTXPRO_DEV_FILE}.json", "-c")
-    assert "[download] md5 matches the published checksum 2c27b954eff6151f476aedc2ac6b0c82" in ours.stderr
+    assert "md5 matches the published checksum 2c27b954eff6151f476aedc2ac6b0c82" in ours.stderr
     assert ours.stderr.splitlines()[-1] == (f"ctxpro:{CTXPRO_DEV}|md5:2c27b954eff6151f476aedc2ac6b0c82|"
                                             "scorer:ctxpro-0.0.5|splitter:sentence-splitter-1.4:de")
     cached = tmp_path / "cache" / f"{CTXPRO_DEV_FILE}.json"

@@ -5,7 +5,11 @@ Each corpus, whatever its origin, ends as three line-aligned files per split
 
 Modules:
   corpus      -- the common document format, its validation and statistics
-  download    -- verified, retried, atomic downloads (mirror-aware) and safe extraction
+  download    -- a source's file from the first of its locations serving it: verified, retried, atomic
+  sources     -- a download source as the config declares it: its locations in order, checksums, members, local
+  gdrive      -- Google Drive locations (gdrive:ID), fetched through gdown
+  archives    -- safe extraction, through archives inside archives and from folders of an archive's layout
+  probe       -- whether each location of a source serves its file now, from its headers alone
   parsers     -- the CLI that turns a real corpus into the common format, by corpus type
   rawtext     -- what the format readers share: lines, entities, repeated document ids
   news        -- NEWS training data: News Commentary v14 TSV

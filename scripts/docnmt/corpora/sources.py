@@ -186,6 +186,15 @@ def source_from_config(name: str, entry: dict) -> Source:
                   os.path.expanduser(str(local)) if local not in (None, "") else None, entry.get("checksum_source"))
 
 
+def source_problem(name: str, entry: dict) -> str | None:
+    """Why ``sources.NAME`` cannot work (the message names the key), or None: the config's check."""
+    try:
+        source_from_config(name, entry)
+    except SourceError as err:
+        return str(err)
+    return None
+
+
 def source_from_json(text: str) -> Source:
     """The CLI's ``--spec``: a declaration as :meth:`Source.to_json` writes it (or a config entry with ``name``)."""
     try:

@@ -21,8 +21,9 @@ Modules:
   tables     -- rules/score.smk: the tables' manifest, which tables and plots, where they go
   targets    -- the Snakefile's rules all and data
 
-Beside them, a CLI no rule runs: ``registry_tables`` writes the docs' and the Slurm profile's lists of the
-registries' backends, metrics and strategy rules.
+Beside them, two CLIs no rule runs: ``registry_tables`` writes the docs' and the Slurm profile's lists of the
+registries' backends, metrics and strategy rules; ``source_check`` (``docnmt-check-sources``) asks every location of
+the configured tasks' download sources for its headers before a long run.
 """
 
 from . import (corpora, decode, environments, metrics, model_rules, preprocess, score, systems, tables, targets, tasks,
