@@ -38,8 +38,10 @@ def write_lines(path: Path, lines) -> Path:
     return path
 
 
-def make_inputs(root: Path) -> dict:
-    """The files, and the docnmt-compare arguments that name them (``args``)."""
+def make_inputs(root: Path, pronouns: bool = False) -> dict:
+    """The files, and the docnmt-compare arguments that name them (``args``); ``pronouns``: the pronoun scorer's
+    scores and per-sentence counts of every system in the scores folder too (HanTa, the source's words, every
+    class reported), as the workflow writes them."""
     root.mkdir(parents=True, exist_ok=True)
     src, ref, docids = (write_lines(root / "test.en", SOURCE), write_lines(root / "test.de", REFERENCE),
                         write_lines(root / "test.docids", DOCIDS))
@@ -63,8 +65,10 @@ def make_inputs(root: Path) -> dict:
     scores.mkdir(exist_ok=True)
     spans = [[] for _ in SOURCE]
     spans[1] = [SPAN]
-    (scores / "comet.error_spans.jsonl").write_text(json.dumps(
-        {"metric": "XCOMET[tiny]", "system": "sentence-level", "spans": spans}) + "\n", encoding="utf-8")
+    # XCOMET scored every system; it found a span in sentence-level's line 2 only
+    (scores / "comet.error_spans.jsonl").write_text("".join(json.dumps(
+        {"metric": "XCOMET[tiny]", "system": name, "spans": spans if name == "sentence-level" else
+         [[] for _ in SOURCE]}) + "\n" for name in OUTPUTS), encoding="utf-8")
     comet = {"columns": ["COMET[tiny]"], "signatures": {"COMET[tiny]": "tiny"}, "systems": {}}
     (scores / "comet.json").write_text(json.dumps(comet), encoding="utf-8")
     with open(scores / "comet.segments.jsonl", "w", encoding="utf-8") as handle:
@@ -85,5 +89,11 @@ def make_inputs(root: Path) -> dict:
     for name, path in systems.items():
         if name != "cheating":
             args += ["--context-system", f"ctxpro:{name}={path}"]
+    if pronouns:
+        from docnmt.score import pronouns as scorer
+
+        scorer.main(["--source", str(src), "--reference", str(ref), *[f"--system={n}={p}" for n, p in systems.items()],
+                     "--tagger", "hanta", "--source-tagger", "words", "--min-examples", "1",
+                     "--output", str(scores / "pronouns.json"), "--sentences", str(scores / "pronouns.sentences.jsonl")])
     return {"root": root, "src": src, "ref": ref, "docids": docids, "systems": systems, "scores": scores,
             "ctxpro": ctxpro, "args": args}

@@ -123,32 +123,153 @@ def test_docnmt_compare_writes_one_self_contained_page_and_the_overview_python_c
     assert table["BLEU"]["sentence-level"] == [table["BLEU"]["sentence-level"][0]]  # the baseline: no test
 
 
-def test_marot_rows_follow_marots_documented_format(inputs, tmp_path):
-    path = tmp_path / "compare.marot.tsv"
-    assert cli.main(inputs["args"] + ["--output", str(tmp_path / "p.html"), "--marot", str(path)]) == 0
+def marot_rows(path) -> list[list[str]]:
+    """The data rows of a Marot file, each split into its ten columns (Marot splits a line at tabs)."""
     lines = path.read_text(encoding="utf-8").split("\n")
     assert lines[0] == "\t".join(marot.COLUMNS) and "system\tdoc" in lines[0] and lines[-1] == ""
     rows = [line.split("\t") for line in lines[1:-1]]
-    assert all(len(row) == 10 for row in rows)
-    metric_rows = [r for r in rows if r[4] == ""]
-    error_rows = [r for r in rows if r[4] != ""]
+    assert all(len(row) == 10 for row in rows), "a tab or line break inside a text would break a row"
+    return rows
+
+
+def strict_json(text: str):
+    """JSON as a browser's JSON.parse reads it: NaN and Infinity are no JSON numbers."""
+    def refuse(constant):
+        raise AssertionError(f"a non-finite number ({constant}) in the metadata")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture
+def small_marot(inputs, tmp_path):
+    path = tmp_path / "compare.marot.tsv"
+    assert cli.main(inputs["args"] + ["--output", str(tmp_path / "p.html"), "--marot", str(path)]) == 0
+    return marot_rows(path)
+
+
+def test_marot_metrics_rows_give_tokens_with_their_sentence_splits_and_the_texts_back(small_marot):
+    """marot.js reads target_sentence_splits wherever target_tokens are given (and the source's and each
+    reference's likewise): their num_tokens add up to the tokens, and the tokens joined are the column's text."""
+    metric_rows = [r for r in small_marot if r[4] == ""]
     assert len(metric_rows) == len(SOURCE) * len(OUTPUTS)
-    for row in metric_rows:
-        system, doc, doc_seg, global_seg, rater, source, target, category, severity, metadata = row
-        meta = json.loads(metadata)["segment"]
+    for system, doc, doc_seg, global_seg, rater, source, target, category, severity, metadata in metric_rows:
+        segment = strict_json(metadata)["segment"]
         line = int(global_seg) - 1
         assert (source, target, category, severity) == (SOURCE[line], OUTPUTS[system][line], "", "")
-        assert "".join(meta["target_tokens"]) == target and "".join(meta["source_tokens"]) == source
-        assert meta["primary_reference"] in meta["reference_tokens"]
-        assert "".join(meta["reference_tokens"][meta["primary_reference"]]) == REFERENCE[line]
-        assert set(meta["metrics"]) == {"BLEU", "chrF++", "TER", "COMET[tiny]"}
+        for side, text in (("source", source), ("target", target)):
+            assert "".join(segment[f"{side}_tokens"]) == text
+            splits = segment[f"{side}_sentence_splits"]
+            assert sum(split["num_tokens"] for split in splits) == len(segment[f"{side}_tokens"]) > 0
+            assert all(set(split) == {"num_tokens"} and isinstance(split["num_tokens"], int) for split in splits)
     assert [r[2] for r in metric_rows if r[0] == "2-pass"] == ["1", "2", "3", "1", "2", "3", "1", "2"]
-    [error] = error_rows
-    assert error[:5] == ["sentence-level", "d1", "2", "2", "XCOMET[tiny]"]
-    assert error[6] == "<v>Es</v> ist rot." and error[8] == "Critical"
-    meta = json.loads(error[9])
+
+
+def test_marot_gets_the_reference_once_per_segment_as_its_readme_documents(small_marot):
+    with_reference = {}
+    for row in small_marot:
+        segment = strict_json(row[9]).get("segment", {})
+        if "references" in segment:
+            assert (row[1], row[2]) not in with_reference, "once per segment, not once per system"
+            with_reference[(row[1], row[2])] = row[0]
+            assert segment["primary_reference"] in segment["references"]
+            assert segment["references"][segment["primary_reference"]] == REFERENCE[int(row[3]) - 1]
+        else:
+            assert "primary_reference" not in segment and "reference_tokens" not in segment
+    assert len(with_reference) == len(SOURCE) and set(with_reference.values()) == {"sentence-level"}
+
+
+def test_marot_takes_every_metric_as_higher_is_better_so_ter_is_exported_negated(inputs, tmp_path, small_marot):
+    data = page.page_data(collect.Inputs(
+        source=inputs["src"], reference=inputs["ref"], docids=inputs["docids"], systems=inputs["systems"],
+        scores=inputs["scores"]))
+    ter = next(m for m in data["metrics"] if m["name"] == "TER")
+    for row in (r for r in small_marot if r[4] == ""):
+        metrics = strict_json(row[9])["segment"]["metrics"]
+        assert set(metrics) == {"BLEU", "chrF++", "-TER", "COMET[tiny]"}
+        line = int(row[3]) - 1
+        stats = ter["stats"][row[0]][line * ter["width"]:(line + 1) * ter["width"]]
+        assert metrics["-TER"] == pytest.approx(-randomization.ter(stats), abs=1e-6)
+        assert all(isinstance(v, (int, float)) and np.isfinite(v) for v in metrics.values())
+
+
+def test_marot_gets_xcomets_spans_as_automqm_with_a_no_error_row_for_every_other_system(small_marot):
+    """A rater named AutoMQM... is scored as automatic MQM; a segment rated for some systems only is hidden by
+    Marot's default filter, so every system gets a row of that rater on every segment XCOMET scored."""
+    rated = [r for r in small_marot if r[4] != ""]
+    assert {r[4] for r in rated} == {"AutoMQM-XCOMET[tiny]"}
+    assert sorted((r[0], r[3]) for r in rated) == sorted((s, str(line + 1)) for s in OUTPUTS
+                                                         for line in range(len(SOURCE)))
+    [error] = [r for r in rated if r[7] != "no-error"]
+    assert error[:5] == ["sentence-level", "d1", "2", "2", "AutoMQM-XCOMET[tiny]"]
+    assert error[6] == "<v>Es</v> ist rot." and (error[7], error[8]) == ("Other", "Critical")
+    meta = strict_json(error[9])
     first, last = meta["target_spans"][0]
-    assert "".join(meta["segment"]["target_tokens"][first:last + 1]) == "Es" == meta["marked_text"]
+    target_tokens = marot.tokens(OUTPUTS["sentence-level"][1])
+    assert "".join(target_tokens[first:last + 1]) == "Es" == meta["marked_text"]
+    for row in rated:
+        if row is not error:
+            assert (row[7], row[8]) == ("no-error", "no-error") and strict_json(row[9])["target_spans"] == []
+            assert "<v>" not in row[6]
+
+
+def hand_made(outputs: dict[str, list[str]], spans: list[list], ter_stats: dict, mean_stats: dict,
+              scored=None) -> dict:
+    """The page's data for marot.rows, made by hand: two segments of one document."""
+    systems = list(outputs)
+    return {"systems": systems, "outputs": outputs, "source": ["A  b\tc.", "Tom  saw   it ."],
+            "reference": ["A b c.", "Tom sah  es ."], "documents": [{"id": "doc\t1", "lines": [0, 1]}],
+            "metrics": [{"name": "TER", "kind": "ter", "unit": "segment", "higher": False, "width": 2, "scale": 1.0,
+                         "stats": ter_stats},
+                        {"name": "MetricX", "kind": "mean", "unit": "segment", "higher": False, "width": 1,
+                         "scale": 1.0, "stats": mean_stats}],
+            "spans": spans, "severities": ["minor", "major", "critical"],
+            "span_scored": {"XCOMET": list(range(len(systems))) if scored is None else scored}}
+
+
+def test_marot_spans_in_the_middle_and_at_the_end_of_a_sentence_with_several_spaces_and_a_tab():
+    outputs = {"a": ["A  b\tc.", "Tom  sah   es ."], "b": ["A b c.", "Tom sah es."]}
+    middle, end = outputs["a"][1].index("sah"), len(outputs["a"][1])
+    spans = [[0, 1, middle, middle + 3, 1, "XCOMET"], [0, 1, end - 4, end, 0, "XCOMET"], [0, 0, 3, 6, 2, "XCOMET"]]
+    data = hand_made(outputs, spans, {"a": [1, 3, 0, 4], "b": [0, 3, 2, 4]}, {"a": [2.5, 1.0], "b": [0.5, 3.0]})
+    rows = marot.rows(data)
+    assert all("\t" not in cell and "\n" not in cell for row in rows for cell in row)
+    by_target = {}
+    for row in rows:
+        if row[4] == "":
+            segment = strict_json(row[9])["segment"]
+            assert "".join(segment["target_tokens"]) == row[6] and "\t" not in row[6]
+            by_target[(row[0], row[3])] = segment["target_tokens"]
+    errors = [r for r in rows if r[7] == "Other"]
+    marked = {}
+    for row in errors:
+        first, last = strict_json(row[9])["target_spans"][0]
+        tokens = by_target[(row[0], row[3])]
+        assert "".join(tokens[first:last + 1]) == strict_json(row[9])["marked_text"]
+        assert row[6] == "".join(tokens[:first]) + "<v>" + "".join(tokens[first:last + 1]) + "</v>" + \
+            "".join(tokens[last + 1:])
+        marked[row[8]] = "".join(tokens[first:last + 1])
+    assert marked == {"Major": "sah", "Minor": "es .", "Critical": "b c."}, \
+        "the middle word, the end with its spaces, the span over the tab (a space in the file)"
+    assert [(r[0], r[3], r[7]) for r in rows if r[7] == "no-error"] == [("b", "1", "no-error"), ("b", "2", "no-error")]
+
+
+def test_marot_leaves_a_metric_out_of_a_segment_where_some_system_has_no_number():
+    outputs = {"a": ["x", "y"], "b": ["x", "z"]}
+    data = hand_made(outputs, [], {"a": [0, 0, 1, 2], "b": [0, 0, 1, 2]},
+                     {"a": [float("nan"), 1.0], "b": [0.5, 2.0]})
+    metrics = {(r[0], r[3]): strict_json(r[9])["segment"]["metrics"] for r in marot.rows(data) if r[4] == ""}
+    assert metrics[("a", "1")] == metrics[("b", "1")] == {"-TER": 0.0}, "MetricX: NaN for a, so for no system"
+    assert metrics[("a", "2")] == {"-TER": -50.0, "-MetricX": -1.0} and metrics[("b", "2")]["-MetricX"] == -2.0
+    assert "-0.0" not in "".join(r[9] for r in marot.rows(data))
+
+
+def test_a_span_metric_that_did_not_score_every_system_is_left_out_with_a_note():
+    outputs = {"a": ["x", "y"], "b": ["x", "z"]}
+    data = hand_made(outputs, [[0, 0, 0, 1, 0, "XCOMET"]], {"a": [0, 1, 0, 1], "b": [0, 1, 0, 1]},
+                     {"a": [1, 1], "b": [1, 1]}, scored=[0])
+    assert not [r for r in marot.rows(data) if r[4]]
+    assert marot.notes(data) == ["XCOMET's spans are left out of the Marot file: it scored 1 of the 2 systems, and "
+                                 "Marot hides a segment rated for some systems only"]
 
 
 @pytest.mark.parametrize("change, message", [
@@ -212,6 +333,12 @@ def test_the_demo_writes_its_comparison_page_with_table_3s_numbers_and_its_marot
         entry = scores["systems"][system]
         for column in ("BLEU", "chrF++", "TER", "d-BLEU"):
             assert table[column][system]["score"] == pytest.approx(entry[column]["score"], abs=6e-5), (system, column)
+    shown = page.printed(data, table)
+    recorded = json.loads((trained_demo / layout.score_file("demo", "test", "pronouns")).read_text())["systems"]
+    for system in data["systems"]:
+        for category in ("gender", "formality"):
+            f1 = recorded[system][category]["f1"]
+            assert shown[f"{category} F1"][system][0] == ("–" if f1 is None else f"{f1 * 100:.1f}"), (system, category)
     assert {c["kind"] for c in data["contexts"].values()} >= {"none", "own", "reference", "first-pass", "recorded"}
     assert data["pronouns"]["systems"] and data["tests"]
     assert "compare.html" in (trained_demo / "report.html").read_text(encoding="utf-8")
@@ -250,9 +377,10 @@ def test_the_scoring_pages_docnmt_compare_commands_run_as_written(inputs, tmp_pa
                          ("examples.jsonl", inputs["ctxpro"]), ("set.en", inputs["src"]),
                          ("set.de", inputs["systems"]["2-pass"])):
         shutil.copy(source, work / name)
-    spans = json.loads((scores / "comet.error_spans.jsonl").read_text())
-    spans["system"] = "baseline"
-    (work / "comet.error_spans.jsonl").write_text(json.dumps(spans) + "\n", encoding="utf-8")
+    records = [json.loads(line) for line in (scores / "comet.error_spans.jsonl").read_text().splitlines()]
+    named = {"sentence-level": "baseline", "2-pass": "doc-trans"}
+    (work / "comet.error_spans.jsonl").write_text("".join(json.dumps(dict(r, system=named[r["system"]])) + "\n"
+                                                          for r in records if r["system"] in named), encoding="utf-8")
     (block,) = doc_blocks(REPO / "docs/scoring.md", "bash", "## The comparison page")
     commands = block_commands(block)
     assert len(commands) == 2 and all(c.startswith("docnmt-compare ") for c in commands)

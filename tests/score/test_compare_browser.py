@@ -28,7 +28,7 @@ def chromium():
 @pytest.fixture(scope="module")
 def small_page(tmp_path_factory):
     root = tmp_path_factory.mktemp("compare")
-    inputs = make_inputs(root / "set")
+    inputs = make_inputs(root / "set", pronouns=True)
     out = root / "a page" / "compare.html"
     out.parent.mkdir()
     assert cli.main(inputs["args"] + ["--output", str(out)]) == 0
@@ -86,6 +86,34 @@ def test_the_page_loads_and_its_numbers_are_pythons_unfiltered_and_filtered(chro
     cell = chromium.find_element("css selector", "#overview-table tr[data-system=cheating] td[data-metric=BLEU]")
     assert cell.text.startswith(shown["BLEU"]["cheating"][0] + " ")
     assert f"p={shown['BLEU']['cheating'][2]}" in cell.text
+
+
+def test_the_overviews_pronoun_f1_is_the_scorers_unfiltered_and_recomputed_under_a_filter(chromium, small_page):
+    """Gender and formality F1 in the Overview: unfiltered, pronouns.json's numbers to the printed digit; under a
+    filter, the scorer's own micro-average of the visible sentences' counts, with the paired test Python computes."""
+    from docnmt.score import pronouns
+
+    data = embedded(small_page)
+    scores = json.loads((small_page.parents[1] / "set/scores/pronouns.json").read_text())["systems"]
+    open_page(chromium, small_page)
+    shown = chromium.execute_script("return window.docnmt.printedOverview()")
+    for category in ("gender", "formality"):
+        for system in data["systems"]:
+            expected = scores[system][category]["f1"]
+            assert shown[f"{category} F1"][system][0] == ("–" if expected is None else f"{expected * 100:.1f}")
+    counts = {json.loads(line)["system"]: json.loads(line)["counts"]
+              for line in (small_page.parents[1] / "set/scores/pronouns.sentences.jsonl").read_text().splitlines()}
+    set_filter(chromium, regex=r"\b(you|Your)\b", regexField="source")
+    visible = python_visible(data, r"\b(you|Your)\b")
+    filtered = chromium.execute_script("return window.docnmt.printedOverview()")
+    assert filtered == page.printed(data, page.overview(data, visible))
+    for system in data["systems"]:
+        own = pronouns.score_counts([counts[system][line] for line in visible], 1)["formality"]["f1"]
+        assert filtered["formality F1"][system][0] == ("–" if own is None else f"{own * 100:.1f}")
+    assert filtered["formality F1"] != shown["formality F1"] or filtered["gender F1"] != shown["gender F1"]
+    show(chromium, "overview")
+    header = [th.text for th in chromium.find_elements("css selector", "#overview-table thead th")]
+    assert "gender F1" in header and "formality F1" in header
 
 
 def test_the_document_view_shows_every_strategy_its_context_and_the_error_span(chromium, small_page):

@@ -410,8 +410,9 @@ def main(argv=None) -> int:
                         help="report a category only where every class has this many reference occurrences")
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--sentences", type=Path,
-                        help="also write each system's counts per sentence (JSON lines: system, taggers and per "
-                             "sentence {category: {class: [hypothesis, reference, match]}}; the comparison page's)")
+                        help="also write each system's counts per sentence (JSON lines: system, taggers, rules and "
+                             "per sentence {category: {class: [hypothesis, reference, match]}}; the comparison "
+                             "page's)")
     parser.add_argument("--show-taggers", action="store_true",
                         help="print the rule set and the taggers a score would use, and score nothing")
     args = parser.parse_args(argv)
@@ -447,8 +448,8 @@ def main(argv=None) -> int:
         handles[0].write("\n")
         if args.sentences:
             for name, counted in counts.items():
-                handles[1].write(json.dumps({"system": name, "taggers": result["taggers"], "lines": data.lines,
-                                             "counts": counted}, ensure_ascii=False) + "\n")
+                handles[1].write(json.dumps({"system": name, "taggers": result["taggers"], "rules": rules.name,
+                                             "lines": data.lines, "counts": counted}, ensure_ascii=False) + "\n")
     print(f"pronoun F1: {note}")
     for name, scores in result["systems"].items():
         print(name + ": " + ", ".join(

@@ -93,6 +93,8 @@ def main(argv=None) -> int:
     print(f"{args.output}: {len(data['systems'])} systems, {len(data['source'])} sentences in "
           f"{len(data['documents'])} documents, {len(data['metrics'])} metrics, {len(data['spans'])} error spans, "
           f"{len(data['tests'])} examples of context; {size / 1e6:.2f} MB")
+    for note in marot.notes(data) if args.marot else []:
+        print(f"{args.marot}: {note}")
     return 0
 
 

@@ -133,10 +133,13 @@ def segment_scores(folder: Path | None, systems: list[str], count: int, notes: l
 
 
 # ---- error spans --------------------------------------------------------------------------------------------
-def error_spans(paths: list[Path], systems: list[str], outputs: dict[str, list[str]]) -> list[list]:
+def error_spans(paths: list[Path], systems: list[str], outputs: dict[str, list[str]],
+                scored: dict[str, list[int]] | None = None) -> list[list]:
     """Every span of XCOMET's (``comet.error_spans.jsonl``) or GEMBA-ESA's files in that format: ``[system index,
-    segment, start, end, severity index, metric]`` with character offsets into the system's output."""
+    segment, start, end, severity index, metric]`` with character offsets into the system's output. ``scored``, where
+    given, gets each span metric's systems (their indices) whose every segment it scored, spans found or not."""
     spans = []
+    scored = {} if scored is None else scored
     for path in paths:
         for number, record in json_lines(path):
             if not isinstance(record, dict) or not {"metric", "system", "spans"} <= set(record) or not isinstance(
@@ -150,6 +153,9 @@ def error_spans(paths: list[Path], systems: list[str], outputs: dict[str, list[s
             if len(record["spans"]) != len(lines):
                 raise InputError(path, f"expected spans for {len(lines)} segments of {record['system']}, found "
                                        f"{len(record['spans'])}", number)
+            scored.setdefault(record["metric"], [])
+            if system not in scored[record["metric"]]:
+                scored[record["metric"]].append(system)
             for segment, found in enumerate(record["spans"]):
                 for span in found:
                     severity = str(span.get("severity", "")).lower() if isinstance(span, dict) else ""
@@ -208,7 +214,8 @@ def contexts(inputs: Inputs, systems: list[str]) -> dict[str, dict]:
 # ---- pronouns -----------------------------------------------------------------------------------------------
 def pronoun_counts(path: Path | None, systems: list[str], count: int) -> dict:
     """The pronoun scorer's per-sentence counts (``pronouns.sentences.jsonl``): per system, per sentence, the
-    classes it counted as ``[category, class, hypothesis, reference, match]``; the tagger that counted them."""
+    classes it counted as ``[category, class, hypothesis, reference, match]``; the tagger that counted them and the
+    rule set (recorded with the counts; a file of 0.1 without it: ``pronouns.json`` beside it, else the default)."""
     if path is None or not path.is_file():
         return {}
     out: dict = {"systems": {}}
@@ -217,6 +224,8 @@ def pronoun_counts(path: Path | None, systems: list[str], count: int) -> dict:
             raise InputError(path, "expected a record with the fields system and counts", number)
         if "taggers" in record:
             out["taggers"] = record["taggers"]
+        if "rules" in record:
+            out["rules"] = record["rules"]
         if record["system"] not in systems:
             continue
         if len(record["counts"]) != count:
@@ -224,7 +233,45 @@ def pronoun_counts(path: Path | None, systems: list[str], count: int) -> dict:
         out["systems"][record["system"]] = [
             [[category, cls, *triple] for category, classes in sentence.items() for cls, triple in classes.items()]
             for sentence in record["counts"]]
+    if "rules" not in out:
+        beside = path.with_name("pronouns.json")
+        recorded = load_json(beside, "pronoun score file") if beside.is_file() else {}
+        from ..pronouns import DEFAULT_RULES
+
+        out["rules"] = recorded.get("rules", DEFAULT_RULES) if isinstance(recorded, dict) else DEFAULT_RULES
     return out
+
+
+def pronoun_metrics(counts: dict, systems: list[str]) -> list[dict]:
+    """Pronoun gender and formality F1 as metrics of the Overview (kind ``f1``, unit ``counts``): each sentence's
+    counts per class of the category (``[hypothesis, reference, match]`` of each class in the rule set's order), the
+    classes' weights, and the score computed from their sums as the tables' scorer computes it
+    (:func:`docnmt.score.compare.randomization.f1`). None where the counts do not cover every system."""
+    if not counts or any(s not in counts.get("systems", {}) for s in systems):
+        return []
+    from ..pronouns import RULES
+
+    rules = RULES[counts["rules"]]
+    taggers = counts.get("taggers", {})
+    metrics = []
+    for category, spec in rules.categories.items():
+        classes = list(spec.classes)
+        stats = {}
+        for system in systems:
+            rows = []
+            for sentence in counts["systems"][system]:
+                row = [0] * (3 * len(classes))
+                for cat, cls, hyp, ref, match in sentence:
+                    if cat == category:
+                        row[3 * classes.index(cls): 3 * classes.index(cls) + 3] = [hyp, ref, match]
+                rows.append(row)
+            stats[system] = rows
+        metrics.append({"name": f"{category} F1", "kind": "f1", "unit": "counts", "higher": True, "digits": 1,
+                        "scale": 100.0, "weights": [spec.classes[k].weight for k in classes], "classes": classes,
+                        "signature": f"pronoun F1|rules:{rules.name}|tagger:{taggers.get('german', '?')}|"
+                                     f"source:{taggers.get('english', '?')}|micro-averaged over the sentences",
+                        "stats": stats})
+    return metrics
 
 
 # ---- the test sets of context -------------------------------------------------------------------------------

@@ -69,7 +69,18 @@
     if (s[1] > 0) { return 100 * s[0] / s[1]; }
     return s[0] > 0 ? 100.0 : 0.0;
   }
-  function score(kind, summed, count) {
+  function f1(s, weights) {  // pronoun F1 from summed per-class counts, as randomization.f1
+    var sums = [0, 0, 0];
+    for (var i = 0; i < 3; i++) {
+      for (var k = 0; k < weights.length; k++) { sums[i] = sums[i] + weights[k] * s[3 * k + i]; }
+    }
+    var hyp = sums[0], ref = sums[1], match = sums[2];
+    var recall = ref ? match / ref : NaN, precision = hyp ? match / hyp : NaN;
+    if (!isNaN(recall) && !isNaN(precision)) { return recall + precision ? 2 * recall * precision / (recall + precision) : NaN; }
+    return recall;
+  }
+  function score(kind, summed, count, weights) {
+    if (kind === "f1") { return f1(summed, weights); }
     if (kind === "mean") { return count ? summed[0] / count : NaN; }
     return kind === "bleu" ? bleu(summed) : kind === "chrf" ? chrf(summed) : ter(summed);
   }
@@ -87,13 +98,14 @@
     return total;
   }
   function value(metric, system, units) {
-    return score(metric.kind, sumRows(STATS[metric.name][system], metric.width, units), units.length) * metric.scale;
+    return score(metric.kind, sumRows(STATS[metric.name][system], metric.width, units), units.length, metric.weights) *
+      metric.scale;
   }
   function pairedTest(metric, baseline, system, units) {
     var width = metric.width, count = units.length, base = STATS[metric.name][baseline],
         stats = STATS[metric.name][system];
     var baseSum = sumRows(base, width, units), sysSum = sumRows(stats, width, units);
-    var observed = score(metric.kind, sysSum, count) - score(metric.kind, baseSum, count);
+    var observed = score(metric.kind, sysSum, count, metric.weights) - score(metric.kind, baseSum, count, metric.weights);
     var groups = Math.ceil(count / 8), blocks = Math.ceil(count / 32), trials = DATA.trials;
     var difference = new Float64Array(groups * 8 * width), i, d;
     for (i = 0; i < count; i++) {
@@ -135,7 +147,7 @@
         for (e = 0; e < used; e++) { moved[active[e]] = moved[active[e]] + tables[at + e]; }
       }
       for (d = 0; d < width; d++) { b[d] = sysSum[d] - moved[d]; a[d] = baseSum[d] + moved[d]; }
-      var delta = score(metric.kind, b, count) - score(metric.kind, a, count);
+      var delta = score(metric.kind, b, count, metric.weights) - score(metric.kind, a, count, metric.weights);
       if (Math.abs(delta) >= absObserved) { atLeast += 1; }
     }
     return { delta: observed * metric.scale, p: (atLeast + 1) / (trials + 1) };
@@ -255,7 +267,7 @@
   function overview() {
     var table = {};
     DATA.metrics.forEach(function (metric) {
-      var units = metric.unit === "segment" ? visible : visibleDocs;
+      var units = metric.unit === "document" ? visibleDocs : visible;
       table[metric.name] = {};
       SYSTEMS.forEach(function (system) {
         var entry = { score: units.length ? value(metric, system, units) : NaN };
@@ -272,7 +284,8 @@
   function renderOverview(root) {
     var result = overview();
     root.appendChild(el("p", { text: "Every metric on the visible segments (" + visible.length + " of " + N +
-      " sentences; d-BLEU on the " + visibleDocs.length + " documents with a visible sentence, whole), the " +
+      " sentences; d-BLEU on the " + visibleDocs.length + " documents with a visible sentence, whole; pronoun F1 " +
+      "from the visible sentences' counts, micro-averaged as the tables' scorer does), the " +
       "difference from the baseline and its p-value: paired approximate randomization, " + DATA.trials +
       " trials, seed " + DATA.seed + "; * and bold: p < " + DATA.alpha + " (\u25B2 better, \u25BC worse)." }));
     var head = el("tr", {}, [el("th", { text: "system" })].concat(DATA.metrics.map(function (m) {
@@ -284,7 +297,9 @@
           DATA.metrics.map(function (m) {
             var e = result[m.name][system], cell = el("td", { cls: "num", "data-metric": m.name });
             cell.appendChild(el("span", { cls: "score", text: fmt(e.score, m.digits) }));
-            if (e.delta !== undefined) {
+            if (e.delta !== undefined && !isFinite(e.delta)) {
+              cell.appendChild(el("span", { cls: "delta muted", text: " –" }));
+            } else if (e.delta !== undefined) {
               var significant = e.p < DATA.alpha, better = m.higher ? e.delta > 0 : e.delta < 0;
               cell.appendChild(document.createTextNode(" "));
               cell.appendChild(el("span", { cls: "delta" + (significant ? " sig " + (better ? "better" : "worse") : ""),
@@ -605,7 +620,9 @@
         out[m.name] = {};
         SYSTEMS.forEach(function (s) {
           var e = result[m.name][s], cells = [fmt(e.score, m.digits)];
-          if (e.delta !== undefined) { cells.push(signed(e.delta, m.digits), e.p.toFixed(4)); }
+          if (e.delta !== undefined) {
+            cells.push(isFinite(e.delta) ? signed(e.delta, m.digits) : "–", isFinite(e.delta) ? e.p.toFixed(4) : "–");
+          }
           out[m.name][s] = cells;
         });
       });

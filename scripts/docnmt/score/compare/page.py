@@ -5,6 +5,7 @@ the data, ``page.js`` and ``page.css`` of this folder embedded; nothing is fetch
 from __future__ import annotations
 
 import json
+import math
 from importlib import resources
 
 import numpy as np
@@ -35,14 +36,18 @@ def page_data(inputs: collect.Inputs, trials: int = randomization.TRIALS, seed: 
     notes: list[str] = []
     metrics = collect.corpus_statistics(outputs, reference, docs)
     metrics += collect.segment_scores(inputs.scores, systems, len(source), notes)
+    pronouns_file = inputs.pronouns or (inputs.scores / "pronouns.sentences.jsonl" if inputs.scores else None)
+    pronouns = collect.pronoun_counts(pronouns_file, systems, len(source))
+    metrics += collect.pronoun_metrics(pronouns, systems)
     for metric in metrics:
         metric["width"] = len(next(iter(metric["stats"].values()))[0])
         metric["stats"] = {s: _compact(rows) for s, rows in metric["stats"].items()}
         metric.setdefault("scale", 1.0)
-    pronouns_file = inputs.pronouns or (inputs.scores / "pronouns.sentences.jsonl" if inputs.scores else None)
     spans = list(inputs.spans)
     if inputs.scores is not None and (inputs.scores / "comet.error_spans.jsonl").is_file() and not spans:
         spans.append(inputs.scores / "comet.error_spans.jsonl")
+    span_scored: dict[str, list[int]] = {}
+    found_spans = collect.error_spans(spans, systems, outputs, span_scored)
     return {
         "format": 1, "title": inputs.title, "generator": f"docnmt-compare {__version__}",
         "seed": seed, "trials": trials, "alpha": randomization.ALPHA, "baseline": baseline, "systems": systems,
@@ -50,9 +55,10 @@ def page_data(inputs: collect.Inputs, trials: int = randomization.TRIALS, seed: 
         "doc_of": _doc_of(docs, len(source)),
         "outputs": outputs, "metrics": metrics,
         "contexts": collect.contexts(inputs, systems),
-        "spans": collect.error_spans(spans, systems, outputs),
+        "spans": found_spans,
+        "span_scored": span_scored,
         "severities": list(collect.SEVERITIES),
-        "pronouns": collect.pronoun_counts(pronouns_file, systems, len(source)),
+        "pronouns": pronouns,
         "tests": collect.context_tests(inputs, systems),
         "notes": notes,
     }
@@ -67,9 +73,9 @@ def _doc_of(docs: list[dict], count: int) -> list[int]:
 
 
 def units(data: dict, metric: dict, segments: list[int]) -> list[int]:
-    """The units a metric is computed on for a set of visible segments: the segments, or for a document metric
-    (d-BLEU) every document with a visible segment, whole."""
-    if metric["unit"] == "segment":
+    """The units a metric is computed on for a set of visible segments: the segments (a segment metric's, or a
+    sentence's pronoun counts), or for a document metric (d-BLEU) every document with a visible segment, whole."""
+    if metric["unit"] != "document":
         return segments
     return sorted({data["doc_of"][i] for i in segments})
 
@@ -82,7 +88,8 @@ def _rows(metric: dict, system: str, chosen: list[int]) -> np.ndarray:
 
 def value(metric: dict, rows: np.ndarray) -> float:
     """The metric on these units, as the page shows it (times its scale)."""
-    return randomization.score(metric["kind"], randomization.summed(rows), len(rows)) * metric["scale"]
+    return randomization.score(metric["kind"], randomization.summed(rows), len(rows), metric.get("weights", ())) \
+        * metric["scale"]
 
 
 def overview(data: dict, segments: list[int], baseline: str | None = None) -> dict:
@@ -99,7 +106,7 @@ def overview(data: dict, segments: list[int], baseline: str | None = None) -> di
             rows = _rows(metric, system, chosen)
             entry = {"score": value(metric, rows) if chosen else float("nan")}
             if system != baseline and chosen:
-                test = randomization.paired_test(metric["kind"], base_rows, rows, words)
+                test = randomization.paired_test(metric["kind"], base_rows, rows, words, metric.get("weights", ()))
                 entry["delta"] = test["delta"] * metric["scale"]
                 entry["p"] = test["p"]
             out[metric["name"]][system] = entry
@@ -113,9 +120,11 @@ def printed(data: dict, table: dict) -> dict:
     for name, by_system in table.items():
         out[name] = {}
         for system, entry in by_system.items():
-            cells = [f"{entry['score']:.{digits[name]}f}"]
-            if "delta" in entry:
-                cells += [f"{entry['delta']:+.{digits[name]}f}", f"{entry['p']:.4f}"]
+            cells = [f"{entry['score']:.{digits[name]}f}" if math.isfinite(entry["score"]) else "–"]
+            if "delta" in entry:  # no difference where either side's score is undefined (an F1 without examples)
+                finite = math.isfinite(entry["delta"])
+                cells += [f"{entry['delta']:+.{digits[name]}f}" if finite else "–",
+                          f"{entry['p']:.4f}" if finite else "–"]
             out[name][system] = cells
     return out
 

@@ -12,8 +12,9 @@ What makes both sides agree:
   trial, one 32-bit draw per 32 segments, segment ``i`` of the block swapped where bit ``i % 32`` is set;
 - a trial's swapped sum is added up in the same order (eight segments at a time: :func:`paired_test`);
 - a metric is computed from sums of per-segment statistics, summed in segment order: sacrebleu's sufficient
-  statistics for BLEU, chrF++ and TER (:func:`bleu`, :func:`chrf`, :func:`ter` are sacrebleu's formulas), and the
-  segment scores themselves for a segment-level metric (:func:`mean`).
+  statistics for BLEU, chrF++ and TER (:func:`bleu`, :func:`chrf`, :func:`ter` are sacrebleu's formulas), the
+  segment scores themselves for a segment-level metric (:func:`mean`), and each sentence's pronoun counts per
+  class for pronoun F1 (:func:`f1`, micro-averaged over the sentences as the tables' scorer does).
 """
 
 from __future__ import annotations
@@ -115,6 +116,18 @@ def ter(stats: Sequence[float]) -> float:
     return 100.0 if edits > 0 else 0.0
 
 
+def f1(stats: Sequence[float], weights: Sequence[float]) -> float:
+    """Pronoun F1 from summed per-class counts ``[hypothesis, reference, match]`` of each class, weighted per class
+    as :func:`docnmt.score.pronouns.score_counts` weights them (the paper's fork: P and R NaN where their
+    denominator is 0, F1 = 2RP/(R+P), R where either is NaN)."""
+    hyp, ref, match = (sum(weight * stats[3 * k + i] for k, weight in enumerate(weights)) for i in range(3))
+    recall = match / ref if ref else math.nan
+    precision = match / hyp if hyp else math.nan
+    if not math.isnan(recall) and not math.isnan(precision):
+        return 2 * recall * precision / (recall + precision) if recall + precision else math.nan
+    return recall
+
+
 def mean(stats: Sequence[float], count: int) -> float:
     """A segment-level metric's mean: its sum over the count."""
     return stats[0] / count if count else float("nan")
@@ -124,7 +137,9 @@ def mean(stats: Sequence[float], count: int) -> float:
 SCORERS: dict[str, Callable] = {"bleu": bleu, "chrf": chrf, "ter": ter}
 
 
-def score(kind: str, summed: Sequence[float], count: int) -> float:
+def score(kind: str, summed: Sequence[float], count: int, weights: Sequence[float] = ()) -> float:
+    if kind == "f1":
+        return f1(summed, weights)
     return mean(summed, count) if kind == "mean" else SCORERS[kind](summed)
 
 
@@ -136,7 +151,8 @@ def summed(rows: np.ndarray) -> np.ndarray:
     return total
 
 
-def paired_test(kind: str, baseline: np.ndarray, system: np.ndarray, words: np.ndarray) -> dict:
+def paired_test(kind: str, baseline: np.ndarray, system: np.ndarray, words: np.ndarray,
+                weights: Sequence[float] = ()) -> dict:
     """The test of one system against the baseline on the same units: statistics (units, d) of each, and the words
     of :func:`swap_words` for that many units. ``{"delta", "p", "trials"}``.
 
@@ -145,7 +161,7 @@ def paired_test(kind: str, baseline: np.ndarray, system: np.ndarray, words: np.n
     groups' entries in group order. Both sides add the same numbers in the same order."""
     count, width = baseline.shape
     base_sum, sys_sum = summed(baseline), summed(system)
-    observed = score(kind, sys_sum, count) - score(kind, base_sum, count)
+    observed = score(kind, sys_sum, count, weights) - score(kind, base_sum, count, weights)
     trials = len(words)
     groups = (count + 7) // 8
     difference = np.zeros((groups * 8, width), dtype="float64")
@@ -159,7 +175,8 @@ def paired_test(kind: str, baseline: np.ndarray, system: np.ndarray, words: np.n
         moved = moved + table[byte]
     at_least = 0
     for trial in range(trials):
-        delta = score(kind, sys_sum - moved[trial], count) - score(kind, base_sum + moved[trial], count)
+        delta = score(kind, sys_sum - moved[trial], count, weights) - score(kind, base_sum + moved[trial], count,
+                                                                            weights)
         if abs(delta) >= abs(observed):
             at_least += 1
     return {"delta": observed, "p": (at_least + 1) / (trials + 1), "trials": trials}
