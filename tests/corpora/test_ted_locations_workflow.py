@@ -37,8 +37,13 @@ def talks(n_docs: int, n_sents: int, start: int) -> list[Document]:
 FIXTURE = {"train": talks(3, 4, 0), "dev2010": talks(1, 3, 10), "tst2010": talks(1, 2, 11), "tst2017": talks(2, 3, 20)}
 
 
+#: The test set's members, found by the inner archives' names alone (config.yaml's name their folders too).
+TEST_MEMBERS = {"src": ["**/en-it.tgz", "**/IWSLT17.TED.tst2017.mltlng.en-it.en.xml"],
+                "ref": ["**/it-en.tgz", "**/IWSLT17.TED.tst2017.mltlng.it-en.it.xml"]}
+
+
 def ted_config(tmp: Path, server: LoopbackServer, own_test: Path | None, train_sha256: str, test_location: str,
-               test_filename: str = "2017-01-mted-test.tgz") -> Path:
+               test_filename: str = "mted-test.tgz") -> Path:
     config = {
         "tasks": ["ted"],
         "download_retries": 0,
@@ -47,6 +52,7 @@ def ted_config(tmp: Path, server: LoopbackServer, own_test: Path | None, train_s
             "iwslt17-trnmted": {"url": server.url_for(WIT3), "sha256": train_sha256, "size": None,
                                 "page": server.url_for("wit3.fbk.eu/2017-01"), "mirrors": [server.url_for(HF)]},
             "iwslt17-mted-test": {"url": server.url_for(test_location), "filename": test_filename,
+                                  "members": TEST_MEMBERS,
                                   "local": None if own_test is None else str(own_test)},
         },
     }
@@ -99,7 +105,7 @@ def test_the_lock_records_the_second_location_and_the_users_file(ted_run):
     assert list(lock["iwslt17-trnmted"]) == [f"{url}/{HF}"]
     assert lock["iwslt17-mted-test"] == {f"local:{own_test.resolve()}": {
         "sha256": hashlib.sha256(own_test.read_bytes()).hexdigest(), "size": own_test.stat().st_size}}
-    download = workdir / layout.download_file("iwslt17-mted-test", "2017-01-mted-test.tgz")
+    download = workdir / layout.download_file("iwslt17-mted-test", "mted-test.tgz")
     assert download.is_symlink() and download.resolve() == own_test.resolve(), "nothing copied"
     extracted = workdir / layout.extracted_dir("iwslt17-mted-test")
     assert sorted(p.name for p in extracted.iterdir() if not p.name.startswith(".")) == ["IWSLT17.TED.tst2017.mltlng.en-it.en.xml",
