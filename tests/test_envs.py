@@ -38,7 +38,7 @@ DISTRIBUTIONS = {
     "torch": "torch", "numpy": "numpy", "fairseq": "fairseq-fixed", "fairseq_cli": "fairseq-fixed",
     "sacrebleu": "sacrebleu", "spacy": "spacy", "HanTa": "hanta", "matplotlib": "matplotlib", "pandas": "pandas",
     "transformers": "transformers", "fastchrf": "fastchrf", "comet": "unbabel-comet",
-    "sentence_splitter": "sentence-splitter",
+    "sentence_splitter": "sentence-splitter", "gdown": "gdown", "requests": "requests",
 }
 
 

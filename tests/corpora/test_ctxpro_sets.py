@@ -148,7 +148,8 @@ def test_the_workflow_fetches_checks_and_builds_a_named_set(release, tmp_path, s
     assert downloaded == (source == "mirror")
     if downloaded:
         lock = json.loads((work / "results/download-checksums.lock.json").read_text())
-        assert "https://github.com/rewicks/ctxpro/raw/main/release/inputs/" + CTXPRO_DEV_FILE in lock
+        url = "https://github.com/rewicks/ctxpro/raw/main/release/inputs/" + CTXPRO_DEV_FILE
+        assert list(lock[f"ctxpro/{CTXPRO_DEV_FILE}"]) == [url], "under the file's name, then its real URL"
 
 
 @pytest.mark.workflow
