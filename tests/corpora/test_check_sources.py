@@ -133,3 +133,41 @@ def test_the_ctxpro_sets_files_are_sources_too():
 def test_a_task_without_downloads_says_so(capsys):
     assert source_check.main(["--tasks", "demo"]) == 0
     assert capsys.readouterr().out.strip() == "the tasks demo download nothing"
+
+
+def test_the_data_pages_check_command_runs_as_written_through_a_mirror(tmp_path, monkeypatch, capsys):
+    """docs/data.md's `docnmt-check-sources --tasks news ted os`, as written, over config.yaml's sources: every http(s)
+    location answered by `$DOCNMT_MIRROR` (the loopback server, laid out as HOST/PATH), each Drive file by gdown from
+    the loopback server; the real hosts themselves are out of this test's reach (refused)."""
+    import shlex
+    from urllib.parse import urlsplit
+
+    from docnmt.config import load_workflow
+    from helpers import REPO, block_commands, doc_blocks
+
+    (block,) = [b for b in doc_blocks(REPO / "docs/data.md", "bash", "## Real data") if "docnmt-check-sources" in b]
+    (command,) = block_commands(block)
+    config = load_workflow()
+    sources = source_check.configured_sources(config, ["news", "ted", "os"])
+    with LoopbackServer(tmp_path / "mirror") as mirror:
+        for source in sources:
+            for location in source.locations:
+                if location.kind == "http":
+                    parts = urlsplit(location.url)
+                    serve(mirror, f"{parts.netloc}{parts.path}", b"x" * 10)
+                elif location.kind == "gdrive":
+                    serve(mirror, f"uc/{location.gdrive_id}", b"d" * 20)
+        monkeypatch.setenv("DOCNMT_MIRROR", mirror.url)
+        monkeypatch.setattr(gdrive, "DRIVE_URL", mirror.url + "/uc/{id}")
+        monkeypatch.chdir(tmp_path)
+        argv = shlex.split(command)
+        assert argv[0] == "docnmt-check-sources"
+        assert source_check.main(argv[1:] + ["--timeout", "5"]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:-1]
+    mirrored = [r for r in rows if r.split()[1] == "mirror"]
+    drive = [r for r in rows if r.split()[1] == "gdrive"]
+    assert mirrored and all("live: HTTP 200 (HEAD)" in r for r in mirrored) and len(drive) == 2
+    assert all("live: resolved by gdown" in r for r in drive)
+    assert all("dead: " in r for r in rows if r.split()[1] == "url"), "the real hosts: refused here"
+    assert {r.split()[0] for r in rows} == {s.name for s in sources}
+

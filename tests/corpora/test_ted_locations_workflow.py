@@ -52,8 +52,7 @@ def ted_config(tmp: Path, server: LoopbackServer, own_test: Path | None, train_s
             "iwslt17-trnmted": {"url": server.url_for(WIT3), "sha256": train_sha256, "size": None,
                                 "page": server.url_for("wit3.fbk.eu/2017-01"), "mirrors": [server.url_for(HF)]},
             "iwslt17-mted-test": {"url": server.url_for(test_location), "filename": test_filename,
-                                  "members": TEST_MEMBERS,
-                                  "local": None if own_test is None else str(own_test)},
+                                  "members": TEST_MEMBERS},
         },
     }
     path = tmp / "ted.yaml"
@@ -61,17 +60,29 @@ def ted_config(tmp: Path, server: LoopbackServer, own_test: Path | None, train_s
     return path
 
 
+def local_block() -> str:
+    """docs/data.md's two lines for the TED test set brought by hand (its section "A file of your own")."""
+    from helpers import REPO, doc_blocks
+
+    (block,) = doc_blocks(REPO / "docs/data.md", "yaml", "### A file of your own")
+    return block
+
+
 @pytest.fixture(scope="module")
 def ted_run(tmp_path_factory):
-    """The TED corpus from a dead first location, a live second one, and the user's own test archive."""
+    """The TED corpus from a dead first location, a live second one, and the user's own test archive: docs/data.md's
+    block as written (its /data/ a folder here), over a config with the fixtures' locations."""
     folder = tmp_path_factory.mktemp("ted locations")
     root, workdir = folder / "served", folder / "work dir"
     workdir.mkdir()
     train = realformat.iwslt17_train_tgz(root / HF, FIXTURE["train"], FIXTURE["dev2010"], FIXTURE["tst2010"])
-    own_test = realformat.iwslt17_mted_test_drive_tgz(folder / "by hand" / "2017-01-mted-test.tgz", FIXTURE["tst2017"])
+    block = local_block()
+    assert block.count("/data/") == 1 and "local: /data/wit3/2017-01-mted-test.tgz" in block
+    own_test = realformat.iwslt17_mted_test_drive_tgz(folder / "data/wit3/2017-01-mted-test.tgz", FIXTURE["tst2017"])
+    (workdir / "mine.yaml").write_text(block.replace("/data/", f"{folder}/data/"), encoding="utf-8")
     with LoopbackServer(root) as server:
-        config = ted_config(workdir, server, own_test, hashlib.sha256(train.read_bytes()).hexdigest(), "drive/x.tgz")
-        run_snakemake(workdir, *CORPUS, "--cores", "2", "--configfile", str(config))
+        config = ted_config(workdir, server, None, hashlib.sha256(train.read_bytes()).hexdigest(), "drive/x.tgz")
+        run_snakemake(workdir, *CORPUS, "--cores", "2", "--configfile", str(config), str(workdir / "mine.yaml"))
         requests, url = server.requests, server.url
     return workdir, requests, own_test, url
 
@@ -131,3 +142,26 @@ def test_every_location_failing_stops_the_run_with_a_line_each_and_leaves_nothin
     downloads = workdir / "downloads/iwslt17-mted-test"
     assert not downloads.exists() or sorted(p.name for p in downloads.rglob("*")) == [], \
         sorted(p.name for p in downloads.rglob("*"))
+
+
+def test_the_data_pages_source_declaration_reads_the_drive_archive_as_written(tmp_path):
+    """docs/data.md's declaration of the TED test set (its section on locations), merged over config.yaml as
+    written: a valid config whose source finds the en-it member inside the Drive archive's inner en-it.tgz."""
+    import yaml
+
+    from docnmt.config import WORKFLOW_CONFIG, merge, read, validate
+    from docnmt.corpora.archives import extract_specs
+    from docnmt.workflow import corpora
+    from helpers import REPO, doc_blocks
+
+    block = doc_blocks(REPO / "docs/data.md", "yaml", "### A source's locations, checksums and the lock")[0]
+    assert block.startswith("sources:\n  iwslt17-mted-test:\n    url: gdrive:")
+    config = validate(merge(read(WORKFLOW_CONFIG), yaml.safe_load(block)))
+    assert corpora.member_path(config, "iwslt17-mted-test", "src") == \
+        "downloads/iwslt17-mted-test/extracted/IWSLT17.TED.tst2017.mltlng.en-it.en.xml"
+    archive = realformat.iwslt17_mted_test_drive_tgz(tmp_path / "2017-01-mted-test.tgz", FIXTURE["tst2017"])
+    declared = corpora.declared_source(config, "iwslt17-mted-test")
+    assert sorted(extract_specs(archive, tmp_path / "extracted", declared.specs_for(None))) == [
+        "IWSLT17.TED.tst2017.mltlng.en-it.en.xml", "IWSLT17.TED.tst2017.mltlng.it-en.it.xml"]
+    assert "Talk 21, sentence 2" in (tmp_path / "extracted/IWSLT17.TED.tst2017.mltlng.en-it.en.xml").read_text()
+

@@ -3,8 +3,9 @@
 Each location of each source the tasks read (their corpus recipes' sources, ContraPro's, and the ctxpro sets'
 files) is asked for its headers, without downloading (:mod:`docnmt.corpora.probe`), and a table is printed: the
 source, the location, its status, the size it announces, the size recorded for it (the download lock's record, else
-the config's) and whether they match. The exit status is 1 where some source has no live location (and no
-``local`` file), 0 otherwise::
+the config's) and whether they match. A mirror (the config's ``mirror``, else ``$DOCNMT_MIRROR``, as the download
+rule's CLI reads it) is asked first. The exit status is 1 where some source has no live location (and no ``local``
+file), 0 otherwise::
 
     docnmt-check-sources --tasks news ted os
     docnmt-check-sources --config mine.yaml          # your config over the workflow's config.yaml
@@ -12,6 +13,7 @@ the config's) and whether they match. The exit status is 1 where some source has
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -67,7 +69,8 @@ def main(argv=None) -> int:
     if not sources:
         print(f"the tasks {', '.join(tasks)} download nothing")
         return 0
-    rows = [row for source in sources for row in probe_source(source, config["mirror"], lock, args.timeout)]
+    mirror = config["mirror"] or os.environ.get("DOCNMT_MIRROR") or None  # as the download rule's CLI reads it
+    rows = [row for source in sources for row in probe_source(source, mirror, lock, args.timeout)]
     print(table(rows))
     dead = [s.name for s in sources if not any(r.live for r in rows if r.source == s.name)]
     if dead:
