@@ -41,6 +41,7 @@ GLOB = re.compile(r"[*?\[\]]")
 
 
 def log(message: str) -> None:
+    """A line of the download and extract rules' logs (docnmt.corpora.download's too)."""
     print(f"[download] {message}", flush=True)
 
 

@@ -55,12 +55,12 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator
 
-from ..textio import InputError, atomic_write, cli_errors
+from ..textio import InputError, atomic_write, cli_errors, file_digest
 from ..manual import argument_parser
 from ..option_ranges import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE
 from . import gdrive
-from .archives import extract, extract_specs  # noqa: F401 - extract is this module's API since 0.1
-from .sources import Location, Source, SourceError, source_from_json
+from .archives import extract, extract_specs, log  # noqa: F401 - extract is this module's API since 0.1
+from .sources import Location, Source, SourceError, hex_digest, single_location, source_from_json
 
 try:  # POSIX: serialise concurrent updates of one lock file (Snakemake runs downloads in parallel)
     import fcntl
@@ -72,7 +72,6 @@ USER_AGENT = "docnmt-download/1 (+https://github.com; Python urllib)"
 RETRY_HTTP = {408, 425, 429}  # plus every 5xx
 MAX_RETRY_AFTER = 60.0  # seconds; a server's Retry-After is honoured up to this
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
-HEX = {"sha256": re.compile(r"^[0-9a-f]{64}$"), "md5": re.compile(r"^[0-9a-f]{32}$")}
 
 
 class _Transient(Exception):
@@ -81,10 +80,6 @@ class _Transient(Exception):
     def __init__(self, message: str, retry_after: float | None = None):
         super().__init__(message)
         self.retry_after = retry_after
-
-
-def log(message: str) -> None:
-    print(f"[download] {message}", flush=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,13 +150,23 @@ def read_lock(lock: os.PathLike | str) -> dict:
     return data
 
 
+def _is_record(entry) -> bool:
+    """Whether a lock entry is one file's ``{sha256, size}`` (a 0.1 lock's entry under a URL), not a source's."""
+    return isinstance(entry, dict) and "sha256" in entry
+
+
+def _locations(data: dict, source: str) -> dict:
+    """The lock's records of a source's locations (none yet: empty)."""
+    entry = data.get(source)
+    return entry if isinstance(entry, dict) and not _is_record(entry) else {}
+
+
 def recorded_entry(data: dict, source: str, location: str) -> dict | None:
     """The lock's record of ``location`` of ``source`` (a 0.1 lock keyed it by the URL alone)."""
-    entry = data.get(source)
-    if isinstance(entry, dict) and "sha256" not in entry and location in entry:
-        return entry[location]
+    if location in _locations(data, source):
+        return _locations(data, source)[location]
     legacy = data.get(location)
-    return legacy if isinstance(legacy, dict) and "sha256" in legacy else None
+    return legacy if _is_record(legacy) else None
 
 
 def _check_or_record(lock: Path, source: str, location: str, sha256: str, size: int, output: Path) -> None:
@@ -177,23 +182,21 @@ def _check_or_record(lock: Path, source: str, location: str, sha256: str, size: 
                     f"({entry['size']} bytes), found sha256 {sha256} ({size} bytes)",
                 )
             log(f"matches the lock file {lock}: sha256 {sha256}")
-            if location in data and "sha256" in data[location]:  # 0.1's key: moved under the source
+            if _is_record(data.get(location)):  # 0.1's key: moved under the source
                 _write_lock(lock, data, source, location, entry)
             return
-        others = data.get(source) if isinstance(data.get(source), dict) and "sha256" not in data[source] else {}
-        differs = [other for other, rec in others.items() if rec["sha256"] != sha256]
+        differs = [other for other, rec in _locations(data, source).items() if rec["sha256"] != sha256]
         _write_lock(lock, data, source, location, {"sha256": sha256, "size": size})
         log(f"recorded in the lock file {lock} under {source}, {location}: sha256 {sha256}, {size} bytes"
             + (f" (other bytes than recorded for {', '.join(differs)})" if differs else ""))
 
 
 def _write_lock(lock: Path, data: dict, source: str, location: str, record: dict) -> None:
-    data.pop(location, None) if location != source else None
-    entry = data.get(source)
-    if not isinstance(entry, dict) or "sha256" in entry:
-        entry = {}
-    entry[location] = record
-    data[source] = entry
+    """Write ``record`` under the source and location, in place of a 0.1 entry under the location alone."""
+    locations = _locations(data, source)
+    if _is_record(data.get(location)):
+        del data[location]
+    data[source] = {**locations, location: record}
     with atomic_write(lock) as handle:
         json.dump(data, handle, indent=2, sort_keys=True)
         handle.write("\n")
@@ -220,6 +223,11 @@ def _retry_after(headers) -> float | None:
         return None  # an HTTP date: use our own backoff
 
 
+def _retried(code: int) -> bool:
+    """Whether an HTTP status is worth another attempt at the same location (5xx, 408, 425, 429)."""
+    return code >= 500 or code in RETRY_HTTP
+
+
 class _Failed(Exception):
     """This location cannot serve the file (404, refused, retries exhausted): the next one is tried."""
 
@@ -241,7 +249,7 @@ def _download_url(address: str, handle, timeout: float, hashers) -> int:
                 size += len(chunk)
     except urllib.error.HTTPError as err:
         status = f"HTTP {err.code} {err.reason}".strip()
-        if err.code >= 500 or err.code in RETRY_HTTP:
+        if _retried(err.code):
             raise _Transient(status, _retry_after(err.headers)) from None
         raise _Failed(f"expected HTTP 200, found {status} (not retried)") from None
     except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, ssl.SSLError) as err:
@@ -264,6 +272,8 @@ def _download_once(location: Location, address: str, handle, timeout: float, wan
         try:
             size = gdrive.download(location.gdrive_id, handle, hashers, timeout)
         except gdrive.DriveError as err:
+            if err.code is not None:
+                raise (_Transient(str(err)) if _retried(err.code) else _Failed(f"{err} (not retried)")) from None
             raise (_Transient if err.transient else _Failed)(str(err)) from None
     else:
         size = _download_url(address, handle, timeout, hashers)
@@ -276,10 +286,6 @@ def _attempts(source: Source, mirror) -> list[tuple[Location, str]]:
     mirrored = [(loc, mirror_url(loc.url, mirror)) for loc in source.locations if loc.kind == "http"] if mirror else []
     direct = [(loc, loc.url) for loc in source.locations]
     return mirrored + direct
-
-
-def _lock_key(location: Location) -> str:
-    return location.url
 
 
 def _fetch_location(source: Source, location: Location, address: str, output: Path, lock, retries: int,
@@ -304,7 +310,7 @@ def _fetch_location(source: Source, location: Location, address: str, output: Pa
                         )
                     log(f"  {name} matches the published checksum {value}")
                 if lock is not None:
-                    _check_or_record(Path(lock), source.name, _lock_key(location), got_sha256, size, output)
+                    _check_or_record(Path(lock), source.name, location.url, got_sha256, size, output)
             return {"url": location.url, "source": address, "output": str(output), "size": size,
                     "sha256": got_sha256, **({"md5": got_md5} if got_md5 else {})}
         except _Transient as err:
@@ -322,17 +328,6 @@ def _how_to_bring(source: Source) -> str:
             f"(docs/data.md, \"A file of your own\")")
 
 
-def _digests(path: Path, algorithms) -> tuple[int, dict[str, str]]:
-    hashers = {algo: hashlib.new(algo) for algo in algorithms}
-    size = 0
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            size += len(chunk)
-            for hasher in hashers.values():
-                hasher.update(chunk)
-    return size, {algo: hasher.hexdigest() for algo, hasher in hashers.items()}
-
-
 def _use_local(source: Source, output: Path, lock) -> tuple[dict, Location | None]:
     """The user's own file of a source (``local``), verified as a download is, linked at ``output``."""
     path = Path(source.local).resolve()
@@ -343,9 +338,11 @@ def _use_local(source: Source, output: Path, lock) -> tuple[dict, Location | Non
             "this source is one file, not an archive"
         raise InputError(source.local, f"expected {source.expected()}, found a folder ({what})")
     log(f"sources.{source.name}.local: {path} (nothing is downloaded)")
-    size, found = _digests(path, ("sha256", "md5"))
+    size = path.stat().st_size
     published = [loc for loc in source.locations if loc.published]
-    matched = next((loc for loc in published if all(found[a] == v for a, v in loc.published.items())), None)
+    found = {algo: file_digest(path, algorithm=algo)  # md5 only where a location publishes one
+             for algo in ("sha256", "md5") if algo == "sha256" or any(algo in loc.published for loc in published)}
+    matched = next((loc for loc in published if all(found.get(a) == v for a, v in loc.published.items())), None)
     if published and matched is None:
         wanted = "; ".join(f"{', '.join(f'{a} {v}' for a, v in loc.published.items())} ({loc.url})"
                            for loc in published)
@@ -431,21 +428,8 @@ def fetch(
     before retry k+1. Raises :class:`InputError` on failure; neither ``output`` nor a temporary file is left behind
     then.
     """
-    try:
-        source = Source(name or url, (Location(url, _hex("sha256", sha256), _hex("md5", md5)),),
-                        Path(output).name)
-    except SourceError as err:
-        raise ValueError(str(err)) from None
+    source = single_location(url, Path(output).name, sha256, md5, name)  # a malformed checksum: a ValueError
     return fetch_source(source, output, lock=lock, mirror=mirror, retries=retries, backoff=backoff, timeout=timeout)
-
-
-def _hex(algo: str, value: str | None) -> str | None:
-    if not value:
-        return None
-    value = value.strip().lower()
-    if not HEX[algo].match(value):
-        raise ValueError(f"expected a hexadecimal {algo} digest, found {value!r}")
-    return value
 
 
 def extract_origin(archive: os.PathLike | str, dest: os.PathLike | str, origin: os.PathLike | str) -> list[str]:
@@ -509,11 +493,11 @@ def main(argv=None) -> int:
                 parser.error(str(err))
         else:
             for name in ("sha256", "md5"):
-                value = getattr(args, name)
-                if value and not HEX[name].match(value.strip().lower()):
-                    parser.error(f"--{name}: expected a hexadecimal {name} digest, found {value!r}")
-            source = Source(args.source or args.url, (Location(args.url, _hex("sha256", args.sha256),
-                                                               _hex("md5", args.md5)),), args.output.name)
+                try:
+                    hex_digest(name, getattr(args, name))
+                except SourceError as err:
+                    parser.error(f"--{name}: {err}")
+            source = single_location(args.url, args.output.name, args.sha256, args.md5, args.source)
         fetch_source(source, args.output, lock=args.lock, mirror=args.mirror, retries=args.retries,
                      backoff=args.backoff, timeout=args.timeout, origin=args.origin)
     elif args.origin is not None:

@@ -14,11 +14,13 @@ DRIVE_URL = "https://drive.google.com/uc?id={id}"
 
 
 class DriveError(Exception):
-    """A Drive location failed; ``transient`` where another attempt may succeed."""
+    """A Drive location failed: an HTTP status (``code``, which the download classifies as it classifies any
+    location's), or else ``transient`` where another attempt may succeed."""
 
-    def __init__(self, message: str, transient: bool):
+    def __init__(self, message: str, transient: bool = False, code: int | None = None):
         super().__init__(message)
         self.transient = transient
+        self.code = code
 
 
 def drive_url(file_id: str) -> str:
@@ -42,9 +44,7 @@ def _failure(err: BaseException) -> DriveError:
 
     if isinstance(err, requests.exceptions.HTTPError) and err.response is not None:
         code = err.response.status_code
-        status = f"HTTP {code} {err.response.reason or ''}".strip()
-        return DriveError(status if code >= 500 or code in (408, 425, 429) else f"{status} (not retried)",
-                          transient=code >= 500 or code in (408, 425, 429))
+        return DriveError(f"HTTP {code} {err.response.reason or ''}".strip(), code=code)
     if isinstance(err, (requests.exceptions.ConnectionError, requests.exceptions.Timeout,
                         requests.exceptions.ChunkedEncodingError, DownloadError)):
         return DriveError(f"{type(err).__name__}: {err}", transient=True)

@@ -122,13 +122,28 @@ def _location_problem(url) -> str | None:
     return None
 
 
-def _digest(key: str, algo: str, value) -> str | None:
+def hex_digest(algo: str, value) -> str | None:
+    """A published checksum as the verification compares it (lowercase hex), None where none is given;
+    :class:`SourceError` where it is no ``algo`` digest."""
     if value in (None, ""):
         return None
     value = str(value).strip().lower()
     if not HEX[algo].match(value):
-        raise SourceError(f"{key}.{algo}: expected a hexadecimal {algo} digest, found {value!r}")
+        raise SourceError(f"expected a hexadecimal {algo} digest, found {value!r}")
     return value
+
+
+def _digest(key: str, algo: str, value) -> str | None:
+    try:
+        return hex_digest(algo, value)
+    except SourceError as err:
+        raise SourceError(f"{key}.{algo}: {err}") from None
+
+
+def single_location(url: str, filename: str, sha256: str | None = None, md5: str | None = None,
+                    name: str | None = None) -> Source:
+    """A source of one location, named by its URL where no name is given (the download CLI's ``--url``)."""
+    return Source(name or url, (Location(url, hex_digest("sha256", sha256), hex_digest("md5", md5)),), filename)
 
 
 def _members(key: str, members, roles=None) -> dict:

@@ -49,18 +49,6 @@ def task_sources(config: dict, task: str) -> list[str]:
     return names
 
 
-def local_folder(config: dict, name: str) -> str | None:
-    """A source's ``local`` where it is a folder of its archive's layout (read by the extract rule, not
-    downloaded); ConfigError for a folder given for a source that is one file."""
-    declared = declared_source(config, name)
-    if declared.local is None or not os.path.isdir(declared.local):
-        return None
-    if not declared.members:
-        raise ConfigError(f"invalid config: sources.{name}.local: expected {declared.expected()}, found the folder "
-                          f"{declared.local} (this source is one file, not an archive)")
-    return declared.local
-
-
 def download_path(config: dict, name: str) -> str:
     """downloads/{source}/{its file name} (sources.NAME.filename, else its URL's)."""
     return layout.download_file(name, declared_source(config, name).filename)
@@ -72,12 +60,13 @@ def download_spec(config: dict, name: str) -> str:
 
 
 def extract_inputs(config: dict, name: str) -> dict[str, str]:
-    """The extract rule's inputs: the downloaded archive and where it came from, or the user's own folder."""
-    folder = local_folder(config, name)
-    if folder is not None:
-        return {"archive": folder}
+    """The extract rule's inputs: the downloaded archive and where it came from, or the user's own folder of the
+    archive's layout (``local``; a file of one's own is linked by the download rule, which checks it)."""
     declared = declared_source(config, name)
-    return {"archive": download_path(config, name), "origin": layout.download_origin(name, declared.filename)}
+    if declared.local is not None and os.path.isdir(declared.local):
+        return {"archive": declared.local}
+    return {"archive": layout.download_file(name, declared.filename),
+            "origin": layout.download_origin(name, declared.filename)}
 
 
 def extract_args(config: dict, name: str) -> list[str]:

@@ -256,6 +256,7 @@ def pronoun_metrics(counts: dict, systems: list[str]) -> list[dict]:
     metrics = []
     for category, spec in rules.categories.items():
         classes = list(spec.classes)
+        offset = {cls: 3 * index for index, cls in enumerate(classes)}
         stats = {}
         for system in systems:
             rows = []
@@ -263,7 +264,7 @@ def pronoun_metrics(counts: dict, systems: list[str]) -> list[dict]:
                 row = [0] * (3 * len(classes))
                 for cat, cls, hyp, ref, match in sentence:
                     if cat == category:
-                        row[3 * classes.index(cls): 3 * classes.index(cls) + 3] = [hyp, ref, match]
+                        row[offset[cls]:offset[cls] + 3] = [hyp, ref, match]
                 rows.append(row)
             stats[system] = rows
         metrics.append({"name": f"{category} F1", "kind": "f1", "unit": "counts", "higher": True, "digits": 1,
