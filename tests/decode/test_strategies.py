@@ -197,11 +197,12 @@ def long_documents(docs, size):
     out = []
     for d in docs:
         if not out or len(out[-1]) >= size:
-            out.append(Document(f"long-{len(out) + 1}", [], [], [], []))
+            out.append(Document(f"long-{len(out) + 1}", [], [], [], None if d.first_pass is None else []))
         out[-1].lines += d.lines
         out[-1].src += d.src
         out[-1].ref += d.ref
-        out[-1].first_pass += d.first_pass
+        if d.first_pass is not None:
+            out[-1].first_pass += d.first_pass
     return out
 
 
@@ -314,10 +315,48 @@ def test_round_one_taken_over_from_two_pass_gives_the_same_iteration(demo):
         assert rsearcher.decoder_positions < searcher.decoder_positions
 
 
+def test_parallel_doc_trans_from_its_own_guess_equals_sequential_and_costs_less_than_a_first_pass(demo):
+    """Without a first pass, parallel doc-trans guesses round 1's contexts with the document model at beam 1 (each
+    sentence without context, one search call, counted in requests and ``guessed``): the same result as sequential
+    on the long documents, where the guess and its rounds compute fewer decoder positions than the sentence-level
+    first pass and its rounds do."""
+    from docnmt.decode.backends.fairseq.search import Searcher
+
+    plain = long_documents(documents(demo, n_docs=0), 100)
+    sequential = decode(demo, "doc-trans", plain)[0]
+    searcher, guess = Searcher(demo["doc"], beam=BEAM), Searcher(demo["doc"], beam=1)
+    dec = Decoder(searcher, k=3, h=12, doc_trans_mode="parallel", guess_searcher=guess)
+    guessed = REGISTRY["doc-trans"](dec, plain)
+    assert not differing(guessed, sequential), differing(guessed, sequential)[:5]
+    lines = sum(map(len, plain))
+    assert dec.stats.guessed == lines and dec.stats.converged and dec.stats.redecoded[0] == lines
+    assert dec.stats.requests == lines + sum(dec.stats.redecoded)
+    assert guess.decoder_positions * 2 < decode(demo, "no-context", plain)[2].decoder_positions, "greedy: one row"
+    first, _, first_searcher = decode(demo, "sentence-level", plain)
+    from_first_pass = long_documents(with_first_pass(demo, documents(demo, n_docs=0)), 100)
+    _, _, rounds = decode(demo, "doc-trans", from_first_pass, mode="parallel")
+    assert (guess.decoder_positions + searcher.decoder_positions
+            < first_searcher.decoder_positions + rounds.decoder_positions)
+
+
+def test_every_request_searched_gives_the_shared_translations(demo):
+    """``share_repeated=False`` (bench/decode's default, as the paper's Table 1 counts cost) searches a repeated
+    sentence again and gets what sharing gave it, at the positions of every sentence."""
+    from docnmt.decode.backends.fairseq.search import Searcher
+
+    docs = documents(demo, n_docs=0)
+    shared, dec, searcher = decode(demo, "sentence-level", docs)
+    each = Searcher(demo["sent"], beam=BEAM)
+    every = Decoder(each, k=3, h=12, share_repeated=False)
+    assert REGISTRY["sentence-level"](every, docs) == shared
+    assert dec.stats.repeated_requests > 100 and every.stats.repeated_requests == 0
+    assert each.decoder_positions > searcher.decoder_positions * 1.3
+
+
 def test_parallel_doc_trans_needs_a_first_pass_and_a_valid_mode(demo):
     from docnmt.decode.backends.fairseq.search import Searcher
 
-    with pytest.raises(ValueError, match="first pass"):
+    with pytest.raises(ValueError, match=r"first pass\) or a guess searcher"):
         decode(demo, "doc-trans", documents(demo, n_docs=2), mode="parallel")
     with pytest.raises(ValueError, match="doc_trans_mode"):
         Decoder(Searcher(demo["doc"], beam=BEAM), k=3, h=12, doc_trans_mode="jacobi")

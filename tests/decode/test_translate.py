@@ -250,23 +250,25 @@ def test_translate_searches_with_its_h_lenpen_batch_size_and_dtype(toy, tmp_path
 
 
 def test_parallel_doc_trans_translates_as_sequential_and_max_tokens_limits_its_batches(toy, tmp_path, capsys):
-    """--doc-trans-mode parallel (its first pass from the sentence-level model) gives sequential doc-trans's
-    translations, as the docs say; with --max-tokens 50 (beam 2 x (source + context + 20 tokens) is more than 25
-    positions a request) every batch of both models holds one request, where the default batches hold several."""
+    """--doc-trans-mode parallel (round 1's contexts guessed by the document model at beam 1, no sentence-level model
+    needed) gives sequential doc-trans's translations, as the docs say; with --max-tokens 50 (beam 2 x (source +
+    context + 20 tokens) is more than 25 positions a request) every batch of the search and of its guess holds one
+    request (its guess's, at beam 1, two), where the default batches hold several."""
     source, _ = toy_input(tmp_path)
     assert translate.main(["--input", str(source), "--output", str(tmp_path / "sequential.txt"),
                            *toy_model_args(toy, "document")]) == 0
     default = capsys.readouterr().err
     assert translate.main(["--input", str(source), "--output", str(tmp_path / "parallel.txt"), "--doc-trans-mode",
-                           "parallel", "--max-tokens", "50", *toy_model_args(toy, "sentence", "document")]) == 0
+                           "parallel", "--max-tokens", "50", *toy_model_args(toy, "document")]) == 0
     limited = capsys.readouterr().err
     assert output_documents(tmp_path / "parallel.txt") == output_documents(tmp_path / "sequential.txt")
     assert [len(doc) for doc in output_documents(tmp_path / "parallel.txt")] == [3, 2, 3]
     assert max(batch_sizes(default, "document-level model")) == len(TOY_DOCS), "a position of every document at once"
-    for model in ("sentence-level model", "document-level model"):
-        sizes = batch_sizes(limited, model)
-        assert sizes and set(sizes) == {1}, (model, sizes)
-    assert sum(batch_sizes(limited, "sentence-level model")) == sum(map(len, TOY_DOCS)), "the first pass"
+    sizes = batch_sizes(limited, "document-level model")
+    assert sizes and set(sizes) == {1}, sizes
+    guess = batch_sizes(limited, "document-level model, guess")  # beam 1: half the positions a request of beam 2
+    assert sum(guess) == sum(map(len, TOY_DOCS)) and max(guess) <= 2 < max(batch_sizes(default, "document-level model"))
+    assert not batch_sizes(limited, "sentence-level model"), "no sentence-level first pass"
 
 
 @pytest.mark.parametrize("folders, share", [(("a", "b"), 0.4), (("a", "a"), 0.8)])

@@ -417,8 +417,8 @@ def test_mbr_rows_in_every_table_with_d_bleu_and_the_utility_evaluations(manifes
     assert any(n.startswith("d-BLEU signature: d-BLEU|nrefs:1") for n in bleu.notes)
     assert any("MBR over 12 beam candidates, utility sentence chrF (fastchrf" in n for n in bleu.notes)
     cost = tables.cost_table(manifest)
-    assert cost.header[-1] == "demo utility evaluations"
-    assert rows(cost)["doc-trans, MBR"][-1] == "864" and rows(cost)["doc-trans"][-1] == "-"
+    assert cost.header[-3] == "demo utility evaluations"
+    assert rows(cost)["doc-trans, MBR"][-3] == "864" and rows(cost)["doc-trans"][-3] == "-"
     assert ("document-level", "hyp doc-trans, MBR") in rows(tables.perplexity_table(manifest))
     assert "doc-trans, MBR" in rows(tables.pronoun_tables(manifest)[0])
     assert "doc-trans, MBR (4)" not in rows(bleu), "the plot's decodes are not rows"
@@ -427,3 +427,24 @@ def test_mbr_rows_in_every_table_with_d_bleu_and_the_utility_evaluations(manifes
     manifest["mbr_curve"] = {"counts": [12, 1, 4], "tasks": {"demo": ["doc-trans+mbr-1", "doc-trans+mbr-4"]}}
     assert plots.main(["mbr", "--manifest-json", json.dumps(manifest), "--output", str(tmp_path / "mbr.png")]) == 0
     assert (tmp_path / "mbr.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cost_table_counts_searches_and_positions_per_search(manifest, tmp_path):
+    """Table 1's searches leave out the requests that shared an identical request's search, and add a first pass's;
+    positions per search compare the work of one search with sentence-level's (what a repeated sentence does not
+    change); a sidecar from before requests were recorded has neither."""
+    header = tables.cost_table(manifest).header
+    at = header.index("demo searches")
+    assert header[at + 1] == "demo positions per search ×SL"
+    table = rows(tables.cost_table(manifest))
+    assert table["sentence-level"][at:at + 2] == ["-", "-"]
+    sidecar(tmp_path / "sl.json", "sentence-level", 1000, 2.0, requests=10, repeated_requests=5)
+    sidecar(tmp_path / "ls.json", "last-sentence", 2900, 5.0, requests=10, repeated_requests=1)
+    sidecar(tmp_path / "dt.json", "doc-trans", 1100, 3.0, requests=6, decoder_positions_with_first_pass=2100,
+            seconds_with_first_pass=5.0, first_pass={"decoder_positions": 1000, "requests": 10,
+                                                      "repeated_requests": 5})
+    table = rows(tables.cost_table(manifest))
+    assert table["sentence-level"][at:at + 2] == ["5", "1.00"]
+    assert table["last-sentence"][at:at + 2] == ["9", f"{2900 / 9 / 200:.2f}"]
+    assert table["doc-trans"][at:at + 2] == ["11", f"{2100 / 11 / 200:.2f}"]
+    assert table["full-segment"][at:at + 2] == ["-", "-"]

@@ -386,13 +386,14 @@ def _with_earlier_passes(args, sidecar: dict, searcher, first_pass_sha256: str |
     if args.first_pass_sidecar:
         first = load_json(args.first_pass_sidecar, "first-pass decode sidecar")
         sidecar["first_pass"] = {k: first[k] for k in ("model", "decoder_positions", "forward_calls", "seconds",
+                                                        "requests", "repeated_requests",
                                                         *searcher.prompt_counters()) if k in first}
         sidecar["decoder_positions_with_first_pass"] = sidecar["decoder_positions"] + first["decoder_positions"]
         sidecar["seconds_with_first_pass"] = round(seconds + first["seconds"], 3)
     if round_one is not None:  # the whole cost from scratch includes the reused round 1
         two = round_one["sidecar"]
-        sidecar["round_one"] = {"path": str(args.round_one), **{k: two[k] for k in ("decoder_positions", "forward_calls",
-                                                                                      "seconds")}}
+        sidecar["round_one"] = {"path": str(args.round_one), **{k: two[k] for k in (
+            "decoder_positions", "forward_calls", "seconds", "requests", "repeated_requests") if k in two}}
         sidecar["decoder_positions_with_first_pass"] = (
             sidecar.get("decoder_positions_with_first_pass", sidecar["decoder_positions"]) + two["decoder_positions"])
         sidecar["seconds_with_first_pass"] = round(sidecar.get("seconds_with_first_pass", seconds) + two["seconds"], 3)

@@ -6,6 +6,14 @@ than ``dec.switch_share`` of the previous round's sentences, it finishes sequent
 the first stale sentence of each document (whose context is final), skipping the sentences already decoded with
 their final context.
 
+Round 1's contexts are a guess, and the result does not depend on it (each round re-decodes every sentence whose
+context changed, until none did): the first pass where the documents have one (the workflow reuses the
+sentence-level decode, and 2-pass's output as round 1), else the document model's own translation of each
+sentence without context at beam 1 (``Decoder.guess_searcher``: about a twelfth of a beam-12 decode's positions).
+That guess is closer to doc-trans's output than sentence-level's beam-12 translation on the demo's long documents
+(215 of 513 sentences re-decoded in round 2 instead of 267; docs/benchmarks.md, issue 84), so from scratch it costs
+less than a first pass would.
+
 The accounting (requests, truncations, ``<sep>`` mismatches) is that of the final decode of each sentence, except
 ``requests``, which counts every search; ``redecoded`` lists the sentences searched per round.
 """
@@ -30,7 +38,7 @@ class FixedPoint:
 
     def __init__(self, dec, docs: list[Document]):
         self.dec, self.docs = dec, docs
-        self.out = [list(d.first_pass) for d in docs]
+        self.out = guess(dec, docs) if any(d.first_pass is None for d in docs) else [list(d.first_pass) for d in docs]
         self.decoded_with: list[list[tuple | None]] = [[None] * len(d) for d in docs]
         self.truncated = [[False] * len(d) for d in docs]
         self.mismatch = [[False] * len(d) for d in docs]
@@ -112,6 +120,19 @@ class FixedPoint:
         for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
             segments = split(dec.text(dec.best(nbest, first_segment, source=self.docs[n].src[i])))
             self.record(n, i, key, cut, segments[0], len(segments) != 1)
+
+
+def guess(dec, docs: list[Document]) -> list[list[str]]:
+    """Round 1's contexts without a first pass: each sentence translated without context by ``dec.guess_searcher``
+    (the document model at beam 1), in one search call; counted in ``requests`` and ``guessed``."""
+    flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
+    requests = [dec.build([docs[n].src[i]], (), docs[n].lines[i])[0] for n, i in flat]
+    out = [[""] * len(d) for d in docs]
+    for (n, i), nbest in zip(flat, dec.search(requests, dec.guess_searcher)):
+        out[n][i] = first_segment(dec.text(nbest[0]))
+    dec.stats.requests += len(requests)
+    dec.stats.guessed += len(requests)
+    return out
 
 
 def take_over_round_one(docs: list[Document], hyps: Sequence[str], mismatch_lines) -> None:

@@ -119,6 +119,9 @@ class Stats:
     sequential_from_round: int | None = None
     #: parallel doc-trans: round 1 was 2-pass's output, not searched here (it is still in ``redecoded``)
     round_one_reused: bool = False
+    #: parallel doc-trans without a first pass: the sentences its greedy guess searched (round 0, before round 1:
+    #: :attr:`Decoder.guess_searcher`)
+    guessed: int = 0
     #: last-sentence: per (0-based) line, the segments its window generated before the kept one (the target
     #: context that the kept translation was conditioned on; no output file holds it otherwise)
     generated_context: dict[int, list[str]] = field(default_factory=dict)
@@ -146,12 +149,18 @@ class Decoder:
     ``max_rounds``: the parallel iteration's round limit (None: until the fixed point);
     ``switch_share``: when the parallel iteration finishes sequentially (:data:`SWITCH_SHARE`);
     ``mbr``: a :class:`~docnmt.decode.selection.Selector` that chooses each kept hypothesis among the search's candidates
-    (None: the beam's best).
+    (None: the beam's best);
+    ``share_repeated``: identical requests of one search call are searched once (:meth:`search`); False searches each,
+    as the paper's Table 1 counts a strategy's cost (every one of the N sentences searched): what ``bench/decode``
+    compares strategies by;
+    ``guess_searcher``: the document model's search at beam 1, with which parallel doc-trans guesses the contexts of its
+    round 1 where the documents have no first pass (each sentence without context, greedy:
+    :mod:`docnmt.decode.fixed_point`); None: parallel doc-trans needs the first pass.
     """
 
     def __init__(self, searcher, k: int, h: int, sentence_searcher=None, source_name: str = "source",
                  doc_trans_mode: str = "sequential", max_rounds: int | None = None,
-                 switch_share: float = SWITCH_SHARE, mbr=None):
+                 switch_share: float = SWITCH_SHARE, mbr=None, share_repeated: bool = True, guess_searcher=None):
         if doc_trans_mode not in DOC_TRANS_MODES:
             raise ValueError(f"doc_trans_mode must be one of {', '.join(DOC_TRANS_MODES)}, got {doc_trans_mode!r}")
         if max_rounds is not None and max_rounds < 1:
@@ -165,6 +174,8 @@ class Decoder:
         self.max_rounds = max_rounds
         self.switch_share = switch_share
         self.mbr = mbr
+        self.share_repeated = share_repeated
+        self.guess_searcher = guess_searcher
         self.stats = Stats()
 
     # ---- requests ---------------------------------------------------------
@@ -256,6 +267,8 @@ class Decoder:
         and share its hypotheses: a request gets the same translation wherever it recurs, and the search's cost is
         that of the distinct requests (counted in ``Stats.repeated_requests``)."""
         searcher = searcher or self.searcher
+        if not self.share_repeated:
+            return searcher.search(requests)
         first: dict[tuple, int] = {}
         distinct, where = [], []
         for request in requests:
@@ -450,7 +463,8 @@ def two_pass(dec: Decoder, docs: list[Document]) -> list[list[str]]:
 def _need_first_pass(docs: list[Document], who: str) -> None:
     for d in docs:
         if d.first_pass is None:
-            raise ValueError(f"{who} needs the sentence-level hypotheses (first pass)")
+            raise ValueError(f"{who} needs the sentence-level hypotheses (first pass)"
+                             + (" or a guess searcher (Decoder(guess_searcher=...))" if who.startswith("parallel") else ""))
 
 
 @strategy("doc-trans", "O(NL)", parallel_first_pass=True, sidecar=("doc_trans_mode",))
@@ -465,7 +479,8 @@ def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     only the sentences whose context changed).
     """
     if dec.doc_trans_mode == "parallel":
-        _need_first_pass(docs, "parallel doc-trans")
+        if dec.guess_searcher is None:
+            _need_first_pass(docs, "parallel doc-trans")
         return FixedPoint(dec, docs).run()
     return _context_search(dec, docs, lambda d, i, own: previous(own, i, dec.k))
 

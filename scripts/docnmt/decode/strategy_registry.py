@@ -92,13 +92,18 @@ class StrategyInfo:
             factor *= {"k": k, "h": h}.get(symbol, 1)
         return factor
 
-    def needs_first_pass(self, doc_trans_mode: str = "sequential") -> bool:
-        """Does it start from the sentence-level hypotheses (2-pass; doc-trans in its parallel mode)?"""
-        return self.first_pass or (self.parallel_first_pass and doc_trans_mode == "parallel")
+    def needs_first_pass(self, doc_trans_mode: str = "sequential", guessed: bool = False) -> bool:
+        """Does it start from the sentence-level hypotheses (2-pass; doc-trans in its parallel mode, unless
+        ``guessed``: its round 1's contexts guessed by the document model, as docnmt-translate does)?"""
+        return self.first_pass or (self.parallel_first_pass and doc_trans_mode == "parallel" and not guessed)
 
-    def models_needed(self, doc_trans_mode: str = "sequential") -> set[str]:
+    def guesses(self, doc_trans_mode: str = "sequential") -> bool:
+        """Does it guess its contexts where it has no first pass (parallel doc-trans: ``Decoder.guess_searcher``)?"""
+        return self.parallel_first_pass and doc_trans_mode == "parallel"
+
+    def models_needed(self, doc_trans_mode: str = "sequential", guessed: bool = False) -> set[str]:
         """The models it decodes with, the sentence-level one included where it starts from its hypotheses."""
-        return set(self.models) | ({"sentence"} if self.needs_first_pass(doc_trans_mode) else set())
+        return set(self.models) | ({"sentence"} if self.needs_first_pass(doc_trans_mode, guessed) else set())
 
 
 #: Every strategy (in this module's order): the registry the workflow's rules, the CLIs and the tables read.
@@ -109,10 +114,11 @@ REGISTRY: dict[str, Strategy] = {}
 COST: dict[str, str] = {}
 
 
-def models_needed(strategy: str, doc_trans_mode: str = "sequential") -> set[str]:
+def models_needed(strategy: str, doc_trans_mode: str = "sequential", guessed: bool = False) -> set[str]:
     """The models a strategy decodes with: sentence-level the sentence-level model; 2-pass and parallel
-    doc-trans both (they start from its hypotheses); every other strategy the document-level model."""
-    return STRATEGIES[strategy].models_needed(doc_trans_mode)
+    doc-trans both (they start from its hypotheses; parallel doc-trans only the document model where it
+    ``guessed`` its round 1's contexts instead); every other strategy the document-level model."""
+    return STRATEGIES[strategy].models_needed(doc_trans_mode, guessed)
 
 
 def not_for_backend(strategy: str, backend_name: str) -> str | None:

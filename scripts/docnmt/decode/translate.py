@@ -251,10 +251,10 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         line += len(src)
     total = line
 
-    def searcher(model, name: str):
+    def searcher(model, name: str, at_beam: int | None = None):
         if model is None:
             return None
-        made = make_searcher(model, beam=beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len,
+        made = make_searcher(model, beam=at_beam or beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len,
                              max_tokens=max_tokens, cache_bytes=cache_bytes)
         made.on_batch = Progress(name, total, stream)
         return made if record is None else record.wrap(made)
@@ -262,12 +262,15 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
     k = context_k(context, k, bpe_docs)
     sent_searcher = searcher(sentence_model, "sentence-level model")
     doc_searcher = searcher(document_model, "document-level model")
-    if models_needed(strategy, doc_trans_mode) >= {"sentence", "document"}:  # 2-pass and parallel doc-trans
+    if models_needed(strategy, doc_trans_mode, guessed=True) >= {"sentence", "document"}:  # 2-pass
         first = REGISTRY["sentence-level"](Decoder(sent_searcher, k=k, h=h), bpe_docs)
         for doc, hyps in zip(bpe_docs, first):
             doc.first_pass = hyps
+    # parallel doc-trans: its round 1's contexts guessed by the document model at beam 1 (docnmt.decode.fixed_point)
+    guess = (searcher(document_model, "document-level model, guess", at_beam=1)
+             if STRATEGIES[strategy].guesses(doc_trans_mode) and document_model is not None else None)
     decoder = Decoder(doc_searcher or sent_searcher, k=k, h=h, sentence_searcher=sent_searcher,
-                      source_name=input_name, doc_trans_mode=doc_trans_mode)
+                      source_name=input_name, doc_trans_mode=doc_trans_mode, guess_searcher=guess)
     out = REGISTRY[strategy](decoder, bpe_docs)
     return [[pipeline.decode(h) for h in doc] for doc in out]
 
@@ -401,7 +404,7 @@ def main(argv=None) -> int:
     from ..startup import freeze_heap
     from .backends import check, load_model
 
-    needed = models_needed(args.strategy, args.doc_trans_mode)
+    needed = models_needed(args.strategy, args.doc_trans_mode, guessed=True)
     args.engine_args = engine_args_of(args, parser)  # read by its backend (the journal's key: typed)
     engine = shared_engine_args(args, described, needed, parser)
     models = {}

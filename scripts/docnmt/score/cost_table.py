@@ -60,7 +60,8 @@ def cost_table(manifest: dict) -> Table:
         sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
         per_task.append(sidecars)
         header += [f"{t} decoder positions", f"{t} ×SL", f"{t} forward calls", f"{t} wall s", f"{t} ×SL wall",
-                   f"{t} <sep> mismatches", f"{t} rounds", f"{t} utility evaluations"]
+                   f"{t} <sep> mismatches", f"{t} rounds", f"{t} utility evaluations", f"{t} searches",
+                   f"{t} positions per search ×SL"]
         # the columns of the task's backend's own counters (a causal LM's tokens prefilled, from the cache and
         # generated; a served model's tokens and requests, and their price where given)
         shown, own_header = _own_columns(t, sidecars, spec)
@@ -73,7 +74,7 @@ def cost_table(manifest: dict) -> Table:
         for sidecars, shown, spec in zip(per_task, own, manifest["tasks"].values()):
             entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
             if entry is None:
-                cells += [DASH] * 8 + _own_cells(shown, None, None, spec)
+                cells += [DASH] * 10 + _own_cells(shown, None, None, spec)
                 continue
             positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
             seconds = entry.get("seconds_with_first_pass", entry["seconds"])
@@ -82,6 +83,10 @@ def cost_table(manifest: dict) -> Table:
                       _fmt(seconds / base["seconds"], 2) if base and base["seconds"] else DASH,
                       str(entry["sep_mismatch"]), _rounds(entry),
                       str(entry["mbr"]["utility_evaluations"]) if entry.get("mbr") else DASH]
+            searches, base_searches = searches_of(entry), searches_of(base) if base else None
+            per_search = (_fmt(positions / searches / (base["decoder_positions"] / base_searches), 2)
+                          if searches and base_searches else DASH)
+            cells += [DASH if searches is None else str(searches), per_search]
             cells += _own_cells(shown, entry, base, spec)
         rows.append(cells)
     labelled = {f"{manifest_task} {s}": sc[s] for manifest_task, sc in zip(manifest["tasks"], per_task) for s in sc}
@@ -112,7 +117,26 @@ COST_NOTE = ("×SL: ratio to sentence-level. 2-pass includes its sentence-level 
              "limit stopped it. Device: {devices}; dtype: {dtypes}; wall times from the "
              "decode rules. Utility evaluations: MBR selection's pairwise utility scores (n^2 per selection of "
              "n candidates; its search is a beam of n, or n samples); QE reranking's QE scores (n per "
-             "selection); for a learned metric (COMET, QE) each is one forward pass of the metric.")
+             "selection); for a learned metric (COMET, QE) each is one forward pass of the metric. Searches: the "
+             "requests searched (a request identical to another of the same search call, same window, context and "
+             "document, shares its search: a repeated sentence does, for the strategies without target context; "
+             "with the first pass's where the positions include it). Positions per search ×SL: decoder positions "
+             "per search as a ratio to sentence-level's, the work of one search, which a test set's repeated "
+             "sentences do not change (×SL above also counts the searches that sentence-level shares and the "
+             "strategies with context cannot).")
+
+
+def searches_of(entry: dict) -> int | None:
+    """The searches a sidecar's decoder positions paid for: its requests less those that shared an identical
+    request's search (``repeated_requests``), with its first pass's and reused round 1's where its positions include
+    them (``decoder_positions_with_first_pass``); None for a sidecar from before requests were recorded."""
+    parts = [entry]
+    if "decoder_positions_with_first_pass" in entry:
+        parts += [entry.get("first_pass") or {}, entry.get("round_one") or {}]
+        parts = [p for p in parts if p]
+    if any("requests" not in p for p in parts):
+        return None
+    return sum(p["requests"] - p.get("repeated_requests", 0) for p in parts)
 
 
 def _rounds(entry: dict) -> str:
