@@ -21,7 +21,8 @@ def table1(workdir):
 def test_cheatings_searches_compute_at_most_1_4_times_sentence_levels_positions(trained_demo):
     """Table 1 of make test's demo run: cheating's decoder positions per search against sentence-level's. (Its ×SL
     column also counts the 199 repeated sentences of the demo's test set, whose search sentence-level shares and a
-    strategy with context cannot: docs/benchmarks.md, "Where the positions go".)"""
+    strategy with context cannot: docs/benchmarks.md, "The cost table's slip of December, and where the positions
+    go (issue 84)".)"""
     rows = table1(trained_demo)
     sl, cheating = rows["sentence-level"], rows["cheating"]
 

@@ -30,8 +30,10 @@ models are fairseq checkpoints with their data folders (dictionaries),
 trained by the workflow or elsewhere (``--separator``, ``--k``; check them
 with :mod:`docnmt.decode.checks`, which this runs first). ``doc-trans`` is
 the default strategy; ``sentence-level`` needs only the sentence-level model,
-``2-pass`` and parallel ``doc-trans`` need both (the first pass is
-translated here), ``cheating`` needs a reference and is not offered.
+``2-pass`` needs both (the first pass is translated here), parallel
+``doc-trans`` only the document-level model (round 1's contexts are its
+own translations without context at beam 1: :mod:`docnmt.decode.fixed_point`),
+``cheating`` needs a reference and is not offered.
 
 A Hugging Face seq2seq model (``--backend transformers``: Marian/OPUS-MT,
 NLLB, M2M100, mBART-50, each a ``save_pretrained`` folder given as
@@ -339,8 +341,8 @@ def parse_arguments(argv=None):
     parser.add_argument("--strategy", default="doc-trans",
                         choices=[name for name, info in STRATEGIES.items() if not info.reference])
     parser.add_argument("--doc-trans-mode", default="sequential", choices=DOC_TRANS_MODES,
-                        help="doc-trans: sequential (default) or parallel (the same translations; needs the "
-                             "sentence-level model for its first pass)")
+                        help="doc-trans: sequential (default) or parallel (the same translations in fewer, larger "
+                             "batches; round 1's contexts guessed by the document model at beam 1)")
     parser.add_argument("--document-model", type=Path,
                         help="the document-level fairseq checkpoint (transformers: model folder)")
     parser.add_argument("--document-data", type=Path, help="fairseq: its data folder (dict.SRC.txt, dict.TGT.txt)")

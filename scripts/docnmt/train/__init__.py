@@ -6,5 +6,5 @@ Modules:
   curves        -- learning curves: fairseq's training log as a CSV, and the CSV as a plot
   demo_digest   -- the digest of what the demo's models are made from (bench/decode records it with its table)
 
-CLIs (``python -m docnmt.train.X``): ``cli``, ``curves plot``, ``demo_digest``; ``fairseq_train`` is run by ``cli``.
+CLIs (``python -m docnmt.train.X``): ``cli``, ``curves plot``; ``fairseq_train`` is run by ``cli``.
 """

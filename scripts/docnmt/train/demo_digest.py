@@ -4,13 +4,10 @@
 change to the demo's training preset, its task settings (the corpus's size and seed, BPE, dropout), its data's
 generator or the training's code reruns ``bench/decode``, and its table is recorded with the date, so that the cost
 table cannot slip unseen again (issue 84: two changes of the preset went without a rerun).
-
-CLI: ``python -m docnmt.train.demo_digest [--config config.yaml]`` prints the digest.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
@@ -49,16 +46,3 @@ def demo_models_digest(config_file: Path = REPO / "config.yaml", task: str = "de
 def recorded_digests(text: str) -> list[str]:
     """The digests a page records (:data:`MARK`), in the page's order."""
     return [line.split(MARK, 1)[1].split()[0].strip("`.,;") for line in text.splitlines() if MARK in line]
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="The digest of what the demo's models are made from.")
-    parser.add_argument("--config", type=Path, default=REPO / "config.yaml")
-    parser.add_argument("--task", default="demo")
-    args = parser.parse_args(argv)
-    print(demo_models_digest(args.config, args.task))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
