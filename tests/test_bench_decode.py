@@ -1,0 +1,76 @@
+"""bench/decode on the demo's models, each table read from a real run: every request searched (the goals' footing)
+against the workflow's sharing, where the positions go (--profile), the demo models' digest, and parallel
+doc-trans from scratch on long documents with its guess."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from helpers import REPO, tool_env
+
+#: make test-full: a benchmark's run.
+pytestmark = pytest.mark.full
+
+SCRIPT = REPO / "bench" / "decode"
+
+
+def bench(*args) -> str:
+    result = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=tool_env(),
+                            timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def table(output: str) -> dict[str, list[str]]:
+    """The rows of the printed table, by their first cell."""
+    return {cells[0]: cells[1:] for cells in (
+        [c.strip() for c in line.strip().strip("|").split("|")] for line in output.splitlines()
+        if line.startswith("| ") and not line.startswith("| strategy"))}
+
+
+def test_profile_counts_every_search_and_shared_repeats_search_fewer(demo_models):
+    """--profile: every request searched by default (searches = requests, sentence-level 1.00 per search), fewer
+    searches with --share-repeated where the first documents repeat a sentence; positions = the searches' steps x
+    beam + the prefill, as the columns say."""
+    every = table(bench("--workdir", str(demo_models), "--profile", "--docs", "12"))
+    shared = table(bench("--workdir", str(demo_models), "--profile", "--docs", "12", "--share-repeated"))
+    names = ["sentence-level", "no-context", "full-segment", "last-sentence", "first-sentence", "2-pass", "doc-trans",
+             "doc-trans-beam", "cheating"]
+    assert list(every) == names and list(shared) == names
+    for name, row in every.items():
+        requests, searches, positions, per_search = int(row[0]), int(row[1]), int(row[8]), float(row[9])
+        assert searches == requests, name
+        assert per_search == pytest.approx(positions / searches, abs=0.06), name
+        steps, prefill = float(row[4]), float(row[7])
+        assert per_search == pytest.approx(12 * steps + prefill, rel=0.01), name
+    assert every["sentence-level"][10] == "1.00"
+    assert int(shared["sentence-level"][1]) < int(shared["sentence-level"][0]), "the demo repeats sentences"
+    assert int(shared["sentence-level"][8]) < int(every["sentence-level"][8])
+    assert float(every["cheating"][7]) > 0 == float(every["sentence-level"][7]), "a forced context is prefilled"
+
+
+def test_the_goal_table_times_every_request_and_the_workflows_sharing_and_prints_the_digest(demo_models):
+    from docnmt.train.demo_digest import demo_models_digest
+
+    output = bench("--workdir", str(demo_models), "--docs", "12", "--repeats", "1")
+    rows = table(output)
+    assert f"demo models digest: {demo_models_digest()}" in output
+    assert "every request searched (the paper's Table 1" in output
+    assert rows["sentence-level"][5] == "1.00"
+    shared = rows["sentence-level, repeats shared"]
+    assert int(shared[4]) < int(rows["sentence-level"][4]), "the repeats shared: fewer positions"
+    assert float(rows["cheating"][5]) <= 1.4, "cheating's positions against every sentence searched"
+
+
+def test_long_documents_from_scratch_guess_and_equal_sequential(demo_models):
+    output = bench("--workdir", str(demo_models), "--long-docs", "25", "--docs", "3", "--repeats", "1")
+    rows = table(output)
+    guessed = rows["doc-trans parallel, from scratch (guessed)"]
+    assert re.fullmatch(r"\d+ \+ guess \(\d+ sentences at beam 1\)", guessed[6]), guessed
+    n = int(re.search(r"(\d+) sentences in 3 documents", output)[1])
+    assert f"guess ({n} sentences at beam 1)" in guessed[6]
+    assert f"doc-trans parallel, from scratch (guessed) = sequential doc-trans: {n}/{n} sentences identical" in output
+    assert re.search(r"^parallel doc-trans from scratch: [\d.]+ x sentence-level's wall time \(goal 2.5\)$", output,
+                     re.M)
