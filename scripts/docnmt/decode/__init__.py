@@ -41,6 +41,8 @@ Modules:
                   and the names of a strategy's MBR systems (doc-trans+mbr)
   selection    -- MBR's utilities (fastchrf's chrF, sacrebleu's chrF++, COMET) and QE reranking: the selector the
                   strategies call
+  document_mbr -- document-level MBR by optimal transport over sentences (MBR-OT: Jinnai, ACL 2025): the
+                  utility of one candidate document against another, and the selection among a document's candidates
   metric_client -- a learned metric (COMET, QE) for the selection, scored by a child process in unbabel-comet's
                   environment
   sampling     -- epsilon sampling of MBR's candidates, per request under a seed, on either backend
