@@ -91,7 +91,7 @@ def test_the_workflow_gives_the_tables_of_a_causal_lm_task(hf_tasks, tiny_llama)
         assert cells and "-" not in cells, (strategy, bleu)
     assert "The search on causal-lm (causal LM) models for llm (template my-chat.yaml)" in bleu
     cost = (tables / "decoding_cost.md").read_text(encoding="utf-8")
-    prefilled, _, cached, _, generated, _ = row(cost, "doc-trans", "llm")[8:]
+    prefilled, _, cached, _, generated, _ = row(cost, "doc-trans", "llm")[10:]
     assert int(cached) > 0 and int(generated) > 0 and int(prefilled) > 0, cost
     assert "tokens from cache" in cost and "hf tokens prefilled" not in cost
     sidecar = json.loads((workdir / "results/llm/decode/test/doc-trans.json").read_text(encoding="utf-8"))
