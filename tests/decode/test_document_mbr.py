@@ -91,15 +91,18 @@ def test_a_split_sentence_is_preferred_by_transport_where_line_by_line_is_not():
     assert line_by_line(split) < line_by_line(other)
 
 
-def test_pooled_chrf_is_sacrebleus_sentence_chrf():
+def test_pooled_chrf_is_sacrebleus_sentence_chrf_on_every_pair_and_edge_case():
+    """Every ordered pair, empty and one-character sentences (orders without n-grams), repeated characters (counts
+    above 1), punctuation and whitespace: equal to sacrebleu's CHRF().sentence_score / 100."""
     from sacrebleu.metrics import CHRF
 
-    sentences = ["Sie war sehr teuer.", "Er war sehr teuer.", "Ich habe gestern eine Lampe gekauft."]
-    sim = dm.PooledChrf([sentences])
+    sentences = ["Sie war sehr teuer.", "Er war sehr teuer.", "Ich habe gestern eine Lampe gekauft.", "", "a", "ab c",
+                 "aaaa aaa", "Ähm ... ja!", "  Er   war  ", "Kommst du mit?", "Kommen Sie mit?"]
+    sim = dm.PooledChrf([sentences[:5], sentences[5:]])
     chrf = CHRF()
-    for i, h in enumerate(sentences):
-        for j, r in enumerate(sentences):
-            assert sim([h], [r])[0, 0] == pytest.approx(chrf.sentence_score(h, [r]).score / 100, abs=1e-6)
+    for h in sentences:
+        for r in sentences:
+            assert sim([h], [r])[0, 0] == pytest.approx(chrf.sentence_score(h, [r]).score / 100, abs=1e-12), (h, r)
 
 
 def test_select_takes_the_mean_against_all_itself_included_and_the_first_on_a_tie():
