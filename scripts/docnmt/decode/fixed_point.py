@@ -126,11 +126,10 @@ def guess(dec, docs: list[Document]) -> list[list[str]]:
     """Round 1's contexts without a first pass: each sentence translated without context by ``dec.guess_searcher``
     (the document model at beam 1), in one search call; counted in ``requests`` and ``guessed``."""
     flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
-    requests = [dec.build([docs[n].src[i]], (), docs[n].lines[i])[0] for n, i in flat]
+    requests = [dec.request([docs[n].src[i]], (), docs[n].lines[i]) for n, i in flat]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search(requests, dec.guess_searcher)):
         out[n][i] = first_segment(dec.text(nbest[0]))
-    dec.stats.requests += len(requests)
     dec.stats.guessed += len(requests)
     return out
 

@@ -460,11 +460,11 @@ def two_pass(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return _known_context_search(dec, docs, lambda d, i: previous(d.first_pass, i, dec.k))
 
 
-def _need_first_pass(docs: list[Document], who: str) -> None:
+def _need_first_pass(docs: list[Document], who: str, instead: str = "") -> None:
+    """A ValueError unless every document has its first pass (``instead``: what else would do, said after it)."""
     for d in docs:
         if d.first_pass is None:
-            raise ValueError(f"{who} needs the sentence-level hypotheses (first pass)"
-                             + (" or a guess searcher (Decoder(guess_searcher=...))" if who.startswith("parallel") else ""))
+            raise ValueError(f"{who} needs the sentence-level hypotheses (first pass){instead}")
 
 
 @strategy("doc-trans", "O(NL)", parallel_first_pass=True, sidecar=("doc_trans_mode",))
@@ -480,7 +480,7 @@ def doc_trans(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """
     if dec.doc_trans_mode == "parallel":
         if dec.guess_searcher is None:
-            _need_first_pass(docs, "parallel doc-trans")
+            _need_first_pass(docs, "parallel doc-trans", " or a guess searcher (Decoder(guess_searcher=...))")
         return FixedPoint(dec, docs).run()
     return _context_search(dec, docs, lambda d, i, own: previous(own, i, dec.k))
 

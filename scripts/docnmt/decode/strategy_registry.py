@@ -95,7 +95,7 @@ class StrategyInfo:
     def needs_first_pass(self, doc_trans_mode: str = "sequential", guessed: bool = False) -> bool:
         """Does it start from the sentence-level hypotheses (2-pass; doc-trans in its parallel mode, unless
         ``guessed``: its round 1's contexts guessed by the document model, as docnmt-translate does)?"""
-        return self.first_pass or (self.parallel_first_pass and doc_trans_mode == "parallel" and not guessed)
+        return self.first_pass or (self.guesses(doc_trans_mode) and not guessed)
 
     def guesses(self, doc_trans_mode: str = "sequential") -> bool:
         """Does it guess its contexts where it has no first pass (parallel doc-trans: ``Decoder.guess_searcher``)?"""
