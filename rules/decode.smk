@@ -76,3 +76,37 @@ for _strategy in wf.systems.configured_strategies(config):
                 " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q}"
                 " --journal {params.journal:q} > {log:q} 2>&1"
             )
+
+
+# A pooled variant (docnmt.decode.variants: pooled+docmbr) selects among the strategies'
+# translations of the test set: one rule each, running its module's CLI.
+
+
+for _variant in wf.decode.pooled_variants(config):
+
+    rule:
+        name:
+            _variant.rule
+        input:
+            unpack(lambda w, variant=_variant: wf.decode.pooled_inputs(config, variant, w.task)),
+        output:
+            **wf.decode.decode_outputs(),
+        wildcard_constraints:
+            evalset="test",
+            system=wf.systems.pooled_pattern(_variant),
+        params:
+            module=_variant.module,
+            options=lambda w, input, variant=_variant: wf.decode.pooled_args(config, variant, w.task, input),
+        log:
+            layout.log_file("{task}/decode/{evalset}/{system}"),
+        benchmark:
+            layout.benchmark_file("{task}/decode/{evalset}/{system}")
+        conda:
+            "../envs/models.yaml"
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=lambda w: wf.tasks.runtime(config, w.task, demo=30, other=240),
+        shell:
+            "python -m {params.module:q} {params.options:q} --docids {input.docids:q}"
+            " --output-bpe {output.bpe:q} --output {output.txt:q} --sidecar {output.sidecar:q} > {log:q} 2>&1"

@@ -1,12 +1,14 @@
-"""A built-in backend and a built-in metric are each one new package or module and nothing else: in a copy of the
-tree (a git repository of this checkout's files), a toy backend package under docnmt/decode/backends/ and a toy
-metric module under docnmt/score/ are found by walking the package, run through docnmt-translate, the rules (a dry
-run lists the metric's rule) and Table 3, and `git status` shows only the two new files."""
+"""A built-in backend, a built-in metric and a built-in variant are each one new package or module and nothing else:
+in a copy of the tree (a git repository of this checkout's files), a toy backend package under
+docnmt/decode/backends/, a toy metric module under docnmt/score/ and a toy variant module under docnmt/decode/ are
+found by walking the package, run through docnmt-translate, the rules (a dry run lists the metric's rule and the
+variant's decode) and Table 3, and `git status` shows only the three new files."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +25,16 @@ from toy_backend_source import DOCS, LEXICON, TOY_INIT, TOY_MODEL, translated
 COPIED = ("scripts", "schemas", "rules", "envs", "profiles", "config.yaml", "Snakefile", "pyproject.toml")
 BACKEND = "scripts/docnmt/decode/backends/toy_builtin/"
 METRIC = "scripts/docnmt/score/toy_length.py"
+VARIANT = "scripts/docnmt/decode/toy_variant.py"
+#: The toy variant: doc-trans decoded in batches of 8 (the same translations), as the system doc-trans+small-batch.
+TOY_VARIANT = '''"""A toy variant: doc-trans in batches of eight requests."""
+from docnmt.decode.variants import Variant
+
+VARIANT = Variant(kind="small-batch", suffix="+small-batch", label="small batches", block="", order=50,
+                  describe="doc-trans in batches of eight requests",
+                  strategies=lambda config: [s for s in ("doc-trans",) if s in config["strategies"]],
+                  options=lambda config, system: ["--batch-size", "8"])
+'''
 
 #: A copy of the tree, its package's commands and a workflow dry run there: make test's, not make test-fast's.
 pytestmark = pytest.mark.workflow
@@ -53,6 +65,7 @@ def tree(tmp_path_factory) -> Path:
     toy_metric = (REPO / "tests" / "toy_metric.py").read_text(encoding="utf-8")
     (root / METRIC).write_text(toy_metric.replace('name="toy_length",', 'name="toy_length", order=50,'),
                                encoding="utf-8")
+    (root / VARIANT).write_text(TOY_VARIANT, encoding="utf-8")
     return root
 
 
@@ -64,9 +77,9 @@ def run(tree: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
                           timeout=600, **kwargs)
 
 
-def test_git_status_shows_only_the_new_package_and_the_new_module(tree):
+def test_git_status_shows_only_the_new_package_and_the_new_modules(tree):
     assert sorted(git(tree, "status", "--porcelain", "--untracked-files=normal").splitlines()) == sorted([
-        f"?? {METRIC}", f"?? {BACKEND}"])
+        f"?? {METRIC}", f"?? {BACKEND}", f"?? {VARIANT}"])
 
 
 def test_the_registries_find_them_by_walking_the_package(tree):
@@ -74,10 +87,13 @@ def test_the_registries_find_them_by_walking_the_package(tree):
                "from docnmt.score.metric import metrics\nfrom docnmt.config import with_backends, SCHEMA\n"
                "import yaml\nschema = with_backends(yaml.safe_load(SCHEMA.read_text()))\n"
                "print(docnmt.__file__)\nprint(' '.join(builtin()))\nprint(' '.join(REGISTRY))\n"
-               "print(' '.join(metrics()))\nprint(' '.join(schema['$defs']['models']['properties']['backend']['enum']))")
+               "print(' '.join(metrics()))\nprint(' '.join(schema['$defs']['models']['properties']['backend']['enum']))\n"
+               "from docnmt.decode.variants import variants, label\nprint(' '.join(variants()))\n"
+               "print(label('doc-trans+small-batch'))")
     result = run(tree, sys.executable, "-c", program)
     assert result.returncode == 0, result.stderr
-    file, packages, backends, metrics, enum = result.stdout.splitlines()
+    file, packages, backends, metrics, enum, variants, label = result.stdout.splitlines()
+    assert variants.split() == ["mbr", "qe", "docmbr", "small-batch"] and label == "doc-trans, small batches"
     assert file.startswith(str(tree)), file
     assert "toy_builtin" in packages.split()
     assert backends.split() == ["fairseq", "transformers", "causal-lm", "vllm", "openai", "toy"]  # by their order
@@ -103,6 +119,10 @@ def test_the_workflow_makes_the_metrics_rule_and_table_3_shows_its_column(tree, 
               "--config", "tasks=[demo]")
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert "rule toy_length:" in dry.stdout and "python -m docnmt.score.toy_length" in dry.stdout
+    # the variant's system, made by doc-trans's decode rule with its options, and scored as every system
+    decode = dry.stdout[dry.stdout.index("results/demo/decode/test/doc-trans+small-batch.txt") - 3000:]
+    assert re.search(r"docnmt.decode.cli --strategy doc-trans --batch-size 8 .*doc-trans\+small-batch\.txt", decode)
+    assert "--system doc-trans+small-batch=results/demo/decode/test/doc-trans+small-batch.txt" in dry.stdout
     files = {}
     for ext, lines in (("en", [s for d in DOCS for s in d]), ("de", [translated(s) for d in DOCS for s in d])):
         files[ext] = tmp_path / f"test.{ext}"

@@ -265,6 +265,10 @@ def rule_blocks() -> dict[str, set[str]]:
                 blocks[pattern] = modules
     # the metric seam's rules: one per declared metric, named as it, calling its module (docnmt.score.registry)
     blocks.update({m.name: {m.module} for m in registry.metrics().values() if m.rule})
+    # the pooled variants' rules: one per declared pooled variant, named by it, calling its module
+    from docnmt.decode.variants import variants
+
+    blocks.update({v.rule: {v.module} for v in variants().values() if v.pooled})
     return blocks
 
 

@@ -80,6 +80,14 @@ def _fill_defaults(schema: dict, instance, root: dict):
 
 def _describe(error) -> str:
     key = _key(error.absolute_path)
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # "all, or a list": an error inside the value (an unknown item of the list) says what is wrong; else the key's
+        # description says what is allowed
+        deepest = max(error.context, key=lambda e: len(e.absolute_path))
+        if len(deepest.absolute_path) > len(error.absolute_path):
+            return _describe(deepest)
+        rule = " ".join(error.schema.get("description", error.message).split())
+        return f"config key {key!r}: {error.instance!r} is not allowed; {rule}"
     if error.validator == "required":
         missing = error.message.split("'")[1]
         return f"config key {_key(list(error.absolute_path) + [missing])!r} is missing (required)"
@@ -275,6 +283,9 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
             )
         if task["src"] == task["tgt"]:
             raise ConfigError(f"config key 'task_settings.{name}.tgt': must differ from src ({task['src']!r})")
+    problem = lookup("variant_problem")(config)
+    if problem:
+        raise ConfigError(f"config key '{problem}")
     return config
 
 

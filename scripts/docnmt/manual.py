@@ -61,6 +61,7 @@ CLIS = {
     "docnmt.decode.cli": ("decoding", []),
     "docnmt.decode.checks": ("own models", ["check_model"]),
     "docnmt.decode.translate": ("own models", []),
+    "docnmt.decode.document_mbr": ("decoding", ["select_document_mbr"]),
     "docnmt.score.context_usage": ("scoring", ["context_usage"]),
     "docnmt.score.comet": ("scoring", ["comet", "comet_env"]),
     "docnmt.score.compare.cli": ("scoring", ["compare_page"]),

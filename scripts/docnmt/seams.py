@@ -24,6 +24,8 @@ SEAMS = {
     "load_option_schema": "docnmt.decode.load_options:schema_properties",
     # the strategy registry (docnmt.decode.strategy_registry, filled by docnmt.decode.strategies)
     "decode_rules": "docnmt.decode.strategies:decode_rules",
+    # the variant registry (docnmt.decode.variants: +mbr, +qe, pooled+docmbr)
+    "variant_problem": "docnmt.decode.variants:config_problem",
     # the metric layer (docnmt.score.metric)
     "metrics": "docnmt.score.metric:metrics",
     "config_metric_modules": "docnmt.score.metric:config_modules",

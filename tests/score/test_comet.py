@@ -227,10 +227,12 @@ def test_a_learned_utility_needs_its_checkpoint_on_the_command_line(capsys):
 
 
 def test_systems_with_qe_reranking_are_named_and_labelled_as_mbr_systems():
-    assert mbr.system_name("doc-trans", kind="qe") == "doc-trans+qe"
-    assert mbr.parse_system("doc-trans+qe") == ("doc-trans", "qe", None)
-    assert mbr.parse_system("doc-trans+mbr-4") == ("doc-trans", "mbr", 4)
-    assert mbr.label("doc-trans+qe") == "doc-trans, QE reranked"
+    from docnmt.decode import variants
+
+    assert variants.system_name("doc-trans", kind="qe") == "doc-trans+qe"
+    assert variants.parse_system("doc-trans+qe") == ("doc-trans", "qe", None)
+    assert variants.parse_system("doc-trans+mbr-4") == ("doc-trans", "mbr", 4)
+    assert variants.label("doc-trans+qe") == "doc-trans, QE reranked"
 
 
 def test_table_3_gets_a_column_per_learned_metric_with_its_signature_and_marks(tmp_path):

@@ -61,11 +61,11 @@ def test_cheating_reads_the_reference_and_an_external_decode_waits_for_its_model
 
 def test_mbr_options_follow_the_system_name_and_the_mbr_settings():
     config = demo_config(mbr={"candidates": "sampling", "count": 8, "epsilon": 0.05, "seed": 3})
-    assert decode.mbr_options(config, "doc-trans") == []
-    args = decode.mbr_options(config, "doc-trans+mbr-4")
+    assert decode.variant_options(config, "doc-trans") == []
+    args = decode.variant_options(config, "doc-trans+mbr-4")
     assert args[:5] == ["--mbr", "--mbr-candidates", "sampling", "--mbr-count", "4"]
     assert args[-4:] == ["--mbr-epsilon", "0.05", "--mbr-seed", "3"]
-    assert decode.mbr_options(config, "doc-trans+mbr")[4] == "8"
+    assert decode.variant_options(config, "doc-trans+mbr")[4] == "8"
 
 
 def test_every_decode_shares_the_search_options_and_writes_layouts_files():

@@ -37,12 +37,15 @@ Modules:
   fixed_point  -- parallel doc-trans: the fixed-point iteration over a document's sentences, round by round
   realign      -- a window's output mapped back to its sentences where its count of segments is another
                   (full-segment, the whole document in one turn, chunks)
+  variants     -- a system's variants (doc-trans+mbr, doc-trans+qe, pooled+docmbr), each declared once beside its
+                  code: the registry, the systems' names and rows
   mbr          -- minimum Bayes risk selection among a search's candidates (beyond the paper): its rule, settings
-                  and the names of a strategy's MBR systems (doc-trans+mbr)
+                  and its variants' declarations (+mbr, +qe)
   selection    -- MBR's utilities (fastchrf's chrF, sacrebleu's chrF++, COMET) and QE reranking: the selector the
                   strategies call
   document_mbr -- document-level MBR by optimal transport over sentences (MBR-OT: Jinnai, ACL 2025): the
-                  utility of one candidate document against another, and the selection among a document's candidates
+                  utility of one candidate document against another, the selection among a document's candidates,
+                  and pooled+docmbr: each test document's translation chosen among the strategies' (its CLI)
   metric_client -- a learned metric (COMET, QE) for the selection, scored by a child process in unbabel-comet's
                   environment
   sampling     -- epsilon sampling of MBR's candidates, per request under a seed, on either backend
@@ -53,6 +56,7 @@ Modules:
   translate    -- raw documents translated with any strategy (tokenizer, BPE, search, detokenizer)
 
 CLI: ``python -m docnmt.decode.cli --strategy NAME ...``, ``python -m docnmt.decode.checks``,
-``python -m docnmt.decode.translate``, ``python -m docnmt.decode.backends.causal_lm.tiny``; in vLLM's environment
+``python -m docnmt.decode.translate``, ``python -m docnmt.decode.document_mbr``,
+``python -m docnmt.decode.backends.causal_lm.tiny``; in vLLM's environment
 ``python -m docnmt.decode.backends.vllm.serve``.
 """

@@ -24,6 +24,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from ..textio import cli_errors
+from .variants import Variant
+
 #: The transport solvers: MBR-OT's ``assign`` and ``sinkhorn`` (its default).
 SOLVERS = ("assign", "sinkhorn")
 #: The sentences' weights: each sentence alike, or by its length in characters.
@@ -196,3 +199,213 @@ def select(candidates: Sequence[Sequence[str]], similarity: Similarity | None = 
                 for i in range(len(candidates))]
     best = max(expected)
     return Selection(expected.index(best), expected, transports)
+
+
+# ---- pooled+docmbr: a selection over the strategies' translations of each document --------------------------
+#: The sentence utilities of pooled+docmbr (config docmbr.utility).
+UTILITIES = {"chrf": "sentence chrF (sacrebleu's CHRF(), exact)"}
+#: The config's default solver: the exact assignment, 15 times faster than Sinkhorn on the demo's 100 documents of
+#: 8 candidates (0.9 s against 14 s; docs/benchmarks.md).
+DEFAULT_SOLVER = "assign"
+
+
+def _docmbr_strategies(config: dict) -> list[str]:
+    """The candidates' strategies of pooled+docmbr: docmbr.strategies in their order (``all``: every configured
+    strategy that does not read the reference); none where that leaves fewer than two."""
+    from .strategies import STRATEGIES
+
+    chosen = config["docmbr"]["strategies"]
+    if chosen == "all":
+        chosen = [s for s in config["strategies"] if not STRATEGIES[s].reference]
+    return list(chosen) if len(chosen) >= 2 else []
+
+
+def check_config(config: dict) -> str | None:
+    """What is wrong with a config's docmbr block (the config key and why), else None: a strategy listed that is not
+    configured or reads the reference, or fewer than two (an empty list runs none)."""
+    from .strategies import STRATEGIES
+
+    chosen = config["docmbr"]["strategies"]
+    if chosen == "all" or chosen == []:
+        return None
+    for name in chosen:
+        if name not in config["strategies"]:
+            return f"docmbr.strategies': {name!r} is not a configured strategy ({', '.join(config['strategies'])})"
+        if STRATEGIES[name].reference:
+            return (f"docmbr.strategies': {name!r} reads the reference: as a candidate it would leak the reference "
+                    f"into the selection")
+    if len(chosen) < 2:
+        return f"docmbr.strategies': a selection needs at least two strategies, got {', '.join(chosen)}"
+    return None
+
+
+def _docmbr_options(config: dict, system: str) -> list[str]:
+    block = config["docmbr"]
+    return ["--utility", block["utility"], "--weights", block["weights"], "--solver", block["solver"]]
+
+
+
+#: ``pooled+docmbr``: for each document, the translation of the strategy (of docmbr.strategies) with the highest
+#: expected MBR-OT utility against all of them, made by the rule select_document_mbr (this module's CLI).
+VARIANT = Variant(kind="docmbr", suffix="+docmbr", label="document MBR", block="docmbr", order=40, pooled=True,
+                  rule="select_document_mbr", module="docnmt.decode.document_mbr",
+                  describe="document-level MBR by optimal transport over the strategies' translations of each "
+                           "document (docmbr.strategies)",
+                  strategies=_docmbr_strategies, options=_docmbr_options, check=check_config)
+
+
+def read_candidates(docids: list[str], named: dict, what: str) -> dict[str, list[str]]:
+    """Each candidate file's lines, which must be the test set's: as many lines as its document ids (InputError
+    naming the file)."""
+    from ..textio import InputError, read_lines
+
+    out = {}
+    for name, path in named.items():
+        lines = read_lines(path)
+        if len(lines) != len(docids):
+            raise InputError(path, f"{what} of {name} has {len(lines)} lines, the test set {len(docids)} (its "
+                                   f"document ids): its documents differ from the test set's")
+        out[name] = lines
+    return out
+
+
+def pooled_cost(sidecars: dict[str, dict]) -> dict:
+    """The cost of the candidates, as Table 1 counts it: each candidate's own decoder positions, forward calls,
+    requests and wall time, summed, plus the sentence-level first pass once where a candidate started from it and
+    sentence-level is not a candidate itself (a first pass shared by 2-pass and parallel doc-trans is decoded once)."""
+    keys = ("decoder_positions", "forward_calls", "requests", "repeated_requests", "sep_mismatch")
+    total = {key: sum(sc.get(key, 0) for sc in sidecars.values()) for key in keys}
+    total["seconds"] = round(math.fsum(sc.get("seconds", 0.0) for sc in sidecars.values()), 3)
+    passes = [sc["first_pass"] for name, sc in sidecars.items() if sc.get("first_pass")]
+    if passes and "sentence-level" not in sidecars:
+        first = max(passes, key=lambda p: p.get("decoder_positions", 0))
+        total["decoder_positions_with_first_pass"] = total["decoder_positions"] + first.get("decoder_positions", 0)
+        total["seconds_with_first_pass"] = round(total["seconds"] + first.get("seconds", 0.0), 3)
+    return total
+
+
+@dataclass
+class PooledSelection:
+    """pooled+docmbr's choices over a test set, by document id: the strategy chosen (the first of those with the
+    highest expected utility), the strategies whose translation of the document is the same text as the chosen one
+    (the chosen one included: identical candidates tie), every candidate's expected utility, and the transports
+    solved."""
+
+    won_by: dict[str, str]
+    same_as_chosen: dict[str, list[str]]
+    expected: dict[str, dict[str, float]]
+    transports: int
+
+    def wins(self) -> dict[str, int]:
+        """Documents won per strategy (a tie goes to the first)."""
+        names = next(iter(self.expected.values()), {})
+        return {name: sum(w == name for w in self.won_by.values()) for name in names}
+
+
+def select_documents(docids: list[str], candidates: dict[str, list[str]], solver: str, weights: str) -> PooledSelection:
+    """For each document (consecutive lines of one id), the candidate strategy chosen among ``candidates`` (their
+    translations of the whole test set, line-aligned, in the order that breaks ties)."""
+    starts = [i for i in range(len(docids)) if i == 0 or docids[i] != docids[i - 1]] + [len(docids)]
+    names = list(candidates)
+    result = PooledSelection({}, {}, {}, 0)
+    for start, stop in zip(starts, starts[1:]):
+        documents = [candidates[n][start:stop] for n in names]
+        chosen = select(documents, solver=solver, weights=weights)
+        docid = docids[start]
+        result.won_by[docid] = names[chosen.chosen]
+        result.same_as_chosen[docid] = [n for n, d in zip(names, documents) if d == documents[chosen.chosen]]
+        result.expected[docid] = {n: round(u, 6) for n, u in zip(names, chosen.expected)}
+        result.transports += chosen.transports
+    return result
+
+
+def _named(parser, option: str, items: list[str]) -> dict[str, str]:
+    """``NAME=PATH`` options as {name: path}, in their order; a usage error naming the option where one is not."""
+    named = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not (sep and name and path) or name in named:
+            parser.error(f"{option} {item!r}: expected NAME=PATH, each name once")
+        named[name] = path
+    return named
+
+
+def _main_parser():
+    from ..manual import argument_parser
+
+    parser = argument_parser("docnmt.decode.document_mbr", __doc__.split("\n\n")[0])
+    parser.add_argument("--docids", required=True, help="the test set's document ids, a line per sentence")
+    parser.add_argument("--candidate", action="append", required=True, metavar="NAME=TXT",
+                        help="a strategy's detokenized translation of the test set (its order breaks ties)")
+    parser.add_argument("--candidate-bpe", action="append", default=[], metavar="NAME=BPE",
+                        help="the same strategy's BPE translation (written for the chosen documents)")
+    parser.add_argument("--candidate-sidecar", action="append", default=[],
+                        metavar="NAME=JSON", help="the same strategy's decode sidecar (the cost table's counts)")
+    parser.add_argument("--utility", choices=list(UTILITIES), default="chrf", help="the sentence utility")
+    parser.add_argument("--weights", choices=WEIGHTS, default="uniform", help="the sentences' masses")
+    parser.add_argument("--solver", choices=SOLVERS, default=DEFAULT_SOLVER, help="the transport's solver")
+    parser.add_argument("--output", required=True, help="the chosen translation (detokenized)")
+    parser.add_argument("--output-bpe", help="the chosen translation (BPE)")
+    parser.add_argument("--sidecar", required=True, help="the selection's record (JSON)")
+    return parser
+
+
+@cli_errors
+def main(argv=None) -> int:
+    """pooled+docmbr's CLI: every document's translation chosen among the strategies' by MBR-OT."""
+    import json
+    import time
+
+    from ..textio import atomic_outputs, read_lines
+
+    parser = _main_parser()
+    args = parser.parse_args(argv)
+    text = _named(parser, "--candidate", args.candidate)
+    bpe = _named(parser, "--candidate-bpe", args.candidate_bpe)
+    sidecar_paths = _named(parser, "--candidate-sidecar", args.candidate_sidecar)
+    if len(text) < 2:
+        parser.error("--candidate: document MBR needs at least two strategies' translations")
+    for option, named in (("--candidate-bpe", bpe), ("--candidate-sidecar", sidecar_paths)):
+        if named and set(named) != set(text):
+            parser.error(f"{option}: one per --candidate (got {', '.join(named)}; candidates {', '.join(text)})")
+    if args.output_bpe and not bpe:
+        parser.error("--output-bpe needs --candidate-bpe for every candidate")
+    docids = read_lines(args.docids)
+    candidates = read_candidates(docids, text, "the translation")
+    bpe_lines = read_candidates(docids, bpe, "the BPE translation") if bpe else {}
+    from ..textio import load_json
+
+    sidecars = {name: load_json(path, "decode sidecar") for name, path in sidecar_paths.items()}
+    started = time.perf_counter()
+    selection = select_documents(docids, candidates, args.solver, args.weights)
+    record = _record(args, list(text), sidecars, selection, time.perf_counter() - started)
+    outputs = [args.output] + ([args.output_bpe] if args.output_bpe else []) + [args.sidecar]
+    with atomic_outputs(outputs) as handles:
+        for kind, handle in zip(("txt", "bpe") if args.output_bpe else ("txt",), handles):
+            source = candidates if kind == "txt" else bpe_lines
+            handle.writelines(source[selection.won_by[docid]][line] + "\n" for line, docid in enumerate(docids))
+        handles[-1].write(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    print(f"pooled+docmbr: {len(selection.won_by)} documents; won by "
+          + ", ".join(f"{n} {c}" for n, c in selection.wins().items()))
+    return 0
+
+
+def _record(args, names: list[str], sidecars: dict, selection: PooledSelection, seconds: float) -> dict:
+    """The sidecar of pooled+docmbr: its settings, the winner and expected utilities per document, and the cost."""
+    first = next(iter(sidecars.values()), {})
+    cost = pooled_cost(sidecars) if sidecars else {}
+    if cost:
+        cost["seconds"] = round(cost["seconds"] + seconds, 3)
+        if "seconds_with_first_pass" in cost:
+            cost["seconds_with_first_pass"] = round(cost["seconds_with_first_pass"] + seconds, 3)
+    return {"strategy": VARIANT.system(), "backend": first.get("backend"), "device": first.get("device"),
+            "dtype": first.get("dtype"), "model": first.get("model"),
+            "cost": "the candidates' + D·n² document transports",
+            "docmbr": {"strategies": names, "utility": args.utility, "solver": args.solver, "weights": args.weights,
+                       "utility_evaluations": selection.transports, "selection_seconds": round(seconds, 3)},
+            "documents": len(selection.won_by), "wins": selection.wins(), "won_by": selection.won_by,
+            "same_as_chosen": selection.same_as_chosen, "expected_utility": selection.expected, **cost}
+
+
+if __name__ == "__main__":
+    main()

@@ -58,6 +58,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from ..option_ranges import EPSILON, POSITIVE, POSITIVE_INT, SEED
+from .variants import Variant
 
 #: The utilities MBR selection can use: name -> what it is (the tables' notes quote it).
 UTILITIES = {
@@ -186,35 +187,44 @@ def from_args(parser, args) -> Settings | None:
     return settings
 
 
-# ---- systems: a strategy's decode with a selection, as the workflow and the tables name it ----------------
-#: A system's name is its strategy's, plus a selection's suffix: ``+mbr`` for MBR selection (``doc-trans+mbr``; with
-#: a candidate count other than the configured one, ``doc-trans+mbr-4``), ``+qe`` for QE reranking
-#: (``doc-trans+qe``): its rule, its output files and its tables' row.
-SUFFIX = "+mbr"
-QE_SUFFIX = "+qe"
-#: Selection kind -> (suffix, the tables' label).
-SELECTIONS = {"mbr": (SUFFIX, "MBR"), "qe": (QE_SUFFIX, "QE reranked")}
+# ---- the variants: a strategy's decode with a selection, as the workflow and the tables name it -----------
+def _configured(block: str):
+    """The strategies of a config block's ``strategies`` that are configured strategies (QE reranking: none
+    without its checkpoint)."""
+    def chosen(config: dict) -> list[str]:
+        if block == "qe_rerank" and config[block]["checkpoint"] is None:
+            return []
+        return [s for s in config[block]["strategies"] if s in config["strategies"]]
+    return chosen
 
 
-def system_name(strategy: str, count: int | None = None, kind: str = "mbr") -> str:
-    """``doc-trans`` -> ``doc-trans+mbr`` (``count``: ``doc-trans+mbr-4``, a point of the candidate-count curve;
-    ``kind="qe"``: ``doc-trans+qe``)."""
-    return f"{strategy}{SELECTIONS[kind][0]}" + ("" if count is None else f"-{count}")
+def _mbr_needs(config: dict) -> list[str]:
+    return ["sampling"] if config["mbr"]["candidates"] == "sampling" else ["beam_search"]
 
 
-def parse_system(name: str) -> tuple[str, str | None, int | None]:
-    """A system's (strategy, selection kind: "mbr", "qe" or None, candidate count or None for the configured one)."""
-    for kind, (suffix, _) in SELECTIONS.items():
-        if suffix in name:
-            strategy, rest = name.split(suffix, 1)
-            return strategy, kind, int(rest[1:]) if rest.startswith("-") else None
-    return name, None, None
+def _mbr_options(config: dict, system: str) -> list[str]:
+    """docnmt.decode.cli's MBR options for a system (doc-trans+mbr; doc-trans+mbr-4 with its own count)."""
+    from .variants import parse_system
+
+    count = parse_system(system)[2]
+    settings = config["mbr"]
+    args = ["--mbr", "--mbr-candidates", settings["candidates"], "--mbr-count", str(count or settings["count"]),
+            "--mbr-utility", settings["utility"]]
+    if settings["candidates"] == "sampling":
+        args += ["--mbr-epsilon", str(settings["epsilon"]), "--mbr-seed", str(settings["seed"])]
+    return args
 
 
-def label(name: str) -> str:
-    """A system as the tables' rows show it: ``doc-trans``; ``doc-trans, MBR``; ``doc-trans, MBR (4)``;
-    ``doc-trans, QE reranked``."""
-    strategy, kind, count = parse_system(name)
-    if kind is None:
-        return strategy
-    return f"{strategy}, {SELECTIONS[kind][1]}" + ("" if count is None else f" ({count})")
+#: ``doc-trans+mbr`` (``doc-trans+mbr-4``: a candidate count of the MBR plot other than the configured one) and
+#: ``doc-trans+qe``: made by the strategy's decode rule with these options.
+VARIANT = (
+    Variant(kind="mbr", suffix="+mbr", label="MBR", block="mbr", order=10, point="[0-9]+",
+            describe="MBR selection among each search's candidates (mbr.strategies)",
+            strategies=_configured("mbr"), needs=_mbr_needs, options=_mbr_options,
+            learned=lambda config: Settings(utility=config["mbr"]["utility"]).learned),
+    Variant(kind="qe", suffix="+qe", label="QE reranked", block="qe_rerank", order=20,
+            describe="QE reranking of each search's n-best (qe_rerank.strategies)",
+            strategies=_configured("qe_rerank"), needs=lambda config: ["beam_search"],
+            options=lambda config, system: ["--qe-rerank", "--mbr-count", str(config["qe_rerank"]["count"])],
+            learned=lambda config: config["qe_rerank"]["checkpoint"]),
+)

@@ -25,6 +25,7 @@ reading the package: a new metric module needs no line here, in the CLI map or i
   tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
   cost_table  -- Table 1, the strategies' cost, with each backend's own cost columns
   span_table  -- XCOMET's error spans per strategy: by severity, and the commonest
+  docmbr_wins -- the documents pooled+docmbr took from each strategy (table docmbr_wins)
   notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies
   plots       -- the report's plots (BLEU, pronoun F1, quality against cost, P-CXMI) from the same manifest
   findings    -- the paper's two findings on the demo, checked from its scores (make demo ends with it)

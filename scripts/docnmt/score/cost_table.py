@@ -6,7 +6,7 @@ model's tokens and requests, and their price where the task gives prices)."""
 
 from __future__ import annotations
 
-from ..decode.mbr import label as label_of
+from ..decode.variants import label as label_of
 from ..tablefmt import DASH, Table, number as _fmt
 from ..textio import load_json
 from .notes import mbr_notes, model_notes, realigned_notes
@@ -82,7 +82,7 @@ def cost_table(manifest: dict) -> Table:
                       str(entry["forward_calls"]), _fmt(seconds, 1),
                       _fmt(seconds / base["seconds"], 2) if base and base["seconds"] else DASH,
                       str(entry["sep_mismatch"]), _rounds(entry),
-                      str(entry["mbr"]["utility_evaluations"]) if entry.get("mbr") else DASH]
+                      _utility_evaluations(entry)]
             searches, base_searches = searches_of(entry), searches_of(base) if base else None
             per_search = (_fmt(positions / searches / (base["decoder_positions"] / base_searches), 2)
                           if searches and base_searches else DASH)
@@ -117,7 +117,10 @@ COST_NOTE = ("×SL: ratio to sentence-level. 2-pass includes its sentence-level 
              "limit stopped it. Device: {devices}; dtype: {dtypes}; wall times from the "
              "decode rules. Utility evaluations: MBR selection's pairwise utility scores (n^2 per selection of "
              "n candidates; its search is a beam of n, or n samples); QE reranking's QE scores (n per "
-             "selection); for a learned metric (COMET, QE) each is one forward pass of the metric. Searches: the "
+             "selection); for a learned metric (COMET, QE) each is one forward pass of the metric; document MBR's "
+             "(pooled+docmbr) document transports (n(n-1) per document of n distinct candidates), its positions, "
+             "calls and time the sum of its candidates' (a shared first pass once) plus its selection's time. "
+             "Searches: the "
              "requests searched (a request identical to another of the same search call, same window, context and "
              "document, shares its search: a repeated sentence does, for the strategies without target context; "
              "with the first pass's where the positions include it). Positions per search ×SL: decoder positions "
@@ -137,6 +140,12 @@ def searches_of(entry: dict) -> int | None:
     if any("requests" not in p for p in parts):
         return None
     return sum(p["requests"] - p.get("repeated_requests", 0) for p in parts)
+
+
+def _utility_evaluations(entry: dict) -> str:
+    """MBR's or QE's utility evaluations, or pooled+docmbr's document transports."""
+    selection = entry.get("mbr") or entry.get("docmbr")
+    return str(selection["utility_evaluations"]) if selection else DASH
 
 
 def _rounds(entry: dict) -> str:

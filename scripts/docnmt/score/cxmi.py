@@ -92,7 +92,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..decode.documents import Document, previous
-from ..decode.mbr import parse_system
+from ..decode.variants import parse_system
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
 from ..manual import argument_parser

@@ -3,7 +3,8 @@ what MBR rows are, which decodes mapped a window's output back to its sentences,
 
 from __future__ import annotations
 
-from ..decode.mbr import Settings, parse_system
+from ..decode.mbr import Settings
+from ..decode.variants import parse_system
 from ..decode.requests import SERVED_DTYPE
 
 
@@ -90,6 +91,13 @@ def mbr_notes(manifest: dict) -> list[str]:
         notes.append(f"\"STRATEGY, QE reranked\": the strategy with {described} (not in the paper): each kept "
                      "sentence is the candidate with the highest reference-free score given its source (doc-trans's "
                      "is the next sentence's context). Test set only.")
+    docmbr = manifest.get("docmbr")
+    if docmbr and any(parse_system(s)[1] == "docmbr" for s in manifest["strategies"]):
+        notes.append(f"\"pooled, document MBR\": each test document's translation chosen among the strategies' "
+                     f"translations of it (docmbr.strategies; never one that reads the reference) by expected MBR-OT "
+                     f"utility (Jinnai 2025; not in the paper): sentence utility {docmbr['utility']}, solver "
+                     f"{docmbr['solver']}, weights {docmbr['weights']}; which strategy won how many documents: table "
+                     "docmbr_wins. No CXMI (each document has its own strategy's context). Test set only.")
     return notes
 
 

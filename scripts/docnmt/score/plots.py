@@ -130,7 +130,7 @@ def plot_cxmi(manifest: dict, output: Path) -> None:
 
 def plot_mbr(manifest: dict, output: Path) -> None:
     """Each test-set metric of one strategy with MBR selection against its candidate count (config mbr.curve)."""
-    from ..decode.mbr import parse_system, system_name
+    from ..decode.variants import parse_system, system_name
 
     curve = manifest.get("mbr_curve")
     metrics = ("BLEU", "chrF++", "d-BLEU", "TER")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..decode.mbr import label as label_of
+from ..decode.variants import label as label_of
 from ..tablefmt import DASH, Table
 from ..textio import json_lines
 

@@ -62,9 +62,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ..decode.mbr import label as label_of, parse_system
+from ..decode.variants import label as label_of, parse_system
 from ..tablefmt import DASH, Table, number as _fmt
 from .cost_table import cost_table
+from .docmbr_wins import docmbr_wins_table, pooled_sidecars
 from .span_table import xcomet_spans_table
 from .ctxpro import phenomena_shown
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
@@ -517,6 +518,8 @@ def all_tables(manifest: dict) -> list[Table]:
         tables += [ctxpro_accuracy_table(manifest), ctxpro_rules_table(manifest)]
     if any(spec.get("comet_error_spans") for spec in manifest["tasks"].values()):
         tables.append(xcomet_spans_table(manifest))
+    if pooled_sidecars(manifest):
+        tables.append(docmbr_wins_table(manifest))
     return tables
 
 

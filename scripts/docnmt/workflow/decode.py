@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from docnmt import layout
-from docnmt.decode import mbr
+from docnmt.decode.variants import parse_system, strategy_of, variant
 from docnmt.decode.backend import backend
 from docnmt.decode.strategies import STRATEGIES
 
@@ -44,7 +44,8 @@ def model_level(wildcards) -> str:
     system = getattr(wildcards, "system", None)
     if system is None:
         return "document"
-    return STRATEGIES[mbr.parse_system(system)[0]].models[0]  # the model the strategy decodes with
+    strategy = strategy_of(system)
+    return STRATEGIES[strategy].models[0] if strategy in STRATEGIES else "document"  # the model it decodes with
 
 
 def model_args(config: dict, task: str, input: Mapping, model_key: str = "model", data_key: str = "data",
@@ -81,17 +82,11 @@ def check_sample_args(config: dict, task: str) -> list[str]:
 
 
 # ---- a strategy's decode ---------------------------------------------------------------
-def mbr_options(config: dict, system: str) -> list[str]:
-    """docnmt.decode.cli's MBR options for a system (none for a strategy alone; a list, the rule quotes each)."""
-    _, kind, count = mbr.parse_system(system)
-    if kind != "mbr":
-        return []
-    settings = config["mbr"]
-    args = ["--mbr", "--mbr-candidates", settings["candidates"], "--mbr-count", str(count or settings["count"]),
-            "--mbr-utility", settings["utility"]]
-    if settings["candidates"] == "sampling":
-        args += ["--mbr-epsilon", str(settings["epsilon"]), "--mbr-seed", str(settings["seed"])]
-    return args
+def variant_options(config: dict, system: str) -> list[str]:
+    """docnmt.decode.cli's options of a system's variant (none for a strategy alone; a list, the rule quotes
+    each): its declaration's (docnmt.decode.variants.Variant.options)."""
+    kind = parse_system(system)[1]
+    return [] if kind is None else variant(kind).options(config, system)
 
 
 def decode_outputs() -> dict[str, str]:
@@ -102,7 +97,7 @@ def decode_outputs() -> dict[str, str]:
 
 def decode_inputs(config: dict, strategy: str, task: str, evalset: str, system: str) -> dict:
     """The inputs of a strategy's decode, alone or with MBR selection (``system``: doc-trans+mbr)."""
-    with_mbr = mbr.parse_system(system)[1]
+    with_variant = parse_system(system)[1]
     level = "sentence" if strategy == "sentence-level" else "document"
     files = {
         **model_inputs(config, task, level),
@@ -119,7 +114,7 @@ def decode_inputs(config: dict, strategy: str, task: str, evalset: str, system: 
         files["first_pass_sidecar"] = layout.decode_file(task, evalset, "sentence-level", "json")
     elif strategy in guided_strategies(config, task):  # the first pass as a guide only: not in the cost
         files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
-    if strategy == "doc-trans" and round_one_reused(config, task) and not with_mbr:
+    if strategy == "doc-trans" and round_one_reused(config, task) and not with_variant:
         files["round_one"] = layout.decode_file(task, evalset, "2-pass", "bpe")
         files["round_one_sidecar"] = layout.decode_file(task, evalset, "2-pass", "json")
     return {**files, **selection_inputs(config, system)}
@@ -128,7 +123,7 @@ def decode_inputs(config: dict, strategy: str, task: str, evalset: str, system: 
 def decode_options(config: dict, strategy: str, task: str, system: str, input: Mapping) -> list[str]:
     """Strategy-specific options of docnmt.decode.cli (input paths, doc-trans's mode, MBR; a list, the rule quotes
     each). ``input``: the job's inputs (decode_inputs's keys)."""
-    args = mbr_options(config, system) + selection_options(config, system, input)
+    args = variant_options(config, system) + selection_options(config, system, input)
     mode = doc_trans_mode(config, task)
     if strategy == "doc-trans":
         args += ["--doc-trans-mode", mode]
@@ -145,6 +140,39 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
     elif strategy in guided_strategies(config, task):
         args += ["--first-pass", input["first_pass"]]
     return args
+
+
+# ---- a pooled variant's selection (pooled+docmbr) --------------------------------------------------------------
+def pooled_variants(config: dict) -> list:
+    """The pooled variants the config asks for (docnmt.decode.variants: pooled+docmbr): one rule each."""
+    from docnmt.decode.variants import variants
+
+    return [v for v in variants().values() if v.pooled and v.systems(config)]
+
+
+def pooled_inputs(config: dict, declared, task: str) -> dict:
+    """A pooled variant's inputs on a task's test set: its candidates' translations (detokenized and BPE) and
+    sidecars, in its strategies' order, and the document ids."""
+    from .systems import pooled_candidates
+
+    chosen = pooled_candidates(config, task, declared)
+    return {"docids": layout.corpus_file(task, "test", "docids"),
+            "candidates": [layout.decode_file(task, "test", s, "txt") for s in chosen],
+            "candidates_bpe": [layout.decode_file(task, "test", s, "bpe") for s in chosen],
+            "candidate_sidecars": [layout.decode_file(task, "test", s, "json") for s in chosen]}
+
+
+def pooled_args(config: dict, declared, task: str, input: Mapping) -> list[str]:
+    """A pooled variant's CLI options: each candidate as NAME=PATH (text, BPE, sidecar) and its declared options (a
+    list; the rule quotes each)."""
+    from .systems import pooled_candidates
+
+    args = []
+    for option, key in (("--candidate", "candidates"), ("--candidate-bpe", "candidates_bpe"),
+                        ("--candidate-sidecar", "candidate_sidecars")):
+        args += [a for name, path in zip(pooled_candidates(config, task, declared), input[key], strict=True)
+                 for a in (option, f"{name}={path}")]
+    return args + declared.options(config, declared.system())
 
 
 def decode_priority(config: dict, strategy: str, evalset: str) -> int:

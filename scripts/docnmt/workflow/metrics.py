@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from docnmt import layout
 from docnmt.decode import mbr
+from docnmt.decode.variants import parse_system, variant
 
 from docnmt.score.metric import Metric, of_config, seam_metrics
 
@@ -133,23 +134,18 @@ def comet_path(config: dict, basedir: str, conda: bool) -> str:
 
 # ---- decodes that select by a learned metric -------------------------------------------------------------
 def selection_inputs(config: dict, system: str) -> dict:
-    """unbabel-comet's environment file, for a system that selects by a learned metric."""
-    kind = mbr.parse_system(system)[1]
-    learned = kind == "qe" or (kind == "mbr" and mbr_checkpoint(config) is not None)
-    return {"comet_env": layout.comet_env()} if learned else {}
+    """unbabel-comet's environment file, for a system whose variant selects by a learned metric."""
+    kind = parse_system(system)[1]
+    return {"comet_env": layout.comet_env()} if kind and variant(kind).learned(config) else {}
 
 
 def selection_options(config: dict, system: str, input: Mapping) -> list[str]:
-    """The decode's options of QE reranking, or the checkpoint of MBR's comet:NAME (a list; the rule quotes
-    each)."""
-    kind = mbr.parse_system(system)[1]
-    if kind == "qe":
-        name = qe_checkpoint(config)
-        args = ["--qe-rerank", "--mbr-count", str(config["qe_rerank"]["count"])]
-    elif kind == "mbr" and mbr_checkpoint(config) is not None:
-        name, args = mbr_checkpoint(config), []
-    else:
+    """The checkpoint options of a system whose variant selects by a learned metric (QE reranking, MBR's
+    comet:NAME; a list, the rule quotes each)."""
+    kind = parse_system(system)[1]
+    name = variant(kind).learned(config) if kind else None
+    if name is None:
         return []
-    return args + ["--comet-checkpoint", f"{name}={checkpoints(config)[name]}", "--comet-env", input["comet_env"],
-                   "--comet-timeout", str(config["metrics"]["timeout"]), "--comet-batch-size",
-                   str(config["metrics"]["batch_size"])]
+    return ["--comet-checkpoint", f"{name}={checkpoints(config)[name]}", "--comet-env", input["comet_env"],
+            "--comet-timeout", str(config["metrics"]["timeout"]), "--comet-batch-size",
+            str(config["metrics"]["batch_size"])]

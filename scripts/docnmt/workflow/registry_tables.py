@@ -1,5 +1,5 @@
 """The parts of the docs and of the Slurm profile that list what the registries hold, written from the declarations:
-the backends and the metrics (``docs/architecture.md``), and the Slurm profile's resources of the rules that the
+the backends, the metrics and the variants (``docs/architecture.md``), and the Slurm profile's resources of the rules that the
 registries make (``profiles/slurm/config.yaml``: a decode rule per strategy, the rule of every seam metric that
 runs on a GPU).
 
@@ -86,6 +86,22 @@ def backends_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def variants_table() -> str:
+    """The table of variants: one row per declared variant, in the registry's order."""
+    from docnmt.decode.variants import variants
+
+    lines = ["| variant | system | table row | config block | rule | module | what it is |", "|---|---|---|---|---|---|---|"]
+    for v in variants().values():
+        system = f"`{v.system()}`" if v.pooled else f"`{v.system('STRATEGY')}`" + (
+            f", `{v.system('STRATEGY', 'N')}` (a point of a plot)" if v.point else "")
+        row = v.label if v.pooled else f"STRATEGY, {v.label}"
+        row = f"pooled, {v.label}" if v.pooled else row
+        rule = f"`{v.rule}`" if v.pooled else "the strategy's decode rule"
+        lines.append(f"| `{v.kind}` | {system} | {row} | `{v.block}` | {rule} | `{v.module or 'docnmt.decode.cli'}` | "
+                     f"{v.describe} |")
+    return "\n".join(lines) + "\n"
+
+
 def slurm_resources() -> str:
     """The Slurm profile's set-resources of the rules the registries make: each strategy's decode rule (its
     threads as --cpus-per-task) and each seam metric's rule that runs on a GPU (its threads; a line to name the
@@ -104,6 +120,7 @@ def slurm_resources() -> str:
 PARTS = (
     Part("docs/architecture.md", "backends", backends_table),
     Part("docs/architecture.md", "metrics", metrics_table),
+    Part("docs/architecture.md", "variants", variants_table),
     Part("profiles/slurm/config.yaml", "rules", slurm_resources, begin="# generated: {command}: {name}",
          end="# end generated", indent="  "),
 )

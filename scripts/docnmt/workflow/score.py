@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 
 from docnmt import layout
+from docnmt.decode.variants import is_pooled
 
 from .decode import evalset_priority, model_checks, model_inputs
 from .metrics import metric, seam
@@ -122,10 +123,17 @@ def contrapro_accuracy_inputs(config: dict, task: str, level: str) -> dict:
 
 
 # ---- context usage (CXMI) ----------------------------------------------------------------
+def cxmi_systems(config: dict, task: str, evalset: str) -> list[str]:
+    """The systems CXMI scores: every one but a pooled variant's (pooled+docmbr), whose documents each come from
+    another strategy, with that strategy's context (the tables show "-")."""
+    return [s for s in task_systems(config, task, evalset) if not is_pooled(s)]
+
+
 def cxmi_inputs(config: dict, task: str, evalset: str) -> dict:
-    """The document-level model (and the sentence-level one, for the variant), the BPE evaluation set, every
-    decoded strategy's BPE hypotheses, and what a context needs: 2-pass's first pass, last-sentence's sidecar."""
-    strategies = task_systems(config, task, evalset)
+    """The document-level model (and the sentence-level one, for the variant), the BPE evaluation set, the BPE
+    hypotheses of every system with one strategy's context (:func:`cxmi_systems`), and what a context needs:
+    2-pass's first pass, last-sentence's sidecar."""
+    strategies = cxmi_systems(config, task, evalset)
     files = {
         **model_inputs(config, task, "document"),
         "src": layout.processed_file(task, "bpe", evalset, src(config, task)),
@@ -155,7 +163,7 @@ CXMI_OPTIONS = (("sentence_model", "--sentence-model"), ("sentence_data", "--sen
 
 def cxmi_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
     """The optional arguments of docnmt.score.cxmi (a list; the rule quotes each)."""
-    args = system_pairs(task_systems(config, task, evalset), input["systems"])
+    args = system_pairs(cxmi_systems(config, task, evalset), input["systems"])
     for key, option in CXMI_OPTIONS:
         if key in input.keys():
             args += [option, input[key]]

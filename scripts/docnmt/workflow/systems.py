@@ -1,13 +1,12 @@
-"""What each task decodes and scores, from the validated config and the strategy registry
-(``docnmt.decode.strategies``): its strategies per evaluation set, those skipped for a missing model, its MBR
-systems (``docnmt.decode.mbr``: ``doc-trans+mbr``) and the MBR plot's candidate counts (``doc-trans+mbr-4``),
-and doc-trans's mode."""
+"""What each task decodes and scores, from the validated config, the strategy registry
+(``docnmt.decode.strategies``) and the variant registry (``docnmt.decode.variants``): its strategies per evaluation
+set, those skipped for a missing model, its variants' systems (``doc-trans+mbr``, ``doc-trans+qe``,
+``pooled+docmbr``) and the MBR plot's candidate counts (``doc-trans+mbr-4``), and doc-trans's mode."""
 
 from __future__ import annotations
 
-import re
-
-from docnmt.decode import mbr
+from docnmt.decode import variants as variant_registry
+from docnmt.decode.variants import Variant, variant, variants
 from docnmt.decode.strategies import STRATEGIES, models_needed, not_for_backend
 from docnmt.decode.backend import backend
 
@@ -57,8 +56,9 @@ def system_pairs(names, paths) -> list[str]:
 
 
 def system_pattern(strategy: str) -> str:
-    """The {system} wildcard of a strategy's decode rule: the strategy, one of its MBR systems or its QE reranking."""
-    return f"{re.escape(strategy)}({re.escape(mbr.SUFFIX)}(-[0-9]+)?|{re.escape(mbr.QE_SUFFIX)})?"
+    """The {system} wildcard of a strategy's decode rule: the strategy, or it with a variant its rule makes
+    (``docnmt.decode.variants.pattern``: doc-trans+mbr, doc-trans+mbr-4, doc-trans+qe)."""
+    return variant_registry.pattern(strategy)
 
 
 # ---- doc-trans's mode ------------------------------------------------------------------
@@ -113,14 +113,12 @@ def task_strategies(config: dict, task: str, evalset: str) -> list[str]:
 
 def mbr_strategies(config: dict) -> list[str]:
     """The strategies that also run with MBR selection: those of mbr.strategies that are configured strategies."""
-    return [s for s in config["mbr"]["strategies"] if s in config["strategies"]]
+    return variant("mbr").strategies(config)
 
 
 def qe_strategies(config: dict) -> list[str]:
     """The strategies that also run with QE reranking (qe_rerank; none without its checkpoint)."""
-    if config["qe_rerank"]["checkpoint"] is None:
-        return []
-    return [s for s in config["qe_rerank"]["strategies"] if s in config["strategies"]]
+    return variant("qe").strategies(config)
 
 
 def curve_counts(config: dict) -> list[int]:
@@ -128,35 +126,67 @@ def curve_counts(config: dict) -> list[int]:
     return sorted(set(config["mbr"]["curve"]["counts"]) - {config["mbr"]["count"]})
 
 
+def variant_unavailable(config: dict, task: str, declared: Variant) -> str | None:
+    """Why the task's backend cannot run a variant (its :attr:`Variant.needs`: MBR's candidates, a beam's n-best or
+    epsilon samples; QE's beam), in words; None where it can."""
+    needs = declared.needs(config)
+    return backend(model_backend(config, task)).lacks(needs, engine_args(config, task)) if needs else None
+
+
 def selection_unavailable(config: dict, task: str, kind: str) -> str | None:
-    """Why the task's backend cannot make the candidates of a selection (``kind`` mbr: mbr.candidates, a beam's
-    n-best or epsilon samples; qe: a beam's n-best), in words; None where it can."""
-    needs = ["sampling"] if kind == "mbr" and config["mbr"]["candidates"] == "sampling" else ["beam_search"]
-    return backend(model_backend(config, task)).lacks(needs, engine_args(config, task))
+    """:func:`variant_unavailable` of the variant ``kind`` (mbr, qe, ...)."""
+    return variant_unavailable(config, task, variant(kind))
+
+
+def pooled_pattern(declared: Variant) -> str:
+    """The {system} wildcard of a pooled variant's rule: its one system (pooled+docmbr), escaped."""
+    import re
+
+    return re.escape(declared.system())
+
+
+def pooled_candidates(config: dict, task: str, declared: Variant) -> list[str]:
+    """The strategies whose test-set translations a pooled variant selects among on a task: its strategies that the
+    task decodes on the test set, in their order; none where fewer than two are."""
+    decoded = task_strategies(config, task, "test")
+    chosen = [s for s in declared.strategies(config) if s in decoded]
+    return chosen if len(chosen) >= 2 else []
+
+
+def variant_systems(config: dict, task: str, declared: Variant) -> tuple[list[str], dict[str, str]]:
+    """A variant's systems on a task's test set, and {system: why} for those it asks for but cannot have (the tables
+    say so)."""
+    asked = declared.systems(config)
+    why = variant_unavailable(config, task, declared)
+    if why:
+        return [], dict.fromkeys(asked, why)
+    if declared.pooled:
+        if asked and not pooled_candidates(config, task, declared):
+            return [], dict.fromkeys(asked, "fewer than two of its strategies are decoded on the test set")
+        return asked, {}
+    decoded = task_strategies(config, task, "test")
+    return [declared.system(s) for s in declared.strategies(config) if s in decoded], {}
 
 
 def skipped_selections(config: dict, task: str) -> dict[str, str]:
-    """{system: why} for the MBR and QE systems the task's backend cannot make the candidates of (the tables say
-    so)."""
-    skipped = {}
-    for kind, chosen in (("mbr", mbr_strategies(config)), ("qe", qe_strategies(config))):
-        why = selection_unavailable(config, task, kind)
-        if why:
-            skipped.update({mbr.system_name(s, kind=kind): why for s in chosen})
-    return skipped
+    """{system: why} for the variants' systems the task cannot make (the tables say so)."""
+    return {system: why for declared in variants().values() for system, why in
+            variant_systems(config, task, declared)[1].items()}
 
 
 def task_systems(config: dict, task: str, evalset: str) -> list[str]:
     """What is decoded and scored on one evaluation set of a task: its strategies, then (on the test set) each
-    one of mbr.strategies with MBR selection (docnmt.decode.mbr.system_name: doc-trans+mbr) and each of
-    qe_rerank.strategies with QE reranking (doc-trans+qe), where the task's backend makes their candidates."""
+    variant's systems in the registry's order (``docnmt.decode.variants``: doc-trans+mbr, doc-trans+qe,
+    pooled+docmbr), where the task's backend can make them."""
     strategies = task_strategies(config, task, evalset)
     if evalset != "test":
         return strategies
-    with_mbr = [] if selection_unavailable(config, task, "mbr") else mbr_strategies(config)
-    with_qe = [] if selection_unavailable(config, task, "qe") else qe_strategies(config)
-    return (strategies + [mbr.system_name(s) for s in with_mbr if s in strategies]
-            + [mbr.system_name(s, kind="qe") for s in with_qe if s in strategies])
+    return strategies + [s for declared in variants().values() for s in variant_systems(config, task, declared)[0]]
+
+
+def table_systems(config: dict) -> list[str]:
+    """The tables' rows: every configured strategy, then every variant's systems, in the registry's order."""
+    return list(config["strategies"]) + [s for declared in variants().values() for s in declared.systems(config)]
 
 
 def curve_systems(config: dict, task: str) -> list[str]:
@@ -166,10 +196,10 @@ def curve_systems(config: dict, task: str) -> list[str]:
     if strategy not in mbr_strategies(config) or strategy not in task_strategies(config, task, "test") \
             or selection_unavailable(config, task, "mbr"):
         return []
-    return [mbr.system_name(strategy, n) for n in curve_counts(config)]
+    return [variant("mbr").system(strategy, n) for n in curve_counts(config)]
 
 
 def level_strategies(config: dict, task: str, level: str) -> list[str]:
     """The systems whose hypotheses the level's model scores for Table 2 (perplexity)."""
     return [s for s in task_systems(config, task, "test")
-            if (mbr.parse_system(s)[0] == "sentence-level") == (level == "sentence")]
+            if (variant_registry.strategy_of(s) == "sentence-level") == (level == "sentence")]

@@ -9,13 +9,13 @@ import json
 
 from docnmt import layout
 from docnmt.config import tables_name
-from docnmt.decode import mbr
 from docnmt.decode.backend import backend
+from docnmt.decode.variants import variant
 from docnmt.score.tables import renamed_from
 
 from .metrics import metric_evalsets, seam, span_checkpoints
 from .systems import (curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_selections,
-                      skipped_strategies, task_systems)
+                      skipped_strategies, table_systems, task_systems)
 from .tasks import (LEVELS, ctxpro_evalsets, cxmi_tasks, engine_args, evalsets, german_tasks, model_backend, prices,
                     task_levels, tgt)
 
@@ -67,12 +67,11 @@ def _tasks(config: dict, tasks) -> list[str]:
 
 
 def score_manifest(config: dict, tasks=None) -> dict:
-    """The tables' manifest: their rows (every strategy, then every MBR system) and each task's score files (default:
+    """The tables' manifest: their rows (every strategy, then every variant's systems) and each task's score files (default:
     the configured tasks)."""
     tasks = _tasks(config, tasks)
     settings = config["mbr"]
-    systems = (list(config["strategies"]) + [mbr.system_name(s) for s in mbr_strategies(config)]
-               + [mbr.system_name(s, kind="qe") for s in qe_strategies(config)])
+    systems = table_systems(config)
     curve = {t: curve_systems(config, t) for t in tasks if curve_systems(config, t)}
     return {"strategies": systems, "tasks": {t: task_scores(config, t) for t in tasks},
             **({"metric_modules": config["metrics"]["modules"]} if config["metrics"]["modules"] else {}),
@@ -80,7 +79,9 @@ def score_manifest(config: dict, tasks=None) -> dict:
             **({"mbr": {k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")}}
                if mbr_strategies(config) else {}),
             **({"qe_rerank": {"count": config["qe_rerank"]["count"], "checkpoint": config["qe_rerank"]["checkpoint"]}}
-               if qe_strategies(config) else {})}
+               if qe_strategies(config) else {}),
+            **({"docmbr": {k: config["docmbr"][k] for k in ("utility", "weights", "solver")}}
+               if variant("docmbr").systems(config) else {})}
 
 
 #: Entries of a task's manifest that are not files: reasons (a strategy skipped, a table unscored) and a served
@@ -117,6 +118,8 @@ def table_names(config: dict, tasks=None) -> list[str]:
         names += ["ctxpro_accuracy", "ctxpro_rules"]
     if span_checkpoints(config):
         names.append("xcomet_spans")
+    if variant("docmbr").systems(config):
+        names.append("docmbr_wins")
     return names + ["decoding_cost"]
 
 

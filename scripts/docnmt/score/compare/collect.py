@@ -186,7 +186,8 @@ def contexts(inputs: Inputs, systems: list[str]) -> dict[str, dict]:
     """Per system: the kind of target context its strategy decodes with (its sidecar names the strategy; the
     strategy's :attr:`~docnmt.decode.strategy_registry.StrategyInfo.target_context`), k, the first pass (the
     system whose file is the one the sidecar names by its sha256) and the recorded context where the sidecar keeps
-    it. A system without a sidecar: ``unknown``."""
+    it; a pooled selection's (pooled+docmbr) the strategy that won each document (``pooled``: the page shows the
+    winner and its context). A system without a sidecar: ``unknown``."""
     from ...decode.strategies import STRATEGIES
 
     # each system's files (BPE, text) by sha256: a sidecar names its first pass so
@@ -196,6 +197,9 @@ def contexts(inputs: Inputs, systems: list[str]) -> dict[str, dict]:
     for name in systems:
         found = sidecar(inputs.systems[name])
         info = STRATEGIES.get(found.get("strategy", ""))
+        if "won_by" in found:  # a pooled selection (pooled+docmbr): each document has its winner's context
+            out[name] = {"kind": "pooled", "strategy": found["strategy"], "k": 0, "won_by": found["won_by"]}
+            continue
         if info is None:
             out[name] = {"kind": "unknown", "strategy": found.get("strategy"), "k": 0}
             continue

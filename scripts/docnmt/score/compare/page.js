@@ -420,6 +420,12 @@
     }
     return node;
   }
+  // the pooled selections (pooled+docmbr): their column "won by" names the strategy each document came from
+  var POOLED = Object.keys(DATA.contexts).filter(function (s) { return DATA.contexts[s].kind === "pooled"; });
+  function wonBy(system, doc) {
+    var info = DATA.contexts[system];
+    return info && info.kind === "pooled" ? info.won_by[doc.id] || "\u2014" : "";
+  }
   function contextOf(system, line) {
     var info = DATA.contexts[system] || { kind: "unknown" }, doc = DATA.documents[DATA.doc_of[line]];
     var position = doc.lines.indexOf(line), k = info.k || 0, previous = [];
@@ -433,6 +439,8 @@
       case "segment": return before(DATA.outputs[system], k ? position % k : 0);
       case "window": return ["(the window's later sentences; not recorded)"];
       case "none": return previous;
+      case "pooled": return info.won_by[doc.id] && DATA.contexts[info.won_by[doc.id]] ? contextOf(info.won_by[doc.id], line)
+        : ["(its document's winner is not among the systems)"];
       default: return ["(no decode sidecar: context unknown)"];
     }
   }
@@ -461,7 +469,7 @@
       box.appendChild(el("p", { cls: "src", text: "Source: " + DATA.source[line] }));
       var refPronouns = pronounText(SYSTEMS[0], line, true);
       box.appendChild(el("p", { text: "Reference: " + DATA.reference[line] + (refPronouns ? "  [pronouns: " + refPronouns + "]" : "") }));
-      var head = el("tr", {}, ["system", "translation", "target context it was decoded with"].map(function (t) { return el("th", { text: t }); })
+      var head = el("tr", {}, ["system", "translation", "target context it was decoded with"].concat(POOLED.length ? ["won by"] : []).map(function (t) { return el("th", { text: t }); })
         .concat(SEGMENT_METRICS.map(function (m) { return el("th", { text: m.name }); }))
         .concat(PRONOUNS[SYSTEMS[0]] ? [el("th", { text: "pronouns (hyp/ref)" })] : []));
       var rows = SYSTEMS.map(function (system) {
@@ -469,6 +477,7 @@
         return el("tr", { "data-system": system, cls: system === state.baseline ? "baseline" : "" },
           [el("th", { text: system }), el("td", {}, [translation(system, line)]),
            el("td", { cls: "context", text: context.length ? context.join(" \u2016 ") : "\u2014" })]
+            .concat(POOLED.length ? [el("td", { cls: "won-by", text: wonBy(system, doc) })] : [])
             .concat(SEGMENT_METRICS.map(function (m) { return el("td", { cls: "num", text: fmt(segmentScore(m, system, line), m.digits) }); }))
             .concat(PRONOUNS[SYSTEMS[0]] ? [el("td", { text: pronounText(system, line, false) })] : []));
       });

@@ -1,0 +1,110 @@
+"""pooled+docmbr (docnmt.decode.document_mbr's CLI): each document's translation chosen among the strategies' by
+MBR-OT, its sidecar (winners, ties, expected utilities, the candidates' cost), the BPE file following the chosen
+documents, and the bad inputs that stop it with one line and nothing written."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from helpers import tool_env
+
+#: Two documents, three strategies. Document d1: "a" and "b" give the same text, "c" another: the majority's text
+#: wins and goes to the first of the two. Document d2: all three differ (chrF's recall weighting favours c's longer
+#: sentences).
+DOCIDS = ["d1", "d1", "d2", "d2"]
+TEXTS = {
+    "a": ["Er sieht den Hund .", "Er bellt laut .", "Sie kommt heute nicht .", "Das ist gut ."],
+    "b": ["Er sieht den Hund .", "Er bellt laut .", "Sie kommt heute nicht .", "Das ist sehr gut ."],
+    "c": ["Es sieht den Hund .", "Es bellt .", "Sie kommt heute nicht mehr .", "Das ist sehr gut so ."],
+}
+
+
+def sidecar(positions: int, first_pass: int | None = None) -> dict:
+    record = {"strategy": "x", "backend": "fairseq", "device": "cpu", "dtype": "float32", "decoder_positions": positions,
+              "forward_calls": 2, "requests": 4, "repeated_requests": 0, "sep_mismatch": 0, "seconds": 1.0}
+    if first_pass is not None:
+        record["first_pass"] = {"decoder_positions": first_pass, "seconds": 0.5}
+    return record
+
+
+@pytest.fixture
+def files(tmp_path):
+    paths = {"docids": tmp_path / "test.docids"}
+    paths["docids"].write_text("".join(d + "\n" for d in DOCIDS), encoding="utf-8")
+    for name, lines in TEXTS.items():
+        for ext, suffix in (("txt", ""), ("bpe", "@@")):
+            path = tmp_path / f"{name}.{ext}"
+            path.write_text("".join(line + suffix + "\n" for line in lines), encoding="utf-8")
+        (tmp_path / f"{name}.json").write_text(json.dumps(sidecar(100, 40 if name != "a" else None)), encoding="utf-8")
+    return tmp_path
+
+
+def run(folder, *extra, names=("a", "b", "c")):
+    args = [sys.executable, "-m", "docnmt.decode.document_mbr", "--docids", str(folder / "test.docids")]
+    for name in names:
+        args += ["--candidate", f"{name}={folder / (name + '.txt')}", "--candidate-bpe",
+                 f"{name}={folder / (name + '.bpe')}", "--candidate-sidecar", f"{name}={folder / (name + '.json')}"]
+    args += ["--output", str(folder / "out.txt"), "--output-bpe", str(folder / "out.bpe"), "--sidecar",
+             str(folder / "out.json"), *extra]
+    return subprocess.run(args, capture_output=True, text=True, env=tool_env(), timeout=120)
+
+
+def direct_utility(hyp: list[str], ref: list[str]) -> float:
+    """MBR-OT's assign utility computed directly: sacrebleu's sentence chrF of every pair, scipy's assignment."""
+    import numpy as np
+    from sacrebleu.metrics import CHRF
+    from scipy.optimize import linear_sum_assignment
+
+    if hyp == ref:
+        return 1.0
+    cost = np.array([[1 - CHRF().sentence_score(h, [r]).score / 100 for r in ref] for h in hyp])
+    rows, cols = linear_sum_assignment(cost)
+    return 1 - cost[rows, cols].mean()
+
+
+def test_each_document_is_the_candidate_of_highest_expected_utility_and_a_tie_goes_to_the_first(files):
+    result = run(files, "--solver", "assign")
+    assert result.returncode == 0, result.stderr
+    record = json.loads((files / "out.json").read_text(encoding="utf-8"))
+    for docid, lines in (("d1", slice(0, 2)), ("d2", slice(2, 4))):
+        docs = {n: TEXTS[n][lines] for n in "abc"}
+        expected = {n: sum(direct_utility(docs[n], docs[m]) for m in "abc") / 3 for n in "abc"}
+        assert record["expected_utility"][docid] == pytest.approx(expected, abs=1e-6)
+        best = max(expected.values())
+        assert record["won_by"][docid] == next(n for n in "abc" if expected[n] > best - 1e-9)
+    assert record["won_by"]["d1"] == "a" and record["same_as_chosen"]["d1"] == ["a", "b"]
+    assert record["won_by"]["d2"] == "c" and record["same_as_chosen"]["d2"] == ["c"]
+    assert record["wins"] == {"a": 1, "b": 0, "c": 1}
+    chosen_lines = TEXTS["a"][:2] + TEXTS["c"][2:]
+    assert (files / "out.txt").read_text(encoding="utf-8").splitlines() == chosen_lines
+    assert (files / "out.bpe").read_text(encoding="utf-8").splitlines() == [line + "@@" for line in chosen_lines]
+    assert record["docmbr"] == {"strategies": ["a", "b", "c"], "utility": "chrf", "solver": "assign",
+                                "weights": "uniform", "utility_evaluations": 2 + 6,
+                                "selection_seconds": record["docmbr"]["selection_seconds"]}
+    # the candidates' cost: their own positions summed, the first pass that b and c started from once
+    assert record["decoder_positions"] == 300 and record["decoder_positions_with_first_pass"] == 340
+    assert "pooled+docmbr: 2 documents; won by a 1, b 0, c 1" in result.stdout
+
+
+def test_the_order_of_the_candidates_breaks_the_tie(files):
+    assert run(files, "--solver", "assign", names=("b", "a", "c")).returncode == 0
+    assert json.loads((files / "out.json").read_text(encoding="utf-8"))["won_by"]["d1"] == "b"
+
+
+def test_a_candidate_whose_documents_are_not_the_test_sets_stops_with_one_line_naming_it(files):
+    (files / "c.txt").write_text("one line\n", encoding="utf-8")
+    result = run(files)
+    assert result.returncode == 1
+    assert result.stderr.strip().count("\n") == 0 and str(files / "c.txt") in result.stderr
+    assert "has 1 lines, the test set 4" in result.stderr
+    assert not any((files / f"out.{ext}").exists() for ext in ("txt", "bpe", "json"))
+
+
+def test_one_candidate_or_a_name_twice_is_a_usage_error(files):
+    one = run(files, names=("a",))
+    assert one.returncode == 2 and "at least two" in one.stderr
+    twice = run(files, names=("a", "a"))
+    assert twice.returncode == 2 and "each name once" in twice.stderr
+    assert not (files / "out.json").exists()
