@@ -89,7 +89,7 @@ $(VLLM_VENV)/.installed: $(VLLM_REQUIREMENTS) pyproject.toml
 
 # The paper's tables in its order (1 cost, 2 perplexity, 3 BLEU/TER, 4 pronoun F1, 5 data), then ContraPro accuracy.
 DEMO_TABLES := decoding_cost perplexity quality pronoun_f1 data_statistics contrapro_accuracy context_usage context_split \
-	ctxpro_accuracy
+	ctxpro_accuracy docmbr_wins
 
 # The CPU profile (profiles/cpu): each GPU rule on one thread, as many at once as cores. The demo's tables
 # land in results/demo/tables/ and, with its data statistics, in results/tables/demo/ (tables.name: the task).

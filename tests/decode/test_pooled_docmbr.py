@@ -108,3 +108,49 @@ def test_one_candidate_or_a_name_twice_is_a_usage_error(files):
     twice = run(files, names=("a", "a"))
     assert twice.returncode == 2 and "each name once" in twice.stderr
     assert not (files / "out.json").exists()
+
+
+@pytest.mark.demo
+def test_the_demos_pooled_system_is_the_direct_computation_on_its_strategies_translations(trained_demo):
+    """On the demo's test set: every document's expected utilities in pooled+docmbr's sidecar are sacrebleu's
+    sentence chrF and scipy's assignment over the candidates' translations, the chosen one the first of the highest,
+    and its translation is the chosen strategy's, document by document (a sample of ten documents, for time)."""
+    from docnmt import layout
+
+    record = json.loads((trained_demo / layout.decode_file("demo", "test", "pooled+docmbr", "json")).read_text())
+    assert record["docmbr"]["solver"] == "assign" and record["docmbr"]["utility"] == "chrf"
+    names = record["docmbr"]["strategies"]
+    assert "cheating" not in names and len(names) >= 2
+    read = lambda name: (trained_demo / layout.decode_file("demo", "test", name, "txt")).read_text(
+        encoding="utf-8").splitlines()
+    texts, chosen = {n: read(n) for n in names}, read("pooled+docmbr")
+    docids = (trained_demo / layout.corpus_file("demo", "test", "docids")).read_text(encoding="utf-8").splitlines()
+    lines = {}
+    for line, docid in enumerate(docids):
+        lines.setdefault(docid, []).append(line)
+    assert sum(record["wins"].values()) == len(lines) == record["documents"]
+    for docid in list(lines)[::10]:
+        docs = {n: [texts[n][i] for i in lines[docid]] for n in names}
+        expected = {n: sum(direct_utility(docs[n], docs[m]) for m in names) / len(names) for n in names}
+        assert record["expected_utility"][docid] == pytest.approx(expected, abs=1e-6)
+        best = max(expected.values())
+        assert record["won_by"][docid] == next(n for n in names if expected[n] > best - 1e-9)
+        assert [chosen[i] for i in lines[docid]] == docs[record["won_by"][docid]]
+
+
+def test_the_decoding_pages_command_runs_as_written(tmp_path):
+    """docs/decoding.md's pooled+docmbr command, as written, in a folder with its files: three strategies'
+    translations of the two documents above."""
+    from helpers import REPO, shell_commands
+
+    (command,) = shell_commands(REPO / "docs/decoding.md", "## Document-level MBR")
+    assert command.startswith("python -m docnmt.decode.document_mbr --docids test.docids"), command
+    (tmp_path / "test.docids").write_text("".join(d + "\n" for d in DOCIDS), encoding="utf-8")
+    for name, lines in zip(("doc-trans", "2-pass", "sentence-level"), TEXTS.values()):
+        (tmp_path / f"{name}.txt").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    result = subprocess.run(command, shell=True, cwd=tmp_path, env=tool_env(), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    record = json.loads((tmp_path / "pooled.json").read_text(encoding="utf-8"))
+    assert record["won_by"] == {"d1": "doc-trans", "d2": "sentence-level"}
+    assert (tmp_path / "pooled.txt").read_text(encoding="utf-8").splitlines() == TEXTS["a"][:2] + TEXTS["c"][2:]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -393,3 +394,22 @@ def test_the_scoring_pages_docnmt_compare_commands_run_as_written(inputs, tmp_pa
     data = json.loads(html.split('<script type="application/json" id="docnmt-data">', 1)[1].split("</script>", 1)[0])
     assert data["spans"] and data["tests"] and data["systems"] == ["baseline", "doc-trans"]
     assert (work / "compare.marot.tsv").read_text(encoding="utf-8").startswith("system\tdoc\t")
+
+
+def test_a_pooled_selection_shows_the_strategy_that_won_each_document_and_its_context(inputs):
+    """pooled+docmbr's sidecar names each document's winner: the page's data keeps it (the column "won by"), and
+    its context is the winner's."""
+    decode = inputs["systems"]["sentence-level"].parent
+    won_by = {"d1": "last-sentence", "d2": "2-pass", "d3": "sentence-level"}
+    lines = OUTPUTS["last-sentence"][:3] + OUTPUTS["2-pass"][3:6] + OUTPUTS["sentence-level"][6:]
+    pooled = decode / "pooled+docmbr.txt"
+    pooled.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    (decode / "pooled+docmbr.json").write_text(json.dumps({"strategy": "pooled+docmbr", "won_by": won_by}),
+                                               encoding="utf-8")
+    systems = {**inputs["systems"], "pooled+docmbr": pooled}
+    data = page.page_data(collect.Inputs(source=inputs["src"], reference=inputs["ref"], docids=inputs["docids"],
+                                         systems=systems))
+    assert data["contexts"]["pooled+docmbr"] == {"kind": "pooled", "strategy": "pooled+docmbr", "k": 0,
+                                                 "won_by": won_by}
+    script = (Path(page.__file__).parent / "page.js").read_text(encoding="utf-8")
+    assert 'case "pooled": return' in script and '"won by"' in script

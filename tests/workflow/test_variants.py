@@ -53,7 +53,7 @@ def test_pooled_docmbr_selects_among_every_strategy_that_does_not_read_the_refer
     inputs = decode.pooled_inputs(config, variants.variant("docmbr"), "demo")
     args = decode.pooled_args(config, variants.variant("docmbr"), "demo", inputs)
     assert args[:2] == ["--candidate", f"sentence-level={inputs['candidates'][0]}"]
-    assert args[-6:] == ["--utility", "chrf", "--weights", "uniform", "--solver", "assign"]
+    assert args[-4:] == ["--weights", "uniform", "--solver", "assign"]
     assert [r.rule for r in decode.pooled_variants(config)] == ["select_document_mbr"]
 
 
@@ -88,7 +88,7 @@ def test_a_bad_list_of_strategies_is_a_config_error_naming_the_key(strategies, m
         demo_config(docmbr={"strategies": strategies})
 
 
-@pytest.mark.parametrize("key, value", [("solver", "emd"), ("weights", "idf"), ("utility", "bleu")])
+@pytest.mark.parametrize("key, value", [("solver", "emd"), ("weights", "idf")])
 def test_a_bad_setting_is_a_config_error_naming_the_key(key, value):
     with pytest.raises(ConfigError, match=rf"'docmbr.{key}': unknown value '{value}'"):
         demo_config(docmbr={key: value})

@@ -202,7 +202,7 @@ def select(candidates: Sequence[Sequence[str]], similarity: Similarity | None = 
 
 
 # ---- pooled+docmbr: a selection over the strategies' translations of each document --------------------------
-#: The sentence utilities of pooled+docmbr (config docmbr.utility).
+#: The sentence utilities of pooled+docmbr (its CLI's --utility).
 UTILITIES = {"chrf": "sentence chrF (sacrebleu's CHRF(), exact)"}
 #: The config's default solver: the exact assignment, 15 times faster than Sinkhorn on the demo's 100 documents of
 #: 8 candidates (0.9 s against 14 s; docs/benchmarks.md).
@@ -241,7 +241,7 @@ def check_config(config: dict) -> str | None:
 
 def _docmbr_options(config: dict, system: str) -> list[str]:
     block = config["docmbr"]
-    return ["--utility", block["utility"], "--weights", block["weights"], "--solver", block["solver"]]
+    return ["--weights", block["weights"], "--solver", block["solver"]]
 
 
 

@@ -95,7 +95,7 @@ def mbr_notes(manifest: dict) -> list[str]:
     if docmbr and any(parse_system(s)[1] == "docmbr" for s in manifest["strategies"]):
         notes.append(f"\"pooled, document MBR\": each test document's translation chosen among the strategies' "
                      f"translations of it (docmbr.strategies; never one that reads the reference) by expected MBR-OT "
-                     f"utility (Jinnai 2025; not in the paper): sentence utility {docmbr['utility']}, solver "
+                     f"utility (Jinnai 2025; not in the paper): sentence utility chrF, solver "
                      f"{docmbr['solver']}, weights {docmbr['weights']}; which strategy won how many documents: table "
                      "docmbr_wins. No CXMI (each document has its own strategy's context). Test set only.")
     return notes

@@ -80,7 +80,7 @@ def score_manifest(config: dict, tasks=None) -> dict:
                if mbr_strategies(config) else {}),
             **({"qe_rerank": {"count": config["qe_rerank"]["count"], "checkpoint": config["qe_rerank"]["checkpoint"]}}
                if qe_strategies(config) else {}),
-            **({"docmbr": {k: config["docmbr"][k] for k in ("utility", "weights", "solver")}}
+            **({"docmbr": {k: config["docmbr"][k] for k in ("weights", "solver")}}
                if variant("docmbr").systems(config) else {})}
 
 
