@@ -69,14 +69,14 @@ rule comet_env:
 rule pronoun_f1:
     """Pronoun gender and formality F1 (the paper's German BlonDe fork) of every strategy on one evaluation set."""
     input:
-        unpack(lambda w: wf.score.scored_text_inputs(config, w.task, w.evalset)),
+        unpack(lambda w: wf.score.pronoun_inputs(config, w.task, w.evalset)),
     output:
         scores=layout.score_file("{task}", "{evalset}", "pronouns"),
         sentences=layout.pronoun_sentences("{task}", "{evalset}"),
     wildcard_constraints:
         task=wf.tasks.alternatives(wf.tasks.german_tasks(config)),
     params:
-        systems=lambda w, input: wf.score.system_args(config, w.task, w.evalset, input),
+        systems=lambda w, input: wf.score.pronoun_args(config, w.task, w.evalset, input),
         subsets=lambda w, input: wf.score.subsets_arg(input),
         **wf.score.pronoun_settings(config),
         min_examples=lambda w: wf.tasks.pronoun_min_examples(config, w.task),
@@ -164,6 +164,7 @@ rule contrapro_accuracy:
         tgt=lambda w: wf.tasks.tgt(config, w.task),
         k=lambda w: wf.tasks.task_k(config, w.task),
         dtype=wf.decode.search_dtype(config),
+        cad=lambda w: wf.score.contrapro_cad_args(config, w.level),
     log:
         layout.log_file("{task}/scores/contrapro/accuracy.{level}"),
     benchmark:
@@ -178,7 +179,7 @@ rule contrapro_accuracy:
     shell:
         "python -m docnmt.score.contrastive --model {input.model:q} --data {input.data:q} --level {wildcards.level:q}"
         " --k {params.k:q} --dtype {params.dtype:q} --src {input.src:q} --tgt {input.tgt:q} --examples {input.examples:q}"
-        " --codes {input.codes:q}"
+        " --codes {input.codes:q} {params.cad:q}"
         " --tgt-lang {params.tgt:q} --output {output:q} > {log:q} 2>&1"
 
 

@@ -74,3 +74,15 @@ def test_long_documents_from_scratch_guess_and_equal_sequential(demo_models):
     assert f"doc-trans parallel, from scratch (guessed) = sequential doc-trans: {n}/{n} sentences identical" in output
     assert re.search(r"^parallel doc-trans from scratch: [\d.]+ x sentence-level's wall time \(goal 2.5\)$", output,
                      re.M)
+
+
+def test_cad_times_doc_trans_and_doc_trans_beam_against_themselves(demo_models):
+    """--cad: doc-trans and doc-trans-beam, each with context-aware decoding next to itself without; the positions
+    about double (the side without context has no prefix to prefill), the goal printed."""
+    output = bench("--workdir", str(demo_models), "--docs", "6", "--repeats", "1", "--h", "4", "--cad", "0.5")
+    rows = table(output)
+    assert list(rows) == ["doc-trans", "doc-trans-beam"]
+    assert "context-aware decoding:" in output and "alpha 0.5" in output
+    for name, row in rows.items():
+        assert row[4] == "2.2", name
+        assert 1.3 < float(row[5]) < 2.2, f"{name}: positions ratio {row[5]}"

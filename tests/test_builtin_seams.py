@@ -93,7 +93,7 @@ def test_the_registries_find_them_by_walking_the_package(tree):
     result = run(tree, sys.executable, "-c", program)
     assert result.returncode == 0, result.stderr
     file, packages, backends, metrics, enum, variants, label = result.stdout.splitlines()
-    assert variants.split() == ["mbr", "qe", "docmbr", "small-batch"] and label == "doc-trans, small batches"
+    assert variants.split() == ["mbr", "qe", "cad", "docmbr", "small-batch"] and label == "doc-trans, small batches"
     assert file.startswith(str(tree)), file
     assert "toy_builtin" in packages.split()
     assert backends.split() == ["fairseq", "transformers", "causal-lm", "vllm", "openai", "toy"]  # by their order

@@ -71,8 +71,9 @@ CLIS = {
     "docnmt.score.tables": ("scoring", ["tables", "task_tables"]),
     "docnmt.score.findings": ("scoring", []),
     "docnmt.score.plots": ("scoring", ["plot_bleu", "plot_pronouns", "plot_cost", "plot_cxmi", "plot_mbr",
-                                       "plot_ctxpro", "task_plot_bleu", "task_plot_pronouns", "task_plot_cost",
-                                       "task_plot_cxmi", "task_plot_mbr", "task_plot_ctxpro"]),
+                                       "plot_cad", "plot_ctxpro", "task_plot_bleu", "task_plot_pronouns",
+                                       "task_plot_cost", "task_plot_cxmi", "task_plot_mbr", "task_plot_cad",
+                                       "task_plot_ctxpro"]),
 }
 
 #: Console script -> CLI module: translating documents, checking a model, a config and a corpus folder, decoding

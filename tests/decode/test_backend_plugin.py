@@ -117,7 +117,7 @@ def test_a_workflow_task_runs_on_a_registered_package(toy, tmp_path):
             "models": models}
     config = tmp_path / "toy.yaml"
     config.write_text(yaml.safe_dump({"tasks": ["mine"], "strategies": ["sentence-level", "doc-trans", "full-segment"],
-                                      "beam": 1, "task_settings": {"mine": task}}))
+                                      "beam": 1, "docmbr": {"strategies": []}, "task_settings": {"mine": task}}))
     bleu = layout.score_file("mine", "test", "bleu_ter")
     run_snakemake(tmp_path, bleu, "--profile", str(REPO / "profiles/cpu"), "--cores", "1", "--configfile", str(config),
                   env=plugin_env(toy))

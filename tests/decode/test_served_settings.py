@@ -120,8 +120,10 @@ def test_the_workflow_gives_a_served_task_its_endpoint_beam_1_and_no_model_file(
     assert entry["skipped"] == {
         "doc-trans-beam": "doc-trans-beam needs what openai models lack: openai models have no beam search (an "
                           "n-best list)",
-        "doc-trans+mbr": "openai models have no beam search (an n-best list)"}
+        "doc-trans+mbr": "openai models have no beam search (an n-best list)",
+        "doc-trans+cad": "openai models have no context-aware decoding (each step's scores under two prompts)"}
     assert "doc-trans+mbr" not in wf.systems.task_systems(config, "served", "test")
+    assert "doc-trans+cad" not in wf.systems.task_systems(config, "served", "test")
     assert not any("prices" in path for path in wf.tables.manifest_files(config))
 
 

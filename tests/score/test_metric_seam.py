@@ -176,7 +176,8 @@ def test_metricx_and_a_metric_of_ones_own_get_their_columns_in_table_3(mechanics
     metrics["metricx"]["max_input_length"] = 64  # beyond the page's block: inputs cut short
     # over the mechanics demo's own config: the page's MetricX (for the demo's), and the toy metric
     config = {"strategies": ["sentence-level", "doc-trans"], "metrics": {"modules": ["toy_metric"], **metrics},
-              "mbr": {"strategies": []}, "qe_rerank": {"strategies": []}, "task_settings": {"demo": {"ctxpro": []}},
+              "mbr": {"strategies": []}, "qe_rerank": {"strategies": []}, "cad": {"strategies": []},
+              "docmbr": {"strategies": []}, "task_settings": {"demo": {"ctxpro": []}},
               "scoring": {"significance_baselines": ["sentence-level"], "bootstrap_samples": 100}}
     (tmp_path / "seam.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     from docnmt.config import merge

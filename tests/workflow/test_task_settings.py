@@ -93,13 +93,14 @@ def test_task_systems_add_mbr_systems_on_the_test_set_only():
                          mbr={"strategies": ["doc-trans", "cheating"], "curve": {"strategy": "doc-trans", "counts": [2, 4]}})
     assert systems.mbr_strategies(config) == ["doc-trans"]  # cheating is not configured
     assert systems.task_systems(config, "demo", "test") == ["sentence-level", "full-segment", "doc-trans", "doc-trans+mbr",
-                                                            "pooled+docmbr"]
+                                                            "doc-trans+cad", "pooled+docmbr"]
     # full-segment does not apply to ContraPro; no MBR there
     assert systems.task_systems(config, "demo", "contrapro") == ["sentence-level", "doc-trans"]
     counts = [n for n in (2, 4) if n != config["mbr"]["count"]]
     assert systems.curve_systems(config, "demo") == [f"doc-trans+mbr-{n}" for n in counts]
     assert systems.level_strategies(config, "demo", "sentence") == ["sentence-level"]
-    assert systems.level_strategies(config, "demo", "document") == ["full-segment", "doc-trans", "doc-trans+mbr", "pooled+docmbr"]
+    assert systems.level_strategies(config, "demo", "document") == ["full-segment", "doc-trans", "doc-trans+mbr", "doc-trans+cad",
+                                                                        "pooled+docmbr"]
 
 
 def test_a_strategys_rule_and_system_pattern():

@@ -13,9 +13,9 @@ from wfconfigs import demo_config, external_config
 
 
 def test_the_registry_holds_the_built_in_variants_in_their_order():
-    assert list(variants.variants()) == ["mbr", "qe", "docmbr"]
+    assert list(variants.variants()) == ["mbr", "qe", "cad", "docmbr"]
     assert variants.variant("docmbr").pooled and not variants.variant("mbr").pooled
-    with pytest.raises(ValueError, match="no variant 'nope'; known: mbr, qe, docmbr"):
+    with pytest.raises(ValueError, match="no variant 'nope'; known: mbr, qe, cad, docmbr"):
         variants.variant("nope")
 
 

@@ -15,7 +15,8 @@ Modules:
                   Hugging Face seq2seq model and its tokenizer from a local folder, and beam search after a forced
                   target context with transformers' beam semantics; checks) and backends.causal_lm (model: a
                   decoder-only LLM prompted with a conversation of turns, its search after the longest cached
-                  prefix; checks; tiny: a tiny causal LM trained on a corpus, make demo-llm's) and backends.vllm
+                  prefix; contrast: context-aware decoding's side without context beside generate; checks; tiny: a tiny
+                  causal LM trained on a corpus, make demo-llm's) and backends.vllm
                   (model: the same LLM folders and prompts on vLLM's engine, in its own environment; epsilon:
                   epsilon sampling as the engine's logits processor; checks; serve: vllm serve started as the
                   backend starts its engine) and
@@ -34,6 +35,8 @@ Modules:
                   of the strategies, the decoding CLIs and the scorers
   strategy_registry -- the strategy registry: each strategy's function, the models it needs, its cost and inputs
   strategies   -- the paper's search strategies, each a function of documents, registered (REGISTRY, STRATEGIES)
+  contrastive  -- context-aware (contrastive) decoding for the strategies with a target context: --cad, its variant
+                  (+cad); each backend's searcher runs the side without context beside its own
   fixed_point  -- parallel doc-trans: the fixed-point iteration over a document's sentences, round by round
   realign      -- a window's output mapped back to its sentences where its count of segments is another
                   (full-segment, the whole document in one turn, chunks)

@@ -178,6 +178,7 @@ CAPABILITIES = {
     "beam_search": "beam search (an n-best list)",
     "sampling": "sampling (MBR's epsilon samples)",
     "conversation": "a prompt that is a conversation",
+    "contrastive": "context-aware decoding (each step's scores under two prompts)",
 }
 
 
@@ -244,6 +245,9 @@ class Backend:
     forced_scoring: bool | str = True
     beam_search: bool = True
     sampling: bool = True
+    #: whether its searcher scores each step of a request and of its contrast side by side (``Request.contrast``:
+    #: context-aware decoding, :mod:`docnmt.decode.contrastive`)
+    contrastive: bool = False
     #: whether its searcher holds a prefix cache across requests, bounded by ``--cache-bytes`` (config
     #: ``decode.cache_bytes``)
     prefix_cache: bool = False

@@ -60,7 +60,7 @@ from pathlib import Path
 from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
-from . import mbr as mbr_selection
+from . import contrastive, mbr as mbr_selection
 from . import metric_client
 from .selection import Selector
 from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes
@@ -182,6 +182,7 @@ def _parser():
                              "set's example sentences), the others left empty: for strategies that translate each "
                              "sentence alone (sentence-level, no-context)")
     mbr_selection.add_arguments(parser)
+    contrastive.add_arguments(parser)
     return parser
 
 
@@ -283,6 +284,10 @@ def main(argv=None) -> int:
         parser.error("--round-one is 2-pass's beam-best output: it is not round 1 of a decode with --mbr")
     if mbr is not None and mbr.candidates == "beam":
         args.beam = mbr.count  # the n-best of a beam of --mbr-count are the candidates
+    contrastive.check_args(parser, args.strategy, args.backend, args.cad)
+    if args.cad is not None and args.round_one is not None:
+        parser.error("--round-one is 2-pass's output, searched without context-aware decoding: not round 1 of a "
+                     "decode with --cad")
 
     from ..startup import freeze_heap
     from ..preprocess.tokenize import detokenize
@@ -298,6 +303,8 @@ def main(argv=None) -> int:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
     searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
                              max_len=args.max_len_b, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes)
+    if args.cad is not None:
+        contrastive.set_alpha(searcher, args.cad)
     scorer = metric_client.from_args(mbr, args)
     selector = None if mbr is None else Selector(mbr, scorer, prepare=None if plain else _detokenizer(args))
     if mbr is not None and mbr.candidates == "sampling":
@@ -308,7 +315,7 @@ def main(argv=None) -> int:
     searcher = record.wrap(searcher)
     k = context_k(args.context, args.k, docs)
     decoder = Decoder(searcher, k=k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
-                      max_rounds=args.max_rounds, mbr=selector)
+                      max_rounds=args.max_rounds, mbr=selector, contrastive=args.cad is not None)
     start = time.perf_counter()
     try:
         out = REGISTRY[args.strategy](decoder, docs)
@@ -348,7 +355,7 @@ def _sidecar(args, model, docs, k: int, cost: dict, decoder, searcher, selector,
         "h": h, "documents": len(docs), "sentences": sum(len(doc) for doc in docs),
         "hypotheses": sum(len(doc) for doc in docs), **cost, "cost": info.cost,
         "signature": signature(args.strategy, args.backend, args.beam, args.lenpen, args.k, args.context, h,
-                               model.dtype, mbr),
+                               model.dtype, mbr, args.cad),
         "host": platform.node(),
     }
     if backend(args.backend).served:  # who served it: the endpoint, the model it reported, the settings, the time
@@ -363,6 +370,8 @@ def _sidecar(args, model, docs, k: int, cost: dict, decoder, searcher, selector,
         sidecar["doc_trans_mode"] = args.doc_trans_mode
     if selector is not None:
         sidecar["mbr"] = selector.record()
+    if args.cad is not None:
+        sidecar["cad"] = contrastive.record(args.cad)
     stats = decoder.stats
     if _parallel(args):
         sidecar.update(redecoded_per_round=stats.redecoded, round_one_reused=stats.round_one_reused,

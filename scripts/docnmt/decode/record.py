@@ -38,13 +38,14 @@ def settings_of(arguments: dict[str, Any], left_out: tuple[str, ...]) -> dict[st
 
 
 def signature(strategy: str, backend: str, beam: int, lenpen: float, k: int, context: str, h: int | None,
-              dtype: str, mbr=None) -> str:
+              dtype: str, mbr=None, cad: float | None = None) -> str:
     """A decode's signature, sacrebleu's way: what its output depends on, in one line."""
     return (f"docnmt-decode|strategy:{strategy}|backend:{backend}|beam:{beam}|lenpen:{lenpen}|k:{k}"
             + ("|context:document" if context == "document" else "")
             + f"|h:{h if h is not None else '-'}|dtype:{dtype}"
             + ("" if mbr is None else f"|{'qe' if mbr.qe else 'mbr'}:{mbr.candidates}-{mbr.count}-{mbr.utility}"
                + (f"-eps{mbr.epsilon}-seed{mbr.seed}" if mbr.candidates == "sampling" else ""))
+            + ("" if cad is None else f"|cad:{cad}")
             + f"|version:{__version__}")
 
 

@@ -52,13 +52,20 @@ class Request:
     #: the source line (0-based, in the decode's source file) whose translation the request searches, where the
     #: strategy knows it: a backend's error about one request names it (:class:`RequestError`); not compared
     line: int | None = field(default=None, compare=False)
+    #: context-aware (contrastive) decoding: the same sentence without its context (the current sentence alone, as
+    #: no-context decodes it), whose scores each step subtracts (:mod:`docnmt.decode.contrastive`); None: a plain
+    #: search
+    contrast: "Request | None" = None
 
 
 def request_tokens(request) -> tuple[tuple[int, ...], ...]:
-    """What a request's search depends on: its source, forced prefix and document token ids (not its line). Two
-    requests with the same are the same search: :meth:`docnmt.decode.strategies.Decoder.search` searches them once,
-    and the resume journal's digest (:func:`docnmt.decode.journal.requests_digest`) reads them."""
-    return tuple(request.source), tuple(request.prefix), tuple(getattr(request, "document", ()) or ())
+    """What a request's search depends on: its source, forced prefix and document token ids (not its line), and its
+    contrast's where it has one. Two requests with the same are the same search:
+    :meth:`docnmt.decode.strategies.Decoder.search` searches them once, and the resume journal's digest
+    (:func:`docnmt.decode.journal.requests_digest`) reads them."""
+    own = (tuple(request.source), tuple(request.prefix), tuple(getattr(request, "document", ()) or ()))
+    contrast = getattr(request, "contrast", None)
+    return own if contrast is None else own + request_tokens(contrast)
 
 
 class RequestError(InputError):

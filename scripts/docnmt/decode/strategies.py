@@ -155,12 +155,16 @@ class Decoder:
     compares strategies by;
     ``guess_searcher``: the document model's search at beam 1, with which parallel doc-trans guesses the contexts of its
     round 1 where the documents have no first pass (each sentence without context, greedy:
-    :mod:`docnmt.decode.fixed_point`); None: parallel doc-trans needs the first pass.
+    :mod:`docnmt.decode.fixed_point`); None: parallel doc-trans needs the first pass;
+    ``contrastive``: context-aware (contrastive) decoding (:mod:`docnmt.decode.contrastive`): every request with a
+    context carries the same sentence without it (``Request.contrast``), which the searcher scores beside it (its
+    ``cad_alpha``); the strategies that decode a sentence with a target context take it.
     """
 
     def __init__(self, searcher, k: int, h: int, sentence_searcher=None, source_name: str = "source",
                  doc_trans_mode: str = "sequential", max_rounds: int | None = None,
-                 switch_share: float = SWITCH_SHARE, mbr=None, share_repeated: bool = True, guess_searcher=None):
+                 switch_share: float = SWITCH_SHARE, mbr=None, share_repeated: bool = True, guess_searcher=None,
+                 contrastive: bool = False):
         if doc_trans_mode not in DOC_TRANS_MODES:
             raise ValueError(f"doc_trans_mode must be one of {', '.join(DOC_TRANS_MODES)}, got {doc_trans_mode!r}")
         if max_rounds is not None and max_rounds < 1:
@@ -176,6 +180,7 @@ class Decoder:
         self.mbr = mbr
         self.share_repeated = share_repeated
         self.guess_searcher = guess_searcher
+        self.contrastive = contrastive
         self.stats = Stats()
 
     # ---- requests ---------------------------------------------------------
@@ -238,7 +243,11 @@ class Decoder:
             prefix_sents = prefix_sents[1:] if prefix_sents else prefix_sents
             if len(prefix_sents) >= len(source_sents):
                 prefix_sents = prefix_sents[len(prefix_sents) - len(source_sents) + 1:]
-        return Request(src_ids, prefix_ids, document_ids, line=line), truncated
+        contrast = None
+        if self.contrastive and (prefix_ids or len(source_sents) > 1 or document_ids):
+            # the sentence without its context: the current (last) sentence alone, as no-context decodes it
+            contrast = Request(self._ids(source_sents[-1], source=True), [], line=line)
+        return Request(src_ids, prefix_ids, document_ids, line=line, contrast=contrast), truncated
 
     def text(self, hyp) -> str:
         return self.searcher.model.decode(hyp.tokens)

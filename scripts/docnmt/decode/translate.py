@@ -232,9 +232,10 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
               max_len: int = 200, context: str = "window", max_tokens: int | None = None,
-              cache_bytes: int | None = None, record=None) -> list[list[str]]:
+              cache_bytes: int | None = None, record=None, cad: float | None = None) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order;
-    ``record``: the decode's :class:`.record.DecodeRecord`, whose journal the searchers keep their chunks in."""
+    ``record``: the decode's :class:`.record.DecodeRecord`, whose journal the searchers keep their chunks in;
+    ``cad``: context-aware decoding's alpha (:mod:`.contrastive`; None: the strategy's own search)."""
     from .backends import make_searcher
 
     bpe_docs, line = [], 0
@@ -259,6 +260,10 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         made = make_searcher(model, beam=at_beam or beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len,
                              max_tokens=max_tokens, cache_bytes=cache_bytes)
         made.on_batch = Progress(name, total, stream)
+        if cad is not None:
+            from .contrastive import set_alpha
+
+            set_alpha(made, cad)
         return made if record is None else record.wrap(made)
 
     k = context_k(context, k, bpe_docs)
@@ -272,7 +277,8 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
     guess = (searcher(document_model, "document-level model, guess", at_beam=1)
              if STRATEGIES[strategy].guesses(doc_trans_mode) and document_model is not None else None)
     decoder = Decoder(doc_searcher or sent_searcher, k=k, h=h, sentence_searcher=sent_searcher,
-                      source_name=input_name, doc_trans_mode=doc_trans_mode, guess_searcher=guess)
+                      source_name=input_name, doc_trans_mode=doc_trans_mode, guess_searcher=guess,
+                      contrastive=cad is not None)
     out = REGISTRY[strategy](decoder, bpe_docs)
     return [[pipeline.decode(h) for h in doc] for doc in out]
 
@@ -353,6 +359,9 @@ def parse_arguments(argv=None):
     parser.add_argument("--tokenize", choices=["moses", "none"],
                         help="moses (the workflow's normalization and tokenization, default) or none")
     add_search_arguments(parser)
+    from .contrastive import add_arguments as add_cad_argument
+
+    add_cad_argument(parser)
     parser.add_argument("--journal", type=Path,
                         help="the resume journal (default: the output's path with .journal added); a killed run "
                              "rerun the same way resumes from it")
@@ -388,6 +397,9 @@ def main(argv=None) -> int:
     refused = not_for_backend(args.strategy, described.name)
     if refused:
         parser.error(refused)
+    from .contrastive import check_args
+
+    check_args(parser, args.strategy, described.name, args.cad)
     check_cache_bytes(parser, args)
     given_text = [f"--{o}" for o in ("tokenize", "codes") if getattr(args, o) not in (None, "none")] if plain else []
     given_data = [] if described.needs_data else \
@@ -431,7 +443,7 @@ def main(argv=None) -> int:
                              k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
                              doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b,
                              context=args.context, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes,
-                             record=record)
+                             record=record, cad=args.cad)
     seconds = time.perf_counter() - started
     write_documents(args.output, layout, documents, translations, system=args.system_name or f"docnmt-{args.strategy}")
     record.finish()

@@ -24,6 +24,7 @@ reading the package: a new metric module needs no line here, in the CLI map or i
   tiny_metricx -- a tiny MetricX-24 checkpoint made here (mT5 reaching id 250089, local tokenizer)
   tables      -- the paper's tables (Markdown, CSV, LaTeX) from the scores
   cost_table  -- Table 1, the strategies' cost, with each backend's own cost columns
+  contrapro_table -- ContraPro's accuracy per model, with the document model's CAD row
   span_table  -- XCOMET's error spans per strategy: by severity, and the commonest
   docmbr_wins -- the documents pooled+docmbr took from each strategy (table docmbr_wins)
   notes       -- the notes under the tables: precision, backend, MBR, realigned windows, skipped strategies

@@ -15,6 +15,12 @@ An example is correct only if its correct target scores strictly higher than
 every contrastive target (a tie counts as wrong). Accuracy is reported
 overall, by antecedent distance (0, 1, 2, 3, >3) and by reference pronoun.
 
+With ``--cad ALPHA ...`` (document level) each candidate is also scored without context (the example sentence
+alone, as no-context decodes it) and ranked by context-aware decoding's score, ``(1 + alpha) log p(y|x,c) -
+alpha log p(y|x)`` (:mod:`docnmt.decode.contrastive`): the accuracy at each alpha is recorded (``cad``), the first
+being the tables' CAD row. ``log p(y|x)`` differs between the candidates (their pronouns differ), so CAD can change
+the decision; at alpha 0 it is the plain accuracy.
+
 A Hugging Face model (``--backend transformers``, a model folder, no
 ``--data`` or ``--codes``) scores plain text: the contrastive targets as
 ContraPro writes them, the mini-corpus as it is; its tokenizer segments both.
@@ -84,7 +90,7 @@ def build_inputs(examples, src_lines: list[str], tgt_lines: list[str], candidate
 @cli_errors
 def main(argv=None) -> int:
     from ..decode.arguments import add_scoring_model_arguments
-    from ..option_ranges import POSITIVE_INT
+    from ..option_ranges import NONNEGATIVE, POSITIVE_INT
 
     parser = argument_parser("docnmt.score.contrastive", __doc__.split("\n\n")[0])
     add_scoring_model_arguments(parser)
@@ -97,6 +103,9 @@ def main(argv=None) -> int:
     parser.add_argument("--src-lang", help="transformers: the model's source language code, where it has language "
                                            "tokens")
     parser.add_argument("--batch-size", type=POSITIVE_INT, default=64, help="at most this many scored targets a batch")
+    parser.add_argument("--cad", type=NONNEGATIVE, nargs="+", metavar="ALPHA",
+                        help="document level: also rank the candidates by (1 + ALPHA) log p(y|x,c) - ALPHA log p(y|x), "
+                             "each ALPHA (the first: the tables' CAD row), the second term the sentence alone")
     parser.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
     from ..decode.backend import backend
@@ -106,6 +115,8 @@ def main(argv=None) -> int:
         parser.error("--codes is for fairseq models: a transformers model's tokenizer segments the plain targets")
     if not hf and args.codes is None:
         parser.error("--codes (the fairseq model's BPE codes, to encode the contrastive targets) is required")
+    if args.cad and args.level != "document":
+        parser.error("--cad: context-aware scoring contrasts the document model's context; give --level document")
 
     from ..preprocess import bpe, tokenize
     from ..decode.backends import model_from_args
@@ -129,13 +140,9 @@ def main(argv=None) -> int:
     freeze_heap(argv)
     start = time.perf_counter()
     scores = model.score(sources, targets, after_last_sep=args.level == "document", batch_size=args.batch_size)
+    alone = _alone(model, args, examples, src_lines, tgt_lines, candidates)
     seconds = time.perf_counter() - start
-    grouped = defaultdict(list)
-    for owner, scored in zip(owners, scores):
-        grouped[owner].append(scored.logprob)
-    correct_scores = [grouped[n][0] for n in range(len(examples))]
-    contrastive_scores = [grouped[n][1:] for n in range(len(examples))]
-    table = accuracy_table(examples, decisions(correct_scores, contrastive_scores))
+    table = accuracy_table(examples, decisions(*_grouped(owners, [s.logprob for s in scores], len(examples))))
     result = {
         "metric": "contrapro-accuracy",
         "signature": f"contrapro-accuracy|level:{args.level}|k:{args.k if args.level == 'document' else 1}"
@@ -149,12 +156,40 @@ def main(argv=None) -> int:
         "seconds": round(seconds, 3),
         **table,
     }
+    if alone is not None:
+        result["cad"] = cad_accuracies(examples, owners, scores, alone, args.cad)
     with atomic_write(args.output) as handle:
         json.dump(result, handle, indent=1)
         handle.write("\n")
     overall = table["overall"]
     print(f"{args.level}: {overall['correct']}/{overall['total']} correct = {overall['accuracy']:.3f}")
+    for entry in result.get("cad", []):
+        print(f"{args.level}, CAD alpha {entry['alpha']}: {entry['overall']['correct']}/{entry['overall']['total']} "
+              f"correct = {entry['overall']['accuracy']:.3f}")
     return 0
+
+
+def _alone(model, args, examples, src_lines, tgt_lines, candidates):
+    """With ``--cad``: each candidate's score without context (the example sentence alone); else None."""
+    if not args.cad:
+        return None
+    plain, plain_targets, _ = build_inputs(examples, src_lines, tgt_lines, candidates, "sentence", args.k)
+    return model.score(plain, plain_targets, after_last_sep=True, batch_size=args.batch_size)
+
+
+def cad_accuracies(examples, owners, scores, alone, alphas) -> list[dict]:
+    """The accuracy tables of ranking by ``(1 + alpha) log p(y|x,c) - alpha log p(y|x)``, one per alpha."""
+    return [{"alpha": alpha, **accuracy_table(examples, decisions(*_grouped(
+        owners, [(1 + alpha) * c.logprob - alpha * a.logprob for c, a in zip(scores, alone)], len(examples))))}
+        for alpha in alphas]
+
+
+def _grouped(owners: Sequence[int], values: Sequence[float], examples: int):
+    """Per example, its correct target's score and its contrastive targets' scores."""
+    grouped = defaultdict(list)
+    for owner, value in zip(owners, values):
+        grouped[owner].append(value)
+    return [grouped[n][0] for n in range(examples)], [grouped[n][1:] for n in range(examples)]
 
 
 #: Its declaration in the metric seam (docnmt.score.metric): a rule of its own.

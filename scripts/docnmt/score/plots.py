@@ -161,6 +161,43 @@ def plot_mbr(manifest: dict, output: Path) -> None:
     save_figure(plt, fig, output)
 
 
+def plot_cad(manifest: dict, output: Path) -> None:
+    """Context-aware decoding's alpha sweep (config cad.sweep): test-set BLEU and pronoun gender F1 of one strategy
+    decoded at each alpha, and ContraPro accuracy of the document model ranking by the same score."""
+    from ..decode.contrastive import sweep_system
+
+    sweep = manifest.get("cad_sweep")
+    panels = ("test BLEU", "test gender F1", "ContraPro accuracy")
+    plt, fig, axes = new_figure(10.0, 3.2, ncols=len(panels))
+    if not sweep:
+        axes[0].set_title("No alpha sweep in the manifest (config cad.sweep)")
+        save_figure(plt, fig, output)
+        return
+    alphas = sweep["alphas"]
+    for n, (task, strategy) in enumerate(sweep["tasks"].items()):
+        spec = manifest["tasks"][task]
+        names = {a: sweep_system(strategy, a, sweep["alpha"]) for a in alphas}
+        bleu = load_json(spec["bleu_ter"]["test"], "BLEU/TER score file")["systems"]
+        pronouns = (load_json(spec["pronoun_f1"]["test"], "pronoun score file")["systems"]
+                    if spec.get("pronoun_f1") else {})
+        contrapro = (load_json(spec["contrapro_accuracy"]["document"], "ContraPro accuracy file").get("cad", [])
+                     if spec.get("contrapro_accuracy") else [])
+        series = ([(a, bleu[names[a]]["BLEU"]["score"]) for a in alphas if names[a] in bleu],
+                  [(a, 100 * pronouns[names[a]]["gender"]["f1"]) for a in alphas
+                   if pronouns.get(names[a], {}).get("gender", {}).get("f1") is not None],
+                  sorted((e["alpha"], 100 * e["overall"]["accuracy"]) for e in contrapro
+                         if e["overall"]["accuracy"] is not None))
+        for ax, points in zip(axes, series):
+            ax.plot([a for a, _ in points], [v for _, v in points], marker="o", color=f"C{n}",
+                    label=f"{task}: {strategy}, CAD")
+    for ax, title in zip(axes, panels):
+        ax.set_xlabel("alpha")
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+    axes[-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save_figure(plt, fig, output)
+
+
 def plot_ctxpro(manifest: dict, output: Path) -> None:
     """ctxpro accuracy per phenomenon: sentence-level against the strategies that see context, one group of bars
     per task and set."""
@@ -185,7 +222,7 @@ def plot_ctxpro(manifest: dict, output: Path) -> None:
 
 
 PLOTS = {"bleu": plot_bleu, "pronouns": plot_pronouns, "cost": plot_cost, "cxmi": plot_cxmi, "mbr": plot_mbr,
-         "ctxpro": plot_ctxpro}
+         "cad": plot_cad, "ctxpro": plot_ctxpro}
 
 
 @cli_errors

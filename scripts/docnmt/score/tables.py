@@ -64,6 +64,7 @@ from pathlib import Path
 
 from ..decode.variants import label as label_of, parse_system
 from ..tablefmt import DASH, Table, number as _fmt
+from .contrapro_table import accuracy_table
 from .cost_table import cost_table
 from .docmbr_wins import docmbr_wins_table, pooled_sidecars
 from .span_table import xcomet_spans_table
@@ -280,33 +281,6 @@ def pronoun_tables(manifest: dict) -> tuple[Table, Table]:
 
 
 # ---- ContraPro accuracy -------------------------------------------------------------
-def accuracy_table(manifest: dict) -> Table:
-    buckets = ["0", "1", "2", "3", ">3"]
-    header, per_task, dtypes = ["model"], [], {}
-    for t, spec in manifest["tasks"].items():
-        if spec.get("contrapro_accuracy"):
-            per_task.append({lvl: load_json(p, "ContraPro accuracy file")
-                             for lvl, p in spec["contrapro_accuracy"].items()})
-            header += [f"{t} overall"] + [f"{t} distance {b}" for b in buckets]
-            dtypes.update({f"{t} {lvl}-level": data for lvl, data in per_task[-1].items()})
-    rows = []
-    for level in ("sentence", "document"):
-        cells = [f"{level}-level"]
-        for data in per_task:
-            acc = data.get(level)
-            if acc is None:
-                cells += [DASH] * (1 + len(buckets))
-                continue
-            cells.append(_fmt(acc["overall"]["accuracy"], 1, 100))
-            for b in buckets:
-                cells.append(_fmt(acc["by_ante_distance"].get(b, {}).get("accuracy"), 1, 100))
-        rows.append(cells)
-    return Table("contrapro_accuracy", "ContraPro contrastive scoring accuracy (in percent), the paper's sanity check",
-                 header, rows, ["An example counts as correct only if the correct target scores strictly higher "
-                                "than every contrastive one (a tie is wrong). Distance: sentences between pronoun "
-                                "and antecedent."] + model_notes(dtypes, "the contrastive scoring"))
-
-
 # ---- context usage (not in the paper) ------------------------------------------------
 CONTEXT_NOTE = ("Not in the paper: it reports no context-usage measure. CXMI (Fernandes et al., ACL 2021) and "
                 "P-CXMI (Fernandes et al., ACL 2023) of the document-level model, in nats; see docs/scoring.md, "

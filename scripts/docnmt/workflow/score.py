@@ -14,7 +14,7 @@ from docnmt.decode.variants import is_pooled
 
 from .decode import evalset_priority, model_checks, model_inputs
 from .metrics import metric, seam
-from .systems import (curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
+from .systems import (cad_sweep_systems, curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
                       task_strategies, task_systems)
 from .tasks import (
     binarized, bpe_codes, evalsets, german_tasks, has_subsets, is_ctxpro, is_external, model_file, pronoun_min_examples, src,
@@ -50,6 +50,21 @@ def system_args(config: dict, task: str, evalset: str, input: Mapping) -> list[s
     """--system NAME=PATH for every hypothesis file, plus --select on ContraPro (a list; the rule quotes each)."""
     args = system_pairs(task_systems(config, task, evalset), input["systems"])
     return args + (["--select", input["select"]] if "select" in input.keys() else [])
+
+
+def pronoun_inputs(config: dict, task: str, evalset: str) -> dict:
+    """The pronoun scorer's texts (:func:`scored_text_inputs`), and on the test set the CAD sweep's decodes (the
+    report's alpha plot)."""
+    files = scored_text_inputs(config, task, evalset)
+    if evalset == "test" and cad_sweep_systems(config, task):
+        files["curve"] = [layout.decode_file(task, "test", s, "txt") for s in cad_sweep_systems(config, task)]
+    return files
+
+
+def pronoun_args(config: dict, task: str, evalset: str, input: Mapping) -> list[str]:
+    """--system for every system (and the CAD sweep's), --select on ContraPro (a list; the rule quotes each)."""
+    args = system_args(config, task, evalset, input)
+    return args + (system_pairs(cad_sweep_systems(config, task), input["curve"]) if "curve" in input.keys() else [])
 
 
 def subsets_arg(input: Mapping) -> list[str]:
@@ -120,6 +135,17 @@ def contrapro_accuracy_inputs(config: dict, task: str, level: str) -> dict:
         "examples": layout.contrapro_examples(task),
         "codes": bpe_codes(config, task),
     }
+
+
+def contrapro_cad_args(config: dict, level: str) -> list[str]:
+    """--cad ALPHA for the document model's ContraPro scoring where the config decodes with context-aware decoding
+    (cad.strategies): its CAD row (a list; the rule quotes each)."""
+    from docnmt.decode.variants import variant
+
+    if level != "document" or not variant("cad").systems(config):
+        return []
+    alphas = [config["cad"]["alpha"]] + [a for a in config["cad"]["sweep"] if float(a) != float(config["cad"]["alpha"])]
+    return ["--cad", *(str(a) for a in alphas)]
 
 
 # ---- context usage (CXMI) ----------------------------------------------------------------

@@ -6,6 +6,7 @@ set, those skipped for a missing model, its variants' systems (``doc-trans+mbr``
 from __future__ import annotations
 
 from docnmt.decode import variants as variant_registry
+from docnmt.decode.contrastive import alpha_text
 from docnmt.decode.variants import Variant, variant, variants
 from docnmt.decode.strategies import STRATEGIES, models_needed, not_for_backend
 from docnmt.decode.backend import backend
@@ -190,6 +191,12 @@ def table_systems(config: dict) -> list[str]:
 
 
 def curve_systems(config: dict, task: str) -> list[str]:
+    """The decodes of the report's curves on the test set, not in the tables: the MBR candidate-count plot's
+    (:func:`mbr_curve_systems`) and the CAD alpha sweep's (:func:`cad_sweep_systems`)."""
+    return mbr_curve_systems(config, task) + cad_sweep_systems(config, task)
+
+
+def mbr_curve_systems(config: dict, task: str) -> list[str]:
     """The MBR decodes of the report's candidate-count plot on the test set (mbr.curve): its strategy with each
     count of mbr.curve.counts (doc-trans+mbr-4), where the task decodes that strategy with MBR."""
     strategy = config["mbr"]["curve"]["strategy"]
@@ -197,6 +204,25 @@ def curve_systems(config: dict, task: str) -> list[str]:
             or selection_unavailable(config, task, "mbr"):
         return []
     return [variant("mbr").system(strategy, n) for n in curve_counts(config)]
+
+
+def cad_sweep_strategy(config: dict, task: str) -> str | None:
+    """The strategy of the CAD alpha sweep on a task: the first of cad.strategies that the task decodes with CAD;
+    None without a sweep."""
+    if not config["cad"]["sweep"]:
+        return None
+    decoded = variant_systems(config, task, variant("cad"))[0]
+    return next((s for s in config["cad"]["strategies"] if variant("cad").system(s) in decoded), None)
+
+
+def cad_sweep_systems(config: dict, task: str) -> list[str]:
+    """The CAD alpha sweep's decodes on the test set (cad.sweep): its strategy at each alpha but cad.alpha, whose
+    decode is the strategy's +cad system (doc-trans+cad-0.25)."""
+    strategy = cad_sweep_strategy(config, task)
+    if strategy is None:
+        return []
+    return [variant("cad").system(strategy, alpha_text(a)) for a in config["cad"]["sweep"]
+            if float(a) != float(config["cad"]["alpha"])]
 
 
 def level_strategies(config: dict, task: str, level: str) -> list[str]:

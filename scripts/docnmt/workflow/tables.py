@@ -14,13 +14,14 @@ from docnmt.decode.variants import variant
 from docnmt.score.tables import renamed_from
 
 from .metrics import metric_evalsets, seam, span_checkpoints
-from .systems import (curve_counts, curve_systems, mbr_strategies, qe_strategies, skipped_selections,
+from .systems import (cad_sweep_strategy, cad_sweep_systems, curve_counts, mbr_curve_systems, mbr_strategies, qe_strategies, skipped_selections,
                       skipped_strategies, table_systems, task_systems)
 from .tasks import (LEVELS, ctxpro_evalsets, cxmi_tasks, engine_args, evalsets, german_tasks, model_backend, prices,
                     task_levels, tgt)
 
 #: Plots of the report, each with its caption in report/{name}.rst, and its category.
 PLOTS = {"bleu": "Quality", "pronouns": "Pronouns", "cost": "Cost", "cxmi": "Context usage", "mbr": "MBR selection",
+         "cad": "Context-aware decoding",
          "ctxpro": "Context phenomena"}
 
 
@@ -72,10 +73,13 @@ def score_manifest(config: dict, tasks=None) -> dict:
     tasks = _tasks(config, tasks)
     settings = config["mbr"]
     systems = table_systems(config)
-    curve = {t: curve_systems(config, t) for t in tasks if curve_systems(config, t)}
+    curve = {t: mbr_curve_systems(config, t) for t in tasks if mbr_curve_systems(config, t)}
+    sweep = {t: cad_sweep_strategy(config, t) for t in tasks if cad_sweep_systems(config, t)}
     return {"strategies": systems, "tasks": {t: task_scores(config, t) for t in tasks},
             **({"metric_modules": config["metrics"]["modules"]} if config["metrics"]["modules"] else {}),
             **({"mbr_curve": {"counts": [settings["count"]] + curve_counts(config), "tasks": curve}} if curve else {}),
+            **({"cad_sweep": {"alpha": config["cad"]["alpha"], "alphas": sorted({float(a) for a in [
+                config["cad"]["alpha"], *config["cad"]["sweep"]]}), "tasks": sweep}} if sweep else {}),
             **({"mbr": {k: settings[k] for k in ("candidates", "count", "utility", "epsilon", "seed")}}
                if mbr_strategies(config) else {}),
             **({"qe_rerank": {"count": config["qe_rerank"]["count"], "checkpoint": config["qe_rerank"]["checkpoint"]}}
@@ -141,7 +145,8 @@ def plot_names(config: dict, tasks=None) -> list[str]:
     return [p for p in PLOTS if (p != "pronouns" or any(t in german_tasks(config) for t in tasks))
             and (p != "cxmi" or any(t in cxmi_tasks(config) for t in tasks))
             and (p != "ctxpro" or any(ctxpro_evalsets(config, t) for t in tasks))
-            and (p != "mbr" or any(curve_systems(config, t) for t in tasks))]
+            and (p != "mbr" or any(mbr_curve_systems(config, t) for t in tasks))
+            and (p != "cad" or any(cad_sweep_systems(config, t) for t in tasks))]
 
 
 def plot_file(config: dict, name: str) -> str:

@@ -161,20 +161,30 @@ class CausalLMSearcher(PromptCounted):
         """Each token's text (where a stop string may end an answer)."""
         return self.model.tokenizer.batch_decode([[t] for t in ids], clean_up_tokenization_spaces=False)
 
+    #: context-aware decoding's alpha for the requests that carry a contrast (:mod:`docnmt.decode.contrastive`)
+    cad_alpha: float = 0.5
+
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
-        """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids."""
+        """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids; a request
+        with a contrast (``Request.contrast``: the current turn alone) by context-aware decoding's combined scores
+        (:attr:`cad_alpha`, :mod:`.contrast`)."""
         from ...requests import token_batches
 
         prompts = [self._prompt(number, request) for number, request in enumerate(requests, start=1)]
+        contrasts = [None if getattr(request, "contrast", None) is None else self._prompt(number, request.contrast)[0]
+                     for number, request in enumerate(requests, start=1)]
         lines = [self.model.answer_lines(request) for request in requests]
-        order = sorted(range(len(prompts)), key=lambda i: (prompts[i][1], -len(prompts[i][0]), i))
+        order = sorted(range(len(prompts)), key=lambda i: (prompts[i][1], contrasts[i] is None, -len(prompts[i][0]), i))
         results: list[list[Hypothesis] | None] = [None] * len(prompts)
         positions = lambda i: self.beam * (len(prompts[i][0]) + prompts[i][1])  # noqa: E731
         for batch in token_batches(order, positions, self.max_tokens, self.batch_size,
-                                   together=lambda first, i: prompts[first][1] == prompts[i][1]):
+                                   together=lambda first, i: (prompts[first][1], contrasts[first] is None)
+                                   == (prompts[i][1], contrasts[i] is None)):
             found = self.searched_in_halves(
                 batch, lambda part: self.generate([prompts[i][0] for i in part], prompts[part[0]][1],
-                                                  lines=[lines[i] for i in part]), positions)
+                                                  lines=[lines[i] for i in part],
+                                                  contrasts=None if contrasts[part[0]] is None
+                                                  else [contrasts[i] for i in part]), positions)
             for i, hyps in zip(batch, found):
                 results[i] = hyps
             self.batch_done(len(batch))
@@ -201,7 +211,7 @@ class CausalLMSearcher(PromptCounted):
         return cache_view(cache, len(prompt) - 1, generating=True)
 
     def generate(self, prompts: list[list[int]], limit: int, copies: int = 1, lines: Sequence[int] | None = None,
-                 **options) -> list[list[Hypothesis]]:
+                 contrasts: Sequence[Sequence[int]] | None = None, **options) -> list[list[Hypothesis]]:
         """``generate`` on a batch of ``prompts`` (after each one's cached prefix, with ``reuse_cache``; padded on
         the left to the longest): for each, ``beam`` answers of its ``lines`` lines (:meth:`CausalLMModel.hypothesis`);
         ``copies``: one prompt that many times (samples), ``options`` passed on to ``generate``."""
@@ -228,6 +238,13 @@ class CausalLMSearcher(PromptCounted):
             kwargs[self.model.cache_keyword] = cache
         else:
             self.tokens_prefilled += sum(len(prompt) for prompt in prompts)
+        if contrasts is not None:  # context-aware decoding: the turn alone beside it, step by step
+            from transformers import LogitsProcessorList
+
+            from .contrast import contrast_processor
+
+            kwargs["logits_processor"] = LogitsProcessorList([contrast_processor(
+                self, contrasts, kwargs["num_beams"] * copies, width, self.cad_alpha, kwargs["num_beams"] > 1)])
         calls = self.forward_calls
         counting = self.net.register_forward_pre_hook(self._count, with_kwargs=True)
         try:

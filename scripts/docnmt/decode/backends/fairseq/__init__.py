@@ -14,7 +14,7 @@ BACKEND = register(Backend(
     name="fairseq",
     order=0,
     summary="a fairseq checkpoint and its data folder (BPE-level text in and out; the default)",
-    text="bpe", needs_data=True, language_codes=False, contrapro_in_workflow=True, module=__name__,
+    text="bpe", needs_data=True, language_codes=False, contrapro_in_workflow=True, module=__name__, contrastive=True,
 ))
 
 

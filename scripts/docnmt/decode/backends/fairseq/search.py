@@ -163,9 +163,55 @@ def _source_order(encoder_outs, new_order, beam: int, per_request: bool):
     return None if out[0].size(1) == new_order.numel() else new_order
 
 
+class _Contrast:
+    """Context-aware decoding's second side (:mod:`docnmt.decode.contrastive`): the same rows' generated tokens
+    after each request's contrast (the sentence without its context: its own source, no prefix), with an encoder
+    output and an incremental state of its own. Each step, :meth:`lprobs` runs the decoder once more on them, with
+    the patches of the prefix side (row positions, cascade attention over the cached prefix) taken off for the
+    call; the combined scores are ``(1 + alpha) * lp_context - alpha * lp_alone``."""
+
+    def __init__(self, searcher: "Searcher", encoder_out, alpha: float):
+        self.searcher, self.encoder_out, self.alpha = searcher, encoder_out, alpha
+        self.state: dict = {}
+
+    def lprobs(self, tokens, plain_positions, attentions):
+        """The log-probabilities of the next token without context (its decoder input starts with ``</s>``: no
+        prefix), in float32."""
+        decoder = self.searcher.net.decoder
+        saved = [mha.__dict__.pop("forward", None) for mha in attentions]
+        positions, decoder.embed_positions = decoder.embed_positions, plain_positions
+        try:
+            out = decoder.forward(tokens, encoder_out=self.encoder_out, incremental_state=self.state)
+            lprobs = self.searcher.net.get_normalized_probs((out[0][:, -1:, :], None), log_probs=True)[:, -1, :]
+        finally:
+            decoder.embed_positions = positions
+            for mha, forward in zip(attentions, saved):
+                if forward is not None:
+                    mha.forward = forward
+        self.searcher.forward_calls += 1
+        self.searcher.decoder_positions += tokens.size(0)
+        return lprobs
+
+    def combine(self, lprobs, alone):
+        """``(1 + alpha) * lprobs - alpha * alone``, where ``alone`` is kept finite (a token impossible without the
+        context stays possible with it): with alpha 0, ``lprobs`` exactly."""
+        import torch
+
+        alone = alone.float().clamp_min(torch.finfo(torch.float32).min)
+        return (1.0 + self.alpha) * lprobs.float() - self.alpha * alone
+
+    def reorder(self, new_order, order):
+        """Follow the generator's reordering: the incremental state by rows, the encoder output where requests
+        were dropped (``order``: :func:`_source_order`'s)."""
+        self.searcher.net.decoder.reorder_incremental_state_scripting(self.state, new_order)
+        if order is not None:
+            self.encoder_out = self.searcher.net.encoder.reorder_encoder_out(self.encoder_out, order)
+
+
 def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, shared: "SharedPrefix | None" = None,
-              per_request_source: bool = False):
-    """An EnsembleModel that injects the prefilled cache, the first input and the length limits.
+              per_request_source: bool = False, contrast: "_Contrast | None" = None, original_positions=None):
+    """An EnsembleModel that injects the prefilled cache, the first input and the length limits, and (``contrast``)
+    combines each step's scores with those without context.
 
     ``per_request_source`` (with the beamable encoder attention): the encoder output stays one per request.
     Its keys and values are computed from it at step 0 and kept in the incremental state; after that the
@@ -173,6 +219,7 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
     from fairseq.sequence_generator import EnsembleModel
 
     eos = searcher.eos
+    attentions = [layer.self_attn for layer in searcher.net.decoder.layers]
 
     class PrefixEnsemble(EnsembleModel):
         def __init__(self):
@@ -193,6 +240,7 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
                         "prev_key_padding_mask": mask.repeat_interleave(beam, dim=0),
                     })
                 self.pending_cache = None
+            generated = tokens  # the contrast's decoder input: </s>, then the generated tokens (no prefix)
             if step == 0 and "first" in rows.tensors:
                 tokens = tokens.clone()
                 tokens[:, 0] = rows.first
@@ -200,6 +248,8 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
             searcher.forward_calls += 1
             searcher.decoder_positions += tokens.size(0)
             lprobs, attn = super().forward_decoder(tokens, encoder_outs, incremental_states, temperature)
+            if contrast is not None:
+                lprobs = contrast.combine(lprobs, contrast.lprobs(generated, original_positions, attentions))
             if searcher.track_cache:
                 held = sum(t.numel() * t.element_size() for layer in incremental_states[0].values()
                            for t in layer.values() if t is not None)
@@ -219,6 +269,8 @@ def _ensemble(searcher: "Searcher", encoder_out, rows: _Rows, cache, beam: int, 
         def reorder_incremental_state(self, incremental_states, new_order):
             super().reorder_incremental_state(incremental_states, new_order)
             rows.reorder(new_order)
+            if contrast is not None:  # the generator reorders the state before the encoder output
+                contrast.reorder(new_order, _source_order([contrast.encoder_out], new_order, beam, per_request_source))
             if shared is not None:
                 shared.follow()
 
@@ -247,6 +299,24 @@ def finalized_hypotheses(finalized, prefixes, naive: bool, lenpen: float, eos: i
             found.append(Hypothesis(tokens[:-1], score, logprob))
         found.sort(key=lambda h: -h.score)  # stable: fairseq's order among equal scores
         out.append(found)
+    return out
+
+
+def _contrasts(searcher: "Searcher", requests: Sequence[Request]) -> list[list[int] | None] | None:
+    """Each request's contrast source ids (checked; its prefix must be empty), None for a request without one; None
+    where no request has one."""
+    found = [getattr(r, "contrast", None) for r in requests]
+    if all(c is None for c in found):
+        return None
+    out: list[list[int] | None] = []
+    for number, contrast in enumerate(found, start=1):
+        if contrast is None:
+            out.append(None)
+            continue
+        source, prefix = checked_ids(searcher, f"request {number}'s contrast", contrast)
+        if prefix:
+            raise InputError(f"request {number}'s contrast", "expected no prefix: the sentence without its context")
+        out.append(source)
     return out
 
 
@@ -303,12 +373,15 @@ class Searcher(Counted):
         return checked
 
     # ---- batching ---------------------------------------------------------
-    def _batches(self, checked):
+    def _batches(self, checked, together=None):
         """Longest sources first, at most ``batch_size`` requests and ``max_tokens`` positions a batch
-        (:func:`docnmt.decode.requests.token_batches`: beam x (source + prefix + token limit) a request)."""
+        (:func:`docnmt.decode.requests.token_batches`: beam x (source + prefix + token limit) a request);
+        ``together(i, j)``: whether request j may join a batch that begins with request i."""
         order = sorted(range(len(checked)), key=lambda i: (-len(checked[i][0]), -len(checked[i][1]), i))
+        if together is not None:  # the requests with a contrast first, then the others: each group in that order
+            order = sorted(order, key=lambda i: together(order[0], i) is False)
         yield from token_batches(order, lambda i: checked_positions(self.beam, checked[i]), self.max_tokens,
-                                 self.batch_size)
+                                 self.batch_size, together)
 
     def _encode(self, sources: list[list[int]]):
         import torch
@@ -320,8 +393,12 @@ class Searcher(Counted):
         return net_input, self.net.encoder.forward_torchscript(net_input)
 
     # ---- search -----------------------------------------------------------
+    #: context-aware decoding's alpha for the requests that carry a contrast (:mod:`docnmt.decode.contrastive`)
+    cad_alpha: float = 0.5
+
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
-        """The ``beam`` best continuations after each request's prefix, best first (prefilled cache)."""
+        """The ``beam`` best continuations after each request's prefix, best first (prefilled cache); a request
+        with a contrast (``Request.contrast``) by context-aware decoding's combined scores (:attr:`cad_alpha`)."""
         return self._search(requests, naive=False)
 
     #: fairseq's search strategy while :meth:`sample` runs (None: beam search)
@@ -345,16 +422,22 @@ class Searcher(Counted):
 
     def _search(self, requests, naive: bool) -> list[list[Hypothesis]]:
         checked = self._check(requests)
+        contrasts = _contrasts(self, requests)
         results: list[list[Hypothesis] | None] = [None] * len(checked)
-        for batch in self._batches(checked):
-            hyps = self.searched_in_halves(batch, lambda part: self._search_batch([checked[i] for i in part], naive),
+        # with contrasts, the requests with one and those without are batched apart (each batch runs both sides or one)
+        together = None if contrasts is None else (lambda i, j: (contrasts[i] is None) == (contrasts[j] is None))
+        for batch in self._batches(checked, together):
+            part_contrasts = (lambda part: None if contrasts is None or contrasts[part[0]] is None
+                              else [contrasts[i] for i in part])
+            hyps = self.searched_in_halves(batch, lambda part: self._search_batch([checked[i] for i in part], naive,
+                                                                                  part_contrasts(part)),
                                            lambda i: checked_positions(self.beam, checked[i]))
             for i, h in zip(batch, hyps):
                 results[i] = h
             self.batch_done(len(batch))
         return results  # type: ignore[return-value]
 
-    def _search_batch(self, batch, naive: bool) -> list[list[Hypothesis]]:
+    def _search_batch(self, batch, naive: bool, contrasts=None) -> list[list[Hypothesis]]:
         import torch
         from fairseq.sequence_generator import SequenceGenerator
 
@@ -393,7 +476,13 @@ class Searcher(Counted):
                     rows.tensors["request"] = per_row(list(range(len(batch))))
                     shared = SharedPrefix(cache, rows, beam)
                     cache = None  # the shared copy (keys transposed) replaces it: not held twice
-            ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared, per_request_source=not naive)
+            contrast = None
+            if contrasts is not None:
+                if naive:
+                    raise NotImplementedError("context-aware decoding runs on the cached prefix, not the naive path")
+                contrast = _Contrast(self, self._encode(contrasts)[1], self.cad_alpha)
+            ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared, per_request_source=not naive,
+                                 contrast=contrast, original_positions=original_positions)
             generator = SequenceGenerator(
                 ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest, min_len=1,
                 normalize_scores=True, len_penalty=self.lenpen, search_strategy=self.sampling,

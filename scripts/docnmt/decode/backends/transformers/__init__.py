@@ -14,7 +14,7 @@ BACKEND = register(Backend(
     name="transformers",
     order=1,
     summary="a Hugging Face seq2seq save_pretrained folder (plain text in and out; its tokenizer segments it)",
-    text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, module=__name__,
+    text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, module=__name__, contrastive=True,
     note="Hugging Face", note_detail="their tokenizer's tokens and transformers' beam semantics (docs/decoding.md, "
                                      "'Hugging Face models (the transformers backend)')",
     bench="decode_transformers:transformers_benchmark",

@@ -287,24 +287,35 @@ class HFSearcher(Counted):
             checked.append((source, prompt, min(self.max_new_tokens, room)))
         return checked
 
-    def _batches(self, checked):
-        """Requests of equal prompt length and limit together, longest sources first, at most ``batch_size`` requests
-        and ``max_tokens`` positions a batch (:func:`docnmt.decode.requests.token_batches`: beam x (source + prompt +
-        token limit) a request)."""
-        order = sorted(range(len(checked)),
-                       key=lambda i: (len(checked[i][1]), checked[i][2], -len(checked[i][0]), i))
-        yield from token_batches(
-            order, lambda i: checked_positions(self.beam, checked[i]), self.max_tokens, self.batch_size,
-            together=lambda first, i: (len(checked[first][1]), checked[first][2]) == (len(checked[i][1]), checked[i][2]))
+    def _batches(self, checked, contrasts=None):
+        """Requests of equal prompt length and limit together (and, with ``contrasts``, those with a contrast apart
+        from those without), longest sources first, at most ``batch_size`` requests and ``max_tokens`` positions a
+        batch (:func:`docnmt.decode.requests.token_batches`: beam x (source + prompt + token limit) a request)."""
+        contrasts = contrasts or [None] * len(checked)
+
+        def kind(i):
+            return len(checked[i][1]), checked[i][2], contrasts[i] is None
+
+        order = sorted(range(len(checked)), key=lambda i: (*kind(i), -len(checked[i][0]), i))
+        yield from token_batches(order, lambda i: checked_positions(self.beam, checked[i]), self.max_tokens,
+                                 self.batch_size, together=lambda first, i: kind(first) == kind(i))
 
     # ---- search -----------------------------------------------------------
+    #: context-aware decoding's alpha for the requests that carry a contrast (:mod:`docnmt.decode.contrastive`)
+    cad_alpha: float = 0.5
+
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
-        """The ``beam`` best continuations after each request's context, best first."""
+        """The ``beam`` best continuations after each request's context, best first; a request with a contrast
+        (``Request.contrast``) by context-aware decoding's combined scores (:attr:`cad_alpha`)."""
         checked = self._check(requests)
+        contrasts = [None if getattr(r, "contrast", None) is None else checked_ids(self, f"request {n}'s contrast",
+                                                                                   r.contrast)[0]
+                     for n, r in enumerate(requests, start=1)]
         results: list[list[Hypothesis] | None] = [None] * len(checked)
-        for batch in self._batches(checked):
-            found = self.searched_in_halves(batch, lambda part: self._search_batch([checked[i] for i in part]),
-                                            lambda i: checked_positions(self.beam, checked[i]))
+        for batch in self._batches(checked, contrasts):
+            found = self.searched_in_halves(batch, lambda part: self._search_batch(
+                [checked[i] for i in part], None if contrasts[part[0]] is None else [contrasts[i] for i in part]),
+                lambda i: checked_positions(self.beam, checked[i]))
             for i, hyps in zip(batch, found):
                 results[i] = hyps
             self.batch_done(len(batch))
@@ -343,7 +354,7 @@ class HFSearcher(Counted):
             self.cache_bytes_peak = max(self.cache_bytes_peak, held)
         return out.logits[:, -1, :].to(dtype=torch.float32, copy=True)
 
-    def _search_batch(self, batch) -> list[list[Hypothesis]]:
+    def _search_batch(self, batch, contrasts=None) -> list[list[Hypothesis]]:
         import torch
         from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 
@@ -367,8 +378,9 @@ class HFSearcher(Counted):
             encoder_outputs["last_hidden_state"] = encoder_outputs.last_hidden_state.repeat_interleave(beam, dim=0)
             mask = mask.repeat_interleave(beam, dim=0)
             logits = first_logits.repeat_interleave(beam, dim=0)
+            contrast = None if contrasts is None else contrast_side(self, contrasts)
             return beam_loop(self, prompt.repeat_interleave(beam, dim=0), logits, encoder_outputs, mask, cache,
-                             config, processors, stopping, size)
+                             config, processors, stopping, size, contrast)
 
     def sample(self, request: Request, count: int, epsilon: float, seed: int) -> list[Hypothesis]:
         """``count`` epsilon samples after the request's context (:mod:`docnmt.decode.sampling`): greedy ``generate``
@@ -434,14 +446,55 @@ class HFSearcher(Counted):
         return results
 
 
+def contrast_side(self: HFSearcher, sources) -> "_Contrast":
+    """Context-aware decoding's side without context for a batch (its rows' ``sources``, the decoder prompt
+    alone): encoded, prefilled and copied to the beams (:class:`_Contrast`)."""
+    import torch
+    from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+    src, mask = self.model._pad(sources)
+    self.encoder_positions += int(mask.sum())
+    encoder_outputs = self.net.get_encoder()(input_ids=src, attention_mask=mask, return_dict=True)
+    cache = EncoderDecoderCache(DynamicCache(config=self.net.config), DynamicCache(config=self.net.config))
+    prompt = torch.tensor([self.model.prompt] * len(sources), device=src.device)
+    first = self._forward(prompt, encoder_outputs, mask, cache)
+    cache.batch_repeat_interleave(self.beam)
+    encoder_outputs["last_hidden_state"] = encoder_outputs.last_hidden_state.repeat_interleave(self.beam, dim=0)
+    return _Contrast(encoder_outputs, mask.repeat_interleave(self.beam, dim=0), cache,
+                     first.repeat_interleave(self.beam, dim=0), self.cad_alpha)
+
+
+
+class _Contrast:
+    """Context-aware decoding's side without context (:mod:`docnmt.decode.contrastive`): its encoder output, mask
+    and cache, one row per beam, and its first step's logits after the decoder prompt alone."""
+
+    def __init__(self, encoder_outputs, mask, cache, first_logits, alpha: float):
+        self.encoder_outputs, self.mask, self.cache, self.first, self.alpha = (encoder_outputs, mask, cache,
+                                                                                first_logits, alpha)
+
+    def log_probs(self, searcher: HFSearcher, log_probs, last_tokens):
+        """``(1 + alpha) * log_probs - alpha * log p(next | sentence alone)`` (the latter kept finite; with alpha 0,
+        ``log_probs`` exactly), after this side's step on ``last_tokens`` (None: the first step's logits)."""
+        import torch
+        from torch import nn
+
+        if last_tokens is None:
+            logits = self.first
+        else:
+            logits = searcher._forward(last_tokens, self.encoder_outputs, self.mask, self.cache)
+        alone = nn.functional.log_softmax(logits, dim=-1).clamp_min(torch.finfo(torch.float32).min)
+        return (1.0 + self.alpha) * log_probs - self.alpha * alone
+
+
 def beam_loop(self: HFSearcher, input_ids, logits, encoder_outputs, mask, cache, config, processors, stopping,
-              batch_size: int) -> list[list[Hypothesis]]:
+              batch_size: int, contrast: _Contrast | None = None) -> list[list[Hypothesis]]:
     """GenerationMixin._beam_search's loop (transformers 5.24) after the prefill, for ``self``'s batch: the same
     helper methods, the same order of operations. ``input_ids``: the prompts, one row per beam; ``logits``: the
-    first step's, after the prompt; ``cache``: the prompt's, copied to the beams."""
+    first step's, after the prompt; ``cache``: the prompt's, copied to the beams; ``contrast``: context-aware
+    decoding's side without context, whose scores each step's combine with the prompt's before the processors."""
     import torch
     from torch import nn
-
     net, num_beams = self.net, self.beam
     max_length = config.max_length
     cur_len = decoder_prompt_len = input_ids.shape[1]
@@ -469,8 +522,10 @@ def beam_loop(self: HFSearcher, input_ids, logits, encoder_outputs, mask, cache,
         if not first:
             flat_running_sequences = net._flatten_beam_dim(running_sequences[:, :, :cur_len])
             logits = self._forward(flat_running_sequences[:, -1:], encoder_outputs, mask, cache)
-        first = False
         log_probs = nn.functional.log_softmax(logits, dim=-1)
+        if contrast is not None:
+            log_probs = contrast.log_probs(self, log_probs, None if first else flat_running_sequences[:, -1:])
+        first = False
         log_probs = processors(flat_running_sequences, log_probs)
         log_probs = net._unflatten_beam_dim(log_probs, batch_size, num_beams)
         log_probs = log_probs + running_beam_scores[:, :, None]
@@ -499,6 +554,8 @@ def beam_loop(self: HFSearcher, input_ids, logits, encoder_outputs, mask, cache,
             early_stopping=config.early_stopping)
         beam_idx = net._flatten_beam_dim(running_beam_indices[..., cur_len - decoder_prompt_len])
         cache.reorder_cache(beam_idx)
+        if contrast is not None:
+            contrast.cache.reorder_cache(beam_idx)
         cur_len += 1
         is_early_stop_heuristic_unsatisfied = net._check_early_stop_heuristic(
             is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
