@@ -154,3 +154,41 @@ def test_the_decoding_pages_command_runs_as_written(tmp_path):
     record = json.loads((tmp_path / "pooled.json").read_text(encoding="utf-8"))
     assert record["won_by"] == {"d1": "doc-trans", "d2": "sentence-level"}
     assert (tmp_path / "pooled.txt").read_text(encoding="utf-8").splitlines() == TEXTS["a"][:2] + TEXTS["c"][2:]
+
+
+class FakeScorer:
+    """A scorer as MetricClient's: 1 for an identical pair, else 0; it keeps its requests."""
+
+    def __init__(self):
+        self.requests = []
+
+    def score(self, src, mt, ref=None):
+        self.requests.append((list(src), list(mt), list(ref)))
+        return [1.0 if m == r else 0.0 for s, m, r in zip(src, mt, ref)]
+
+
+def test_comet_as_the_sentence_utility_scores_each_distinct_pair_once_with_the_first_sentences_source():
+    from docnmt.decode import document_mbr as dm
+
+    candidates = [TEXTS["a"][2:], TEXTS["b"][2:], TEXTS["c"][2:]]
+    sources = ["She is not coming today .", "That is good ."]
+    scorer = FakeScorer()
+    similarity = dm.PooledComet(candidates, sources, scorer)
+    distinct = list(dict.fromkeys(s for c in candidates for s in c))
+    (src, mt, ref), = scorer.requests
+    assert len(mt) == len(distinct) ** 2 and set(zip(mt, ref)) == {(h, r) for h in distinct for r in distinct}
+    # each sentence's source is the test set's at its first position: a's and b's first, c's own longer first
+    assert {m: s for s, m in zip(src, mt)} == {distinct[0]: sources[0], distinct[1]: sources[1],
+                                              distinct[2]: sources[1], distinct[3]: sources[0],
+                                              distinct[4]: sources[1]}
+    chosen = dm.select(candidates, similarity, solver="assign")
+    assert chosen.expected[0] == pytest.approx((1 + 0.5 + 0) / 3), "a shares one of two sentences with b"
+
+
+def test_comet_needs_its_checkpoint_and_the_source(files):
+    for extra, message in ((["--utility", "comet:da"], "needs --comet-checkpoint da=FOLDER"),
+                           (["--utility", "comet:da", "--comet-checkpoint", "da=/x"], "needs --source"),
+                           (["--utility", "bleu"], "expected chrf or comet:NAME")):
+        result = run(files, *extra)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not (files / "out.json").exists()

@@ -133,13 +133,18 @@ def test_the_workflow_refuses_a_reference_based_checkpoint_for_qe_and_an_unknown
     from docnmt.workflow import metrics
 
     da = fake_checkpoint(tmp_path / "da")
-    config = {"metrics": {"comet": {"da": str(da)}}, "qe_rerank": {"checkpoint": "da"}, "mbr": {"utility": "chrf"}}
+    config = {"metrics": {"comet": {"da": str(da)}}, "qe_rerank": {"checkpoint": "da"}, "mbr": {"utility": "chrf"},
+              "docmbr": {"utility": "chrf"}}
     with pytest.raises(ValueError, match="'qe_rerank.checkpoint': checkpoint 'da' .* is reference-based; QE "
                                          "reranking needs a reference-free checkpoint"):
         metrics.check(config)
     config["qe_rerank"]["checkpoint"], config["mbr"]["utility"] = None, "comet:nope"
     with pytest.raises(ValueError, match="'mbr.utility': 'nope' is not a checkpoint of metrics.comet"):
         metrics.check(config)
+    config["mbr"]["utility"], config["docmbr"]["utility"] = "chrf", "comet:nope"
+    with pytest.raises(ValueError, match="'docmbr.utility': 'nope' is not a checkpoint of metrics.comet"):
+        metrics.check(config)
+    config["docmbr"]["utility"] = "chrf"
     config["metrics"]["comet"]["gone"] = str(tmp_path / "gone")
     with pytest.raises(ValueError, match="config key 'metrics.comet.gone': .* not found"):
         metrics.check(config)

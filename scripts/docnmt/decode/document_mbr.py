@@ -202,8 +202,38 @@ def select(candidates: Sequence[Sequence[str]], similarity: Similarity | None = 
 
 
 # ---- pooled+docmbr: a selection over the strategies' translations of each document --------------------------
-#: The sentence utilities of pooled+docmbr (its CLI's --utility).
+#: The sentence utilities of pooled+docmbr (its CLI's --utility; ``comet:NAME`` besides: a reference-based COMET
+#: checkpoint of metrics.comet, scored by the selection's scorer in unbabel-comet's environment).
 UTILITIES = {"chrf": "sentence chrF (sacrebleu's CHRF(), exact)"}
+
+
+class PooledComet:
+    """COMET of sentence ``h`` (``mt``) against sentence ``r`` (``ref``) over one document's candidates, each distinct
+    pair scored once in one request to the scorer (:class:`docnmt.decode.metric_client.MetricClient`). The source of a
+    pair is the test set's sentence at ``h``'s position in the document (the candidates are line-aligned; a sentence
+    that several candidates put at several positions takes its first)."""
+
+    def __init__(self, candidates: Sequence[Sequence[str]], sources: Sequence[str], scorer):
+        import numpy as np
+
+        self.index: dict[str, int] = {}
+        source_of: list[str] = []
+        for candidate in candidates:
+            for position, sentence in enumerate(candidate):
+                if sentence not in self.index:
+                    self.index[sentence] = len(self.index)
+                    source_of.append(sources[min(position, len(sources) - 1)])
+        sentences = list(self.index)
+        n = len(sentences)
+        scores = scorer.score([source_of[i] for i in range(n) for _ in range(n)],
+                              [sentences[i] for i in range(n) for _ in range(n)],
+                              [sentences[j] for _ in range(n) for j in range(n)]) if n else []
+        self.matrix = np.array(scores, dtype=np.float64).reshape(n, n)
+
+    def __call__(self, hyp: Sequence[str], ref: Sequence[str]):
+        rows = [self.index[s] for s in hyp]
+        cols = [self.index[s] for s in ref]
+        return self.matrix[rows][:, cols]
 #: The config's default solver: the exact assignment, 15 times faster than Sinkhorn on the demo's 100 documents of
 #: 8 candidates (0.9 s against 14 s; docs/benchmarks.md).
 DEFAULT_SOLVER = "assign"
@@ -241,7 +271,13 @@ def check_config(config: dict) -> str | None:
 
 def _docmbr_options(config: dict, system: str) -> list[str]:
     block = config["docmbr"]
-    return ["--weights", block["weights"], "--solver", block["solver"]]
+    return ["--utility", block["utility"], "--weights", block["weights"], "--solver", block["solver"]]
+
+
+def _docmbr_learned(config: dict) -> str | None:
+    from .mbr import Settings
+
+    return Settings(utility=config["docmbr"]["utility"]).learned
 
 
 
@@ -251,7 +287,8 @@ VARIANT = Variant(kind="docmbr", suffix="+docmbr", label="document MBR", block="
                   rule="select_document_mbr", module="docnmt.decode.document_mbr",
                   describe="document-level MBR by optimal transport over the strategies' translations of each "
                            "document (docmbr.strategies)",
-                  strategies=_docmbr_strategies, options=_docmbr_options, check=check_config)
+                  strategies=_docmbr_strategies, options=_docmbr_options, check=check_config,
+                  learned=_docmbr_learned)
 
 
 def read_candidates(docids: list[str], named: dict, what: str) -> dict[str, list[str]]:
@@ -302,15 +339,18 @@ class PooledSelection:
         return {name: sum(w == name for w in self.won_by.values()) for name in names}
 
 
-def select_documents(docids: list[str], candidates: dict[str, list[str]], solver: str, weights: str) -> PooledSelection:
+def select_documents(docids: list[str], candidates: dict[str, list[str]], solver: str, weights: str,
+                     similarity_of: Callable | None = None) -> PooledSelection:
     """For each document (consecutive lines of one id), the candidate strategy chosen among ``candidates`` (their
-    translations of the whole test set, line-aligned, in the order that breaks ties)."""
+    translations of the whole test set, line-aligned, in the order that breaks ties); ``similarity_of(documents,
+    start, stop)``: the sentence utility of one document's candidates (default: :class:`PooledChrf`)."""
     starts = [i for i in range(len(docids)) if i == 0 or docids[i] != docids[i - 1]] + [len(docids)]
     names = list(candidates)
     result = PooledSelection({}, {}, {}, 0)
     for start, stop in zip(starts, starts[1:]):
         documents = [candidates[n][start:stop] for n in names]
-        chosen = select(documents, solver=solver, weights=weights)
+        similarity = similarity_of(documents, start, stop) if similarity_of is not None else None
+        chosen = select(documents, similarity, solver=solver, weights=weights)
         docid = docids[start]
         result.won_by[docid] = names[chosen.chosen]
         result.same_as_chosen[docid] = [n for n, d in zip(names, documents) if d == documents[chosen.chosen]]
@@ -341,7 +381,13 @@ def _main_parser():
                         help="the same strategy's BPE translation (written for the chosen documents)")
     parser.add_argument("--candidate-sidecar", action="append", default=[],
                         metavar="NAME=JSON", help="the same strategy's decode sidecar (the cost table's counts)")
-    parser.add_argument("--utility", choices=list(UTILITIES), default="chrf", help="the sentence utility")
+    parser.add_argument("--utility", default="chrf",
+                        help=f"the sentence utility: {', '.join(UTILITIES)}, or comet:NAME (with --comet-checkpoint "
+                             "and --source); default: %(default)s")
+    parser.add_argument("--source", help="comet:NAME: the test set's detokenized source, a line per sentence")
+    from .mbr import add_comet_arguments
+
+    add_comet_arguments(parser)
     parser.add_argument("--weights", choices=WEIGHTS, default="uniform", help="the sentences' masses")
     parser.add_argument("--solver", choices=SOLVERS, default=DEFAULT_SOLVER, help="the transport's solver")
     parser.add_argument("--output", required=True, help="the chosen translation (detokenized)")
@@ -370,15 +416,29 @@ def main(argv=None) -> int:
             parser.error(f"{option}: one per --candidate (got {', '.join(named)}; candidates {', '.join(text)})")
     if args.output_bpe and not bpe:
         parser.error("--output-bpe needs --candidate-bpe for every candidate")
+    settings = _utility(parser, args)
     docids = read_lines(args.docids)
     candidates = read_candidates(docids, text, "the translation")
+    sources = read_candidates(docids, {"the test set": args.source}, "the source")["the test set"] \
+        if settings.learned else None
     bpe_lines = read_candidates(docids, bpe, "the BPE translation") if bpe else {}
     from ..textio import load_json
 
     sidecars = {name: load_json(path, "decode sidecar") for name, path in sidecar_paths.items()}
     started = time.perf_counter()
-    selection = select_documents(docids, candidates, args.solver, args.weights)
+    from .metric_client import from_args as scorer_from_args
+
+    scorer = scorer_from_args(settings, args)
+    try:
+        similarity_of = None if scorer is None else (
+            lambda documents, start, stop: PooledComet(documents, sources[start:stop], scorer))
+        selection = select_documents(docids, candidates, args.solver, args.weights, similarity_of)
+    finally:
+        if scorer is not None:
+            scorer.close()
     record = _record(args, list(text), sidecars, selection, time.perf_counter() - started)
+    if scorer is not None:
+        record["docmbr"]["metric"] = scorer.record()
     outputs = [args.output] + ([args.output_bpe] if args.output_bpe else []) + [args.sidecar]
     with atomic_outputs(outputs) as handles:
         for kind, handle in zip(("txt", "bpe") if args.output_bpe else ("txt",), handles):
@@ -388,6 +448,26 @@ def main(argv=None) -> int:
     print(f"pooled+docmbr: {len(selection.won_by)} documents; won by "
           + ", ".join(f"{n} {c}" for n, c in selection.wins().items()))
     return 0
+
+
+def _utility(parser, args):
+    """The utility's settings (:class:`docnmt.decode.mbr.Settings`: a learned one names its checkpoint); a usage error
+    for an unknown utility, or COMET without its checkpoint or the source."""
+    from .mbr import Settings, SettingsError
+
+    try:
+        settings = Settings(utility=args.utility)
+    except SettingsError:
+        parser.error(f"--utility: expected {', '.join(UTILITIES)} or comet:NAME, got {args.utility!r}")
+    if settings.utility not in UTILITIES and not settings.utility.startswith("comet:"):
+        parser.error(f"--utility: expected {', '.join(UTILITIES)} or comet:NAME, got {args.utility!r}")
+    if settings.learned:
+        name, _, folder = (args.comet_checkpoint or "").partition("=")
+        if name != settings.learned or not folder:
+            parser.error(f"--utility {args.utility} needs --comet-checkpoint {settings.learned}=FOLDER")
+        if args.source is None:
+            parser.error(f"--utility {args.utility} needs --source (COMET reads the source)")
+    return settings
 
 
 def _record(args, names: list[str], sidecars: dict, selection: PooledSelection, seconds: float) -> dict:

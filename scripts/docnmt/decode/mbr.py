@@ -149,6 +149,14 @@ def add_arguments(parser) -> None:
     group.add_argument("--qe-rerank", action="store_true",
                        help="instead of MBR: keep the candidate of the beam's --mbr-count best with the highest QE "
                             "score of --comet-checkpoint (reference-free)")
+    add_comet_arguments(group)
+    group.add_argument("--mbr-epsilon", type=EPSILON, default=DEFAULT_EPSILON,
+                       help="epsilon sampling: tokens below this probability are never drawn; default: %(default)s")
+    group.add_argument("--mbr-seed", type=SEED, help="epsilon sampling: the seed (required)")
+
+
+def add_comet_arguments(group) -> None:
+    """The options of a selection's COMET scorer (MBR's comet:NAME, QE reranking, document-level MBR's comet:NAME)."""
     group.add_argument("--comet-checkpoint", metavar="NAME=FOLDER",
                        help="the local COMET checkpoint of comet:NAME or of --qe-rerank (docnmt.score.comet)")
     group.add_argument("--comet-env", type=Path,
@@ -162,9 +170,6 @@ def add_arguments(parser) -> None:
     group.add_argument("--comet-timeout", type=POSITIVE, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                        help="the longest wait for the COMET scorer's answer (its loading included) before the decode "
                             "stops with one line; default: %(default)s")
-    group.add_argument("--mbr-epsilon", type=EPSILON, default=DEFAULT_EPSILON,
-                       help="epsilon sampling: tokens below this probability are never drawn; default: %(default)s")
-    group.add_argument("--mbr-seed", type=SEED, help="epsilon sampling: the seed (required)")
 
 
 def from_args(parser, args) -> Settings | None:

@@ -156,10 +156,13 @@ def pooled_inputs(config: dict, declared, task: str) -> dict:
     from .systems import pooled_candidates
 
     chosen = pooled_candidates(config, task, declared)
-    return {"docids": layout.corpus_file(task, "test", "docids"),
-            "candidates": [layout.decode_file(task, "test", s, "txt") for s in chosen],
-            "candidates_bpe": [layout.decode_file(task, "test", s, "bpe") for s in chosen],
-            "candidate_sidecars": [layout.decode_file(task, "test", s, "json") for s in chosen]}
+    files = {"docids": layout.corpus_file(task, "test", "docids"),
+             "candidates": [layout.decode_file(task, "test", s, "txt") for s in chosen],
+             "candidates_bpe": [layout.decode_file(task, "test", s, "bpe") for s in chosen],
+             "candidate_sidecars": [layout.decode_file(task, "test", s, "json") for s in chosen]}
+    if declared.learned(config):  # COMET reads the source
+        files["source"] = layout.corpus_file(task, "test", src(config, task))
+    return {**files, **selection_inputs(config, declared.system())}
 
 
 def pooled_args(config: dict, declared, task: str, input: Mapping) -> list[str]:
@@ -172,7 +175,8 @@ def pooled_args(config: dict, declared, task: str, input: Mapping) -> list[str]:
                         ("--candidate-sidecar", "candidate_sidecars")):
         args += [a for name, path in zip(pooled_candidates(config, task, declared), input[key], strict=True)
                  for a in (option, f"{name}={path}")]
-    return args + declared.options(config, declared.system())
+    args += ["--source", input["source"]] if "source" in input.keys() else []
+    return args + declared.options(config, declared.system()) + selection_options(config, declared.system(), input)
 
 
 def decode_priority(config: dict, strategy: str, evalset: str) -> int:

@@ -112,7 +112,8 @@ def check(config: dict) -> None:
         except InputError as err:
             raise ValueError(f"config key 'metrics.comet.{name}': {err}") from None
     for key, name, reference_free in (("qe_rerank.checkpoint", qe_checkpoint(config), True),
-                                      ("mbr.utility", mbr_checkpoint(config), False)):
+                                      ("mbr.utility", mbr_checkpoint(config), False),
+                                      ("docmbr.utility", variant("docmbr").learned(config), False)):
         if name is None:
             continue
         if name not in named:

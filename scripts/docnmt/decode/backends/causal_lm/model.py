@@ -117,6 +117,12 @@ def left_padded(caches: Sequence, config):
     return batched
 
 
+def _contrasts_of(contrasts: Sequence[list[int] | None], part: Sequence[int]) -> list[list[int]] | None:
+    """A batch's contrast prompts (all or none of its requests have one: they are batched apart)."""
+    found = [contrasts[i] for i in part]
+    return None if found[0] is None else [c for c in found if c is not None]
+
+
 class CausalLMSearcher(PromptCounted):
     """``generate``'s greedy or beam search (``beam``) on each request's prompt, after the longest prefix the
     :class:`PrefixCache` holds (``reuse_cache``); ``max_new_tokens`` limits an answer (its end token included).
@@ -171,8 +177,8 @@ class CausalLMSearcher(PromptCounted):
         from ...requests import token_batches
 
         prompts = [self._prompt(number, request) for number, request in enumerate(requests, start=1)]
-        contrasts = [None if getattr(request, "contrast", None) is None else self._prompt(number, request.contrast)[0]
-                     for number, request in enumerate(requests, start=1)]
+        contrasts: list[list[int] | None] = [None if request.contrast is None else self._prompt(number, request.contrast)[0]
+                                             for number, request in enumerate(requests, start=1)]
         lines = [self.model.answer_lines(request) for request in requests]
         order = sorted(range(len(prompts)), key=lambda i: (prompts[i][1], contrasts[i] is None, -len(prompts[i][0]), i))
         results: list[list[Hypothesis] | None] = [None] * len(prompts)
@@ -183,8 +189,7 @@ class CausalLMSearcher(PromptCounted):
             found = self.searched_in_halves(
                 batch, lambda part: self.generate([prompts[i][0] for i in part], prompts[part[0]][1],
                                                   lines=[lines[i] for i in part],
-                                                  contrasts=None if contrasts[part[0]] is None
-                                                  else [contrasts[i] for i in part]), positions)
+                                                  contrasts=_contrasts_of(contrasts, part)), positions)
             for i, hyps in zip(batch, found):
                 results[i] = hyps
             self.batch_done(len(batch))

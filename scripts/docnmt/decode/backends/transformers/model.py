@@ -308,8 +308,7 @@ class HFSearcher(Counted):
         """The ``beam`` best continuations after each request's context, best first; a request with a contrast
         (``Request.contrast``) by context-aware decoding's combined scores (:attr:`cad_alpha`)."""
         checked = self._check(requests)
-        contrasts = [None if getattr(r, "contrast", None) is None else checked_ids(self, f"request {n}'s contrast",
-                                                                                   r.contrast)[0]
+        contrasts = [None if r.contrast is None else checked_ids(self, f"request {n}'s contrast", r.contrast)[0]
                      for n, r in enumerate(requests, start=1)]
         results: list[list[Hypothesis] | None] = [None] * len(checked)
         for batch in self._batches(checked, contrasts):
