@@ -70,3 +70,4 @@ def lookup(entry: str):
     """The object an entry of :data:`SEAMS` names, its module imported on first use."""
     module, _, name = SEAMS[entry].partition(":")
     return getattr(importlib.import_module(module), name)
+

@@ -323,3 +323,18 @@ def selected_lines(select: os.PathLike | str | None, n_lines: int) -> list[int]:
     if not lines:
         raise InputError(select, "expected at least one selected line, found none")
     return lines
+
+
+def declaring_modules(package: str, folder, name: str) -> tuple[str, ...]:
+    """The modules of ``package`` (its files in ``folder``) that assign ``name`` at their top level (``METRIC``,
+    ``VARIANT``), read from their sources: nothing is imported to find them. A registry's built-ins."""
+    import ast
+    from pathlib import Path
+
+    found = []
+    for path in sorted(Path(folder).glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets)
+               for node in tree.body):
+            found.append(f"{package}.{path.stem}")
+    return tuple(found)

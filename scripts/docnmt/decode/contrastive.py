@@ -68,7 +68,7 @@ def add_arguments(parser) -> None:
 def check_args(parser, strategy: str, backend_name: str, alpha: float | None) -> None:
     """A usage error where ``--cad`` cannot run: a strategy without target context, a backend without the
     capability (its name said)."""
-    from .backend import backend
+    from .backend import backend, names
 
     if alpha is None:
         return
@@ -77,13 +77,7 @@ def check_args(parser, strategy: str, backend_name: str, alpha: float | None) ->
         parser.error(f"--cad: {why}")
     lacking = backend(backend_name).lacks(["contrastive"])
     if lacking:
-        parser.error(f"--cad: {lacking}: run it on {', '.join(b for b in _capable())}")
-
-
-def _capable() -> list[str]:
-    from .backend import REGISTRY
-
-    return [name for name, described in REGISTRY.items() if described.can("contrastive")]
+        parser.error(f"--cad: {lacking}: run it on {names(lambda other: other.can('contrastive'), ' or ')} models")
 
 
 def set_alpha(searcher, alpha: float) -> None:

@@ -95,7 +95,33 @@ def document_utility(hyp: Sequence[str], ref: Sequence[str], similarity: Similar
     return 1.0 - transport_cost(cost, sentence_weights(hyp, weights), sentence_weights(ref, weights), solver)
 
 
-class PooledChrf:
+class PooledSentences:
+    """A sentence utility over the distinct sentences of one document's candidates: every pair's utility computed at
+    once (:meth:`pairwise`, a subclass's), then read by the transports as rows (hypothesis) and columns
+    (pseudo-reference). ``position``: each distinct sentence's first position in a candidate (its line in the
+    document)."""
+
+    def __init__(self, candidates: Sequence[Sequence[str]]):
+        self.index: dict[str, int] = {}
+        self.position: list[int] = []
+        for candidate in candidates:
+            for position, sentence in enumerate(candidate):
+                if sentence not in self.index:
+                    self.index[sentence] = len(self.index)
+                    self.position.append(position)
+        self.matrix = self.pairwise(list(self.index))
+
+    def pairwise(self, sentences: list[str]):
+        """The matrix of u(sentence i, sentence j)."""
+        raise NotImplementedError
+
+    def __call__(self, hyp: Sequence[str], ref: Sequence[str]):
+        rows = [self.index[s] for s in hyp]
+        cols = [self.index[s] for s in ref]
+        return self.matrix[rows][:, cols]
+
+
+class PooledChrf(PooledSentences):
     """Sentence chrF / 100 over the sentences of one document's candidates, every distinct pair at once: sacrebleu's
     ``CHRF()`` (character 6-grams without whitespace, beta 2, its effective-order averaging), from n-gram counts
     kept once per sentence. The matches of two sentences at order n, sum over n-grams of min(count in one, count in
@@ -107,17 +133,8 @@ class PooledChrf:
     ORDER = 6
     BETA = 2.0
 
-    def __init__(self, candidates: Sequence[Sequence[str]]):
-        self.index: dict[str, int] = {}
-        for candidate in candidates:
-            for sentence in candidate:
-                self.index.setdefault(sentence, len(self.index))
-        self.matrix = pairwise_chrf(list(self.index), self.ORDER, self.BETA)
-
-    def __call__(self, hyp: Sequence[str], ref: Sequence[str]):
-        rows = [self.index[s] for s in hyp]
-        cols = [self.index[s] for s in ref]
-        return self.matrix[rows][:, cols]
+    def pairwise(self, sentences: list[str]):
+        return pairwise_chrf(sentences, self.ORDER, self.BETA)
 
 
 def pairwise_chrf(sentences: Sequence[str], order: int = 6, beta: float = 2.0):
@@ -207,33 +224,27 @@ def select(candidates: Sequence[Sequence[str]], similarity: Similarity | None = 
 UTILITIES = {"chrf": "sentence chrF (sacrebleu's CHRF(), exact)"}
 
 
-class PooledComet:
+class PooledComet(PooledSentences):
     """COMET of sentence ``h`` (``mt``) against sentence ``r`` (``ref``) over one document's candidates, each distinct
-    pair scored once in one request to the scorer (:class:`docnmt.decode.metric_client.MetricClient`). The source of a
-    pair is the test set's sentence at ``h``'s position in the document (the candidates are line-aligned; a sentence
-    that several candidates put at several positions takes its first)."""
+    pair scored once in one request to the scorer (:class:`docnmt.decode.metric_client.MetricClient`, through
+    :func:`docnmt.decode.selection.comet_pairwise`). The source of a pair is the test set's sentence at ``h``'s
+    position in the document (the candidates are line-aligned; a sentence that several candidates put at several
+    positions takes its first)."""
 
     def __init__(self, candidates: Sequence[Sequence[str]], sources: Sequence[str], scorer):
+        self.sources, self.scorer = sources, scorer
+        super().__init__(candidates)
+
+    def pairwise(self, sentences: list[str]):
         import numpy as np
 
-        self.index: dict[str, int] = {}
-        source_of: list[str] = []
-        for candidate in candidates:
-            for position, sentence in enumerate(candidate):
-                if sentence not in self.index:
-                    self.index[sentence] = len(self.index)
-                    source_of.append(sources[min(position, len(sources) - 1)])
-        sentences = list(self.index)
-        n = len(sentences)
-        scores = scorer.score([source_of[i] for i in range(n) for _ in range(n)],
-                              [sentences[i] for i in range(n) for _ in range(n)],
-                              [sentences[j] for _ in range(n) for j in range(n)]) if n else []
-        self.matrix = np.array(scores, dtype=np.float64).reshape(n, n)
+        from .selection import comet_pairwise
 
-    def __call__(self, hyp: Sequence[str], ref: Sequence[str]):
-        rows = [self.index[s] for s in hyp]
-        cols = [self.index[s] for s in ref]
-        return self.matrix[rows][:, cols]
+        sources = [self.sources[min(p, len(self.sources) - 1)] for p in self.position]
+        return np.array(comet_pairwise(self.scorer, sentences, sources) if sentences else [],
+                        dtype=np.float64).reshape(len(sentences), len(sentences))
+
+
 #: The config's default solver: the exact assignment, 15 times faster than Sinkhorn on the demo's 100 documents of
 #: 8 candidates (0.9 s against 14 s; docs/benchmarks.md).
 DEFAULT_SOLVER = "assign"

@@ -41,10 +41,12 @@ def pairwise_function(utility: str) -> Callable[[Sequence[str]], list[list[float
     return pairwise
 
 
-def comet_pairwise(scorer, texts: Sequence[str], source: str) -> list[list[float]]:
-    """COMET of candidate i (``mt``) against candidate j (``ref``), with the source: one request of n^2 triples."""
+def comet_pairwise(scorer, texts: Sequence[str], source: str | Sequence[str]) -> list[list[float]]:
+    """COMET of candidate i (``mt``) against candidate j (``ref``), with the source (one for all, or candidate i's
+    own): one request of n^2 triples."""
     n = len(texts)
-    scores = scorer.score([source] * (n * n), [texts[i] for i in range(n) for _ in range(n)],
+    sources = [source] * n if isinstance(source, str) else list(source)
+    scores = scorer.score([sources[i] for i in range(n) for _ in range(n)], [texts[i] for i in range(n) for _ in range(n)],
                           [texts[j] for _ in range(n) for j in range(n)])
     return [scores[i * n:(i + 1) * n] for i in range(n)]
 

@@ -89,15 +89,9 @@ def _declared(module_name: str) -> tuple[Variant, ...]:
 def builtin_modules() -> tuple[str, ...]:
     """The modules of this package that assign ``VARIANT`` at their top level, read from their sources (nothing is
     imported to find them), once per process."""
-    import ast
+    from ..textio import declaring_modules
 
-    found = []
-    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "VARIANT" for t in node.targets)
-               for node in tree.body):
-            found.append(f"{__package__}.{path.stem}")
-    return tuple(found)
+    return declaring_modules(__package__, Path(__file__).resolve().parent, "VARIANT")
 
 
 @lru_cache(maxsize=1)

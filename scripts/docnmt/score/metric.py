@@ -45,16 +45,11 @@ def builtin_modules() -> tuple[str, ...]:
     """The package's metric modules: every module of :data:`PACKAGE` that assigns ``METRIC`` at its top level,
     read from its source (nothing is imported to find them), once per process: every registry look-up (a
     Snakemake run makes over a hundred) reads the answer."""
-    import ast
     from pathlib import Path
 
-    found = []
-    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "METRIC" for t in node.targets)
-               for node in tree.body):
-            found.append(f"{PACKAGE}.{path.stem}")
-    return tuple(found)
+    from ..textio import declaring_modules
+
+    return declaring_modules(PACKAGE, Path(__file__).resolve().parent, "METRIC")
 
 
 #: Where a metric runs, unless it declares an environment of its own (an :class:`~docnmt.installation.Environment`,

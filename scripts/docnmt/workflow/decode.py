@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from docnmt import layout
-from docnmt.decode.variants import parse_system, strategy_of, variant
+from docnmt.decode.variants import parse_system, strategy_of, variant, variants
 from docnmt.decode.backend import backend
 from docnmt.decode.strategies import STRATEGIES
 
 from .metrics import selection_inputs, selection_options
-from .systems import doc_trans_mode, first_pass_strategies, guided_strategies, round_one_reused, strategy_levels
+from .systems import (doc_trans_mode, first_pass_strategies, guided_strategies, pooled_candidates, round_one_reused,
+                      strategy_levels)
 from .tasks import (
     binarized, bpe_codes, external_codes, is_ctxpro, is_external, language_codes, model_backend, model_file, src,
     task_k, task_separator, tgt,
@@ -145,16 +146,12 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
 # ---- a pooled variant's selection (pooled+docmbr) --------------------------------------------------------------
 def pooled_variants(config: dict) -> list:
     """The pooled variants the config asks for (docnmt.decode.variants: pooled+docmbr): one rule each."""
-    from docnmt.decode.variants import variants
-
     return [v for v in variants().values() if v.pooled and v.systems(config)]
 
 
 def pooled_inputs(config: dict, declared, task: str) -> dict:
     """A pooled variant's inputs on a task's test set: its candidates' translations (detokenized and BPE) and
     sidecars, in its strategies' order, and the document ids."""
-    from .systems import pooled_candidates
-
     chosen = pooled_candidates(config, task, declared)
     files = {"docids": layout.corpus_file(task, "test", "docids"),
              "candidates": [layout.decode_file(task, "test", s, "txt") for s in chosen],
@@ -168,8 +165,6 @@ def pooled_inputs(config: dict, declared, task: str) -> dict:
 def pooled_args(config: dict, declared, task: str, input: Mapping) -> list[str]:
     """A pooled variant's CLI options: each candidate as NAME=PATH (text, BPE, sidecar) and its declared options (a
     list; the rule quotes each)."""
-    from .systems import pooled_candidates
-
     args = []
     for option, key in (("--candidate", "candidates"), ("--candidate-bpe", "candidates_bpe"),
                         ("--candidate-sidecar", "candidate_sidecars")):

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 
 from docnmt import layout
-from docnmt.decode.variants import is_pooled
+from docnmt.decode.variants import is_pooled, variant
 
 from .decode import evalset_priority, model_checks, model_inputs
 from .metrics import metric, seam
@@ -140,8 +140,6 @@ def contrapro_accuracy_inputs(config: dict, task: str, level: str) -> dict:
 def contrapro_cad_args(config: dict, level: str) -> list[str]:
     """--cad ALPHA for the document model's ContraPro scoring where the config decodes with context-aware decoding
     (cad.strategies): its CAD row (a list; the rule quotes each)."""
-    from docnmt.decode.variants import variant
-
     if level != "document" or not variant("cad").systems(config):
         return []
     alphas = [config["cad"]["alpha"]] + [a for a in config["cad"]["sweep"] if float(a) != float(config["cad"]["alpha"])]

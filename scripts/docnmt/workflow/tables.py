@@ -14,7 +14,8 @@ from docnmt.decode.variants import variant
 from docnmt.score.tables import renamed_from
 
 from .metrics import metric_evalsets, seam, span_checkpoints
-from .systems import (cad_sweep_strategy, cad_sweep_systems, curve_counts, mbr_curve_systems, mbr_strategies, qe_strategies, skipped_selections,
+from .systems import (cad_sweep_strategy, cad_sweep_systems, curve_counts, mbr_curve_systems, mbr_strategies,
+                      qe_strategies, skipped_selections,
                       skipped_strategies, table_systems, task_systems)
 from .tasks import (LEVELS, ctxpro_evalsets, cxmi_tasks, engine_args, evalsets, german_tasks, model_backend, prices,
                     task_levels, tgt)
