@@ -258,7 +258,8 @@ test-tiny-model-%: setup
 # make test-full's demo LLM: make demo-llm's model trained on TEST_DEMO's corpus, and the tables of the strategies its
 # findings compare (sentence-level, doc-trans, cheating; tests/test_demo_llm.py), in results/tables/demo-llm/ there
 # (without the demo's ctxpro set, which make demo-llm decodes too: the demo's own run covers it).
-TEST_LLM_CONFIG := 'tasks=[demo-llm]' 'strategies=[sentence-level,doc-trans,cheating]' 'mbr={strategies: []}' 'task_settings={demo-llm: {ctxpro: []}}'
+TEST_LLM_CONFIG := 'tasks=[demo-llm]' 'strategies=[sentence-level,doc-trans,cheating]' 'mbr={strategies: []}' \
+  'cad={strategies: []}' 'docmbr={strategies: []}' 'task_settings={demo-llm: {ctxpro: []}}'
 test-demo-llm: setup ## train make demo-llm's model on TEST_DEMO's demo and table the strategies its findings compare
 	$(LLM_TRAIN) --train "$(TEST_DEMO)/data/demo/corpus/train" --output "$(TEST_DEMO)/results/demo-llm/model"
 	$(VENV)/bin/python -m snakemake -s Snakefile --directory "$(TEST_DEMO)" --profile profiles/cpu --cores $(CORES) \

@@ -561,7 +561,8 @@ def test_the_scoring_pages_comet_configuration_and_qe_command_run_as_written(tra
             "models": {"k": 3, "bpe_codes": str(demo / "data/demo/bpe/codes"), "tokenize": "moses", **levels}}
     (tmp_path / "task.yaml").write_text(yaml.safe_dump({
         "tasks": ["mine"], "task_settings": {"mine": task}, "strategies": ["sentence-level", "doc-trans"],
-        "mbr": {"strategies": ["doc-trans"], "curve": {"strategy": None}}, "doc_trans": {"mode": "sequential"}}))
+        "mbr": {"strategies": ["doc-trans"], "curve": {"strategy": None}}, "doc_trans": {"mode": "sequential"},
+        "cad": {"strategies": []}, "docmbr": {"strategies": []}}))
     work = tmp_path / "work"
     comet_file = layout.score_file("mine", "test", "comet")
     run_snakemake(work, "--profile", str(REPO / "profiles/cpu"), "--cores", "2", comet_file, "--configfile",
