@@ -104,9 +104,9 @@ def test_paper_config_dry_run_plans_the_full_dag_offline(paper_dry_run):
     assert jobs.get("binarize") == 6 and jobs.get("train") == 6, f"2 levels x 3 tasks: {jobs}"
     # and each task's three ctxpro sets (config.yaml: en-de for news and os, en-it for ted): 9 more evaluation sets
     assert jobs.get("decode_full_segment") == 3 + 9, "full-segment: test and ctxpro sets (not ContraPro)"
-    assert jobs.get("decode_doc_trans") == 5 + 3 + 3 * 2 + 3 + 9, (
+    assert jobs.get("decode_doc_trans") == 5 + 3 + 3 * 2 + 3 + 9 * 2, (
         "test sets of 3 tasks + ContraPro of news and os, + doc-trans+mbr and the MBR plot's 2 counts per test set, "
-        "+ doc-trans+cad per test set, + the ctxpro sets")
+        "+ doc-trans+cad per test set, + the ctxpro sets, with doc-trans+cad on each")
     assert jobs.get("select_document_mbr") == 3, "pooled+docmbr per test set"
     assert jobs.get("decode_sentence_level") == 5 + 3 + 9 and jobs.get("decode_no_context") == 5 + 9, \
         "MBR: mbr.strategies"

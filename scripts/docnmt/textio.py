@@ -243,6 +243,20 @@ def json_lines(path: os.PathLike | str, blank_lines: str = "error") -> Iterator[
                 raise InputError(path, f"expected a JSON object, found a syntax error: {err.msg}", number) from None
 
 
+def parse_named(items: Sequence[str], what: str = "system") -> dict[str, Path]:
+    """``NAME=PATH`` arguments (of a system, or ``what``), as {name: path} in their order; InputError where one is
+    not NAME=PATH or a name comes twice."""
+    named: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise InputError(item, f"expected a {what} as NAME=PATH")
+        if name in named:
+            raise InputError(path, f"{what} {name!r} is given twice")
+        named[name] = Path(path)
+    return named
+
+
 def count_lines(path: os.PathLike | str) -> int:
     """The number of lines of a file (a last line without a newline counts), read as bytes."""
     path = Path(path)

@@ -106,7 +106,7 @@ def test_one_candidate_or_a_name_twice_is_a_usage_error(files):
     one = run(files, names=("a",))
     assert one.returncode == 2 and "at least two" in one.stderr
     twice = run(files, names=("a", "a"))
-    assert twice.returncode == 2 and "each name once" in twice.stderr
+    assert twice.returncode == 2 and "--candidate 'a' is given twice" in twice.stderr
     assert not (files / "out.json").exists()
 
 

@@ -1,7 +1,7 @@
 """The variants of issue 85 through a finished workflow run (the mechanics demo, .test/config_mechanics.yaml):
 doc-trans+cad at alpha 1 with its sweep to 0, pooled+docmbr over doc-trans and sentence-level by the tiny
-COMET, Sinkhorn and length weights: their decodes' sidecars, the sweep's scores, ContraPro's CAD row at every alpha, the plot, and
-the tables' rows."""
+COMET, Sinkhorn and length weights: their decodes' sidecars, the sweep's scores, ContraPro's CAD row at every alpha, the
+CAD decode of the ctxpro set, the plot, and the tables' rows."""
 
 import json
 
@@ -35,6 +35,12 @@ def test_cad_and_its_sweep_reach_the_decodes_the_scores_and_the_plot(mechanics_d
     table = (w / layout.combined_table("demo", "quality", "md")).read_text()
     assert "| doc-trans, CAD |" in table and "CAD (0)" not in table, "the sweep's points are not rows"
     assert "document-level, CAD (alpha 1.0)" in (w / layout.combined_table("demo", "contrapro_accuracy", "md")).read_text()
+    # ctxpro's accuracy reads translations: the CAD system is decoded on its set and has a row; the selections not
+    ctxpro = json.loads((w / layout.score_file("demo", "ctxpro-demo-test", "ctxpro")).read_text())["systems"]
+    assert "doc-trans+cad" in ctxpro and "doc-trans+cad-0" not in ctxpro and "pooled+docmbr" not in ctxpro
+    rows = [line.split(" | ")[0] for line in
+            (w / layout.combined_table("demo", "ctxpro_accuracy", "md")).read_text().splitlines() if line.startswith("| ")]
+    assert "| doc-trans, CAD" in rows and "| pooled, document MBR" not in rows
 
 
 def test_pooled_docmbr_takes_its_settings_and_its_wins_table(mechanics_demo):

@@ -100,3 +100,13 @@ def test_cxmi_leaves_the_pooled_system_out_and_perplexity_scores_it_with_the_doc
     config = demo_config()
     assert "pooled+docmbr" not in score.cxmi_systems(config, "demo", "test")
     assert systems.level_strategies(config, "demo", "document")[-1] == "pooled+docmbr"
+
+
+def test_cad_is_decoded_on_ctxpros_sets_too_and_the_selections_on_the_test_set_only():
+    config = demo_config(cad={"strategies": ["doc-trans", "cheating", "2-pass"]})
+    on_ctxpro = systems.task_systems(config, "demo", "ctxpro-demo-test")
+    # ctxpro's accuracy reads translations: the context strategies' CAD decodes join it, cheating's cannot (no
+    # reference for the context sentences); ContraPro is ranked by scoring, which has its own CAD row
+    assert [s for s in on_ctxpro if "+" in s] == ["doc-trans+cad", "2-pass+cad"]
+    assert not [s for s in systems.task_systems(config, "demo", "contrapro") if "+" in s]
+    assert "cheating+cad" in systems.task_systems(config, "demo", "test")

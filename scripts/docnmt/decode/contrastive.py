@@ -129,4 +129,4 @@ VARIANT = Variant(kind="cad", suffix="+cad", label="CAD", block="cad", order=30,
                   point_type=_point, describe="context-aware (contrastive) decoding with the strategy's target context "
                                               "(cad.strategies, cad.alpha)",
                   strategies=_cad_strategies, needs=lambda config: ["contrastive"], options=_cad_options,
-                  check=check_config)
+                  check=check_config, context_sets=True)

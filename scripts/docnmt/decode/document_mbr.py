@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..textio import cli_errors
+from ..textio import InputError, cli_errors, parse_named
 from .variants import Variant
 
 #: The transport solvers: MBR-OT's ``assign`` and ``sinkhorn`` (its default).
@@ -371,14 +371,12 @@ def select_documents(docids: list[str], candidates: dict[str, list[str]], solver
 
 
 def _named(parser, option: str, items: list[str]) -> dict[str, str]:
-    """``NAME=PATH`` options as {name: path}, in their order; a usage error naming the option where one is not."""
-    named = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not (sep and name and path) or name in named:
-            parser.error(f"{option} {item!r}: expected NAME=PATH, each name once")
-        named[name] = path
-    return named
+    """``NAME=PATH`` options as {name: path} (:func:`docnmt.textio.parse_named`), in their order; a usage error
+    naming the option where one is not."""
+    try:
+        return {name: str(path) for name, path in parse_named(items, option).items()}
+    except InputError as err:
+        parser.error(str(err))
 
 
 def _main_parser():

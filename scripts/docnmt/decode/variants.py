@@ -64,6 +64,9 @@ class Variant:
     point_type: Callable[[str], object] = field(default=int)
     #: what is wrong with a validated config's block that its schema cannot say ("KEY': why"), else None
     check: Callable[[dict], str | None] = lambda config: None
+    #: also decoded on ctxpro's sets, whose accuracy reads the translations (ContraPro's scoring needs no decode):
+    #: a variant whose search changes what the context does (CAD), not a selection among the test set's candidates
+    context_sets: bool = False
 
     def system(self, strategy: str = POOLED, point=None) -> str:
         """The system's name: ``doc-trans+mbr``, ``doc-trans+mbr-4``, ``pooled+docmbr``."""

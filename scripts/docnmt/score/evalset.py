@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..corpora.corpus import read_docids
 from ..option_ranges import POSITIVE_INT
-from ..textio import InputError, atomic_write, read_lines, selected_lines  # noqa: F401 - selected_lines: the scorers' too
+from ..textio import InputError, atomic_write, parse_named, read_lines, selected_lines  # noqa: F401 - selected_lines: the scorers' too
 
 
 @dataclass
@@ -87,16 +87,9 @@ def load_args(args) -> "EvalSet":
 
 
 def parse_systems(items: list[str], what: str = "system") -> dict[str, Path]:
-    """``NAME=PATH`` arguments (of a system, or ``what``), in order; a name may appear once."""
-    systems: dict[str, Path] = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise InputError(item, f"expected a {what} as NAME=PATH")
-        if name in systems:
-            raise InputError(path, f"{what} {name!r} is given twice")
-        systems[name] = Path(path)
-    return systems
+    """``NAME=PATH`` arguments (of a system, or ``what``), in order; a name may appear once
+    (:func:`docnmt.textio.parse_named`)."""
+    return parse_named(items, what)
 
 
 SUBSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

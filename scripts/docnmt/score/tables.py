@@ -424,6 +424,13 @@ def _ctxpro_notes(sets) -> list[str]:
     return notes
 
 
+def _ctxpro_rows(manifest: dict, sets) -> list[str]:
+    """The ctxpro tables' rows: every strategy (one a set skips shows '-', and the notes say why), and the variants'
+    systems that some set decoded (CAD; the selections are the test set's only)."""
+    decoded = {system for _, _, data, _ in sets for system in data["systems"]}
+    return [s for s in manifest["strategies"] if parse_system(s)[1] is None or s in decoded]
+
+
 def ctxpro_accuracy_table(manifest: dict) -> Table:
     """Accuracy per set (phenomenon and split) and strategy, beside BLEU of the example sentences and the searches
     each strategy made per example."""
@@ -436,7 +443,7 @@ def ctxpro_accuracy_table(manifest: dict) -> Table:
         header += [f"{label} accuracy"] + [f"{label} {p}" for p in phenomena[-1]]
         header += ([f"{label} BLEU"] if bleu else []) + [f"{label} searches/example"]
     rows = []
-    for strategy in manifest["strategies"]:
+    for strategy in _ctxpro_rows(manifest, sets):
         cells = [label_of(strategy)]
         for (_, _, data, bleu), names in zip(sets, phenomena):
             entry = data["systems"].get(strategy)
@@ -466,7 +473,7 @@ def ctxpro_rules_table(manifest: dict) -> Table:
             columns.append((data, rule))
             header.append(f"{task} {data['set']} {rule} ({entry['form']}, n={entry['total']})")
     rows = []
-    for strategy in manifest["strategies"]:
+    for strategy in _ctxpro_rows(manifest, sets):
         cells = [label_of(strategy)]
         for data, rule in columns:
             entry = data["systems"].get(strategy, {}).get("rules", {}).get(rule)

@@ -154,9 +154,12 @@ def pooled_candidates(config: dict, task: str, declared: Variant) -> list[str]:
     return chosen if len(chosen) >= 2 else []
 
 
-def variant_systems(config: dict, task: str, declared: Variant) -> tuple[list[str], dict[str, str]]:
-    """A variant's systems on a task's test set, and {system: why} for those it asks for but cannot have (the tables
-    say so)."""
+def variant_systems(config: dict, task: str, declared: Variant, evalset: str = "test") \
+        -> tuple[list[str], dict[str, str]]:
+    """A variant's systems on one of a task's sets (the test set; a ctxpro set for a variant decoded there too,
+    :attr:`Variant.context_sets`), and {system: why} for those it asks for but cannot have (the tables say so)."""
+    if evalset != "test" and not (declared.context_sets and is_ctxpro(evalset)):
+        return [], {}
     asked = declared.systems(config)
     why = variant_unavailable(config, task, declared)
     if why:
@@ -165,7 +168,7 @@ def variant_systems(config: dict, task: str, declared: Variant) -> tuple[list[st
         if asked and not pooled_candidates(config, task, declared):
             return [], dict.fromkeys(asked, "fewer than two of its strategies are decoded on the test set")
         return asked, {}
-    decoded = task_strategies(config, task, "test")
+    decoded = task_strategies(config, task, evalset)
     return [declared.system(s) for s in declared.strategies(config) if s in decoded], {}
 
 
@@ -176,13 +179,11 @@ def skipped_selections(config: dict, task: str) -> dict[str, str]:
 
 
 def task_systems(config: dict, task: str, evalset: str) -> list[str]:
-    """What is decoded and scored on one evaluation set of a task: its strategies, then (on the test set) each
-    variant's systems in the registry's order (``docnmt.decode.variants``: doc-trans+mbr, doc-trans+qe,
-    pooled+docmbr), where the task's backend can make them."""
-    strategies = task_strategies(config, task, evalset)
-    if evalset != "test":
-        return strategies
-    return strategies + [s for declared in variants().values() for s in variant_systems(config, task, declared)[0]]
+    """What is decoded and scored on one evaluation set of a task: its strategies, then (on the test set, and for
+    CAD on ctxpro's sets too) each variant's systems in the registry's order (``docnmt.decode.variants``:
+    doc-trans+mbr, doc-trans+qe, doc-trans+cad, pooled+docmbr), where the task's backend can make them."""
+    return task_strategies(config, task, evalset) + [
+        s for declared in variants().values() for s in variant_systems(config, task, declared, evalset)[0]]
 
 
 def table_systems(config: dict) -> list[str]:
