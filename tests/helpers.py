@@ -37,7 +37,7 @@ DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--
 DEMO_LLM_TRAIN = ("-m", "docnmt.decode.backends.causal_lm.tiny", "--src", "en", "--tgt", "de", "--steps", "1600",
                   "--threads", "2")
 DEMO_LLM_CONFIG = ("tasks=[demo-llm]", "strategies=[sentence-level,doc-trans,cheating]", "mbr={strategies: []}",
-                   "task_settings={demo-llm: {ctxpro: []}}")
+                   "cad={strategies: []}", "docmbr={strategies: []}", "task_settings={demo-llm: {ctxpro: []}}")
 
 
 def mechanics_config() -> dict:

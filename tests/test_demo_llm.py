@@ -44,5 +44,6 @@ def test_the_makefile_trains_and_decodes_the_demo_llm_as_the_fixture_does():
                               steps, "--threads", "2")
     assert " ".join(DEMO_LLM_TRAIN[1:]).replace(steps, "$(LLM_STEPS)").replace("--threads 2", "--threads $(CORES)") \
         in " ".join(train.replace("\\\n", " ").split())
-    config = re.search(r"^TEST_LLM_CONFIG := (.*)$", makefile, re.M).group(1)
+    config = " ".join(re.search(r"^TEST_LLM_CONFIG := (.*?[^\\])$", makefile, re.M | re.S).group(1)
+                      .replace("\\\n", " ").split())
     assert config == " ".join(f"'{part}'" for part in DEMO_LLM_CONFIG)

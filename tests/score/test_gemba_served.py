@@ -176,7 +176,7 @@ def test_the_scoring_pages_judge_block_scores_the_demo_in_table_3(judge_server, 
     work = copy_workdir(trained_demo, tmp_path / "demo")
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config.update(tasks=["demo"], strategies=["sentence-level", "doc-trans"], metrics=metrics)
-    config["mbr"]["strategies"] = []
+    config["mbr"]["strategies"] = config["cad"]["strategies"] = config["docmbr"]["strategies"] = []
     config["task_settings"]["demo"]["ctxpro"] = []
     config["scoring"].update(significance_baselines=["sentence-level"], bootstrap_samples=100)
     (tmp_path / "judge.yaml").write_text(yaml.safe_dump(config, sort_keys=False))  # the presets' order: no retraining
