@@ -27,7 +27,8 @@ from pathlib import Path
 
 from ..corpora.corpus import read_docids
 from ..option_ranges import POSITIVE_INT
-from ..textio import InputError, atomic_write, parse_named, read_lines, selected_lines  # noqa: F401 - selected_lines: the scorers' too
+# parse_systems: the scorers' NAME=PATH arguments (textio.parse_named); selected_lines: the scorers' too
+from ..textio import InputError, atomic_write, parse_named as parse_systems, read_lines, selected_lines  # noqa: F401
 
 
 @dataclass
@@ -84,12 +85,6 @@ def add_subsets_argument(parser) -> None:
 
 def load_args(args) -> "EvalSet":
     return load(args.source, args.reference, parse_systems(args.system), args.select, getattr(args, "subsets", None))
-
-
-def parse_systems(items: list[str], what: str = "system") -> dict[str, Path]:
-    """``NAME=PATH`` arguments (of a system, or ``what``), in order; a name may appear once
-    (:func:`docnmt.textio.parse_named`)."""
-    return parse_named(items, what)
 
 
 SUBSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
