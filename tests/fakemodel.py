@@ -16,6 +16,9 @@ before is the forced prefix's last sentence or, within one hypothesis, the segme
   for the next sentence, which doc-trans-beam's sum over sentences finds and doc-trans does not.
 - Forced scoring (``score_forced``): a target's log-probability is minus its tokens (``</s>`` included), less one
   for every ``IT/x`` that disagrees with the antecedent its context gives.
+- A refine request (``Request.refining``: a draft to improve) is answered by :func:`improve`: each draft sentence
+  with its ``IT/x`` agreeing with the first word of the draft sentence before it in the draft document; a draft
+  sentence holding ``EMPTY`` gets an empty answer, and one holding ``SPLIT`` two lines (the second ``SPLIT``).
 
 :func:`translate` is the same language written plainly, as the tests' expectations."""
 
@@ -40,6 +43,20 @@ def segments(sentences, before: str | None = None, unresolved: bool = False) -> 
         text = translate(sentence, before, unresolved)
         out += [text, text] if "twice" in sentence.split() else [text]
         before = text
+    return out
+
+
+def improve(drafts, before: str | None) -> list[str]:
+    """refine's answer lines for the draft sentences ``drafts`` after the draft sentence ``before`` (module
+    docstring)."""
+    out = []
+    for draft in drafts:
+        if "EMPTY" in draft.split():
+            continue
+        antecedent = before.split()[0].split("/")[0] if before and before.split() else "-"
+        fixed = " ".join(f"IT/{antecedent}" if word.startswith("IT/") else word for word in draft.split())
+        out += [fixed, "SPLIT"] if "SPLIT" in draft.split() else [fixed]
+        before = draft
     return out
 
 
@@ -72,8 +89,9 @@ class FakeModel:
     def decode(self, ids) -> str:
         return " ".join(self.words[i] for i in ids if i not in (self.eos, self.pad))
 
-    def fits(self, source, prefix, continuation: int = 1, document=()) -> bool:
-        return len(source) <= self.max_positions and len(prefix) + continuation <= self.max_positions
+    def fits(self, source, prefix, continuation: int = 1, document=(), refining=(), draft_document=()) -> bool:
+        return (len(source) + len(document) + len(refining) + len(draft_document) <= self.max_positions
+                and len(prefix) + continuation <= self.max_positions)
 
     def sentences(self, ids) -> list[str]:
         """A window's ids (``</s>`` and padding left out) as its sentences' texts."""
@@ -99,7 +117,22 @@ class RecordingSearcher(Counted):
     def views(self, call: int = -1) -> list[tuple]:
         return [self.view(request) for request in self.calls[call]]
 
+    def _refined(self, request) -> list[Hypothesis]:
+        """refine's answer (:func:`improve`): one hypothesis, complete where it has a line for each draft sentence (as
+        a prompted model's answer is)."""
+        drafts = self.model.sentences(request.refining)
+        before = None
+        if request.draft_document:  # the sentence unit: the draft sentence before this one in the draft document
+            document = self.model.sentences(request.document)
+            at = document.index(self.model.sentences(request.source)[0])
+            before = self.model.sentences(request.draft_document)[at - 1] if at else None
+        found = improve(drafts, before)
+        tokens = self.model.encode(f" {SEP} ".join(found))[:-1] if found else []
+        return [Hypothesis(tokens, -1.0, -1.0, complete=len(found) == len(drafts))]
+
     def _answer(self, request) -> list[Hypothesis]:
+        if getattr(request, "refining", ()):
+            return self._refined(request)
         window, prefix = self.view(request)
         before = prefix[-1] if prefix else None
         todo = window[len(prefix):] if len(prefix) < len(window) else window[-1:]

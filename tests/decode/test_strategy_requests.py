@@ -239,9 +239,9 @@ def test_context_that_does_not_fit_drops_the_oldest_sentences_and_first_sentence
 
 
 def test_every_registered_strategy_is_run_here():
-    """A strategy added to the registry needs its requests checked in this module."""
+    """A strategy added to the registry needs its requests checked in this module (refine's: test_refine_requests)."""
     checked = {"sentence-level", "no-context", "full-segment", "last-sentence", "first-sentence", "2-pass",
-               "doc-trans", "doc-trans-beam", "cheating", "source-primed"}
+               "doc-trans", "doc-trans-beam", "cheating", "source-primed", "refine"}
     assert set(STRATEGIES) == checked
 
 

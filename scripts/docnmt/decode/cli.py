@@ -60,7 +60,7 @@ from pathlib import Path
 from .. import __version__
 from ..preprocess.bpe import remove_bpe
 from ..corpora.corpus import read_docids
-from . import contrastive, mbr as mbr_selection
+from . import contrastive, mbr as mbr_selection, refinement
 from . import metric_client
 from .selection import Selector
 from .arguments import add_backend_argument, add_search_arguments, add_template_argument, check_cache_bytes
@@ -96,7 +96,7 @@ def _detokenizer(args):
 
 #: The decode's input files, by checksum in the journal's key; the other arguments but the outputs are its settings.
 JOURNAL_INPUTS = ("model", "src", "docids", "ref", "first_pass", "first_pass_sidecar", "round_one", "round_one_sidecar",
-                  "only_lines")
+                  "only_lines", "draft", "draft_sidecar")
 NOT_SETTINGS = JOURNAL_INPUTS + ("data", "output_bpe", "output", "sidecar", "journal", "no_journal", "comet_env")
 
 
@@ -106,6 +106,8 @@ def _record(args, model) -> DecodeRecord:
     inputs: dict = {name: getattr(args, name) for name in JOURNAL_INPUTS}
     inputs["data"] = None if args.data is None else (args.data, "dict.*.txt")
     inputs["template"] = None if model.template is None else model.template.path
+    if args.strategy == "refine":  # its template's file, by checksum
+        inputs["refine_template"] = model.refiner.template.path
     settings = settings_of(vars(args), NOT_SETTINGS)
     settings.update(device=str(model.device).split(":")[0], dtype=model.dtype)
     path = None if args.no_journal else args.journal or args.sidecar.with_suffix(".journal")
@@ -183,6 +185,7 @@ def _parser():
                              "sentence alone (sentence-level, no-context)")
     mbr_selection.add_arguments(parser)
     contrastive.add_arguments(parser)
+    refinement.add_arguments(parser)
     return parser
 
 
@@ -227,8 +230,10 @@ def _documents(parser, args, mbr):
         raise InputError(args.src, "expected source sentences, found an empty file")
     ref = _aligned(args.ref, len(src), args.src)
     first_pass = _aligned(args.first_pass, len(src), args.src)
+    draft = _aligned(args.draft, len(src), args.src)
     _refuse(parser, args, mbr, ref, first_pass)
-    docs = group(src, docids, ref, first_pass)
+    refinement.check_args(parser, args, draft)
+    docs = group(src, docids, ref, first_pass, draft)
     if args.only_lines is None:
         return docs, len(src)
     if not STRATEGIES[args.strategy].sentence_alone:
@@ -296,6 +301,7 @@ def main(argv=None) -> int:
     docs, lines = _documents(parser, args, mbr)
     sentences = sum(len(doc) for doc in docs)
     model = model_from_args(parser, args, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    refinement.set_template(model, args)
     freeze_heap(argv)
     first_pass_sha256 = None if args.first_pass is None else file_digest(args.first_pass)
     round_one = None if args.round_one is None else _round_one(args, model, sentences, first_pass_sha256)
@@ -315,7 +321,8 @@ def main(argv=None) -> int:
     searcher = record.wrap(searcher)
     k = context_k(args.context, args.k, docs)
     decoder = Decoder(searcher, k=k, h=args.h, source_name=str(args.src), doc_trans_mode=args.doc_trans_mode,
-                      max_rounds=args.max_rounds, mbr=selector, contrastive=args.cad is not None)
+                      max_rounds=args.max_rounds, mbr=selector, contrastive=args.cad is not None,
+                      refine_unit=args.refine_unit, refine_rounds=args.refine_rounds)
     start = time.perf_counter()
     try:
         out = REGISTRY[args.strategy](decoder, docs)
@@ -381,9 +388,12 @@ def _sidecar(args, model, docs, k: int, cost: dict, decoder, searcher, selector,
         sidecar["generated_context"] = [stats.generated_context.get(line, []) for line in range(sidecar["sentences"])]
     if "realigned_documents" in info.sidecar:  # windows mapped back to their sentences (docnmt.decode.realign)
         sidecar["realigned_documents"] = len(stats.realigned_documents)
-        sidecar["realigned_guide"] = "first pass" if args.first_pass is not None else "lengths"
+        sidecar["realigned_guide"] = ("draft" if args.draft is not None else
+                                      "first pass" if args.first_pass is not None else "lengths")
     if "sep_mismatch_lines" in info.sidecar:
         sidecar["sep_mismatch_lines"] = sorted(line + 1 for line in stats.sep_mismatch_lines)
+    if "refine" in info.sidecar:
+        sidecar["refine"] = refinement.record(args, model, stats)
     return sidecar
 
 

@@ -28,16 +28,20 @@ class Document:
     #: doc-trans takes them as its round 1 instead of decoding it again (module docstring)
     round_one: list[str] | None = None
     round_one_mismatch: list[bool] | None = None
+    #: the draft translation refine improves: another strategy's hypotheses (:mod:`docnmt.decode.refinement`)
+    draft: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.src)
 
 
-def group(src: list[str], docids: list[str], ref=None, first_pass=None) -> list[Document]:
+def group(src: list[str], docids: list[str], ref=None, first_pass=None, draft=None) -> list[Document]:
+    """Line-aligned files as documents (``draft``: refine's draft translation)."""
     docs: list[Document] = []
     for line, docid in enumerate(docids):
         if not docs or docs[-1].docid != docid:
-            docs.append(Document(docid, [], [], [] if ref is not None else None, [] if first_pass is not None else None))
+            docs.append(Document(docid, [], [], [] if ref is not None else None, [] if first_pass is not None else None,
+                                 draft=[] if draft is not None else None))
         doc = docs[-1]
         doc.lines.append(line)
         doc.src.append(src[line])
@@ -45,6 +49,8 @@ def group(src: list[str], docids: list[str], ref=None, first_pass=None) -> list[
             doc.ref.append(ref[line])
         if first_pass is not None:
             doc.first_pass.append(first_pass[line])
+        if draft is not None:
+            doc.draft.append(draft[line])
     return docs
 
 

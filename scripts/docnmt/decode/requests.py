@@ -56,14 +56,23 @@ class Request:
     #: no-context decodes it), whose scores each step subtracts (:mod:`docnmt.decode.contrastive`); None: a plain
     #: search
     contrast: "Request | None" = None
+    #: refine (:mod:`docnmt.decode.refinement`): the draft translation of ``source`` that the prompt asks the model to
+    #: improve (its sentences apart by the model's ``sep``); empty for every other strategy
+    refining: Sequence[int] = field(default_factory=tuple)
+    #: refine's sentence unit: the whole draft document shown beside the source ``document`` (sentences apart by
+    #: ``sep``)
+    draft_document: Sequence[int] = field(default_factory=tuple)
 
 
 def request_tokens(request) -> tuple[tuple[int, ...], ...]:
-    """What a request's search depends on: its source, forced prefix and document token ids (not its line), and its
-    contrast's where it has one. Two requests with the same are the same search:
+    """What a request's search depends on: its source, forced prefix and document token ids (not its line), refine's
+    draft where it has one, and its contrast's where it has one. Two requests with the same are the same search:
     :meth:`docnmt.decode.strategies.Decoder.search` searches them once, and the resume journal's digest
     (:func:`docnmt.decode.journal.requests_digest`) reads them."""
     own = (tuple(request.source), tuple(request.prefix), tuple(getattr(request, "document", ()) or ()))
+    refining = tuple(getattr(request, "refining", ()) or ())
+    if refining:
+        own += (refining, tuple(request.draft_document))
     contrast = getattr(request, "contrast", None)
     return own if contrast is None else own + request_tokens(contrast)
 

@@ -131,6 +131,10 @@ class Stats:
     #: requests answered by the search of an identical request of the same search call (same source window, forced
     #: prefix and document): searched once (:meth:`Decoder.search`)
     repeated_requests: int = 0
+    #: refine: sentences whose answer was empty or not complete, so that they kept their draft (each round's), and
+    #: their (0-based) lines
+    kept_draft: int = 0
+    kept_draft_lines: list[int] = field(default_factory=list)
 
 
 #: doc-trans's decoding modes: the fixed-point iteration, and the position-by-position reference.
@@ -158,17 +162,21 @@ class Decoder:
     :mod:`docnmt.decode.fixed_point`); None: parallel doc-trans needs the first pass;
     ``contrastive``: context-aware (contrastive) decoding (:mod:`docnmt.decode.contrastive`): every request with a
     context carries the same sentence without it (``Request.contrast``), which the searcher scores beside it (its
-    ``cad_alpha``); the strategies that decode a sentence with a target context take it.
+    ``cad_alpha``); the strategies that decode a sentence with a target context take it;
+    ``refine_unit`` and ``refine_rounds``: refine's unit (sentence or document) and rounds
+    (:mod:`docnmt.decode.refinement`).
     """
 
     def __init__(self, searcher, k: int, h: int, sentence_searcher=None, source_name: str = "source",
                  doc_trans_mode: str = "sequential", max_rounds: int | None = None,
                  switch_share: float = SWITCH_SHARE, mbr=None, share_repeated: bool = True, guess_searcher=None,
-                 contrastive: bool = False):
+                 contrastive: bool = False, refine_unit: str = "sentence", refine_rounds: int = 1):
         if doc_trans_mode not in DOC_TRANS_MODES:
             raise ValueError(f"doc_trans_mode must be one of {', '.join(DOC_TRANS_MODES)}, got {doc_trans_mode!r}")
         if max_rounds is not None and max_rounds < 1:
             raise ValueError(f"max_rounds must be >= 1 or None, got {max_rounds}")
+        if refine_rounds < 1:
+            raise ValueError(f"refine_rounds must be >= 1, got {refine_rounds}")
         self.searcher = searcher
         self.source_name = source_name
         self.sentence_searcher = sentence_searcher
@@ -181,6 +189,7 @@ class Decoder:
         self.share_repeated = share_repeated
         self.guess_searcher = guess_searcher
         self.contrastive = contrastive
+        self.refine_unit, self.refine_rounds = refine_unit, refine_rounds
         self.stats = Stats()
 
     # ---- requests ---------------------------------------------------------
@@ -560,6 +569,9 @@ def source_primed(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     the reused cache computes once per document).
     """
     return _context_search(dec, docs, lambda d, i, own: previous(own, i, dec.k), primed=True)
+
+
+from . import refinement  # noqa: E402,F401 (registers refine, after source-primed)
 
 
 def decode_rules() -> list[str]:

@@ -20,7 +20,8 @@ Strategy = Callable[..., list[list[str]]]
 #: What target context a strategy decodes a sentence with, in words: the previous k-1 sentences of its own output
 #: (doc-trans), of the first pass (2-pass), of the reference (cheating); those its decode records in its sidecar
 #: (last-sentence's ``generated_context``); the earlier sentences of its own segment (full-segment); the window's
-#: later sentences, which no sidecar records (first-sentence); none (sentence-level, no-context).
+#: later sentences, which no sidecar records (first-sentence); the draft it improves (refine); none (sentence-level,
+#: no-context).
 TARGET_CONTEXTS = {
     "own": "its own translations of the previous sentences",
     "first-pass": "the first pass's translations of the previous sentences",
@@ -28,6 +29,7 @@ TARGET_CONTEXTS = {
     "recorded": "the window's generated context, as its decode recorded it",
     "segment": "its own translations of the earlier sentences of the same segment",
     "window": "the window's later sentences (not recorded)",
+    "draft": "the draft it improves (another strategy's translation of the whole document)",
     "none": "no target context",
 }
 
@@ -66,6 +68,9 @@ class StrategyInfo:
     #: the target context each sentence is decoded with, for the comparison page (:mod:`docnmt.score.compare`): one
     #: of :data:`TARGET_CONTEXTS`
     target_context: str = "own"
+    #: it improves another strategy's translation (refine): the config's ``<name>.draft`` names that strategy, whose
+    #: decode the workflow gives it (the decode CLI's ``--draft``)
+    drafted: bool = False
 
     def __post_init__(self):
         if self.target_context not in TARGET_CONTEXTS:

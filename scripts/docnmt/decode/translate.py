@@ -232,10 +232,12 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
               k: int = 3, h: int = 12, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64,
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
               max_len: int = 200, context: str = "window", max_tokens: int | None = None,
-              cache_bytes: int | None = None, record=None, cad: float | None = None) -> list[list[str]]:
+              cache_bytes: int | None = None, record=None, cad: float | None = None,
+              refine: dict | None = None) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order;
     ``record``: the decode's :class:`.record.DecodeRecord`, whose journal the searchers keep their chunks in;
-    ``cad``: context-aware decoding's alpha (:mod:`.contrastive`; None: the strategy's own search)."""
+    ``cad``: context-aware decoding's alpha (:mod:`.contrastive`; None: the strategy's own search); ``refine``:
+    refine's ``draft`` (the strategy that translates it first), ``unit`` and ``rounds``."""
     from .backends import make_searcher
 
     bpe_docs, line = [], 0
@@ -276,9 +278,14 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
     # parallel doc-trans: its round 1's contexts guessed by the document model at beam 1 (docnmt.decode.fixed_point)
     guess = (searcher(document_model, "document-level model, guess", at_beam=1)
              if STRATEGIES[strategy].guesses(doc_trans_mode) and document_model is not None else None)
+    refine = refine or {"draft": "full-segment", "unit": "sentence", "rounds": 1}
+    if STRATEGIES[strategy].drafted:  # refine: its draft translated first, by its draft strategy
+        drafted = REGISTRY[refine["draft"]](Decoder(doc_searcher, k=k, h=h, source_name=input_name), bpe_docs)
+        for doc, hyps in zip(bpe_docs, drafted):
+            doc.draft = hyps
     decoder = Decoder(doc_searcher or sent_searcher, k=k, h=h, sentence_searcher=sent_searcher,
                       source_name=input_name, doc_trans_mode=doc_trans_mode, guess_searcher=guess,
-                      contrastive=cad is not None)
+                      contrastive=cad is not None, refine_unit=refine["unit"], refine_rounds=refine["rounds"])
     out = REGISTRY[strategy](decoder, bpe_docs)
     return [[pipeline.decode(h) for h in doc] for doc in out]
 
@@ -316,6 +323,8 @@ def translation_record(args, models: dict):
             inputs[f"{level}_data"] = None if data is None else (data, "dict.*.txt")
     template = next((m.template for m in models.values() if m.template is not None), None)
     inputs["template"] = None if template is None else template.path
+    if args.strategy == "refine":  # its template's file, by checksum
+        inputs["refine_template"] = models["document"].refiner.template.path
     settings = settings_of(vars(args), NOT_SETTINGS)
     model = next(iter(models.values()))
     settings.update(device=str(model.device).split(":")[0], dtype=model.dtype)
@@ -362,6 +371,9 @@ def parse_arguments(argv=None):
     from .contrastive import add_arguments as add_cad_argument
 
     add_cad_argument(parser)
+    from .refinement import add_translate_arguments
+
+    add_translate_arguments(parser)
     parser.add_argument("--journal", type=Path,
                         help="the resume journal (default: the output's path with .journal added); a killed run "
                              "rerun the same way resumes from it")
@@ -434,6 +446,9 @@ def main(argv=None) -> int:
             models[level] = same[0] if same else load_model(
                 args.backend, checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator,
                 src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=engine)
+    if args.strategy == "refine":  # its template loaded now: one line naming the file where it lacks a slot
+        models["document"].refine_template = args.refine_template
+        models["document"].refiner  # noqa: B018
     freeze_heap(argv)
     documents, layout = read_documents(args.input, args.format, args.tgt_lang)
     pipeline = TextPipeline(args.src_lang or "", args.tgt_lang or "", args.tokenize, args.codes)
@@ -443,7 +458,8 @@ def main(argv=None) -> int:
                              k=args.k, h=args.h, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
                              doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b,
                              context=args.context, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes,
-                             record=record, cad=args.cad)
+                             record=record, cad=args.cad,
+                             refine={"draft": args.refine_draft, "unit": args.refine_unit, "rounds": args.refine_rounds})
     seconds = time.perf_counter() - started
     write_documents(args.output, layout, documents, translations, system=args.system_name or f"docnmt-{args.strategy}")
     record.finish()

@@ -9,12 +9,13 @@ from ...textio import InputError
 
 
 def checked_request(number: int, request: Request, sep: int, ids: str) -> tuple[list[int], list[int], list[int]]:
-    """Request ``number``'s source, prefix and document ids, each below or at ``sep`` (a model's ``ids``, in words,
-    for the message); an InputError naming the request where the source is empty or an id is not the model's."""
+    """Request ``number``'s source, prefix and document ids, each below or at ``sep`` as refine's drafts' (a model's
+    ``ids``, in words, for the message); an InputError naming the request where the source is empty or an id is not the model's."""
     source, prefix, document = list(request.source), list(request.prefix), list(request.document)
     if not source:
         raise InputError(f"request {number}", "expected source ids, found an empty source")
-    bad = [t for t in source + prefix + document if not 0 <= t <= sep]
+    drafts = list(getattr(request, "refining", ())) + list(getattr(request, "draft_document", ()))
+    bad = [t for t in source + prefix + document + drafts if not 0 <= t <= sep]
     if bad:
         raise InputError(f"request {number}", f"expected {ids} or the sentence separator {sep}, found id {bad[0]}")
     return source, prefix, document

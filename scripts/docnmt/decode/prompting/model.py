@@ -132,20 +132,41 @@ class PromptedModel:
         """An answer's ids as the prompt continues with it: its lines, then the end of the turn."""
         return self.prompter.answer(text, self.eos)
 
-    def conversation(self, source: Sequence[int], prefix: Sequence[int], document: Sequence[int] = ()) -> list[int]:
+    @property
+    def refiner(self):
+        """refine's prompt (:class:`.refinement.Refiner`) from the template :attr:`refine_template` names (None: the
+        repository's), loaded once."""
+        if getattr(self, "_refiner", None) is None:
+            from .refinement import Refiner, load_refine_template
+
+            self._refiner = Refiner(self.tokenizer, load_refine_template(self.refine_template), self.src_lang,
+                                    self.tgt_lang, chat=self.prompter.chat)
+        return self._refiner
+
+    #: refine's template: a name of :data:`.refinement.TEMPLATES` or a file (None: the repository's ``improve``)
+    refine_template: str | None = None
+
+    def conversation(self, source: Sequence[int], prefix: Sequence[int], document: Sequence[int] = (),
+                     refining: Sequence[int] = (), draft_document: Sequence[int] = ()) -> list[int]:
         """The prompt ids of a request: source sentence ids and forced context ids (each sentence followed by
         :attr:`sep`), as a conversation (:func:`.conversation.turns`), after the source ``document`` where one is given
-        (source-primed)."""
+        (source-primed); or, with a draft to improve (``refining``: refine's request), refine's message
+        (:attr:`refiner`)."""
+        if refining:
+            return self.refiner.ids(self.sentences(source), self.sentences(refining),
+                                    self.sentences(document) if document else (),
+                                    self.sentences(draft_document) if draft_document else ())
         sources = self.sentences(source)
         context = self.sentences(prefix[:-1]) if prefix else []
         done, current = turns(sources, context)
         return self.prompter.ids(done, current, self.sentences(document) if document else ())
 
     def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1,
-             document: Sequence[int] = ()) -> bool:
-        """Whether a request's conversation and ``continuation`` answer tokens (and the end of the turn) fit the
-        context window (the strategies drop the oldest context sentences until it does)."""
-        return len(self.conversation(source, prefix, document)) + continuation + 1 <= self.max_positions
+             document: Sequence[int] = (), **drafts) -> bool:
+        """Whether a request's conversation (refine's: ``drafts``, the request's ``refining`` and ``draft_document``)
+        and ``continuation`` answer tokens (and the end of the turn) fit the context window (the strategies drop the
+        oldest context sentences until it does)."""
+        return len(self.conversation(source, prefix, document, **drafts)) + continuation + 1 <= self.max_positions
 
     def answer_lines(self, request: Request) -> int:
         """The lines the request's answer should have: its last message's sentences."""
@@ -191,7 +212,7 @@ class PromptedModel:
         context window); an InputError naming the request where its ids are not the model's or the prompt leaves no
         room."""
         source, prefix, document = checked_request(number, request, self.sep, "ids of the vocabulary")
-        prompt = self.conversation(source, prefix, document)
+        prompt = self.conversation(source, prefix, document, request.refining, request.draft_document)
         room = self.max_positions - len(prompt)
         if room < 1:
             raise InputError(f"request {number}", f"the prompt has {len(prompt)} tokens, no room for an answer in "

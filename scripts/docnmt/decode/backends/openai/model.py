@@ -109,10 +109,28 @@ class ServedModel:
         return f" {SEP} ".join(self.sentences(ids))
 
     # ---- conversations -------------------------------------------------------------------
-    def messages(self, source: Sequence[int], prefix: Sequence[int], document: Sequence[int] = ()) -> list[dict]:
+    #: refine's template: a name of the repository's refine templates or a file (None: ``improve``)
+    refine_template: str | None = None
+
+    @property
+    def refiner(self):
+        """refine's prompt (:class:`docnmt.decode.prompting.refinement.Refiner`, as chat messages), loaded once."""
+        if getattr(self, "_refiner", None) is None:
+            from ...prompting.refinement import Refiner, load_refine_template
+
+            self._refiner = Refiner(None, load_refine_template(self.refine_template), self.src_lang, self.tgt_lang,
+                                    chat=True)
+        return self._refiner
+
+    def messages(self, source: Sequence[int], prefix: Sequence[int], document: Sequence[int] = (),
+                 refining: Sequence[int] = (), draft_document: Sequence[int] = ()) -> list[dict]:
         """A request's chat messages: its source sentences and forced context as a conversation
         (:func:`docnmt.decode.prompting.conversation.turns`), after the source ``document`` where one is given
-        (source-primed)."""
+        (source-primed); or refine's message, with the draft to improve (``refining``)."""
+        if refining:
+            return self.refiner.messages(self.sentences(source), self.sentences(refining),
+                                         self.sentences(document) if document else (),
+                                         self.sentences(draft_document) if draft_document else ())
         done, current = turns(self.sentences(source), self.sentences(prefix[:-1]) if prefix else [])
         return self.prompter.messages(done, current, self.sentences(document) if document else ())
 
@@ -151,10 +169,10 @@ class ServedModel:
         return self._counted[key]
 
     def fits(self, source: Sequence[int], prefix: Sequence[int], continuation: int = 1,
-             document: Sequence[int] = ()) -> bool:
-        """Whether a request's conversation (:meth:`prompt_size`) and ``continuation`` answer tokens fit the context
-        window the server reported."""
-        return self.prompt_size(self.messages(source, prefix, document), continuation + 1) + continuation + 1 \
+             document: Sequence[int] = (), **drafts) -> bool:
+        """Whether a request's conversation (:meth:`prompt_size`; refine's: ``drafts``) and ``continuation`` answer
+        tokens fit the context window the server reported."""
+        return self.prompt_size(self.messages(source, prefix, document, **drafts), continuation + 1) + continuation + 1 \
             <= self.max_positions
 
     def answer_lines(self, request: Request) -> int:
@@ -170,7 +188,8 @@ class ServedModel:
 
     def request_messages(self, number: int, request: Request) -> list[dict]:
         """Request ``number``'s messages; an InputError naming it where its ids are not a served model's."""
-        return self.messages(*checked_request(number, request, self.sep, "UTF-8 bytes"))
+        return self.messages(*checked_request(number, request, self.sep, "UTF-8 bytes"), request.refining,
+                             request.draft_document)
 
     # ---- forced scoring -------------------------------------------------------------------
     def scored_answer(self, messages: list[dict], answer: str, line: int | None = None,
