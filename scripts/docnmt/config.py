@@ -181,9 +181,10 @@ def _check_models(name: str, task: dict) -> None:
         raise ConfigError(f"config key '{key}.language_codes': for {names(lambda b: b.language_codes)} models "
                           f"(language tokens, or the languages a prompt names); {backend.name} models name their "
                           "languages in their dictionaries")
-    if "template" in models and not backend.prompt_template:
-        raise ConfigError(f"config key '{key}.template': a prompt template is for "
-                          f"{names(lambda b: b.prompt_template, ' or ')} models, not {backend.name} models")
+    for given in ("template", "templates"):
+        if given in models and not backend.prompt_template:
+            raise ConfigError(f"config key '{key}.{given}': a prompt template is for "
+                              f"{names(lambda b: b.prompt_template, ' or ')} models, not {backend.name} models")
     models.setdefault("tokenize", backend.default_tokenize)
 
 
@@ -286,7 +287,21 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     problem = lookup("variant_problem")(config)
     if problem:
         raise ConfigError(f"config key '{problem}")
+    _check_refine(config)
     return config
+
+
+def _check_refine(config: dict) -> None:
+    """refine's draft is another configured strategy (decoded before it, on the same sets)."""
+    if "refine" not in config["strategies"]:
+        return
+    draft = config["refine"]["draft"]
+    if draft == "refine":
+        raise ConfigError("config key 'refine.draft': refine cannot improve its own translation: name the strategy "
+                          "whose translation it improves (default full-segment)")
+    if draft not in config["strategies"]:
+        raise ConfigError(f"config key 'refine.draft': {draft!r} is not among the configured strategies "
+                          f"({', '.join(config['strategies'])}); refine improves a configured strategy's translation")
 
 
 def _check_sources(sources: dict) -> None:

@@ -1,6 +1,6 @@
-"""A small test set in the workflow's formats for the comparison page's tests: three documents, four systems with
+"""A small test set in the workflow's formats for the comparison page's tests: three documents, five systems with
 their decode sidecars (sentence-level, last-sentence with its recorded context, 2-pass naming its first pass by
-sha256, cheating), XCOMET's error spans, a ContraPro-style set and a ctxpro set with their translations."""
+sha256, cheating, refine naming its draft by sha256), XCOMET's error spans, a ContraPro-style set and a ctxpro set with their translations."""
 
 from __future__ import annotations
 
@@ -26,9 +26,13 @@ OUTPUTS = {
                "Guten Morgen, Herr Weber.", "Haben Sie Zeit?", "Ihr Auto ist draußen.",
                "Die Kiste war schwer.", "Wir haben es geöffnet."],
     "cheating": list(REFERENCE),
+    # sentence-level's translation refined: its pronouns and register made to agree with the document
+    "refine": ["Anna hat eine Lampe gekauft.", "Sie ist rot.", "Sie mag sie.",
+               "Guten Morgen, Herr Weber.", "Haben Sie Zeit?", "Ihr Auto ist draußen.",
+               "Die Kiste war schwer.", "Wir haben sie geöffnet."],
 }
 STRATEGIES = {"sentence-level": "sentence-level", "last-sentence": "last-sentence", "2-pass": "2-pass",
-              "cheating": "cheating"}
+              "cheating": "cheating", "refine": "refine"}
 #: XCOMET's spans (comet.error_spans.jsonl) on sentence-level's line 2 ("Es ist rot."): "Es", critical
 SPAN = {"text": "Es", "confidence": 0.9, "severity": "critical", "start": 0, "end": 2}
 
@@ -60,6 +64,8 @@ def make_inputs(root: Path, pronouns: bool = False) -> dict:
             sidecar["generated_context"] = generated
         if name == "2-pass":
             sidecar["first_pass_sha256"] = first_pass
+        if name == "refine":  # its draft: sentence-level's file, by its sha256
+            sidecar["refine"] = {"unit": "sentence", "rounds": 1, "draft_sha256": first_pass}
         (decode / f"{name}.json").write_text(json.dumps(sidecar), encoding="utf-8")
     scores = root / "scores"
     scores.mkdir(exist_ok=True)

@@ -96,6 +96,7 @@ def test_the_page_data_holds_each_strategys_context_the_spans_and_the_examples_m
     assert contexts["last-sentence"]["kind"] == "recorded" and contexts["last-sentence"]["recorded"][2] == \
         OUTPUTS["last-sentence"][:2]
     assert contexts["2-pass"] == {"kind": "first-pass", "strategy": "2-pass", "k": 3, "first_pass": "sentence-level"}
+    assert contexts["refine"] == {"kind": "draft", "strategy": "refine", "k": 3, "draft": "sentence-level"}
     assert data["spans"] == [[0, 1, SPAN["start"], SPAN["end"], 2, "XCOMET[tiny]"]]
     assert [m["name"] for m in data["metrics"]] == ["BLEU", "chrF++", "TER", "d-BLEU", "COMET[tiny]"]
     comet = data["metrics"][-1]

@@ -129,6 +129,10 @@ def test_the_document_view_shows_every_strategy_its_context_and_the_error_span(c
     assert context["2-pass"] == " ‖ ".join(OUTPUTS["sentence-level"][:2])
     assert context["last-sentence"] == " ‖ ".join(OUTPUTS["last-sentence"][:2])
     assert context["sentence-level"] == "—"
+    # refine: its draft (sentence-level's "Sie mag es.") with the word the refinement changed struck through
+    assert context["refine"] == "sentence-level: Sie mag es."
+    struck = box.find_elements("css selector", "tr[data-system='refine'] td.context del.diff")
+    assert [d.text for d in struck] == ["es."]
     mark = chromium.find_element("css selector", ".sentence[data-line='1'] tr[data-system='sentence-level'] mark")
     assert mark.text == "Es" and mark.get_attribute("data-severity") == "critical"
     changed = box.find_elements("css selector", "tr[data-system='cheating'] ins.diff")

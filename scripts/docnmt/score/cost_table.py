@@ -106,7 +106,8 @@ def cost_table(manifest: dict) -> Table:
 
 
 #: Table 1's first note (the device and dtype filled in).
-COST_NOTE = ("×SL: ratio to sentence-level. 2-pass includes its sentence-level first pass. Decoder positions: "
+COST_NOTE = ("×SL: ratio to sentence-level. 2-pass includes its sentence-level first pass; refine does not include "
+             "its draft, whose cost is the draft strategy's own row. Decoder positions: "
              "target positions computed (forced context once per sentence, then one per active beam "
              "hypothesis per step). Rounds: dependent search rounds (1: every sentence in one batched call; "
              "position by position: the longest document); parallel doc-trans: its fixed-point iterations, "

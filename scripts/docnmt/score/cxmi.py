@@ -64,11 +64,18 @@ doc-trans-beam        F_{i-k+1}^i and its own previous outputs (the kept candida
 cheating              F_{i-k+1}^i and the reference's previous sentences              yes
 source-primed         the whole source document F_1^M, then as doc-trans              yes
                       (prompting models only)
+refine                refine's prompt: the source document, the draft document       yes**
+                      and F_i with its draft (prompting models only)
 ====================  ============================================================  =====
 
 \\* A last-sentence decode whose sidecar lacks ``generated_context`` (an older
 version) is scored with its own previous outputs as target context instead;
 the result says so (``exact: false``).
+\** refine's hypothesis is scored after the prompt of its sentence unit and
+first round, with the draft of ``--draft``: exact where its decode (its
+sidecar, ``--refine-sidecar``) was that; a document unit or a later round
+(whose context was the earlier round's output) is scored so too, as an
+approximation (``exact: false``).
 
 Output: a JSON summary (``--output``: CXMI over the set, per subset of a
 ``--subsets`` file against the rest, per strategy) and the P-CXMI of every
@@ -92,6 +99,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..decode.documents import Document, previous
+from ..decode.requests import request_tokens
+from ..preprocess.windows import join
 from ..decode.variants import parse_system
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
@@ -112,6 +121,9 @@ class Context:
     drop_newest: bool = False
     #: the whole source document before the conversation (source-primed, a prompting model's)
     document: tuple[str, ...] = ()
+    #: refine's prompt: the draft of the sentence and the whole draft document (:mod:`docnmt.decode.refinement`)
+    refining: tuple[str, ...] = ()
+    draft_document: tuple[str, ...] = ()
 
 
 @dataclass
@@ -121,6 +133,7 @@ class Texts:
     own: list[str] | None = None
     first_pass: list[str] | None = None
     generated: list[list[str]] | None = None
+    draft: list[str] | None = None
 
 
 def _left(doc: Document, i: int, k: int) -> tuple[str, ...]:
@@ -161,6 +174,11 @@ def _primed_own_output(doc, i, k, texts, fits):
     return Context(_left(doc, i, k), tuple(previous(texts.own, i, k)), document=tuple(doc.src))
 
 
+def _refined(doc, i, k, texts, fits):
+    return Context((doc.src[i],), document=tuple(doc.src), refining=(texts.draft[i],),
+                   draft_document=tuple(texts.draft))
+
+
 def _reference(doc, i, k, texts, fits):
     return Context(_left(doc, i, k), tuple(previous(doc.ref, i, k)))
 
@@ -177,6 +195,7 @@ CONTEXTS: dict[str, Callable] = {
     "doc-trans-beam": _own_output,
     "cheating": _reference,
     "source-primed": _primed_own_output,
+    "refine": _refined,
 }
 
 
@@ -198,12 +217,20 @@ class PairScorer:
         if context is None:
             context = Context((sentence,))
         ids = tuple(self.model.encode(target, source=False)[:-1])
-        request, truncated = self.decoder.build(context.source, context.prefix, line, context.drop_newest,
-                                                continuation=len(ids), document=context.document)
+        if context.refining:  # refine's prompt, never truncated (its decode's was not)
+            from ..decode.requests import Request
+
+            encode = lambda sentences: self.model.encode(join(sentences), source=True)  # noqa: E731
+            request, truncated = Request(encode(context.source), [], encode(context.document), line=line,
+                                         refining=encode(context.refining),
+                                         draft_document=encode(context.draft_document)), False
+        else:
+            request, truncated = self.decoder.build(context.source, context.prefix, line, context.drop_newest,
+                                                    continuation=len(ids), document=context.document)
         self.truncated += int(truncated)
         follows = context.follows and (not context.drop_newest or self.model.sep in request.source[:-1])
         end = self.model.sep if follows else self.model.eos
-        key = (tuple(request.source), tuple(request.prefix), tuple(request.document), ids, end)
+        key = (request_tokens(request), ids, end)
         if key not in self.index:
             self.index[key] = len(self.pairs)
             self.pairs.append((request, list(ids), end))
@@ -259,7 +286,7 @@ def reference_pcxmi(scorer: PairScorer, docs: list[Document], k: int, lines: set
 
 def strategy_pcxmi(scorer: PairScorer, docs: list[Document], k: int, lines: set[int], strategy: str,
                    hyps: list[str], first_pass: list[str] | None = None,
-                   generated: list[list[str]] | None = None) -> dict[int, dict]:
+                   generated: list[list[str]] | None = None, draft: list[str] | None = None) -> dict[int, dict]:
     """Per scored line: P-CXMI of the strategy's hypothesis with the context the strategy conditioned it on (a system
     with MBR selection, ``doc-trans+mbr``: its strategy's context, from its own hypotheses)."""
     strategy = parse_system(strategy)[0]
@@ -270,7 +297,8 @@ def strategy_pcxmi(scorer: PairScorer, docs: list[Document], k: int, lines: set[
     for doc in docs:
         texts = Texts(own=[hyps[line] for line in doc.lines],
                       first_pass=None if first_pass is None else [first_pass[line] for line in doc.lines],
-                      generated=None if generated is None else [generated[line] for line in doc.lines])
+                      generated=None if generated is None else [generated[line] for line in doc.lines],
+                      draft=None if draft is None else [draft[line] for line in doc.lines])
         for i, line in enumerate(doc.lines):
             if line not in lines:
                 continue
@@ -283,6 +311,26 @@ def strategy_pcxmi(scorer: PairScorer, docs: list[Document], k: int, lines: set[
         a = b if with_context is None else scorer.logprob(with_context)
         out[line] = {"tokens": b.tokens, "p_cxmi": a.logprob - b.logprob}
     return out
+
+
+def _refine_draft(parser, args, n_lines: int, systems: dict) -> tuple[list[str] | None, bool]:
+    """refine's draft (``--draft``) and whether its context is exact (its sidecar: the sentence unit, one round, the
+    same draft by its sha256); a usage error where refine is scored without its draft."""
+    from ..textio import file_digest
+    from .evalset import read_system
+
+    if not any(parse_system(name)[0] == "refine" for name in systems):
+        return None, True
+    if args.draft is None:
+        parser.error("refine needs --draft (the draft it improved: its context)")
+    draft = read_system(args.draft, n_lines, args.src)
+    record = {}
+    if args.refine_sidecar is not None:
+        found = load_json(args.refine_sidecar, "refine's decode sidecar")
+        record = found.get("refine", {}) if isinstance(found, dict) else {}
+    exact = (record.get("unit") == "sentence" and record.get("rounds") == 1
+             and record.get("draft_sha256") == file_digest(args.draft))
+    return draft, exact
 
 
 def _generated_context(path: Path | None, n_lines: int):
@@ -324,6 +372,9 @@ def _parser():
     parser.add_argument("--first-pass", type=Path, help="the first pass of 2-pass (sentence-level hypotheses, BPE)")
     parser.add_argument("--last-sentence-sidecar", type=Path,
                         help="last-sentence's decode sidecar (its generated target contexts)")
+    parser.add_argument("--draft", type=Path, help="refine: the draft it improved (BPE, line by line as --src)")
+    parser.add_argument("--refine-sidecar", type=Path,
+                        help="refine's decode sidecar (its unit and rounds: whether its context is scored exactly)")
     parser.add_argument("--batch-size", type=POSITIVE_INT, default=64,
                         help="at most this many scored (context, sentence) pairs a batch")
     parser.add_argument("--output", required=True, type=Path, help="JSON summary")
@@ -365,6 +416,7 @@ def main(argv=None) -> int:
     if backend(args.backend).needs_data and (args.sentence_model is None) != (args.sentence_data is None):
         parser.error("--sentence-model and --sentence-data go together")
     src, docids, ref, systems, first_pass, generated, selected, subsets = _inputs(parser, args)
+    draft, args.refine_exact = _refine_draft(parser, args, len(src), systems)
     lines = set(selected)
     docs = group(src, docids, ref=ref)
     languages = {"src_lang": args.src_lang, "tgt_lang": args.tgt_lang}
@@ -385,7 +437,7 @@ def main(argv=None) -> int:
     per_strategy = {}
     for name, hyps in systems.items():
         per_strategy[name] = strategy_pcxmi(scorer, docs, args.k, lines, name, hyps, first_pass,
-                                            generated if name == "last-sentence" else None)
+                                            generated if name == "last-sentence" else None, draft)
     seconds = {"reference": round(reference_seconds, 3), "strategies": round(time.perf_counter() - started, 3)}
     result = _result(args, model, selected, per_line, per_strategy, scorer, sentence_scorer, subsets, generated,
                      seconds)
@@ -442,7 +494,8 @@ def _result(args, model, selected, per_line, per_strategy, scorer, sentence_scor
     for name, entries in per_strategy.items():
         result["strategies"][name] = {
             **summary([entries[line]["p_cxmi"] for line in selected], [entries[line]["tokens"] for line in selected]),
-            "exact": not (name == "last-sentence" and generated is None),
+            "exact": not (name == "last-sentence" and generated is None) and not (
+                parse_system(name)[0] == "refine" and not args.refine_exact),
         }
     return result
 

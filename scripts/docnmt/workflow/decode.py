@@ -12,8 +12,8 @@ from docnmt.decode.backend import backend
 from docnmt.decode.strategies import STRATEGIES
 
 from .metrics import selection_inputs, selection_options
-from .systems import (doc_trans_mode, first_pass_strategies, guided_strategies, pooled_candidates, round_one_reused,
-                      strategy_levels)
+from .systems import (doc_trans_mode, draft_strategy, first_pass_strategies, guided_strategies, pooled_candidates,
+                      round_one_reused, strategy_levels)
 from .tasks import (
     binarized, bpe_codes, external_codes, is_ctxpro, is_external, language_codes, model_backend, model_file, src,
     task_k, task_separator, tgt,
@@ -115,6 +115,9 @@ def decode_inputs(config: dict, strategy: str, task: str, evalset: str, system: 
         files["first_pass_sidecar"] = layout.decode_file(task, evalset, "sentence-level", "json")
     elif strategy in guided_strategies(config, task):  # the first pass as a guide only: not in the cost
         files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
+    if STRATEGIES[strategy].drafted:  # refine: the draft it improves, and its cost
+        files["draft"] = layout.decode_file(task, evalset, draft_strategy(config, strategy), "bpe")
+        files["draft_sidecar"] = layout.decode_file(task, evalset, draft_strategy(config, strategy), "json")
     if strategy == "doc-trans" and round_one_reused(config, task) and not with_variant:
         files["round_one"] = layout.decode_file(task, evalset, "2-pass", "bpe")
         files["round_one_sidecar"] = layout.decode_file(task, evalset, "2-pass", "json")
@@ -140,7 +143,17 @@ def decode_options(config: dict, strategy: str, task: str, system: str, input: M
             args += ["--round-one", input["round_one"], "--round-one-sidecar", input["round_one_sidecar"]]
     elif strategy in guided_strategies(config, task):
         args += ["--first-pass", input["first_pass"]]
+    if STRATEGIES[strategy].drafted:
+        args += refine_args(config, task, input)
     return args
+
+
+def refine_args(config: dict, task: str, input: Mapping) -> list[str]:
+    """refine's options: its draft's files, unit, rounds and the task's template (models.templates.refine)."""
+    settings = config["refine"]
+    template = ((config["task_settings"][task].get("models") or {}).get("templates") or {}).get("refine")
+    return ["--draft", input["draft"], "--draft-sidecar", input["draft_sidecar"], "--refine-unit", settings["unit"],
+            "--refine-rounds", str(settings["rounds"])] + ([] if template is None else ["--refine-template", template])
 
 
 # ---- a pooled variant's selection (pooled+docmbr) --------------------------------------------------------------

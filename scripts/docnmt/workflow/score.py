@@ -14,8 +14,8 @@ from docnmt.decode.variants import is_pooled, variant
 
 from .decode import evalset_priority, model_checks, model_inputs
 from .metrics import metric, seam
-from .systems import (cad_sweep_systems, curve_systems, level_strategies, skipped_on_evalset, skipped_strategies, system_pairs,
-                      task_strategies, task_systems)
+from .systems import (cad_sweep_systems, curve_systems, draft_strategy, level_strategies, skipped_on_evalset,
+                      skipped_strategies, system_pairs, task_strategies, task_systems)
 from .tasks import (
     binarized, bpe_codes, evalsets, german_tasks, has_subsets, is_ctxpro, is_external, model_file, pronoun_min_examples, src,
     task_levels, tgt,
@@ -171,6 +171,9 @@ def cxmi_inputs(config: dict, task: str, evalset: str) -> dict:
         files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
     if "last-sentence" in strategies:
         files["last_sentence_sidecar"] = layout.decode_file(task, evalset, "last-sentence", "json")
+    if "refine" in strategies:  # its context: the draft it improved
+        files["draft"] = layout.decode_file(task, evalset, draft_strategy(config, "refine"), "bpe")
+        files["refine_sidecar"] = layout.decode_file(task, evalset, "refine", "json")
     if evalset == "contrapro":
         files["select"] = layout.contrapro_examples(task)
     if has_subsets(config, task, evalset):
@@ -182,6 +185,7 @@ def cxmi_inputs(config: dict, task: str, evalset: str) -> dict:
 #: cxmi_inputs's optional keys and the options of docnmt.score.cxmi that name them.
 CXMI_OPTIONS = (("sentence_model", "--sentence-model"), ("sentence_data", "--sentence-data"),
                 ("first_pass", "--first-pass"), ("last_sentence_sidecar", "--last-sentence-sidecar"),
+                ("draft", "--draft"), ("refine_sidecar", "--refine-sidecar"),
                 ("select", "--select"), ("subsets", "--subsets"))
 
 

@@ -103,13 +103,22 @@ def skipped_strategies(config: dict, task: str) -> dict[str, str]:
     backend_name = model_backend(config, task)
     why = {s: f"no {'-level or '.join(lacking)}-level model in task_settings.{task}.models" if lacking
            else not_for_backend(s, backend_name) for s, lacking in missing.items()}
+    for s in config["strategies"]:  # refine without its draft
+        if STRATEGIES[s].drafted and not why.get(s) and why.get(draft_strategy(config, s)):
+            why[s] = f"its draft, {draft_strategy(config, s)}, is skipped: {why[draft_strategy(config, s)]}"
     return {s: reason for s, reason in why.items() if reason}
 
 
 def task_strategies(config: dict, task: str, evalset: str) -> list[str]:
-    """The strategies decoded on one evaluation set of a task."""
+    """The strategies decoded on one evaluation set of a task (refine where its draft is decoded there too)."""
     skipped = skipped_strategies(config, task)
-    return [s for s in evalset_strategies(config, evalset) if s not in skipped]
+    found = [s for s in evalset_strategies(config, evalset) if s not in skipped]
+    return [s for s in found if not STRATEGIES[s].drafted or draft_strategy(config, s) in found]
+
+
+def draft_strategy(config: dict, strategy: str) -> str:
+    """The strategy whose translation a drafted strategy improves (refine: config refine.draft)."""
+    return config[strategy.replace("-", "_")]["draft"]
 
 
 def mbr_strategies(config: dict) -> list[str]:

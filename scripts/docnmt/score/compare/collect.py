@@ -185,8 +185,8 @@ def sidecar(path: Path) -> dict:
 def contexts(inputs: Inputs, systems: list[str]) -> dict[str, dict]:
     """Per system: the kind of target context its strategy decodes with (its sidecar names the strategy; the
     strategy's :attr:`~docnmt.decode.strategy_registry.StrategyInfo.target_context`), k, the first pass (the
-    system whose file is the one the sidecar names by its sha256) and the recorded context where the sidecar keeps
-    it; a pooled selection's (pooled+docmbr) the strategy that won each document (``pooled``: the page shows the
+    system whose file is the one the sidecar names by its sha256; refine's draft likewise) and the recorded context
+    where the sidecar keeps it; a pooled selection's (pooled+docmbr) the strategy that won each document (``pooled``: the page shows the
     winner and its context). A system without a sidecar: ``unknown``."""
     from ...decode.strategies import STRATEGIES
 
@@ -211,6 +211,9 @@ def contexts(inputs: Inputs, systems: list[str]) -> dict[str, dict]:
                                         if other != name and digest in digests[other]), None)
         if kind == "recorded":
             entry["recorded"] = found.get("generated_context")
+        if kind == "draft":  # refine: the system whose file is the draft it improved
+            digest = (found.get("refine") or {}).get("draft_sha256")
+            entry["draft"] = next((other for other in systems if other != name and digest in digests[other]), None)
         out[name] = entry
     return out
 

@@ -438,11 +438,26 @@
       case "recorded": return (info.recorded && info.recorded[line]) || [];
       case "segment": return before(DATA.outputs[system], k ? position % k : 0);
       case "window": return ["(the window's later sentences; not recorded)"];
+      case "draft": return info.draft ? [DATA.outputs[info.draft][line]] : ["(its draft is not among the systems)"];
       case "none": return previous;
       case "pooled": return info.won_by[doc.id] && DATA.contexts[info.won_by[doc.id]] ? contextOf(info.won_by[doc.id], line)
         : ["(its document's winner is not among the systems)"];
       default: return ["(no decode sidecar: context unknown)"];
     }
+  }
+  // refine's context cell: the draft it improved, the words the refinement changed struck through (a word diff)
+  function draftCell(system, line) {
+    var info = DATA.contexts[system] || {};
+    if (info.kind !== "draft" || !info.draft) { return null; }
+    var draft = DATA.outputs[info.draft][line].split(/\s+/).filter(Boolean);
+    var keep = lcsKeep(DATA.outputs[system][line].split(/\s+/).filter(Boolean), draft);
+    var cell = el("td", { cls: "context draft", title: "the draft (" + info.draft + "); struck through: changed by the refinement" },
+      [document.createTextNode(info.draft + ": ")]);
+    draft.forEach(function (word, k) {
+      cell.appendChild(keep[k] ? document.createTextNode(word) : el("del", { cls: "diff", text: word }));
+      if (k < draft.length - 1) { cell.appendChild(document.createTextNode(" ")); }
+    });
+    return cell;
   }
   function pronounText(system, line, reference) {
     var entries = ((PRONOUNS[system] || [])[line] || []).filter(function (e) { return reference ? e[3] > 0 : e[2] > 0 || e[3] > 0; });
@@ -476,7 +491,7 @@
         var context = contextOf(system, line);
         return el("tr", { "data-system": system, cls: system === state.baseline ? "baseline" : "" },
           [el("th", { text: system }), el("td", {}, [translation(system, line)]),
-           el("td", { cls: "context", text: context.length ? context.join(" \u2016 ") : "\u2014" })]
+           draftCell(system, line) || el("td", { cls: "context", text: context.length ? context.join(" \u2016 ") : "\u2014" })]
             .concat(POOLED.length ? [el("td", { cls: "won-by", text: wonBy(system, doc) })] : [])
             .concat(SEGMENT_METRICS.map(function (m) { return el("td", { cls: "num", text: fmt(segmentScore(m, system, line), m.digits) }); }))
             .concat(PRONOUNS[SYSTEMS[0]] ? [el("td", { text: pronounText(system, line, false) })] : []));
