@@ -169,7 +169,7 @@ def test_source_primed_is_refused_for_models_without_a_conversation(tmp_path, ca
     from docnmt.decode.strategy_registry import not_for_backend, strategies_for
 
     assert not_for_backend("source-primed", "causal-lm") is None and not_for_backend("doc-trans", "fairseq") is None
-    assert "source-primed" not in strategies_for("fairseq") and strategies_for("causal-lm")[-1] == "source-primed"
+    assert "source-primed" not in strategies_for("fairseq") and strategies_for("causal-lm")[-2:] == ["source-primed", "refine"]
     (tmp_path / "src").write_text("a\n", encoding="utf-8")
     (tmp_path / "ids").write_text("d\n", encoding="utf-8")
     with pytest.raises(SystemExit):

@@ -100,33 +100,87 @@ def _decode(tmp_path, model, strategy, *more, name=None):
                      "--sidecar", f"{out}.json", "--no-journal", *more])
 
 
-def test_the_decode_cli_refines_a_full_segment_draft_on_the_tiny_llama(tiny_llama, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def refined(tiny_llama, tmp_path_factory):
+    """The demo's first two test documents (10 sentences, with references) decoded on the tiny Llama by full-segment,
+    then refined from that draft: the sentence unit in one round, the document unit in two (the folder)."""
     import llmmodel
 
+    folder = tmp_path_factory.mktemp("refined")
     _, docs = llmmodel.demo_documents()
-    src = [s for d in docs[:2] for s in d.src][:10]
-    (tmp_path / "src").write_text("\n".join(src) + "\n", encoding="utf-8")
-    (tmp_path / "docids").write_text("\n".join([d.docid for d in docs[:2] for _ in d.src][:10]) + "\n")
-    assert _decode(tmp_path, tiny_llama, "full-segment") == 0
-    draft = (tmp_path / "full-segment.bpe").read_text(encoding="utf-8").split("\n")[:-1]
-    for unit in ("sentence", "document"):
-        assert _decode(tmp_path, tiny_llama, "refine", "--draft", str(tmp_path / "full-segment.bpe"),
-                       "--draft-sidecar", str(tmp_path / "full-segment.json"), "--refine-unit", unit) == 0
-        out = (tmp_path / "refine.bpe").read_text(encoding="utf-8").split("\n")[:-1]
-        sidecar = json.loads((tmp_path / "refine.json").read_text())
-        assert len(out) == len(src), "one line per sentence"
-        record = sidecar["refine"]
-        assert record["unit"] == unit and record["template"] == "improve.yaml" and record["rounds"] == 1
-        assert record["draft_cost"]["strategy"] == "full-segment" and sidecar["tokens_generated"] > 0
-        kept = [line - 1 for line in record["kept_draft_lines"]]
-        assert len(kept) == record["kept_draft"] and all(out[i] == draft[i] for i in kept)
-        assert all(out[i].strip() for i in set(range(len(src))) - set(kept)), "an empty answer keeps the draft"
-    # refused in one line, nothing written: refine without a draft, a draft for another strategy
+    pairs = [(s, t, d.docid) for d in docs[:2] for s, t in zip(d.src, d.tgt)][:10]
+    for name, column in (("src", 0), ("ref", 1), ("docids", 2)):
+        (folder / name).write_text("".join(pair[column] + "\n" for pair in pairs), encoding="utf-8")
+    assert _decode(folder, tiny_llama, "full-segment") == 0
+    draft = ["--draft", str(folder / "full-segment.bpe"), "--draft-sidecar", str(folder / "full-segment.json")]
+    assert _decode(folder, tiny_llama, "refine", *draft) == 0
+    assert _decode(folder, tiny_llama, "refine", *draft, "--refine-unit", "document", "--refine-rounds", "2",
+                   name="refine-document") == 0
+    return folder
+
+
+@pytest.mark.parametrize("name, unit, rounds", [("refine", "sentence", 1), ("refine-document", "document", 2)])
+def test_the_decode_cli_refines_a_full_segment_draft_on_the_tiny_llama(refined, name, unit, rounds):
+    src = (refined / "src").read_text(encoding="utf-8").split("\n")[:-1]
+    draft = (refined / "full-segment.bpe").read_text(encoding="utf-8").split("\n")[:-1]
+    out = (refined / f"{name}.bpe").read_text(encoding="utf-8").split("\n")[:-1]
+    sidecar = json.loads((refined / f"{name}.json").read_text())
+    assert len(out) == len(src), "one line per sentence"
+    record = sidecar["refine"]
+    assert (record["unit"], record["rounds"], record["template"]) == (unit, rounds, "improve.yaml")
+    assert record["draft_cost"]["strategy"] == "full-segment" and sidecar["tokens_generated"] > 0
+    assert sidecar["rounds"] == rounds
+    kept = [line - 1 for line in record["kept_draft_lines"]]
+    if rounds == 1:  # (a later round keeps the earlier round's output, not the draft's)
+        assert all(out[i] == draft[i] for i in kept)
+    assert len(kept) == record["kept_draft"] and all(out[i].strip() for i in set(range(len(src))) - set(kept))
+
+
+def test_refine_is_refused_without_its_draft_and_its_options_for_other_strategies(tiny_llama, refined, capsys):
     for strategy, more, message in (("refine", [], "refine needs --draft"),
-                                    ("doc-trans", ["--draft", str(tmp_path / "src")], "--draft is refine's option")):
+                                    ("doc-trans", ["--draft", str(refined / "src")], "--draft is refine's option")):
         with pytest.raises(SystemExit):
-            _decode(tmp_path, tiny_llama, strategy, *more, name="refused")
-        assert message in capsys.readouterr().err and not list(tmp_path.glob("refused*"))
+            _decode(refined, tiny_llama, strategy, *more, name="refused")
+        assert message in capsys.readouterr().err and not list(refined.glob("refused*"))
+
+
+def test_refines_cxmi_is_its_prompt_against_the_sentence_alone_and_exact_for_one_sentence_round(
+        tiny_llama, llama_model, refined, capsys):
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+    from docnmt.decode.requests import Request
+    from docnmt.score import cxmi
+
+    def run(*more):
+        return cxmi.main(["--backend", "causal-lm", "--model", str(tiny_llama), "--src-lang", "en", "--tgt-lang", "de",
+                          "--src", str(refined / "src"), "--ref", str(refined / "ref"), "--docids",
+                          str(refined / "docids"), "--output", str(refined / "cxmi.json"), "--sentences",
+                          str(refined / "cxmi.tsv"), *more])
+
+    draft = str(refined / "full-segment.bpe")
+    assert run("--system", f"refine={refined / 'refine.bpe'}", "--draft", draft, "--refine-sidecar",
+               str(refined / "refine.json")) == 0
+    found = json.loads((refined / "cxmi.json").read_text())["strategies"]["refine"]
+    assert found["exact"] is True
+    rows = (refined / "cxmi.tsv").read_text(encoding="utf-8").split("\n")
+    column = rows[0].split("\t").index("p_cxmi[refine]")
+    # by hand, line 2: the refinement's log-prob after refine's prompt, less after the sentence's own turn
+    first = (refined / "docids").read_text(encoding="utf-8").split("\n").count("demo-test-00000")  # its sentences
+    src = (refined / "src").read_text(encoding="utf-8").split("\n")[:first]
+    drafts = open(draft, encoding="utf-8").read().split("\n")[:first]
+    hyp = (refined / "refine.bpe").read_text(encoding="utf-8").split("\n")[1]
+    model, ids = llama_model, lambda texts: llama_model.encode(" <sep> ".join(texts), source=True)  # noqa: E731
+    searcher = CausalLMSearcher(model, beam=1)
+    refine = Request(ids([src[1]]), [], ids(src), refining=ids([drafts[1]]), draft_document=ids(drafts))
+    a, b = searcher.score_forced([refine, Request(ids([src[1]]), [])], [model.encode(hyp)[:-1]] * 2)
+    assert float(rows[2].split("\t")[column]) == pytest.approx(a.logprob - b.logprob, abs=1e-4)
+    # the document unit in two rounds: scored after the sentence unit's prompt, marked approximate
+    assert run("--system", f"refine={refined / 'refine-document.bpe'}", "--draft", draft, "--refine-sidecar",
+               str(refined / "refine-document.json")) == 0
+    assert json.loads((refined / "cxmi.json").read_text())["strategies"]["refine"]["exact"] is False
+    assert "(approximate context)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        run("--system", f"refine={refined / 'refine.bpe'}")
+    assert "refine needs --draft" in capsys.readouterr().err
 
 
 def test_a_refine_template_without_a_slot_stops_the_decode_before_anything_is_written(tiny_llama, tmp_path, capsys):
@@ -162,11 +216,12 @@ def test_translate_refines_its_own_draft(tiny_llama, tmp_path):
 
     talks = tmp_path / "talks.txt"
     talks.write_text("It is late.\nWhere is the train?\n\nExcuse me.\nI am looking for a sweater.\n", encoding="utf-8")
-    for draft in ("full-segment", "doc-trans"):
+    for draft, more in (("full-segment", []), ("doc-trans", ["--refine-unit", "document", "--refine-rounds", "2",
+                                                              "--refine-template", "improve"])):
         out = tmp_path / f"{draft}.txt"
         assert translate.main(["--backend", "causal-lm", "--document-model", str(tiny_llama), "--src-lang", "en",
                                "--tgt-lang", "de", "--strategy", "refine", "--refine-draft", draft, "--input",
-                               str(talks), "--output", str(out), "--beam", "1", "--max-len-b", "40"]) == 0
+                               str(talks), "--output", str(out), "--beam", "1", "--max-len-b", "40", *more]) == 0
         lines = out.read_text(encoding="utf-8").split("\n")
         assert lines[2] == "" and len(lines) == 6 and all(lines[i] for i in (0, 1, 3, 4)), lines
 

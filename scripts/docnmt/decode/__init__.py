@@ -29,7 +29,7 @@ Modules:
                   as turns and the Prompter that renders them for a tokenizer; answers: a request's ids, its
                   answer's lines and sentences; model: a causal LM's folder, prompted (config, tokenizer, end
                   tokens, ids, hypotheses), and its searchers' counters; checks: the checks of a causal LM's folder
-                  and the sample's prompts
+                  and the sample's prompts; refinement: refine's template and the message it renders
   arguments    -- the command-line arguments the decoding and scoring CLIs share (backend, dtype, search)
   documents    -- a test set's documents (Document, group) and a sentence's window and context: the library layer
                   of the strategies, the decoding CLIs and the scorers
@@ -37,6 +37,8 @@ Modules:
   strategies   -- the paper's search strategies, each a function of documents, registered (REGISTRY, STRATEGIES)
   contrastive  -- context-aware (contrastive) decoding for the strategies with a target context: --cad, its variant
                   (+cad); each backend's searcher runs the side without context beside its own
+  refinement   -- refine: a draft (another strategy's translation) improved by a prompting model with the source
+                  document and the whole draft in view, by sentence or document, in rounds; its CLIs' options
   fixed_point  -- parallel doc-trans: the fixed-point iteration over a document's sentences, round by round
   realign      -- a window's output mapped back to its sentences where its count of segments is another
                   (full-segment, the whole document in one turn, chunks)

@@ -11,6 +11,8 @@ Modules:
   model        -- a causal LM's folder, prompted (:class:`~.model.PromptedModel`: config, tokenizer, end tokens,
                   ids, conversations, hypotheses, forced pairs; causal-lm's and vllm's models), and the counters of
                   their searchers
+  refinement   -- refine's prompt: its template (templates/refine/; the slots each message needs) and the
+                  :class:`~.refinement.Refiner` that renders its message (chat template or plain text)
   checks       -- the checks of a causal LM's folder before any decode (config, tokenizer, template, languages, k,
                   the sample's prompts against the context window), the sample's sentences as the checks prompt
                   them, and what docnmt-check-model says of a prompt
