@@ -12,7 +12,13 @@ answer learned (:func:`conversations`):
   so on, as doc-trans and cheating ask (a document's last sentences start no conversation of their own: they are
   the later turns of earlier ones);
 - windows of 2 to ``context`` + 1 sentences as one message of lines (for last-sentence, first-sentence and
-  full-segment), for a share ``windows`` of the sentences.
+  full-segment), for a share ``windows`` of the sentences;
+- refinements (refine's prompt, :mod:`docnmt.decode.prompting.refinement`), for a share ``refine`` of the
+  documents: each sentence's draft with the source document and the draft document in view, the answer its
+  reference. The draft is the reference with the errors a translation without context makes, each pronoun of
+  another gender and each "you" in the other register, in half the sentences that can have them
+  (:mod:`docnmt.corpora.demo_drafts`): so the model learns to keep a right draft and to mend a wrong one from the
+  document.
 
 Only the answers (and the end of their turn) are learned, with AdamW, a linear warm-up and a linear decay of the
 learning rate. The result is saved with ``save_pretrained``, a folder the backend loads.
@@ -29,7 +35,7 @@ CLI::
 
     python -m docnmt.decode.backends.causal_lm.tiny --train data/demo/corpus/train --src en --tgt de \\
         --output results/demo-llm/model [--steps 1600] [--docs 600] [--architecture llama|qwen2|...] [--threads 2] \\
-        [--windows 0.1] [--seed 1]
+        [--windows 0.1] [--refine 0.3] [--seed 1]
 """
 
 from __future__ import annotations
@@ -142,6 +148,31 @@ def conversations(docs, context: int = 2, windows: float = 0.1, seed: int = 1) -
     return found
 
 
+def refinements(docs, share: float = 0.3, seed: int = 1) -> list[tuple[tuple, str]]:
+    """refine's examples (module docstring) of a share ``share`` of the documents: (the refiner's parts: the sentence,
+    its draft, the source document and the draft document; the reference sentence)."""
+    from ....corpora.demo_drafts import draft
+
+    rng = random.Random(seed + 1)
+    found = []
+    for doc in docs:
+        if rng.random() >= share:
+            continue
+        drafted = draft(doc.tgt, rng)
+        found += [(([doc.src[i]], [drafted[i]], doc.src, drafted), doc.tgt[i]) for i in range(len(doc))]
+    return found
+
+
+def refinement_examples(tokenizer, refiner, prompter, pairs) -> list[tuple[list[int], list[int]]]:
+    """(input ids, labels) of each refinement: the refiner's prompt, then the answer and the end of its turn (learned)."""
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    found = []
+    for parts, target in pairs:
+        prompt, output = refiner.ids(*parts), prompter.answer(target, end)
+        found.append((prompt + output, [-100] * len(prompt) + output))
+    return found
+
+
 def examples(tokenizer, prompter, convs) -> list[tuple[list[int], list[int]]]:
     """(input ids, labels) of each conversation: the prompt of each turn as the backend writes it, then its answer and
     the end of its turn; only the answers and their ends are learned. Where the prompt of a turn does not continue
@@ -212,24 +243,31 @@ def train(model, data: list[tuple[list[int], list[int]]], steps: int, pad: int, 
 def build(folder: Path, docs, src: str = "en", tgt: str = "de", architecture: str = "llama", steps: int = 1600,
           chat: bool = True, hidden: int = 128, layers: int = 3, batch_size: int = 16, threads: int = 1,
           seed: int = 1, windows: float = 0.1, max_positions: int = 512, window: int | None = None,
-          heads: int = 4) -> Path:
+          heads: int = 4, refine: float = 0.0) -> Path:
     """Tokenizer and model (a family of :data:`FAMILIES`, a context window of ``max_positions`` tokens, a sliding
     ``window``) trained on ``docs`` (documents with ``src`` and ``tgt`` sentences) in ``steps`` updates (0: left
-    random) on ``threads`` CPU threads, saved in ``folder``."""
+    random) on ``threads`` CPU threads, with refinements of a share ``refine`` of the documents, saved in
+    ``folder``."""
     import torch
 
     from ...prompting.conversation import Prompter
+    from ...prompting.refinement import Refiner, load_refine_template
     from ...prompting.template import load_template
 
     torch.set_num_threads(threads)
-    template = load_template("translate")
+    template, refine_template = load_template("translate"), load_refine_template()
     texts = [s for doc in docs for s in doc.src + doc.tgt]
-    tokenizer = build_tokenizer(texts + [template.system or "", "English German"], folder, chat=chat)
+    instructions = [template.system or "", "English German", refine_template.system or "", refine_template.sentence,
+                    refine_template.document]
+    tokenizer = build_tokenizer(texts + instructions, folder, chat=chat)
     prompter = Prompter(tokenizer, template, src, tgt)
     model = tiny_model(tokenizer, architecture, max_positions=max_positions, hidden=hidden, layers=layers, seed=seed,
                        window=window, heads=heads)
     if steps:
         data = examples(tokenizer, prompter, conversations(docs, windows=windows, seed=seed))
+        if refine:
+            refiner = Refiner(tokenizer, refine_template, src, tgt, chat=prompter.chat)
+            data += refinement_examples(tokenizer, refiner, prompter, refinements(docs, refine, seed))
         train(model, data, steps, tokenizer.pad_token_id, batch_size, seed=seed)
     model.save_pretrained(folder)
     return folder
@@ -261,6 +299,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=SEED, default=1, help="the initialization's and the batches' seed")
     parser.add_argument("--windows", type=FRACTION, default=0.1,
                         help="the share of sentences that also end a window of lines in one message")
+    parser.add_argument("--refine", type=FRACTION, default=0.0,
+                        help="the share of documents whose sentences are also refine's examples (a draft with the "
+                             "demo's pronoun and register errors; 0: none)")
     args = parser.parse_args(argv)
     prefix = str(args.train)
     docs = read_split(f"{prefix}.{args.src}", f"{prefix}.{args.tgt}", f"{prefix}.docids")
@@ -271,7 +312,7 @@ def main(argv=None) -> int:
     tmp.mkdir(parents=True, exist_ok=True)
     build(tmp, docs, args.src, args.tgt, args.architecture, args.steps, hidden=args.hidden, layers=args.layers,
           batch_size=args.batch_size, threads=args.threads, seed=args.seed, windows=args.windows,
-          max_positions=args.max_positions, window=args.window)
+          max_positions=args.max_positions, window=args.window, refine=args.refine)
     if args.output.exists():
         import shutil
 
