@@ -117,7 +117,9 @@ class FixedPoint:
         dec.stats.requests += len(pending)
         for n, i, *_ in pending:  # before the outputs below mark their successors
             self.dirty[n].discard(i)
-        for (n, i, _, key, cut), nbest in zip(pending, dec.search_round([p[2] for p in pending])):
+        # each sentence's last output is its draft (a greedy search verifies it: docnmt.decode.verification)
+        requests = [dec.with_draft(request, self.out[n][i]) for n, i, request, *_ in pending]
+        for (n, i, _, key, cut), nbest in zip(pending, dec.search_round(requests)):
             segments = split(dec.text(dec.best(nbest, first_segment, source=self.docs[n].src[i])))
             self.record(n, i, key, cut, segments[0], len(segments) != 1)
 

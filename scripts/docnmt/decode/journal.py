@@ -239,7 +239,8 @@ class JournaledSearcher:
         return getattr(self.searcher, name)
 
     def _counters(self) -> dict:
-        return {**{name: getattr(self.searcher, name) for name in COUNTERS}, **self.searcher.prompt_counters()}
+        return {**{name: getattr(self.searcher, name) for name in COUNTERS}, **self.searcher.prompt_counters(),
+                **self.searcher.draft_counters()}
 
     @property
     def decoder_positions(self) -> int:
@@ -255,6 +256,12 @@ class JournaledSearcher:
 
     def prompt_counters(self) -> dict:
         return {name: value + int(self.resumed.get(name, 0)) for name, value in self.searcher.prompt_counters().items()}
+
+    def draft_counters(self) -> dict:
+        from .requests import DRAFT_COUNTERS
+
+        found = {name: getattr(self.searcher, name) + int(self.resumed.get(name, 0)) for name in DRAFT_COUNTERS}
+        return found if found["verified_requests"] else {}
 
     def search(self, requests: Sequence) -> list:
         self.call = self.journal.next_call()
@@ -295,7 +302,7 @@ class JournaledSearcher:
 
         def cost() -> dict:
             after = self._counters()
-            return {name: after[name] - before[name] for name in after}
+            return {name: after[name] - before.get(name, 0) for name in after}
 
         try:
             found = self.searcher.search([part[j] for j in missing]) if missing else []

@@ -89,7 +89,7 @@ class DecodeRecord:
         counters (the journal's chunks included), the decoder's ``stats``, and ``seconds`` plus the journal's."""
         resumed = self.resumed()
         return {"decoder_positions": searcher.decoder_positions, "forward_calls": searcher.forward_calls,
-                **searcher.prompt_counters(), "requests": stats.requests, "oom_splits": searcher.oom_splits,
+                **searcher.prompt_counters(), **_drafts(searcher), "requests": stats.requests, "oom_splits": searcher.oom_splits,
                 "seconds": round(seconds + resumed["seconds"], 3), "sep_mismatch": stats.sep_mismatch,
                 "context_truncated": stats.context_truncated, "rounds": stats.rounds,
                 "repeated_requests": stats.repeated_requests,
@@ -100,3 +100,10 @@ class DecodeRecord:
         """The decode's outputs are written: its journal goes."""
         if self.journal is not None:
             self.journal.finish()
+
+
+def _drafts(searcher) -> dict:
+    """The sidecar's ``drafts`` (draft verification's counters, :mod:`docnmt.decode.verification`) where a draft was
+    verified."""
+    found = searcher.draft_counters() if hasattr(searcher, "draft_counters") else {}
+    return {"drafts": found} if found else {}

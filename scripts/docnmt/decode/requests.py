@@ -56,6 +56,10 @@ class Request:
     #: no-context decodes it), whose scores each step subtracts (:mod:`docnmt.decode.contrastive`); None: a plain
     #: search
     contrast: "Request | None" = None
+    #: a guess at the hypothesis (token ids without the end token) that a greedy search verifies instead of
+    #: decoding it again (:mod:`docnmt.decode.verification`); None: none. It never changes the output, so it is not
+    #: part of the request's identity
+    draft: Sequence[int] | None = field(default=None, compare=False)
     #: refine (:mod:`docnmt.decode.refinement`): the draft translation of ``source`` that the prompt asks the model to
     #: improve (its sentences apart by the model's ``sep``); empty for every other strategy
     refining: Sequence[int] = field(default_factory=tuple)
@@ -160,6 +164,10 @@ PROMPT_COUNTERS = (("tokens_prefilled", "tokens prefilled"), ("tokens_cached", "
                    ("tokens_generated", "tokens generated"))
 
 
+#: The counters of draft verification (:meth:`Counted.draft_counters`).
+DRAFT_COUNTERS = ("verified_requests", "draft_tokens", "accepted_tokens", "decoded_tokens")
+
+
 class Counted:
     """The cost counters every backend's searcher keeps (docnmt.decode.backends.fairseq.search's docstring, "Cost counters"), and
     its progress hook: ``on_batch``, where set, is called with the number of requests of each batch once that
@@ -177,6 +185,8 @@ class Counted:
     #: its batches stay full: docnmt.decode.strategies' ``_context_search``); False: a searcher that gives the
     #: engine or the server all requests of a call at once
     batches_requests: bool = False
+    #: greedy searches verify their requests' drafts (:mod:`docnmt.decode.verification`), where the searcher can
+    verify_drafts: bool = False
 
     def _setup(self, model, beam: int, lenpen: float, batch_size: int, max_tokens: int | None,
                max_new_tokens: int | None = None) -> None:
@@ -240,9 +250,17 @@ class Counted:
         the cache and generated; none for the others (Table 1 shows them where a decode recorded them)."""
         return {}
 
+    def draft_counters(self) -> dict:
+        """What draft verification did (:mod:`docnmt.decode.verification`), where it verified a draft: the requests
+        verified, their draft tokens, the tokens accepted and those decoded after them; none otherwise."""
+        if not self.verified_requests:
+            return {}
+        return {name: getattr(self, name) for name in DRAFT_COUNTERS}
+
     def reset_counters(self) -> None:
         self.forward_calls = 0
         self.decoder_positions = 0
         self.oom_splits = 0
         self.encoder_positions = 0
         self.cache_bytes_peak = 0
+        self.verified_requests = self.draft_tokens = self.accepted_tokens = self.decoded_tokens = 0

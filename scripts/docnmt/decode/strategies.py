@@ -86,7 +86,7 @@ error naming its line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from .. import SEP
@@ -261,6 +261,15 @@ class Decoder:
     def text(self, hyp) -> str:
         return self.searcher.model.decode(hyp.tokens)
 
+    def with_draft(self, request, text: str | None):
+        """``request`` with ``text`` (a guess at its hypothesis: the first pass's, the last round's) as its draft,
+        where the search verifies drafts (:mod:`docnmt.decode.verification`: the output is the same)."""
+        from .verification import verifies
+
+        if text is None or not verifies(self.searcher):
+            return request
+        return replace(request, draft=self.searcher.model.encode(text, source=False)[:-1])
+
     def best(self, nbest: list, keep=None, text=None, source: str = ""):
         """The hypothesis a strategy keeps of one search's candidates: the beam's best, or the one its selection
         chooses (:mod:`docnmt.decode.mbr`) by the words (``@@ `` joins removed) of ``keep`` (the kept part) of
@@ -350,11 +359,13 @@ def _context_search(dec: Decoder, docs: list[Document], context_of, primed: bool
     return out
 
 
-def _known_context_search(dec: Decoder, docs: list[Document], context_of) -> list[list[str]]:
-    """Every sentence of every document in one search call, target context ``context_of(doc, i)`` known in advance."""
+def _known_context_search(dec: Decoder, docs: list[Document], context_of, draft_of=None) -> list[list[str]]:
+    """Every sentence of every document in one search call, target context ``context_of(doc, i)`` known in advance
+    (``draft_of(doc, i)``: a guess at its translation, which a greedy search verifies)."""
     flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
     requests = [
-        dec.request(window(docs[n], i - dec.k + 1, i + 1), context_of(docs[n], i), docs[n].lines[i]) for n, i in flat
+        dec.with_draft(dec.request(window(docs[n], i - dec.k + 1, i + 1), context_of(docs[n], i), docs[n].lines[i]),
+                       None if draft_of is None else draft_of(docs[n], i)) for n, i in flat
     ]
     out = [[""] * len(d) for d in docs]
     for (n, i), nbest in zip(flat, dec.search_round(requests)):
@@ -475,7 +486,8 @@ def two_pass(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     E_i = argmax_E p(E | F_{i-k+1}^i, Ẽ_{i-k+1}^{i-1}).  Cost O(2NL) (first pass included).
     """
     _need_first_pass(docs, "2-pass")
-    return _known_context_search(dec, docs, lambda d, i: previous(d.first_pass, i, dec.k))
+    return _known_context_search(dec, docs, lambda d, i: previous(d.first_pass, i, dec.k),
+                                 lambda d, i: d.first_pass[i])
 
 
 def _need_first_pass(docs: list[Document], who: str, instead: str = "") -> None:

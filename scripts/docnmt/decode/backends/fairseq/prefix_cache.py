@@ -279,8 +279,6 @@ def score_forced(searcher, requests: Sequence, targets: Sequence[Sequence[int]],
 
     ``ends``: per target, the token appended and scored in place of ``</s>`` (``</s>`` or the
     separator: a sentence that a window's later sentences follow)."""
-    import torch
-
     if len(targets) != len(requests):
         raise ValueError(f"expected one target per request ({len(requests)}), got {len(targets)}")
     if ends is not None and len(ends) != len(requests):
@@ -294,11 +292,25 @@ def score_forced(searcher, requests: Sequence, targets: Sequence[Sequence[int]],
                              f"tokens with </s>, the model's max target positions are {searcher.max_target_positions}")
         conts.append(output)
     results: list[Scored | None] = [None] * len(checked)
+    for batch, lprobs, outputs in forced_passes(searcher, checked, conts):
+        target = searcher.model._collate(outputs, left_pad=False)
+        token_lp = lprobs.float().gather(-1, target.unsqueeze(-1)).squeeze(-1)
+        for row, i in enumerate(batch):
+            results[i] = Scored(float(token_lp[row, :len(outputs[row])].sum()), len(outputs[row]))
+    return results  # type: ignore[return-value]
+
+
+def forced_passes(searcher, checked: Sequence[tuple], outputs: Sequence[list[int]]):
+    """For each batch of the checked requests (source, prefix, limit): (the batch's request numbers, the
+    log-probabilities of one teacher-forced pass over each request's ``outputs`` after its cached prefix, shape
+    (requests, longest output, vocabulary): row t the distribution of output token t, the batch's outputs)."""
+    import torch
+
     device = searcher.model.device
     for batch in searcher._batches(checked):
         sources = [checked[i][0] for i in batch]
         prefixes = [checked[i][1] for i in batch]
-        outputs = [conts[i] for i in batch]
+        conts = [outputs[i] for i in batch]
         with torch.no_grad():
             _, encoder_out = searcher._encode(sources)
             cache = prefill(searcher, prefixes, encoder_out)
@@ -310,9 +322,9 @@ def score_forced(searcher, requests: Sequence, targets: Sequence[Sequence[int]],
                     layer.self_attn._set_input_buffer(state, {"prev_key": key, "prev_value": value,
                                                               "prev_key_padding_mask": mask})
             inputs = searcher.model._collate(
-                [[p[-1] if p else searcher.eos] + o[:-1] for p, o in zip(prefixes, outputs)], left_pad=False)
+                [[p[-1] if p else searcher.eos] + o[:-1] for p, o in zip(prefixes, conts)], left_pad=False)
             width = inputs.size(1)
-            lengths = torch.tensor([len(o) for o in outputs], device=device)
+            lengths = torch.tensor([len(o) for o in conts], device=device)
             starts = torch.tensor([len(p) for p in prefixes], device=device)
             offsets = torch.arange(width, device=device).unsqueeze(0)
             real = offsets < lengths.unsqueeze(1)
@@ -321,12 +333,8 @@ def score_forced(searcher, requests: Sequence, targets: Sequence[Sequence[int]],
             padding = ~real if not bool(real.all()) else None
             like = searcher.net.decoder.embed_tokens.weight
             features = decode_after_cache(searcher, inputs, positions, encoder_out, state,
-                                    causal_mask(width, cached, like), padding)
+                                          causal_mask(width, cached, like), padding)
             searcher.decoder_positions += int(lengths.sum())
             logits = searcher.net.decoder.output_layer(features)
             lprobs = searcher.net.decoder.get_normalized_probs((logits, None), log_probs=True)
-            target = searcher.model._collate(outputs, left_pad=False)
-            token_lp = lprobs.float().gather(-1, target.unsqueeze(-1)).squeeze(-1)
-        for row, i in enumerate(batch):
-            results[i] = Scored(float(token_lp[row, :len(outputs[row])].sum()), len(outputs[row]))
-    return results  # type: ignore[return-value]
+        yield batch, lprobs, conts

@@ -137,6 +137,8 @@ def _limit_lengths(lprobs, rows: _Rows, step: int, eos: int) -> None:
         generated = step - rows.start
         if bool((ban_eos := generated == 0).any()):
             lprobs[ban_eos, eos] = -math.inf
+    elif "done" in rows.tensors:  # a drafted request's continuation: its decided tokens are generated already
+        generated = step + rows.done
     else:
         generated = step
         if step == 0:
@@ -398,8 +400,57 @@ class Searcher(Counted):
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best continuations after each request's prefix, best first (prefilled cache); a request
-        with a contrast (``Request.contrast``) by context-aware decoding's combined scores (:attr:`cad_alpha`)."""
+        with a contrast (``Request.contrast``) by context-aware decoding's combined scores (:attr:`cad_alpha`); at
+        beam 1, a request with a draft by verifying it (:mod:`docnmt.decode.verification`, where
+        :attr:`verify_drafts`)."""
+        from ...verification import verified_search, verifies
+
+        if verifies(self) and any(getattr(r, "draft", None) is not None for r in requests):
+            return verified_search(self, requests, lambda part: self._search(part, naive=False), self._greedy_pass,
+                                   self._continue, self.lenpen)
         return self._search(requests, naive=False)
+
+    # ---- draft verification (docnmt.decode.verification) ---------------------
+    def draft_limit(self, request: Request) -> int:
+        """The draft tokens a verification reads: up to the request's token limit and the first id that is not a
+        token the search could generate (``<pad>``, ``</s>``, not in the dictionary)."""
+        limit = self._check([request])[0][2]
+        draft = list(request.draft)[:limit]
+        bad = [j for j, t in enumerate(draft) if not 0 <= t < self.vocab or t in (self.pad, self.eos)]
+        return bad[0] if bad else len(draft)
+
+    def _greedy_pass(self, requests: Sequence[Request], drafts: Sequence[list[int]]) -> list[tuple[list, list]]:
+        """Per request, one teacher-forced pass over its draft after its cached prefix: the greedy choice at each
+        draft position and after the draft, under the search's rules (no ``<pad>``, no ``</s>`` at the first step,
+        ``</s>`` alone at the token limit), and their log-probabilities."""
+        import math
+
+        from .prefix_cache import forced_passes
+
+        checked = self._check(requests)
+        found: list = [None] * len(checked)
+        for batch, lprobs, outputs in forced_passes(self, checked, [d + [self.eos] for d in drafts]):
+            lprobs = lprobs.float()
+            lprobs[lprobs != lprobs] = -math.inf
+            lprobs[:, :, self.pad] = -math.inf
+            lprobs[:, 0, self.eos] = -math.inf
+            for row, i in enumerate(batch):
+                limit = checked[i][2]
+                if lprobs.size(1) > limit:
+                    lprobs[row, limit:, :self.eos] = -math.inf
+                    lprobs[row, limit:, self.eos + 1:] = -math.inf
+            best, choice = lprobs.max(dim=-1)
+            for row, i in enumerate(batch):
+                width = len(outputs[row])
+                found[i] = (choice[row, :width].tolist(), best[row, :width].tolist())
+        return found
+
+    def _continue(self, requests: Sequence[Request], decided: Sequence[list[int]]) -> list[list[Hypothesis]]:
+        """The greedy continuation of each request after its prefix and its ``decided`` tokens (generated already:
+        its length limit counts them, and ``</s>`` may end it at once)."""
+        checked = [(source, prefix + list(tokens), limit)
+                   for (source, prefix, limit), tokens in zip(self._check(requests), decided)]
+        return self._search(requests, naive=False, checked=checked, done=[len(tokens) for tokens in decided])
 
     #: fairseq's search strategy while :meth:`sample` runs (None: beam search)
     sampling = None
@@ -420,8 +471,10 @@ class Searcher(Counted):
         """Same search, the prefix forced token by token through all beams (fairseq's ``prefix_tokens``)."""
         return self._search(requests, naive=True)
 
-    def _search(self, requests, naive: bool) -> list[list[Hypothesis]]:
-        checked = self._check(requests)
+    def _search(self, requests, naive: bool, checked=None, done=None) -> list[list[Hypothesis]]:
+        """``checked`` (source, prefix, limit per request; default :meth:`_check`'s) and ``done`` (per request, the
+        tokens of its hypothesis generated before the search, at the end of its prefix: a verified draft's)."""
+        checked = self._check(requests) if checked is None else checked
         contrasts = _contrasts(self, requests)
         results: list[list[Hypothesis] | None] = [None] * len(checked)
         # with contrasts, the requests with one and those without are batched apart (each batch runs both sides or one)
@@ -429,15 +482,15 @@ class Searcher(Counted):
         for batch in self._batches(checked, together):
             part_contrasts = (lambda part: None if contrasts is None or contrasts[part[0]] is None
                               else [contrasts[i] for i in part])
-            hyps = self.searched_in_halves(batch, lambda part: self._search_batch([checked[i] for i in part], naive,
-                                                                                  part_contrasts(part)),
+            hyps = self.searched_in_halves(batch, lambda part: self._search_batch(
+                [checked[i] for i in part], naive, part_contrasts(part), None if done is None else [done[i] for i in part]),
                                            lambda i: checked_positions(self.beam, checked[i]))
             for i, h in zip(batch, hyps):
                 results[i] = h
             self.batch_done(len(batch))
         return results  # type: ignore[return-value]
 
-    def _search_batch(self, batch, naive: bool, contrasts=None) -> list[list[Hypothesis]]:
+    def _search_batch(self, batch, naive: bool, contrasts=None, done=None) -> list[list[Hypothesis]]:
         import torch
         from fairseq.sequence_generator import SequenceGenerator
 
@@ -469,6 +522,7 @@ class Searcher(Counted):
                     limit=per_row([limit for _, _, limit in batch]),
                     offsets=per_row(lengths) if any_prefix else None,
                     first=per_row(first) if any_prefix else None,
+                    done=None if done is None else per_row(done),
                 )
                 longest = max(limit for _, _, limit in batch)
                 cache = prefill(self, prefixes, encoder_out)
@@ -484,7 +538,8 @@ class Searcher(Counted):
             ensemble = _ensemble(self, encoder_out, rows, cache, beam, shared, per_request_source=not naive,
                                  contrast=contrast, original_positions=original_positions)
             generator = SequenceGenerator(
-                ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest, min_len=1,
+                ensemble, self.model.dict, beam_size=beam, max_len_a=0, max_len_b=longest,
+                min_len=1 if done is None else 0,  # a continuation may end at once (its decided tokens came first)
                 normalize_scores=True, len_penalty=self.lenpen, search_strategy=self.sampling,
             )
             attentions = [layer.self_attn for layer in decoder.layers]
