@@ -114,6 +114,10 @@ def add_search_arguments(parser) -> None:
                              "prompts holds, in bytes (K, M, G: "
                              "binary multiples; 0: no cache); default: a fifth of a GPU's memory, 2G on the CPU")
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
+    parser.add_argument("--no-verify-drafts", action="store_true",
+                        help="at beam 1, decode every sentence again instead of verifying a draft of it in one pass "
+                             "(2-pass's first pass, parallel doc-trans's last round): the same output, for "
+                             "comparisons (docs/decoding.md, 'Draft verification')")
     add_dtype_argument(parser)
     add_separator_argument(parser)
 

@@ -179,6 +179,7 @@ CAPABILITIES = {
     "sampling": "sampling (MBR's epsilon samples)",
     "conversation": "a prompt that is a conversation",
     "contrastive": "context-aware decoding (each step's scores under two prompts)",
+    "verify_drafts": "draft verification (a greedy search checks a draft in one pass: docnmt.decode.verification)",
 }
 
 
@@ -248,6 +249,9 @@ class Backend:
     #: whether its searcher scores each step of a request and of its contrast side by side (``Request.contrast``:
     #: context-aware decoding, :mod:`docnmt.decode.contrastive`)
     contrastive: bool = False
+    #: whether its greedy search verifies its requests' drafts in one teacher-forced pass (``Request.draft``,
+    #: :mod:`docnmt.decode.verification`)
+    verify_drafts: bool = False
     #: whether its searcher holds a prefix cache across requests, bounded by ``--cache-bytes`` (config
     #: ``decode.cache_bytes``)
     prefix_cache: bool = False

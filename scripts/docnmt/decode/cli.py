@@ -308,7 +308,8 @@ def main(argv=None) -> int:
     if round_one is not None:
         take_over_round_one(docs, round_one["hyps"], round_one["mismatch"])
     searcher = make_searcher(model, beam=args.beam, lenpen=args.lenpen, batch_size=args.batch_size,
-                             max_len=args.max_len_b, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes)
+                             max_len=args.max_len_b, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes,
+                             verify_drafts=not args.no_verify_drafts)
     if args.cad is not None:
         contrastive.set_alpha(searcher, args.cad)
     scorer = metric_client.from_args(mbr, args)

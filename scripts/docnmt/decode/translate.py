@@ -233,11 +233,12 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
               doc_trans_mode: str = "sequential", input_name: str = "input", stream=None,
               max_len: int = 200, context: str = "window", max_tokens: int | None = None,
               cache_bytes: int | None = None, record=None, cad: float | None = None,
-              refine: dict | None = None) -> list[list[str]]:
+              refine: dict | None = None, verify_drafts: bool = True) -> list[list[str]]:
     """Detokenized translations of ``documents`` (``[(name, sentences, input lines, file)]``), in their order;
     ``record``: the decode's :class:`.record.DecodeRecord`, whose journal the searchers keep their chunks in;
     ``cad``: context-aware decoding's alpha (:mod:`.contrastive`; None: the strategy's own search); ``refine``:
-    refine's ``draft`` (the strategy that translates it first), ``unit`` and ``rounds``."""
+    refine's ``draft`` (the strategy that translates it first), ``unit`` and ``rounds``; ``verify_drafts``: a greedy
+    search verifies its drafts (:mod:`.verification`)."""
     from .backends import make_searcher
 
     bpe_docs, line = [], 0
@@ -260,7 +261,7 @@ def translate(documents, pipeline: TextPipeline, strategy: str, document_model=N
         if model is None:
             return None
         made = make_searcher(model, beam=at_beam or beam, lenpen=lenpen, batch_size=batch_size, max_len=max_len,
-                             max_tokens=max_tokens, cache_bytes=cache_bytes)
+                             max_tokens=max_tokens, cache_bytes=cache_bytes, verify_drafts=verify_drafts)
         made.on_batch = Progress(name, total, stream)
         if cad is not None:
             from .contrastive import set_alpha
@@ -459,7 +460,8 @@ def main(argv=None) -> int:
                              doc_trans_mode=args.doc_trans_mode, input_name=str(args.input), max_len=args.max_len_b,
                              context=args.context, max_tokens=args.max_tokens, cache_bytes=args.cache_bytes,
                              record=record, cad=args.cad,
-                             refine={"draft": args.refine_draft, "unit": args.refine_unit, "rounds": args.refine_rounds})
+                             refine={"draft": args.refine_draft, "unit": args.refine_unit, "rounds": args.refine_rounds},
+                             verify_drafts=not args.no_verify_drafts)
     seconds = time.perf_counter() - started
     write_documents(args.output, layout, documents, translations, system=args.system_name or f"docnmt-{args.strategy}")
     record.finish()

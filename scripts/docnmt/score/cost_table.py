@@ -55,7 +55,7 @@ def price_note(task: str, columns, prices: dict) -> str:
 
 
 def cost_table(manifest: dict) -> Table:
-    header, per_task, own = ["strategy", "paper cost"], [], []
+    header, per_task, own, drafted = ["strategy", "paper cost"], [], [], []
     for t, spec in manifest["tasks"].items():
         sidecars = {s: load_json(p, "decode sidecar") for s, p in spec["sidecars"].items()}
         per_task.append(sidecars)
@@ -67,14 +67,16 @@ def cost_table(manifest: dict) -> Table:
         shown, own_header = _own_columns(t, sidecars, spec)
         own.append(shown)
         header += own_header
+        drafted.append(any("drafts" in sc for sc in sidecars.values()))
+        header += [f"{t} accepted draft tokens"] if drafted[-1] else []
     rows = []
     for strategy in manifest["strategies"]:
         paper = next((sc[strategy]["cost"] for sc in per_task if strategy in sc), DASH)
         cells = [label_of(strategy), paper]
-        for sidecars, shown, spec in zip(per_task, own, manifest["tasks"].values()):
+        for sidecars, shown, spec, with_drafts in zip(per_task, own, manifest["tasks"].values(), drafted):
             entry, base = sidecars.get(strategy), sidecars.get("sentence-level")
             if entry is None:
-                cells += [DASH] * 10 + _own_cells(shown, None, None, spec)
+                cells += [DASH] * 10 + _own_cells(shown, None, None, spec) + [DASH] * with_drafts
                 continue
             positions = entry.get("decoder_positions_with_first_pass", entry["decoder_positions"])
             seconds = entry.get("seconds_with_first_pass", entry["seconds"])
@@ -88,6 +90,7 @@ def cost_table(manifest: dict) -> Table:
                           if searches and base_searches else DASH)
             cells += [DASH if searches is None else str(searches), per_search]
             cells += _own_cells(shown, entry, base, spec)
+            cells += [_accepted(entry)] if with_drafts else []
         rows.append(cells)
     labelled = {f"{manifest_task} {s}": sc[s] for manifest_task, sc in zip(manifest["tasks"], per_task) for s in sc}
     devices = sorted({sc[s].get("device", "?") for sc in per_task for s in sc})
@@ -100,7 +103,7 @@ def cost_table(manifest: dict) -> Table:
                  "measured on the test set (decoder positions, forward calls, wall time) beside the paper's O(.) "
                  "(N sentences of average length L, k window, h document beam)", header, rows,
                  [COST_NOTE.format(devices=", ".join(devices), dtypes=", ".join(dtypes))]
-                 + [columns.note for columns in noted] + priced
+                 + [columns.note for columns in noted] + priced + ([DRAFTS_NOTE] if any(drafted) else [])
                  + mbr_notes(manifest) + model_notes(labelled, "the search")
                  + realigned_notes(labelled))
 
@@ -147,6 +150,22 @@ def _utility_evaluations(entry: dict) -> str:
     """MBR's or QE's utility evaluations, or pooled+docmbr's document transports."""
     selection = entry.get("mbr") or entry.get("docmbr")
     return str(selection["utility_evaluations"]) if selection else DASH
+
+
+def _accepted(entry: dict) -> str:
+    """A decode's accepted draft tokens: of how many, and their share (docnmt.decode.verification)."""
+    drafts = entry.get("drafts")
+    if not drafts or not drafts.get("draft_tokens"):
+        return DASH
+    return f"{drafts['accepted_tokens']} of {drafts['draft_tokens']} ({100 * drafts['accepted_tokens'] / drafts['draft_tokens']:.1f}%)"
+
+
+#: The note on the accepted draft tokens.
+DRAFTS_NOTE = ("Accepted draft tokens: at beam 1, a decode given a draft of a sentence's translation (2-pass's first "
+               "pass, parallel doc-trans's last round) verifies it in one pass and decodes from the first token the "
+               "model disagrees with (docs/decoding.md, 'Draft verification'; the output is the same): the draft's "
+               "tokens the greedy search accepted, of all. For a context strategy, the share says how often its "
+               "context left the draft as it was.")
 
 
 def _rounds(entry: dict) -> str:

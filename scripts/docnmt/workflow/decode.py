@@ -230,7 +230,8 @@ def search_args(config: dict, task: str) -> list:
     return ["--beam", beam, "--k", task_k(config, task), "--h", config["h"], "--dtype",
             search_dtype(config), "--separator", task_separator(config, task)] + context_args(config, task) \
         + ([] if max_tokens is None else ["--max-tokens", int(max_tokens)]) \
-        + (["--cache-bytes", str(cache)] if with_cache else [])
+        + (["--cache-bytes", str(cache)] if with_cache else []) \
+        + ([] if config["decode"]["verify_drafts"] else ["--no-verify-drafts"])
 
 
 def context_args(config: dict, task: str) -> list[str]:

@@ -60,18 +60,21 @@ def _template(name: str, template: str | None) -> dict:
 
 
 def make_searcher(model, beam: int = 12, lenpen: float = 1.0, batch_size: int = 64, max_len: int = 200,
-                  max_tokens: int | None = None, cache_bytes: int | None = None):
+                  max_tokens: int | None = None, cache_bytes: int | None = None, verify_drafts: bool = True):
     """The searcher of ``model``'s backend: fairseq's beam semantics, or transformers' (``generate``'s); ``max_len``:
     the most tokens a hypothesis may have (fairseq's ``max_len_b`` with ``max_len_a`` 0, transformers'
     ``max_new_tokens``); a batch holds at most ``batch_size`` requests and ``max_tokens`` positions
     (:func:`docnmt.decode.requests.token_batches`; None: the backend's default, :attr:`~docnmt.decode.backend.Backend.max_tokens`);
     ``cache_bytes``: the limit of a backend's prefix cache (:attr:`~docnmt.decode.backend.Backend.prefix_cache`; None: its
-    default), a ValueError for a backend without one."""
+    default), a ValueError for a backend without one; ``verify_drafts``: its greedy search verifies the requests'
+    drafts where the backend can (:mod:`docnmt.decode.verification`; the output is the same)."""
     described = backend_of(model)
     if cache_bytes is not None and not described.prefix_cache:
         raise ValueError(f"{described.name} models hold no prefix cache across requests: no cache limit to set")
-    return described.functions().searcher(model, beam, lenpen, batch_size, max_len, max_tokens or described.max_tokens,
+    made = described.functions().searcher(model, beam, lenpen, batch_size, max_len, max_tokens or described.max_tokens,
                                           cache_bytes)
+    made.verify_drafts = verify_drafts and described.can("verify_drafts")
+    return made
 
 
 def check(name: str, model: os.PathLike | str, data: os.PathLike | str | None, level: str, separator: str = SEP,

@@ -15,6 +15,7 @@ BACKEND = register(Backend(
     order=0,
     summary="a fairseq checkpoint and its data folder (BPE-level text in and out; the default)",
     text="bpe", needs_data=True, language_codes=False, contrapro_in_workflow=True, module=__name__, contrastive=True,
+    verify_drafts=True,
 ))
 
 
