@@ -812,3 +812,24 @@ def test_only_lines_decodes_the_examples_sentences_alone_as_a_whole_decode_does(
                               str(tmp_path / "x.txt"), "--sidecar", str(tmp_path / "x.json")],
                              capture_output=True, text=True, env=tool_env())
     assert refused.returncode == 2 and "--only-lines: doc-trans translates a sentence with its context" in refused.stderr
+
+
+@pytest.mark.parametrize("strategy, mode", [("2-pass", "sequential"), ("doc-trans", "parallel")])
+def test_verified_drafts_give_the_greedy_decodes_own_translations(demo, strategy, mode):
+    """Draft verification (docnmt.decode.verification) at beam 1: 2-pass verifies its first pass, parallel doc-trans
+    each sentence's last output; the translations are those decoded without, byte for byte, and most of the draft
+    tokens are accepted."""
+    from docnmt.decode.backends.fairseq.search import Searcher
+
+    docs = documents(demo, ref=False)
+    for doc, hyps in zip(docs, decode(demo, "sentence-level", docs, beam=1)[0]):
+        doc.first_pass = hyps
+    outputs, counters = [], []
+    for verify in (False, True):
+        searcher = Searcher(demo["doc"], beam=1)
+        searcher.verify_drafts = verify
+        outputs.append(REGISTRY[strategy](Decoder(searcher, k=3, h=1, doc_trans_mode=mode), docs))
+        counters.append(searcher.draft_counters())
+    assert outputs[0] == outputs[1] and not counters[0]
+    assert counters[1]["verified_requests"] >= sum(map(len, docs))
+    assert counters[1]["accepted_tokens"] > counters[1]["draft_tokens"] / 2

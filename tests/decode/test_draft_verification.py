@@ -1,0 +1,105 @@
+"""Draft verification (docnmt.decode.verification): a greedy search given a draft gives the search's own output, byte for
+byte, whatever the draft (the output itself, a part of it, garbage, nothing, more than the length limit, ids the
+search cannot generate), on fairseq's toy model; the strategies give their drafts (2-pass its first pass, parallel
+doc-trans the last round's output) on the fake model; and the counters add up."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from docnmt.decode.backends.fairseq.search import Searcher
+from docnmt.decode.requests import Request
+from docnmt.decode.verification import accepted_length, verifies
+
+from test_search import context_requests
+
+
+def greedy(model, verify: bool, max_len_b: int = 200) -> Searcher:
+    searcher = Searcher(model, beam=1, max_len_b=max_len_b)
+    searcher.verify_drafts = verify
+    return searcher
+
+
+def drafts_of(outputs: list[list[int]], vocab: int) -> dict[str, list[list[int]]]:
+    """Each kind of draft for each request, from its greedy output."""
+    return {
+        "its output": outputs,
+        "half of it, then a wrong token": [o[:len(o) // 2] + [(o[len(o) // 2] + 1) % vocab if len(o) > 1 else 4]
+                                           for o in outputs],
+        "garbage": [[4 + (7 * j) % (vocab - 4) for j in range(len(o) + 3)] for o in outputs],
+        "empty": [[] for _ in outputs],
+        "its output and more": [o + o + o for o in outputs],
+        "ids it cannot generate": [o[:2] + [1, 0, 10 ** 6] + o[2:] for o in outputs],
+    }
+
+
+@pytest.mark.parametrize("max_len_b", [200, 3])
+def test_a_verified_draft_gives_the_greedy_searchs_own_output(toy, max_len_b):
+    root, _, model = toy
+    requests, _ = context_requests(root, model)
+    plain = greedy(model, False, max_len_b).search(requests)
+    outputs = [nbest[0].tokens for nbest in plain]
+    for kind, drafts in drafts_of(outputs, model.vocab).items():
+        searcher = greedy(model, True, max_len_b)
+        found = searcher.search([replace(r, draft=d) for r, d in zip(requests, drafts)])
+        assert [nbest[0].tokens for nbest in found] == outputs, kind
+        for a, b in zip(found, plain):
+            assert len(a) == 1 and a[0].logprob == pytest.approx(b[0].logprob, abs=1e-4), kind
+            assert a[0].score == pytest.approx(b[0].score, abs=1e-4), kind
+        counters = searcher.draft_counters()
+        assert counters["verified_requests"] == len(requests), kind
+        if kind == "its output":  # every draft token accepted, and only the end decided after them
+            assert counters["accepted_tokens"] == counters["draft_tokens"] == sum(map(len, outputs))
+            assert counters["decoded_tokens"] == len(requests)
+        if kind in ("garbage", "empty"):
+            assert counters["accepted_tokens"] <= sum(o[:1] == d[:1] for o, d in zip(outputs, drafts))
+
+
+def test_verification_is_off_under_beam_search_and_for_requests_without_a_draft(toy):
+    root, _, model = toy
+    requests, _ = context_requests(root, model)
+    beam = Searcher(model, beam=4)
+    beam.verify_drafts = True
+    assert not verifies(beam)
+    drafted = [replace(r, draft=[5, 6]) for r in requests[:3]] + list(requests[3:6])
+    assert [n[0].tokens for n in beam.search(drafted)] == [n[0].tokens for n in Searcher(model, beam=4).search(
+        requests[:6])] and not beam.draft_counters()
+    searcher = greedy(model, True)
+    found = searcher.search(drafted)  # the requests without a draft are searched as they are, in the same call
+    assert [n[0].tokens for n in found] == [n[0].tokens for n in greedy(model, False).search(requests[:6])]
+    assert searcher.draft_counters()["verified_requests"] == 3
+
+
+def test_the_accepted_length_is_the_longest_prefix_of_greedy_choices():
+    assert accepted_length([5, 6, 7, 2], [5, 6, 8]) == 2
+    assert accepted_length([5, 6, 7, 2], [5, 6, 7]) == 3
+    assert accepted_length([9], []) == 0 and accepted_length([5, 2], [6]) == 0
+
+
+# ---- the strategies' drafts, on the fake model ------------------------------------------------------------------
+def test_2_pass_and_parallel_doc_trans_give_their_searches_the_first_pass_and_the_last_rounds_output():
+    from fakemodel import FakeModel, RecordingSearcher
+    from docnmt.decode.strategies import REGISTRY, Decoder
+    from test_strategy_requests import documents, sentence_level_outputs
+
+    first = sentence_level_outputs()
+    for strategy, mode in (("2-pass", "sequential"), ("doc-trans", "parallel")):
+        searcher = RecordingSearcher(FakeModel())
+        searcher.verify_drafts = True
+        REGISTRY[strategy](Decoder(searcher, k=3, h=1, doc_trans_mode=mode), documents(first_pass=first))
+        model, seen, answers = searcher.model, {}, {}
+        for call in searcher.calls:
+            for request in call:
+                seen.setdefault(request.line, []).append(model.decode(request.draft))
+                answers.setdefault(request.line, []).append(model.decode(searcher._answer(request)[0].tokens))
+        flat = [s for doc in first for s in doc]
+        assert all(drafts[0] == flat[line] for line, drafts in seen.items()), "round 1's draft is the first pass"
+        if strategy == "doc-trans":  # a later round's draft is the sentence's output of the round before
+            redecoded = [line for line, drafts in seen.items() if len(drafts) > 1]
+            assert redecoded and all(seen[line][j] == answers[line][j - 1].split(" <sep> ")[0]
+                                     for line in redecoded for j in range(1, len(seen[line])))
+        searcher = RecordingSearcher(FakeModel())  # off: no drafts
+        REGISTRY[strategy](Decoder(searcher, k=3, h=1, doc_trans_mode=mode), documents(first_pass=first))
+        assert all(request.draft is None for call in searcher.calls for request in call)
