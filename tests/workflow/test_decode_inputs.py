@@ -1,5 +1,9 @@
 """docnmt.workflow.decode: a task's models as inputs and options, and each strategy's decode inputs and options."""
 
+import re
+
+import pytest
+
 from docnmt import layout
 from docnmt.workflow import decode
 from wfconfigs import demo_config, external_config
@@ -137,3 +141,43 @@ def test_the_test_set_and_its_scoring_chain_come_before_the_other_sets():
     assert decode.evalset_priority(config, "contrapro") == 0
     assert score.chain_priority(config, "test") > max(elsewhere.values())
     assert score.chain_priority(config, "contrapro") == score.chain_priority(config, "ctxpro-demo-test") == 0
+
+
+def test_draft_verification_is_on_unless_the_config_turns_it_off():
+    assert "--no-verify-drafts" not in decode.search_args(demo_config(), "demo")
+    args = decode.search_args(demo_config(decode={"dtype": "float32", "verify_drafts": False}), "demo")
+    assert args[-1] == "--no-verify-drafts"
+
+
+def test_refine_decodes_after_its_draft_with_its_unit_rounds_and_the_tasks_template():
+    from docnmt.workflow import systems
+
+    strategies = ["sentence-level", "full-segment", "doc-trans", "refine"]
+    config = external_config(strategies=strategies, refine={"draft": "doc-trans", "unit": "document", "rounds": 2})
+    config["task_settings"]["llm"]["models"]["templates"] = {"refine": "my-refine.yaml"}
+    inputs = decode.decode_inputs(config, "refine", "llm", "test", "refine")
+    assert inputs["draft"] == layout.decode_file("llm", "test", "doc-trans", "bpe")
+    assert inputs["draft_sidecar"] == layout.decode_file("llm", "test", "doc-trans", "json")
+    assert decode.decode_options(config, "refine", "llm", "refine", inputs) == [
+        "--draft", inputs["draft"], "--draft-sidecar", inputs["draft_sidecar"], "--refine-unit", "document",
+        "--refine-rounds", "2", "--refine-template", "my-refine.yaml"]
+    # a fairseq task skips it (no conversation); a task without its draft's decode skips it with the draft's reason
+    assert "conversation" in systems.skipped_strategies(config, "mine")["refine"]
+    assert "refine" in systems.task_strategies(config, "llm", "test")
+    default = external_config(strategies=strategies)
+    assert decode.decode_inputs(default, "refine", "llm", "test", "refine")["draft"] == layout.decode_file(
+        "llm", "test", "full-segment", "bpe")
+    assert "refine" not in systems.task_strategies(default, "llm", "contrapro")
+
+
+@pytest.mark.parametrize("refine, message", [
+    ({"draft": "refine"}, "'refine.draft': refine cannot improve its own translation"),
+    ({"draft": "2-pass"}, "'refine.draft': '2-pass' is not among the configured strategies"),
+    ({"rounds": 0}, "'refine.rounds': 0 is less than the minimum of 1"),
+    ({"unit": "paragraph"}, "'refine.unit'"),
+])
+def test_a_refine_setting_that_cannot_run_is_an_error_naming_its_key(refine, message):
+    from docnmt.config import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        demo_config(strategies=["full-segment", "refine"], refine=refine)
