@@ -11,12 +11,15 @@ A request may carry a draft (``Request.draft``: token ids of a guess at its hypo
 2. **Accepted.** The longest prefix of the draft whose every token is the greedy choice at its position is what the
    greedy search would have generated: it is accepted without search. The greedy choice after it (at the first
    disagreement, or after the whole draft) is the search's next token too.
-3. **The rest.** Where that token ends the hypothesis (``</s>``), the hypothesis is the accepted tokens; otherwise
-   the greedy search continues after the prompt, the accepted tokens and that token (the backend's search with
-   them as part of its prefix: ``done`` tokens of the hypothesis are generated already, so its length limit and
-   its first-step ban of ``</s>`` count them). The hypothesis is the three parts joined; its log-probability is
-   the pass's over the accepted tokens and the next one, plus the continuation's; its score the backend's length
-   normalization of the whole.
+3. **The rest.** Where that token ends the hypothesis (``</s>``), the hypothesis is decided. Otherwise the rest of
+   the draft is realigned after it (:func:`realigned`: the model replaced a draft token, or skipped a few) and
+   verified in the next round, one pass over it after the tokens decided so far, for every drafted request of the
+   search at once. A round that accepts none of what is left of a draft ends its drafting; then, or once its
+   draft is spent, the greedy search continues after the prompt and the decided tokens (the backend's search with
+   them as part of its prefix: they are generated already, so its length limit and its first-step ban of
+   ``</s>`` count them). The hypothesis is the decided tokens and the continuation; its log-probability is the
+   passes' over the decided tokens plus the continuation's; its score the backend's length normalization of the
+   whole.
 
 A draft of garbage or an empty draft costs one pass over it and changes nothing: the first disagreement is at
 its first token. Under beam search the longest-prefix rule is not the search's (a beam keeps other hypotheses),
@@ -29,7 +32,7 @@ sidecar records (``drafts``) and Table 1 shows as the accepted share.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .requests import Hypothesis
@@ -49,23 +52,41 @@ def accepted_length(choices: Sequence[int], draft: Sequence[int]) -> int:
     return k
 
 
+def realigned(proposal: Sequence[int], k: int, chosen: int) -> list[int]:
+    """The rest of a draft after the model chose ``chosen`` where the draft had ``proposal[k]``: the draft after the
+    next occurrence of ``chosen`` within a few tokens (the model skipped draft tokens), else after ``proposal[k]``
+    (the model replaced it: a pronoun of another gender, a word of the other register)."""
+    window = proposal[k + 1:k + 1 + REALIGN_WINDOW]
+    if chosen in window:
+        return list(proposal[k + 2 + window.index(chosen):])
+    return list(proposal[k + 1:])
+
+
+#: How far ahead in the draft the model's chosen token is looked for (:func:`realigned`).
+REALIGN_WINDOW = 3
+
+
 @dataclass
-class Continuation:
-    """A drafted request whose greedy search goes on: its number, the tokens decided (accepted and the next one),
-    their log-probability."""
+class Drafted:
+    """A drafted request under verification: its number, the tokens decided so far (accepted and chosen), their
+    log-probability, and what is left of its draft to verify (None: it is decided or continues by search)."""
 
     number: int
-    decided: list[int]
-    logprob: float
+    decided: list[int] = field(default_factory=list)
+    logprob: float = 0.0
+    proposal: list[int] | None = None
+    ended: bool = False
 
 
-def verified_search(searcher, requests: Sequence, search: Callable, greedy_pass: Callable,
-                    continue_search: Callable, lenpen: float = 1.0) -> list[list[Hypothesis]]:
-    """Each request's hypotheses (one, the greedy one, for a drafted request): ``search(requests)`` for those without
-    a draft or a contrast; for the others ``greedy_pass(requests, drafts)`` (per request: the greedy choices at each
-    draft position and after it, and their log-probabilities) and ``continue_search(requests, decided)`` (per
-    request: the greedy hypotheses after its prompt and the ``decided`` tokens). The drafts are cut to the tokens
-    the searcher could generate (``searcher.draft_limit(request)``)."""
+def verified_search(searcher, requests: Sequence, search: Callable) -> list[list[Hypothesis]]:
+    """Each request's hypotheses: ``search(requests)`` for those without a draft (or with a contrast); for the others
+    (the module docstring) rounds of :meth:`greedy_pass`, each over what is left of each draft after the tokens
+    decided so far, then :meth:`continue_search` for those still going once their draft is spent or a round accepted
+    none of it. The searcher gives ``draft_limit(request)`` (the draft tokens it reads), ``greedy_pass(requests,
+    decided, proposals)`` (per request: the greedy choices at each proposal position and after it, and their
+    log-probabilities), ``ended(request, decided)`` (the hypothesis' length where ``decided`` ends it, else None),
+    ``continue_search(requests, decided)`` (per request: the greedy continuation's tokens and log-probability) and
+    ``verified(request, tokens, logprob, ended)`` (the hypothesis)."""
     drafted = [n for n, r in enumerate(requests) if getattr(r, "draft", None) is not None and
                getattr(r, "contrast", None) is None]
     results: list[list[Hypothesis] | None] = [None] * len(requests)
@@ -73,29 +94,39 @@ def verified_search(searcher, requests: Sequence, search: Callable, greedy_pass:
     if plain:
         for n, found in zip(plain, search([requests[n] for n in plain])):
             results[n] = found
-    if not drafted:
-        return results  # type: ignore[return-value]
-    asked = [requests[n] for n in drafted]
-    drafts = [list(r.draft)[:searcher.draft_limit(r)] for r in asked]
-    going: list[Continuation] = []
-    for n, request, draft, (choices, lprobs) in zip(drafted, asked, drafts, greedy_pass(asked, drafts)):
-        k = accepted_length(choices, draft)
+    states = []
+    for n in drafted:
+        draft = list(requests[n].draft)[:searcher.draft_limit(requests[n])]
         searcher.verified_requests += 1
         searcher.draft_tokens += len(draft)
-        searcher.accepted_tokens += k
-        searcher.decoded_tokens += 1
-        decided, logprob = draft[:k] + [int(choices[k])], float(sum(lprobs[:k + 1]))
-        if decided[-1] == searcher.eos:  # the greedy search ends here
-            tokens = decided[:-1]
-            results[n] = [Hypothesis(tokens, logprob / (len(tokens) + 1) ** lenpen, logprob)]
-        else:
-            going.append(Continuation(n, decided, logprob))
+        states.append(Drafted(n, proposal=draft))
+    first = True
+    while True:
+        going = [s for s in states if not s.ended and s.proposal is not None]
+        if not going:
+            break
+        passes = searcher.greedy_pass([requests[s.number] for s in going], [s.decided for s in going],
+                                      [s.proposal for s in going])
+        for state, (choices, lprobs) in zip(going, passes):
+            k = accepted_length(choices, state.proposal)
+            searcher.accepted_tokens += k
+            searcher.decoded_tokens += 1
+            state.decided += state.proposal[:k] + [int(choices[k])]
+            state.logprob += float(sum(lprobs[:k + 1]))
+            length = searcher.ended(requests[state.number], state.decided)
+            if length is not None:
+                state.decided, state.ended = state.decided[:length], True
+            elif k == 0 and not first:  # the draft no longer helps: the greedy search goes on alone
+                state.proposal = None
+            else:
+                state.proposal = realigned(state.proposal, k, int(choices[k])) or None
+        first = False
+    going = [s for s in states if not s.ended]
     if going:
-        found = continue_search([requests[c.number] for c in going], [c.decided for c in going])
-        for c, nbest in zip(going, found):
-            best = nbest[0]
-            tokens = c.decided + list(best.tokens)
-            logprob = c.logprob + best.logprob
-            searcher.decoded_tokens += len(best.tokens) + 1
-            results[c.number] = [Hypothesis(tokens, logprob / (len(tokens) + 1) ** lenpen, logprob, best.complete)]
+        found = searcher.continue_search([requests[s.number] for s in going], [s.decided for s in going])
+        for state, (tokens, logprob, ended) in zip(going, found):
+            searcher.decoded_tokens += len(tokens)
+            state.decided, state.logprob, state.ended = state.decided + list(tokens), state.logprob + logprob, ended
+    for state in states:
+        results[state.number] = [searcher.verified(requests[state.number], state.decided, state.logprob, state.ended)]
     return results  # type: ignore[return-value]

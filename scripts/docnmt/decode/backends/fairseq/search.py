@@ -406,8 +406,7 @@ class Searcher(Counted):
         from ...verification import verified_search, verifies
 
         if verifies(self) and any(getattr(r, "draft", None) is not None for r in requests):
-            return verified_search(self, requests, lambda part: self._search(part, naive=False), self._greedy_pass,
-                                   self._continue, self.lenpen)
+            return verified_search(self, requests, lambda part: self._search(part, naive=False))
         return self._search(requests, naive=False)
 
     # ---- draft verification (docnmt.decode.verification) ---------------------
@@ -419,38 +418,54 @@ class Searcher(Counted):
         bad = [j for j, t in enumerate(draft) if not 0 <= t < self.vocab or t in (self.pad, self.eos)]
         return bad[0] if bad else len(draft)
 
-    def _greedy_pass(self, requests: Sequence[Request], drafts: Sequence[list[int]]) -> list[tuple[list, list]]:
-        """Per request, one teacher-forced pass over its draft after its cached prefix: the greedy choice at each
-        draft position and after the draft, under the search's rules (no ``<pad>``, no ``</s>`` at the first step,
-        ``</s>`` alone at the token limit), and their log-probabilities."""
+    def _extended(self, requests: Sequence[Request], decided: Sequence[list[int]]) -> list[tuple]:
+        """Each request checked, its prefix followed by its ``decided`` tokens (its limit unchanged: it counts them)."""
+        return [(source, prefix + list(tokens), limit)
+                for (source, prefix, limit), tokens in zip(self._check(requests), decided)]
+
+    def greedy_pass(self, requests: Sequence[Request], decided: Sequence[list[int]],
+                    proposals: Sequence[list[int]]) -> list[tuple[list, list]]:
+        """Per request, one teacher-forced pass over its proposal after its cached prefix and its ``decided`` tokens:
+        the greedy choice at each proposal position and after it, under the search's rules (no ``<pad>``, no
+        ``</s>`` as the hypothesis' first token, ``</s>`` alone at the token limit), and their log-probabilities."""
         import math
 
         from .prefix_cache import forced_passes
 
-        checked = self._check(requests)
+        checked = self._extended(requests, decided)
         found: list = [None] * len(checked)
-        for batch, lprobs, outputs in forced_passes(self, checked, [d + [self.eos] for d in drafts]):
+        outputs = [list(p) + [self.eos] for p in proposals]
+        for batch, lprobs, conts in forced_passes(self, checked, outputs):
             lprobs = lprobs.float()
             lprobs[lprobs != lprobs] = -math.inf
             lprobs[:, :, self.pad] = -math.inf
-            lprobs[:, 0, self.eos] = -math.inf
             for row, i in enumerate(batch):
-                limit = checked[i][2]
-                if lprobs.size(1) > limit:
-                    lprobs[row, limit:, :self.eos] = -math.inf
-                    lprobs[row, limit:, self.eos + 1:] = -math.inf
+                done, limit = len(decided[i]), checked[i][2]
+                if done == 0:
+                    lprobs[row, 0, self.eos] = -math.inf
+                if lprobs.size(1) > limit - done:
+                    lprobs[row, max(0, limit - done):, :self.eos] = -math.inf
+                    lprobs[row, max(0, limit - done):, self.eos + 1:] = -math.inf
             best, choice = lprobs.max(dim=-1)
             for row, i in enumerate(batch):
-                width = len(outputs[row])
+                width = len(conts[row])
                 found[i] = (choice[row, :width].tolist(), best[row, :width].tolist())
         return found
 
-    def _continue(self, requests: Sequence[Request], decided: Sequence[list[int]]) -> list[list[Hypothesis]]:
+    def ended(self, request: Request, decided: list[int]) -> int | None:
+        """The hypothesis' length where its decided tokens end with ``</s>`` (None: it goes on)."""
+        return len(decided) - 1 if decided and decided[-1] == self.eos else None
+
+    def continue_search(self, requests: Sequence[Request], decided: Sequence[list[int]]) -> list[tuple]:
         """The greedy continuation of each request after its prefix and its ``decided`` tokens (generated already:
-        its length limit counts them, and ``</s>`` may end it at once)."""
-        checked = [(source, prefix + list(tokens), limit)
-                   for (source, prefix, limit), tokens in zip(self._check(requests), decided)]
-        return self._search(requests, naive=False, checked=checked, done=[len(tokens) for tokens in decided])
+        its length limit counts them, and ``</s>`` may end it at once): (tokens, log-probability, ended)."""
+        found = self._search(requests, naive=False, checked=self._extended(requests, decided),
+                             done=[len(tokens) for tokens in decided])
+        return [(nbest[0].tokens, nbest[0].logprob, True) for nbest in found]
+
+    def verified(self, request: Request, tokens: list[int], logprob: float, ended: bool) -> Hypothesis:
+        """A verified hypothesis with fairseq's length-normalized score (``</s>`` counted)."""
+        return Hypothesis(list(tokens), logprob / (len(tokens) + 1) ** self.lenpen, logprob)
 
     #: fairseq's search strategy while :meth:`sample` runs (None: beam search)
     sampling = None
