@@ -63,13 +63,16 @@ def refine_round(dec, docs: list[Document], drafts: list[list[str]], unit: str) 
     """One round: each document's ``drafts`` improved (the module docstring)."""
     keys, requests = [], []
     for n, doc in enumerate(docs):
+        # the draft is also the answer's draft, which a greedy search verifies (prompt lookup: it is in the prompt)
         if unit == "sentence":
             for i in range(len(doc)):
                 keys.append((n, i, i + 1))
-                requests.append(_request(dec, doc, [doc.src[i]], [drafts[n][i]], drafts[n], doc.lines[i]))
+                requests.append(dec.with_draft(_request(dec, doc, [doc.src[i]], [drafts[n][i]], drafts[n],
+                                                        doc.lines[i]), drafts[n][i]))
         elif len(doc):
             keys.append((n, 0, len(doc)))
-            requests.append(_request(dec, doc, doc.src, drafts[n], None, doc.lines[0]))
+            requests.append(dec.with_draft(_request(dec, doc, doc.src, drafts[n], None, doc.lines[0]),
+                                           "\n".join(drafts[n])))
     out = [list(d) for d in drafts]
     dec.stats.rounds += 1
     for (n, a, b), nbest in zip(keys, dec.search(requests)):

@@ -73,7 +73,7 @@ class Drafted:
 
     number: int
     decided: list[int] = field(default_factory=list)
-    logprob: float = 0.0
+    lprobs: list[float] = field(default_factory=list)
     proposal: list[int] | None = None
     ended: bool = False
 
@@ -84,7 +84,8 @@ def verified_search(searcher, requests: Sequence, search: Callable) -> list[list
     decided so far, then :meth:`continue_search` for those still going once their draft is spent or a round accepted
     none of it. The searcher gives ``draft_limit(request)`` (the draft tokens it reads), ``greedy_pass(requests,
     decided, proposals)`` (per request: the greedy choices at each proposal position and after it, and their
-    log-probabilities), ``ended(request, decided)`` (the hypothesis' length where ``decided`` ends it, else None),
+    log-probabilities), ``ended(request, decided)`` (the length of ``decided``, its end token included, where it
+    ends the hypothesis or reaches the token limit, else None),
     ``continue_search(requests, decided)`` (per request: the greedy continuation's tokens and log-probability) and
     ``verified(request, tokens, logprob, ended)`` (the hypothesis)."""
     drafted = [n for n, r in enumerate(requests) if getattr(r, "draft", None) is not None and
@@ -112,10 +113,10 @@ def verified_search(searcher, requests: Sequence, search: Callable) -> list[list
             searcher.accepted_tokens += k
             searcher.decoded_tokens += 1
             state.decided += state.proposal[:k] + [int(choices[k])]
-            state.logprob += float(sum(lprobs[:k + 1]))
+            state.lprobs += [float(x) for x in lprobs[:k + 1]]
             length = searcher.ended(requests[state.number], state.decided)
             if length is not None:
-                state.decided, state.ended = state.decided[:length], True
+                state.decided, state.lprobs, state.ended = state.decided[:length], state.lprobs[:length], True
             elif k == 0 and not first:  # the draft no longer helps: the greedy search goes on alone
                 state.proposal = None
             else:
@@ -126,7 +127,9 @@ def verified_search(searcher, requests: Sequence, search: Callable) -> list[list
         found = searcher.continue_search([requests[s.number] for s in going], [s.decided for s in going])
         for state, (tokens, logprob, ended) in zip(going, found):
             searcher.decoded_tokens += len(tokens)
-            state.decided, state.logprob, state.ended = state.decided + list(tokens), state.logprob + logprob, ended
+            state.decided, state.ended = state.decided + list(tokens), ended
+            state.lprobs.append(logprob)
     for state in states:
-        results[state.number] = [searcher.verified(requests[state.number], state.decided, state.logprob, state.ended)]
+        results[state.number] = [searcher.verified(requests[state.number], state.decided, sum(state.lprobs),
+                                                   state.ended)]
     return results  # type: ignore[return-value]

@@ -18,7 +18,7 @@ BACKEND = register(Backend(
     summary="a decoder-only LLM's save_pretrained folder (plain text in and out; each sentence a turn of a "
             "conversation, its context earlier turns)",
     **PROMPTED,
-    module=__name__, contrastive=True, note="causal LM",
+    module=__name__, contrastive=True, verify_drafts=True, note="causal LM",
     note_detail="a prompt of turns from a template, each context sentence an earlier turn, and generate's search "
                 "(docs/own-models.md, 'LLMs')",
     bench="decode_causal_lm:causal_lm_benchmark", prefix_cache=True,

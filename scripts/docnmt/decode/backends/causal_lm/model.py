@@ -35,6 +35,7 @@ from .... import SEP
 from ...backend import backend
 from ...requests import Hypothesis, Request, Scored
 from ...prompting.model import PromptCounted, PromptedModel
+from .drafts import DraftVerifying
 from .prefix_cache import PrefixCache, cache_view, default_cache_bytes, recording, unshareable
 
 BACKEND = "causal-lm"
@@ -123,7 +124,7 @@ def _contrasts_of(contrasts: Sequence[list[int] | None], part: Sequence[int]) ->
     return None if found[0] is None else [c for c in found if c is not None]
 
 
-class CausalLMSearcher(PromptCounted):
+class CausalLMSearcher(DraftVerifying, PromptCounted):
     """``generate``'s greedy or beam search (``beam``) on each request's prompt, after the longest prefix the
     :class:`PrefixCache` holds (``reuse_cache``); ``max_new_tokens`` limits an answer (its end token included).
 
@@ -173,7 +174,22 @@ class CausalLMSearcher(PromptCounted):
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids; a request
         with a contrast (``Request.contrast``: the current turn alone) by context-aware decoding's combined scores
-        (:attr:`cad_alpha`, :mod:`.contrast`)."""
+        (:attr:`cad_alpha`, :mod:`.contrast`); at beam 1, a request with a draft by verifying it
+        (:mod:`docnmt.decode.verification`, :mod:`.drafts`)."""
+        from ...verification import verified_search, verifies
+
+        if verifies(self) and self.can_verify and any(getattr(r, "draft", None) is not None for r in requests):
+            return verified_search(self, requests, self._search)
+        return self._search(requests)
+
+    @property
+    def can_verify(self) -> bool:
+        """Whether its greedy search is argmax of the model's logits alone (:func:`.drafts.verifiable`)."""
+        from .drafts import verifiable
+
+        return verifiable(self)
+
+    def _search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         from ...requests import token_batches
 
         prompts = [self._prompt(number, request) for number, request in enumerate(requests, start=1)]
@@ -216,10 +232,11 @@ class CausalLMSearcher(PromptCounted):
         return cache_view(cache, len(prompt) - 1, generating=True)
 
     def generate(self, prompts: list[list[int]], limit: int, copies: int = 1, lines: Sequence[int] | None = None,
-                 contrasts: Sequence[Sequence[int]] | None = None, **options) -> list[list[Hypothesis]]:
+                 contrasts: Sequence[Sequence[int]] | None = None, raw: bool = False, **options) -> list[list]:
         """``generate`` on a batch of ``prompts`` (after each one's cached prefix, with ``reuse_cache``; padded on
         the left to the longest): for each, ``beam`` answers of its ``lines`` lines (:meth:`CausalLMModel.hypothesis`);
-        ``copies``: one prompt that many times (samples), ``options`` passed on to ``generate``."""
+        ``copies``: one prompt that many times (samples), ``options`` passed on to ``generate``; ``raw``: each answer
+        as (its tokens, its log-probability, whether it ended) instead."""
         import torch
 
         kwargs: dict[str, Any] = dict(max_new_tokens=limit, do_sample=False, num_beams=self.beam, num_return_sequences=self.beam,
@@ -271,6 +288,9 @@ class CausalLMSearcher(PromptCounted):
         for row, (answer, step) in enumerate(zip(answers, steps.float())):
             length = answer_length(answer, self.model.ends, self.pad, self.model.prompter.answer_end, self._pieces)
             logprob = float(step[:length].sum())
+            if raw:
+                hyps.append((answer[:length], logprob, any(t in self.model.ends for t in answer[:length])))
+                continue
             score = scores[row] if scores is not None else logprob / length ** self.lenpen
             hyps.append(self.model.hypothesis(answer[:length], score, logprob, lines[row // (copies * kwargs[
                 "num_return_sequences"])]))

@@ -430,6 +430,8 @@ class Searcher(Counted):
         ``</s>`` as the hypothesis' first token, ``</s>`` alone at the token limit), and their log-probabilities."""
         import math
 
+        import torch
+
         from .prefix_cache import forced_passes
 
         checked = self._extended(requests, decided)
@@ -439,22 +441,26 @@ class Searcher(Counted):
             lprobs = lprobs.float()
             lprobs[lprobs != lprobs] = -math.inf
             lprobs[:, :, self.pad] = -math.inf
-            for row, i in enumerate(batch):
-                done, limit = len(decided[i]), checked[i][2]
-                if done == 0:
-                    lprobs[row, 0, self.eos] = -math.inf
-                if lprobs.size(1) > limit - done:
-                    lprobs[row, max(0, limit - done):, :self.eos] = -math.inf
-                    lprobs[row, max(0, limit - done):, self.eos + 1:] = -math.inf
+            device = lprobs.device
+            # each position's count of generated tokens: the row's decided ones, then one per proposal token
+            generated = (torch.tensor([len(decided[i]) for i in batch], device=device).unsqueeze(1)
+                         + torch.arange(lprobs.size(1), device=device).unsqueeze(0))
+            limits = torch.tensor([checked[i][2] for i in batch], device=device).unsqueeze(1)
+            end = lprobs[:, :, self.eos].clone()
+            end[generated == 0] = -math.inf  # no </s> as the hypothesis' first token
+            forced = generated >= limits  # </s> alone at the token limit
+            lprobs[forced] = -math.inf
+            lprobs[:, :, self.eos] = end
             best, choice = lprobs.max(dim=-1)
+            choice, best = choice.tolist(), best.tolist()
             for row, i in enumerate(batch):
                 width = len(conts[row])
-                found[i] = (choice[row, :width].tolist(), best[row, :width].tolist())
+                found[i] = (choice[row][:width], best[row][:width])
         return found
 
     def ended(self, request: Request, decided: list[int]) -> int | None:
-        """The hypothesis' length where its decided tokens end with ``</s>`` (None: it goes on)."""
-        return len(decided) - 1 if decided and decided[-1] == self.eos else None
+        """The decided tokens' length (``</s>`` included) where they end with ``</s>`` (None: it goes on)."""
+        return len(decided) if decided and decided[-1] == self.eos else None
 
     def continue_search(self, requests: Sequence[Request], decided: Sequence[list[int]]) -> list[tuple]:
         """The greedy continuation of each request after its prefix and its ``decided`` tokens (generated already:
@@ -464,8 +470,9 @@ class Searcher(Counted):
         return [(nbest[0].tokens, nbest[0].logprob, True) for nbest in found]
 
     def verified(self, request: Request, tokens: list[int], logprob: float, ended: bool) -> Hypothesis:
-        """A verified hypothesis with fairseq's length-normalized score (``</s>`` counted)."""
-        return Hypothesis(list(tokens), logprob / (len(tokens) + 1) ** self.lenpen, logprob)
+        """A verified hypothesis (without its ``</s>``) with fairseq's length-normalized score (``</s>`` counted)."""
+        tokens = list(tokens[:-1] if tokens and tokens[-1] == self.eos else tokens)
+        return Hypothesis(tokens, logprob / (len(tokens) + 1) ** self.lenpen, logprob)
 
     #: fairseq's search strategy while :meth:`sample` runs (None: beam search)
     sampling = None

@@ -1,0 +1,106 @@
+"""Draft verification on a causal LM (:mod:`docnmt.decode.verification`): the searcher's side of it
+(:class:`DraftVerifying`, a base of :class:`~docnmt.decode.backends.causal_lm.model.CausalLMSearcher`).
+
+A request's draft is a guess at its answer's tokens (``Request.draft``: the tokenizer's ids of a sentence; refine's
+draft sentence, 2-pass's first pass). A pass runs the model once over the prompt, the tokens decided so far and the
+draft, after the longest prefix the prefix cache holds, and keeps its keys and values there: the continuation's
+``generate`` after the decided tokens then reads them from the cache, as the issue asks ("with the cache the pass
+filled"). The greedy choice is the argmax of the logits, as ``generate``'s greedy search takes it where no logits
+processor changes them: a model whose generation config asks for one (a repetition penalty, banned or forced tokens,
+a minimum length) and a plain template (its stop text, which ``generate`` looks for across the prompt's end) are
+not verified (:func:`verifiable`), and their searches run as before.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...requests import Hypothesis, Request
+
+#: Generation-config settings that add a logits processor to greedy search, and their neutral values.
+NEUTRAL = {"repetition_penalty": 1.0, "encoder_repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "min_length": 0,
+           "min_new_tokens": None, "bad_words_ids": None, "suppress_tokens": None, "begin_suppress_tokens": None,
+           "forced_bos_token_id": None, "forced_eos_token_id": None, "sequence_bias": None,
+           "exponential_decay_length_penalty": None}
+
+
+def verifiable(searcher) -> bool:
+    """Whether a searcher's greedy search is the argmax of its model's logits alone: a chat template (no stop text)
+    and no generation-config setting of :data:`NEUTRAL` off its neutral value."""
+    if searcher.model.prompter.answer_end is not None:
+        return False
+    config = getattr(searcher.net, "generation_config", None)
+    return all(getattr(config, name, None) in (None, neutral) for name, neutral in NEUTRAL.items())
+
+
+class DraftVerifying:
+    """The causal-LM searcher's part of :func:`docnmt.decode.verification.verified_search`."""
+
+    def draft_limit(self, request: Request) -> int:
+        """The draft tokens a verification reads: up to the answer's token limit and the first id that is not the
+        vocabulary's."""
+        limit = self._prompt(1, request)[1]
+        draft = list(request.draft)[:limit]
+        bad = [j for j, t in enumerate(draft) if not 0 <= t < self.model.vocab]
+        return bad[0] if bad else len(draft)
+
+    def greedy_pass(self, requests: Sequence[Request], decided: Sequence[list[int]],
+                    proposals: Sequence[list[int]]) -> list[tuple[list, list]]:
+        """Per request, one forward pass over its prompt, its ``decided`` tokens and its proposal after the cached
+        prefix (kept in the cache): the greedy choice at each proposal position and after it, and their
+        log-probabilities."""
+        import torch
+        from transformers.cache_utils import DynamicCache
+
+        from .prefix_cache import recording
+
+        found = []
+        for number, (request, done, proposal) in enumerate(zip(requests, decided, proposals), start=1):
+            full = self._prompt(number, request)[0] + list(done)
+            reused, cache = self.cache.longest(full[:-1])
+            if cache is None:
+                cache = recording(DynamicCache(config=self.net.config))
+            ids = full[reused:] + list(proposal)
+            with torch.no_grad():
+                logits = self.net(input_ids=torch.tensor([ids], device=self.model.device), use_cache=True,
+                                  **{self.model.cache_keyword: cache}).logits[0, len(full) - 1 - reused:].float()
+            self.cache.keep(full + list(proposal), cache)
+            self.cache_bytes_peak = max(self.cache_bytes_peak, self.cache.bytes)
+            self.forward_calls += 1
+            self.decoder_positions += len(ids)
+            self.tokens_cached += reused
+            self.tokens_prefilled += len(ids)
+            lprobs = torch.log_softmax(logits, dim=-1)
+            choices = logits.argmax(dim=-1)
+            found.append((choices.tolist(), lprobs.gather(-1, choices.unsqueeze(-1)).squeeze(-1).tolist()))
+        return found
+
+    def ended(self, request: Request, decided: list[int]) -> int | None:
+        """The answer's length where its decided tokens hold an end token (it included) or reach its token limit."""
+        end = next((n + 1 for n, t in enumerate(decided) if t in self.model.ends), None)
+        limit = self._prompt(1, request)[1]
+        if end is not None:
+            return min(end, limit)
+        return limit if len(decided) >= limit else None
+
+    def continue_search(self, requests: Sequence[Request], decided: Sequence[list[int]]) -> list[tuple]:
+        """The greedy continuation of each request's answer after its ``decided`` tokens (``generate`` on the prompt
+        and them, within the answer's token limit less them), those of one remaining limit in one batch:
+        (tokens, log-probability, ended)."""
+        found: list = [None] * len(requests)
+        groups: dict[int, list[int]] = {}
+        prompts = []
+        for number, (request, done) in enumerate(zip(requests, decided), start=1):
+            prompt, limit = self._prompt(number, request)
+            prompts.append(prompt + list(done))
+            groups.setdefault(limit - len(done), []).append(number - 1)
+        for limit, members in groups.items():
+            for i, answers in zip(members, self.generate([prompts[i] for i in members], limit, raw=True,
+                                                         lines=[self.model.answer_lines(requests[i]) for i in members])):
+                found[i] = answers[0]
+        return found
+
+    def verified(self, request: Request, tokens: list[int], logprob: float, ended: bool) -> Hypothesis:
+        """A verified answer as ``generate``'s greedy search gives it (its score the log-prob over the length)."""
+        return self.model.hypothesis(list(tokens), logprob / max(1, len(tokens)) ** self.lenpen, logprob,
+                                     self.model.answer_lines(request))
