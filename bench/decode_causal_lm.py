@@ -12,6 +12,11 @@ documents of at least ``--min-sentences`` sentences (consecutive documents joine
    prompt of each sentence (the way the papers' scripts run it), interleaved: the median wall ratio, and whether
    the outputs are the same.
 
+``--refine-drafts`` instead times refine (each sentence refined after the sentence-level translation, its draft) at
+beam 1 with the draft verified as the answer's draft (prompt lookup: docnmt.decode.verification) against without,
+interleaved, ``--repeats`` times: the median ratio (goal :data:`REFINE_GOAL`), the accepted share of the draft
+tokens and whether the refinements are the same.
+
 ``--tiny FOLDER`` first builds and trains the tests' tiny Llama there (tests/llmmodel.py; about 30 s on one core)
 where FOLDER has none. ``--random-size hidden,layers`` benchmarks instead a randomly initialized Llama of that
 size with the tiny model's tokenizer (no download; its answers run to ``--max-len-b``), for the cost on a model
@@ -33,6 +38,8 @@ from decode_transformers import tiny_model
 ROWS = ["sentence-level", "full-segment", "last-sentence", "first-sentence", "2-pass", "doc-trans",
         "doc-trans-beam", "cheating"]
 COUNTERS = ("tokens_prefilled", "tokens_cached", "tokens_generated", "forward_calls", "cache_bytes_peak")
+#: --refine-drafts: refine with its draft verified, at most this share of its own wall time without (issue 86)
+REFINE_GOAL = 0.6
 
 
 def random_model(tokenizer_folder: Path, size: str, out: Path) -> Path:
@@ -110,6 +117,8 @@ def causal_lm_benchmark(args) -> None:
 
     n_sent = sum(len(d) for d in docs)
     run("sentence-level")  # warm-up
+    if args.refine_drafts:
+        return refine_drafts(args, model, docs, run, max_len)
     rows = args.rows.split(",") if args.rows else ROWS
     unknown = [name for name in rows if name not in ROWS]
     if unknown or rows[0] != "sentence-level":
@@ -156,3 +165,33 @@ def causal_lm_benchmark(args) -> None:
           f"(medians of {args.repeats}; batched each: " + " ".join(f"{a / c:.2f}" for a, _, c in triples)
           + f"); the same translations: {'yes' if same else 'NO'}; tokens prefilled {cached['tokens_prefilled']} "
           f"against {plain['tokens_prefilled']}")
+
+
+def refine_drafts(args, model, docs, run, max_len: int) -> None:
+    """--refine-drafts: refine over the sentence-level draft at beam 1, with and without its draft verified
+    (module docstring)."""
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    for doc, hyps in zip(docs, run("sentence-level", beam=1)["out"]):
+        doc.draft = hyps
+
+    def refined(verify: bool) -> dict:
+        searcher = CausalLMSearcher(model, beam=1, max_new_tokens=max_len, batch_size=args.batch_size,
+                                    cache_bytes=args.cache_bytes)
+        searcher.verify_drafts = verify
+        start = time.perf_counter()
+        out = REGISTRY["refine"](Decoder(searcher, k=args.k, h=1), docs)
+        return {"seconds": time.perf_counter() - start, "out": out, "drafts": searcher.draft_counters(),
+                "forward_calls": searcher.forward_calls}
+
+    pairs = [(refined(True), refined(False)) for _ in range(args.repeats)]
+    ratio = statistics.median(a["seconds"] / b["seconds"] for a, b in pairs)
+    drafts = pairs[0][0]["drafts"]
+    print(f"refine over the sentence-level draft, beam 1, {len(docs)} documents ({sum(map(len, docs))} sentences), "
+          f"{args.repeats} interleaved repeats: with the draft verified "
+          f"{statistics.median(a['seconds'] for a, _ in pairs):.2f} s, without "
+          f"{statistics.median(b['seconds'] for _, b in pairs):.2f} s, ratio {ratio:.2f} (each: "
+          + " ".join(f"{a['seconds'] / b['seconds']:.2f}" for a, b in pairs) + f"; goal {REFINE_GOAL}); forward calls "
+          f"{pairs[0][0]['forward_calls']} against {pairs[0][1]['forward_calls']}; accepted draft tokens "
+          f"{drafts['accepted_tokens']} of {drafts['draft_tokens']} ({drafts['accepted_tokens'] / drafts['draft_tokens']:.1%}); "
+          f"the same refinements: {'yes' if all(a['out'] == b['out'] for a, b in pairs) else 'NO'}")

@@ -103,3 +103,54 @@ def test_2_pass_and_parallel_doc_trans_give_their_searches_the_first_pass_and_th
         searcher = RecordingSearcher(FakeModel())  # off: no drafts
         REGISTRY[strategy](Decoder(searcher, k=3, h=1, doc_trans_mode=mode), documents(first_pass=first))
         assert all(request.draft is None for call in searcher.calls for request in call)
+
+
+# ---- causal-lm: the tiny Llama ------------------------------------------------------------------------------------
+#: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
+TRAINING_FIXTURES = {"llama_greedy"}
+
+
+@pytest.fixture(scope="module")
+def llama_greedy(tiny_llama):
+    from docnmt.decode.backends import load_model
+
+    return load_model("causal-lm", tiny_llama, src_lang="en", tgt_lang="de", device="cpu")
+
+
+def llm_searcher(model, verify: bool):
+    from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
+
+    searcher = CausalLMSearcher(model, beam=1, max_new_tokens=40, batch_size=4)
+    searcher.verify_drafts = verify
+    return searcher
+
+
+def test_a_causal_lms_verified_drafts_give_its_greedy_answers(llama_greedy):
+    """Any draft (the answer, a part, garbage, empty, too long) on single requests, and 2-pass, parallel doc-trans and
+    refine (its draft sentence as the answer's draft) on documents: the answers without verification, byte for
+    byte."""
+    import llmmodel
+    from docnmt.decode.documents import group
+    from docnmt.decode.strategies import REGISTRY, Decoder
+
+    _, docs = llmmodel.demo_documents()
+    docs = group([s for d in docs[:3] for s in d.src], [d.docid for d in docs[:3] for _ in d.src])
+    model = llama_greedy
+    requests = [Request(model.encode(s, source=True), [], line=n) for n, s in enumerate(docs[0].src)]
+    plain = llm_searcher(model, False).search(requests)
+    outputs = [model.encode(model.decode(nbest[0].tokens))[:-1] for nbest in plain]
+    for kind, drafts in drafts_of(outputs, model.vocab).items():
+        searcher = llm_searcher(model, True)
+        found = searcher.search([replace(r, draft=d) for r, d in zip(requests, drafts)])
+        assert [n[0].tokens for n in found] == [n[0].tokens for n in plain], kind
+        assert searcher.draft_counters()["verified_requests"] == len(requests), kind
+    first = REGISTRY["sentence-level"](Decoder(llm_searcher(model, False), k=3, h=1), docs)
+    for doc, hyps in zip(docs, first):
+        doc.first_pass = doc.draft = hyps
+    for strategy, mode in (("2-pass", "sequential"), ("doc-trans", "parallel"), ("refine", "sequential")):
+        found, counters = [], []
+        for verify in (False, True):
+            searcher = llm_searcher(model, verify)
+            found.append(REGISTRY[strategy](Decoder(searcher, k=3, h=1, doc_trans_mode=mode), docs))
+            counters.append(searcher.draft_counters())
+        assert found[0] == found[1] and not counters[0] and counters[1]["verified_requests"], strategy

@@ -24,6 +24,8 @@ Modules:
   demo        -- the synthetic, context-dependent En->De demo task (generator, ContraPro, CLI)
   demo_vocabulary, demo_templates -- the demo's words and sentence templates
   demo_ctxpro -- the demo's test documents as a ctxpro set (its gender and formality, ctxpro's German rules)
+  demo_drafts -- drafts of the demo's references with a translation without context's errors (the demo LLM's
+                 refinement examples)
   stats       -- the data-statistics table (the paper's Table 5)
 
 CLIs (``python -m docnmt.corpora.X``): ``demo``, ``download fetch|extract``,

@@ -37,6 +37,8 @@ Modules:
   strategies   -- the paper's search strategies, each a function of documents, registered (REGISTRY, STRATEGIES)
   contrastive  -- context-aware (contrastive) decoding for the strategies with a target context: --cad, its variant
                   (+cad); each backend's searcher runs the side without context beside its own
+  verification -- draft verification, exact under greedy search: a draft checked in one pass, searched on from the
+                  first disagreement (the backends' passes: backends.fairseq.drafts, backends.causal_lm.drafts)
   refinement   -- refine: a draft (another strategy's translation) improved by a prompting model with the source
                   document and the whole draft in view, by sentence or document, in rounds; its CLIs' options
   fixed_point  -- parallel doc-trans: the fixed-point iteration over a document's sentences, round by round

@@ -2,10 +2,10 @@
 (:class:`DraftVerifying`, a base of :class:`~docnmt.decode.backends.causal_lm.model.CausalLMSearcher`).
 
 A request's draft is a guess at its answer's tokens (``Request.draft``: the tokenizer's ids of a sentence; refine's
-draft sentence, 2-pass's first pass). A pass runs the model once over the prompt, the tokens decided so far and the
-draft, after the longest prefix the prefix cache holds, and keeps its keys and values there: the continuation's
-``generate`` after the decided tokens then reads them from the cache, as the issue asks ("with the cache the pass
-filled"). The greedy choice is the argmax of the logits, as ``generate``'s greedy search takes it where no logits
+draft sentence, 2-pass's first pass). A pass runs the model once over the prompt's last token, the tokens decided so
+far and the draft, after the prompt's keys and values from the prefix cache, for a batch of requests at once (the
+caches padded on the left as ``generate``'s batches are); the continuation's ``generate`` after the decided tokens
+starts from the same cached prompt. The greedy choice is the argmax of the logits, as ``generate``'s greedy search takes it where no logits
 processor changes them: a model whose generation config asks for one (a repetition penalty, banned or forced tokens,
 a minimum length) and a plain template (its stop text, which ``generate`` looks for across the prompt's end) are
 not verified (:func:`verifiable`), and their searches run as before.
@@ -36,6 +36,15 @@ def verifiable(searcher) -> bool:
 class DraftVerifying:
     """The causal-LM searcher's part of :func:`docnmt.decode.verification.verified_search`."""
 
+    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        """The searcher's search (``_search``), or, at beam 1 with drafts where :func:`verifiable`,
+        :func:`~docnmt.decode.verification.verified_search`."""
+        from ...verification import verified_search, verifies
+
+        if verifies(self) and verifiable(self) and any(getattr(r, "draft", None) is not None for r in requests):
+            return verified_search(self, requests, self._search)
+        return self._search(requests)
+
     def draft_limit(self, request: Request) -> int:
         """The draft tokens a verification reads: up to the answer's token limit and the first id that is not the
         vocabulary's."""
@@ -46,34 +55,51 @@ class DraftVerifying:
 
     def greedy_pass(self, requests: Sequence[Request], decided: Sequence[list[int]],
                     proposals: Sequence[list[int]]) -> list[tuple[list, list]]:
-        """Per request, one forward pass over its prompt, its ``decided`` tokens and its proposal after the cached
-        prefix (kept in the cache): the greedy choice at each proposal position and after it, and their
-        log-probabilities."""
-        import torch
-        from transformers.cache_utils import DynamicCache
+        """Per request, the greedy choice at each proposal position and after it, and their log-probabilities: one
+        forward pass over the prompt's last token, the ``decided`` tokens and the proposal after the cached prompt
+        (:meth:`_prefilled`), in batches of requests (their caches padded on the left, the new tokens on the right,
+        as ``generate``'s batches)."""
+        from ...requests import token_batches
 
-        from .prefix_cache import recording
-
-        found = []
-        for number, (request, done, proposal) in enumerate(zip(requests, decided, proposals), start=1):
-            full = self._prompt(number, request)[0] + list(done)
-            reused, cache = self.cache.longest(full[:-1])
-            if cache is None:
-                cache = recording(DynamicCache(config=self.net.config))
-            ids = full[reused:] + list(proposal)
-            with torch.no_grad():
-                logits = self.net(input_ids=torch.tensor([ids], device=self.model.device), use_cache=True,
-                                  **{self.model.cache_keyword: cache}).logits[0, len(full) - 1 - reused:].float()
-            self.cache.keep(full + list(proposal), cache)
-            self.cache_bytes_peak = max(self.cache_bytes_peak, self.cache.bytes)
-            self.forward_calls += 1
-            self.decoder_positions += len(ids)
-            self.tokens_cached += reused
-            self.tokens_prefilled += len(ids)
-            lprobs = torch.log_softmax(logits, dim=-1)
-            choices = logits.argmax(dim=-1)
-            found.append((choices.tolist(), lprobs.gather(-1, choices.unsqueeze(-1)).squeeze(-1).tolist()))
+        fulls = [self._prompt(number, request)[0] for number, request in enumerate(requests, start=1)]
+        news = [list(done) + list(proposal) for done, proposal in zip(decided, proposals)]
+        order = sorted(range(len(requests)), key=lambda i: (len(fulls[i]) + len(news[i]), i))
+        found: list = [None] * len(requests)
+        for batch in token_batches(order, lambda i: len(fulls[i]) + len(news[i]) + 1, self.max_tokens, self.batch_size):
+            for i, result in zip(batch, self._pass([fulls[i] for i in batch], [news[i] for i in batch],
+                                                   [len(decided[i]) for i in batch])):
+                found[i] = result
         return found
+
+    def _pass(self, prompts: list[list[int]], news: list[list[int]], skip: list[int]) -> list[tuple[list, list]]:
+        """One batched forward pass over each prompt's last token and its ``news`` after its cached prompt: for each
+        row the argmax and its log-probability at the positions after its first ``skip`` new tokens."""
+        import torch
+
+        from .prefix_cache import left_padded
+
+        device = self.model.device
+        caches = [self._prefilled(prompt) for prompt in prompts]
+        past = max(len(prompt) - 1 for prompt in prompts)
+        width = max(len(new) + 1 for new in news)
+        ids = torch.tensor([[prompt[-1]] + new + [self.pad] * (width - 1 - len(new)) for prompt, new in zip(prompts, news)],
+                           device=device)
+        mask = torch.tensor([[0] * (past - len(prompt) + 1) + [1] * (len(prompt) - 1) + [1] * (len(new) + 1)
+                             + [0] * (width - 1 - len(new)) for prompt, new in zip(prompts, news)], device=device)
+        positions = torch.tensor([[len(prompt) - 1 + j for j in range(width)] for prompt in prompts], device=device)
+        cache = caches[0] if len(caches) == 1 else left_padded(caches, self.net.config)
+        with torch.no_grad():
+            logits = self.net(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                              **{self.model.cache_keyword: cache}).logits.float()
+        self.forward_calls += 1
+        self.decoder_positions += sum(len(new) + 1 for new in news)
+        self.tokens_prefilled += sum(len(new) + 1 for new in news)
+        lprobs = torch.log_softmax(logits, dim=-1)
+        choices = logits.argmax(dim=-1)
+        best = lprobs.gather(-1, choices.unsqueeze(-1)).squeeze(-1)
+        choices, best = choices.tolist(), best.tolist()
+        return [(choices[row][skip[row]:len(new) + 1], best[row][skip[row]:len(new) + 1])
+                for row, new in enumerate(news)]
 
     def ended(self, request: Request, decided: list[int]) -> int | None:
         """The answer's length where its decided tokens hold an end token (it included) or reach its token limit."""

@@ -22,7 +22,7 @@ turns, or the instruction every request shares, are computed once and read from 
 ``generate``: a view of the held keys and values cropped to the shared prefix, repeated for the beams; the cache is
 bounded in bytes, ``cache_bytes``). With ``reuse_cache=False`` it runs
 ``generate`` on the whole prompt, as the papers' scripts do; the outputs are the same (tests/decode/test_causal_lm.py).
-The requests of a search are searched in batches, each prompt's cache padded on the left (:func:`left_padded`).
+The requests of a search are searched in batches, each prompt's cache padded on the left (:func:`.prefix_cache.left_padded`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ...backend import backend
 from ...requests import Hypothesis, Request, Scored
 from ...prompting.model import PromptCounted, PromptedModel
 from .drafts import DraftVerifying
-from .prefix_cache import PrefixCache, cache_view, default_cache_bytes, recording, unshareable
+from .prefix_cache import PrefixCache, cache_view, default_cache_bytes, left_padded, recording, unshareable
 
 BACKEND = "causal-lm"
 
@@ -102,22 +102,6 @@ def answer_length(answer: Sequence[int], ends, pad: int | None, stop: str | None
     return length
 
 
-def left_padded(caches: Sequence, config):
-    """Caches of one row each, as one cache of their rows, each padded on the left with zeros to the longest (the
-    padding is masked by the attention mask of the batch's left-padded ids)."""
-    import torch
-    from transformers.cache_utils import DynamicCache
-
-    width = max(c.get_seq_length() for c in caches)
-    batched = DynamicCache(config=config)
-    for layer in range(len(caches[0].layers)):
-        rows = [(c.layers[layer].keys, c.layers[layer].values) for c in caches]
-        keys = torch.cat([torch.nn.functional.pad(k, (0, 0, width - k.size(-2), 0)) for k, _ in rows])
-        values = torch.cat([torch.nn.functional.pad(v, (0, 0, width - v.size(-2), 0)) for _, v in rows])
-        batched.update(keys, values, layer)
-    return batched
-
-
 def _contrasts_of(contrasts: Sequence[list[int] | None], part: Sequence[int]) -> list[list[int]] | None:
     """A batch's contrast prompts (all or none of its requests have one: they are batched apart)."""
     found = [contrasts[i] for i in part]
@@ -171,25 +155,11 @@ class CausalLMSearcher(DraftVerifying, PromptCounted):
     #: context-aware decoding's alpha for the requests that carry a contrast (:mod:`docnmt.decode.contrastive`)
     cad_alpha: float = 0.5
 
-    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+    def _search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best answers to each request's prompt, best first, as hypotheses of sentence ids; a request
         with a contrast (``Request.contrast``: the current turn alone) by context-aware decoding's combined scores
-        (:attr:`cad_alpha`, :mod:`.contrast`); at beam 1, a request with a draft by verifying it
-        (:mod:`docnmt.decode.verification`, :mod:`.drafts`)."""
-        from ...verification import verified_search, verifies
-
-        if verifies(self) and self.can_verify and any(getattr(r, "draft", None) is not None for r in requests):
-            return verified_search(self, requests, self._search)
-        return self._search(requests)
-
-    @property
-    def can_verify(self) -> bool:
-        """Whether its greedy search is argmax of the model's logits alone (:func:`.drafts.verifiable`)."""
-        from .drafts import verifiable
-
-        return verifiable(self)
-
-    def _search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+        (:attr:`cad_alpha`, :mod:`.contrast`). (:meth:`search`, :class:`.drafts.DraftVerifying`'s, verifies drafts
+        first.)"""
         from ...requests import token_batches
 
         prompts = [self._prompt(number, request) for number, request in enumerate(requests, start=1)]

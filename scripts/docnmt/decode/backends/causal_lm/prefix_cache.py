@@ -175,3 +175,19 @@ class PrefixCache:
                 del node.children[token]
                 return
             node = child
+
+
+def left_padded(caches: Sequence, config):
+    """Caches of one row each, as one cache of their rows, each padded on the left with zeros to the longest (the
+    padding is masked by the attention mask of the batch's left-padded ids)."""
+    import torch
+    from transformers.cache_utils import DynamicCache
+
+    width = max(c.get_seq_length() for c in caches)
+    batched = DynamicCache(config=config)
+    for layer in range(len(caches[0].layers)):
+        rows = [(c.layers[layer].keys, c.layers[layer].values) for c in caches]
+        keys = torch.cat([torch.nn.functional.pad(k, (0, 0, width - k.size(-2), 0)) for k, _ in rows])
+        values = torch.cat([torch.nn.functional.pad(v, (0, 0, width - v.size(-2), 0)) for _, v in rows])
+        batched.update(keys, values, layer)
+    return batched

@@ -106,6 +106,7 @@ from typing import Sequence
 
 from ...requests import MAX_TOKENS, Counted, Hypothesis, Request, Scored, token_batches  # noqa: F401 - shared types
 from ..encoder_decoder import checked_ids, checked_positions
+from .drafts import DraftVerifying
 from .model import Model
 from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
 from ....textio import InputError
@@ -322,7 +323,7 @@ def _contrasts(searcher: "Searcher", requests: Sequence[Request]) -> list[list[i
     return out
 
 
-class Searcher(Counted):
+class Searcher(DraftVerifying, Counted):
     """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
 
     batches_requests = True
@@ -399,80 +400,9 @@ class Searcher(Counted):
     cad_alpha: float = 0.5
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
-        """The ``beam`` best continuations after each request's prefix, best first (prefilled cache); a request
-        with a contrast (``Request.contrast``) by context-aware decoding's combined scores (:attr:`cad_alpha`); at
-        beam 1, a request with a draft by verifying it (:mod:`docnmt.decode.verification`, where
-        :attr:`verify_drafts`)."""
-        from ...verification import verified_search, verifies
-
-        if verifies(self) and any(getattr(r, "draft", None) is not None for r in requests):
-            return verified_search(self, requests, lambda part: self._search(part, naive=False))
-        return self._search(requests, naive=False)
-
-    # ---- draft verification (docnmt.decode.verification) ---------------------
-    def draft_limit(self, request: Request) -> int:
-        """The draft tokens a verification reads: up to the request's token limit and the first id that is not a
-        token the search could generate (``<pad>``, ``</s>``, not in the dictionary)."""
-        limit = self._check([request])[0][2]
-        draft = list(request.draft)[:limit]
-        bad = [j for j, t in enumerate(draft) if not 0 <= t < self.vocab or t in (self.pad, self.eos)]
-        return bad[0] if bad else len(draft)
-
-    def _extended(self, requests: Sequence[Request], decided: Sequence[list[int]]) -> list[tuple]:
-        """Each request checked, its prefix followed by its ``decided`` tokens (its limit unchanged: it counts them)."""
-        return [(source, prefix + list(tokens), limit)
-                for (source, prefix, limit), tokens in zip(self._check(requests), decided)]
-
-    def greedy_pass(self, requests: Sequence[Request], decided: Sequence[list[int]],
-                    proposals: Sequence[list[int]]) -> list[tuple[list, list]]:
-        """Per request, one teacher-forced pass over its proposal after its cached prefix and its ``decided`` tokens:
-        the greedy choice at each proposal position and after it, under the search's rules (no ``<pad>``, no
-        ``</s>`` as the hypothesis' first token, ``</s>`` alone at the token limit), and their log-probabilities."""
-        import math
-
-        import torch
-
-        from .prefix_cache import forced_passes
-
-        checked = self._extended(requests, decided)
-        found: list = [None] * len(checked)
-        outputs = [list(p) + [self.eos] for p in proposals]
-        for batch, lprobs, conts in forced_passes(self, checked, outputs):
-            lprobs = lprobs.float()
-            lprobs[lprobs != lprobs] = -math.inf
-            lprobs[:, :, self.pad] = -math.inf
-            device = lprobs.device
-            # each position's count of generated tokens: the row's decided ones, then one per proposal token
-            generated = (torch.tensor([len(decided[i]) for i in batch], device=device).unsqueeze(1)
-                         + torch.arange(lprobs.size(1), device=device).unsqueeze(0))
-            limits = torch.tensor([checked[i][2] for i in batch], device=device).unsqueeze(1)
-            end = lprobs[:, :, self.eos].clone()
-            end[generated == 0] = -math.inf  # no </s> as the hypothesis' first token
-            forced = generated >= limits  # </s> alone at the token limit
-            lprobs[forced] = -math.inf
-            lprobs[:, :, self.eos] = end
-            best, choice = lprobs.max(dim=-1)
-            choice, best = choice.tolist(), best.tolist()
-            for row, i in enumerate(batch):
-                width = len(conts[row])
-                found[i] = (choice[row][:width], best[row][:width])
-        return found
-
-    def ended(self, request: Request, decided: list[int]) -> int | None:
-        """The decided tokens' length (``</s>`` included) where they end with ``</s>`` (None: it goes on)."""
-        return len(decided) if decided and decided[-1] == self.eos else None
-
-    def continue_search(self, requests: Sequence[Request], decided: Sequence[list[int]]) -> list[tuple]:
-        """The greedy continuation of each request after its prefix and its ``decided`` tokens (generated already:
-        its length limit counts them, and ``</s>`` may end it at once): (tokens, log-probability, ended)."""
-        found = self._search(requests, naive=False, checked=self._extended(requests, decided),
-                             done=[len(tokens) for tokens in decided])
-        return [(nbest[0].tokens, nbest[0].logprob, True) for nbest in found]
-
-    def verified(self, request: Request, tokens: list[int], logprob: float, ended: bool) -> Hypothesis:
-        """A verified hypothesis (without its ``</s>``) with fairseq's length-normalized score (``</s>`` counted)."""
-        tokens = list(tokens[:-1] if tokens and tokens[-1] == self.eos else tokens)
-        return Hypothesis(tokens, logprob / (len(tokens) + 1) ** self.lenpen, logprob)
+        """The ``beam`` best continuations after each request's prefix, best first (prefilled cache); with a contrast
+        by CAD's scores (:attr:`cad_alpha`); at beam 1 a draft verified (:class:`.drafts.DraftVerifying`)."""
+        return self.verifying_search(requests, lambda part: self._search(part, naive=False))
 
     #: fairseq's search strategy while :meth:`sample` runs (None: beam search)
     sampling = None
@@ -494,8 +424,7 @@ class Searcher(Counted):
         return self._search(requests, naive=True)
 
     def _search(self, requests, naive: bool, checked=None, done=None) -> list[list[Hypothesis]]:
-        """``checked`` (source, prefix, limit per request; default :meth:`_check`'s) and ``done`` (per request, the
-        tokens of its hypothesis generated before the search, at the end of its prefix: a verified draft's)."""
+        """``checked``: :meth:`_check`'s by default; ``done``: each hypothesis' tokens decided before (a draft's)."""
         checked = self._check(requests) if checked is None else checked
         contrasts = _contrasts(self, requests)
         results: list[list[Hypothesis] | None] = [None] * len(checked)
