@@ -86,3 +86,25 @@ def test_cad_times_doc_trans_and_doc_trans_beam_against_themselves(demo_models):
     for name, row in rows.items():
         assert row[4] == "2.2", name
         assert 1.3 < float(row[5]) < 2.2, f"{name}: positions ratio {row[5]}"
+
+
+def test_drafts_time_2_pass_and_parallel_doc_trans_with_verification_and_keep_their_output(demo_models):
+    """--drafts at beam 1: 2-pass and parallel doc-trans from scratch with their drafts verified, each against itself
+    without, the goals printed, the same output, most draft tokens accepted."""
+    output = bench("--workdir", str(demo_models), "--long-docs", "25", "--docs", "3", "--repeats", "1", "--beam", "1",
+                   "--drafts")
+    drafts = output[output.index("draft verification (beam 1"):]
+    rows = table(drafts)
+    assert set(rows) == {"2-pass", "doc-trans parallel, from scratch (guessed)"}
+    for name, row in rows.items():
+        assert row[2] == {"2-pass": "1.6"}.get(name, "2.0") and row[5] == "True", (name, row)
+        accepted, drafted = (int(x) for x in re.match(r"(\d+) of (\d+)", row[4]).groups())
+        assert drafted and accepted > drafted / 2, row
+
+
+def test_refine_drafts_time_refine_with_its_draft_verified_on_the_tiny_llama(demo_models, tiny_llama):
+    output = bench("--workdir", str(demo_models), "--backend", "causal-lm", "--model", str(tiny_llama),
+                   "--refine-drafts", "--docs", "4", "--min-sentences", "1", "--repeats", "1", "--beam", "1",
+                   "--max-len-b", "40")
+    assert re.search(r"refine over the sentence-level draft, beam 1, 4 documents .* ratio [\d.]+ .*goal 0\.6\).*"
+                     r"accepted draft tokens \d+ of \d+ .* the same refinements: yes", output), output
