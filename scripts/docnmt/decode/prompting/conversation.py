@@ -50,6 +50,16 @@ def forced_turns(source: str, target: str, after_last_sep: bool = True) -> tuple
     return [], "\n".join(src), "\n".join(tgt)
 
 
+def rendering(renderer, tokenizer, template, src_lang: str | None, tgt_lang: str | None, chat: bool | None) -> bool:
+    """Sets what a renderer of a template's messages holds (its tokenizer, template, the languages' names, whether
+    the tokenizer's chat template renders them: ``chat``, None where it has one); False where it has none and the
+    template no ``plain`` part."""
+    renderer.tokenizer, renderer.template = tokenizer, template
+    renderer.names = {"source_language": language_name(src_lang), "target_language": language_name(tgt_lang)}
+    renderer.chat = bool(getattr(tokenizer, "chat_template", None)) if chat is None else chat
+    return renderer.chat or template.plain is not None
+
+
 class Prompter:
     """Renders conversations to token ids for one tokenizer and template, between two languages; ``chat``: whether
     the conversation is a chat template's (None: where the tokenizer has one; a served model's messages, which the
@@ -57,11 +67,7 @@ class Prompter:
 
     def __init__(self, tokenizer, template: Template, src_lang: str | None, tgt_lang: str | None,
                  chat: bool | None = None):
-        self.tokenizer = tokenizer
-        self.template = template
-        self.names = {"source_language": language_name(src_lang), "target_language": language_name(tgt_lang)}
-        self.chat = bool(getattr(tokenizer, "chat_template", None)) if chat is None else chat
-        if not self.chat and template.plain is None:
+        if not rendering(self, tokenizer, template, src_lang, tgt_lang, chat):
             raise InputError(template.path, "the tokenizer has no chat template (a base model), so the template "
                                             "needs a plain: part (start, user, assistant, end) that writes the "
                                             "conversation out as text")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ...textio import InputError
-from .template import language_name
+from .template import read_template
 
 #: The repository's refine templates, by name.
 TEMPLATES = Path(__file__).with_name("templates") / "refine"
@@ -56,16 +56,8 @@ def refine_template_path(name: os.PathLike | str | None) -> Path:
 def load_refine_template(name: os.PathLike | str | None = None) -> RefineTemplate:
     """The refine template ``name`` (:func:`refine_template_path`); an InputError naming the file where it cannot be
     read, a key is missing or unknown, or a message lacks a slot of :data:`SLOTS`."""
-    import yaml
-
     path = refine_template_path(name)
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in TEMPLATES.glob("*.yaml")))
-        raise InputError(path, f"no such refine template: expected a YAML file, or one of the repository's ({known})")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise InputError(path, f"not YAML: {err}") from None
+    data = read_template(path, TEMPLATES, "refine template")
     keys = ("system", "sentence", "document", "plain")
     if not isinstance(data, dict):
         raise InputError(path, "expected a refine template: a mapping with the keys sentence and document (and "
@@ -92,11 +84,9 @@ class Refiner:
 
     def __init__(self, tokenizer, template: RefineTemplate, src_lang: str | None, tgt_lang: str | None,
                  chat: bool | None = None):
-        self.tokenizer = tokenizer
-        self.template = template
-        self.names = {"source_language": language_name(src_lang), "target_language": language_name(tgt_lang)}
-        self.chat = bool(getattr(tokenizer, "chat_template", None)) if chat is None else chat
-        if not self.chat and template.plain is None:
+        from .conversation import rendering
+
+        if not rendering(self, tokenizer, template, src_lang, tgt_lang, chat):
             raise InputError(template.path, "the tokenizer has no chat template (a base model), so the refine "
                                             "template needs a plain: part (start, assistant)")
 

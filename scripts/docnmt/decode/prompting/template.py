@@ -66,19 +66,25 @@ def template_path(name: os.PathLike | str | None) -> Path:
     return own if own.is_file() and os.sep not in name else Path(name)
 
 
+def read_template(path: Path, folder: Path, what: str):
+    """A template file's YAML (``what``: the kind of template, for the messages); an InputError naming the file where
+    it is missing (with the repository's of its kind, in ``folder``) or not YAML."""
+    import yaml
+
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml")))
+        raise InputError(path, f"no such {what}: expected a YAML file, or one of the repository's ({known})")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise InputError(path, f"not YAML: {err}") from None
+
+
 def load_template(name: os.PathLike | str | None = None) -> Template:
     """The template ``name`` (:func:`template_path`); an InputError naming the file where it cannot be read, a key
     is missing or unknown, or ``{source}`` is missing from a user message."""
-    import yaml
-
     path = template_path(name)
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in TEMPLATES.glob("*.yaml")))
-        raise InputError(path, f"no such template: expected a YAML file, or one of the repository's ({known})")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise InputError(path, f"not YAML: {err}") from None
+    data = read_template(path, TEMPLATES, "template")
     if not isinstance(data, dict):
         raise InputError(path, "expected a mapping with the keys system and user (and plain, for a base model)")
     unknown = set(data) - {"system", "user", "first_user", "document", "plain"}
