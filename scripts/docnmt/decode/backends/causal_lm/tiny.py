@@ -257,8 +257,9 @@ def build(folder: Path, docs, src: str = "en", tgt: str = "de", architecture: st
     torch.set_num_threads(threads)
     template, refine_template = load_template("translate"), load_refine_template()
     texts = [s for doc in docs for s in doc.src + doc.tgt]
-    instructions = [template.system or "", "English German", refine_template.system or "", refine_template.sentence,
-                    refine_template.document]
+    instructions = [template.system or "", "English German"]
+    if refine:  # refine's instructions too (a model without them has the tokenizer of one trained before refine)
+        instructions += [refine_template.system or "", refine_template.sentence, refine_template.document]
     tokenizer = build_tokenizer(texts + instructions, folder, chat=chat)
     prompter = Prompter(tokenizer, template, src, tgt)
     model = tiny_model(tokenizer, architecture, max_positions=max_positions, hidden=hidden, layers=layers, seed=seed,
