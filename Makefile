@@ -115,7 +115,7 @@ LLM_TABLES := decoding_cost quality pronoun_f1 perplexity context_usage
 # skip them); the model also learns to refine (--refine: a share of the documents as refine's examples)
 LLM_STRATEGIES := sentence-level,no-context,full-segment,last-sentence,first-sentence,2-pass,doc-trans,doc-trans-beam,cheating,source-primed,refine
 LLM_TRAIN = $(VENV)/bin/python -m docnmt.decode.backends.causal_lm.tiny --src en --tgt de --steps $(LLM_STEPS) \
-  --refine 0.3 --threads $(CORES)
+  --refine 0.1 --threads $(CORES)
 # BACKEND=vllm: the same model on vLLM's engine (make vllm; the task demo-vllm), its tables in results/tables/demo+demo-vllm/.
 # LLM_BEAM=1: greedy search (config beam), without the MBR rows (mbr.strategies) and without the demo's own models
 # beside (tables in results/tables/demo-llm/ or demo-vllm/), for both backends. At either beam vllm's translations

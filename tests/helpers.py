@@ -35,7 +35,7 @@ DEMO_COMMAND = ("--profile", str(REPO / "profiles" / "cpu"), "--cores", "2", "--
 #: make demo-llm's model as the Makefile's test-demo-llm trains it, and the tables of the strategies the findings compare
 #: (the Makefile's LLM_TRAIN and TEST_LLM_CONFIG; tests/test_demo_llm.py keeps them equal).
 DEMO_LLM_TRAIN = ("-m", "docnmt.decode.backends.causal_lm.tiny", "--src", "en", "--tgt", "de", "--steps", "1600",
-                  "--refine", "0.3", "--threads", "2")
+                  "--refine", "0.1", "--threads", "2")
 DEMO_LLM_CONFIG = ("tasks=[demo-llm]", "strategies=[sentence-level,doc-trans,cheating]", "mbr={strategies: []}",
                    "cad={strategies: []}", "docmbr={strategies: []}", "task_settings={demo-llm: {ctxpro: []}}")
 

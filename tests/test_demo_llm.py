@@ -41,7 +41,7 @@ def test_the_makefile_trains_and_decodes_the_demo_llm_as_the_fixture_does():
     steps = re.search(r"^LLM_STEPS \?= (\d+)$", makefile, re.M).group(1)
     train = re.search(r"^LLM_TRAIN = (.*?--threads \$\(CORES\))$", makefile, re.M | re.S).group(1)
     assert DEMO_LLM_TRAIN == ("-m", "docnmt.decode.backends.causal_lm.tiny", "--src", "en", "--tgt", "de", "--steps",
-                              steps, "--refine", "0.3", "--threads", "2")
+                              steps, "--refine", "0.1", "--threads", "2")
     assert " ".join(DEMO_LLM_TRAIN[1:]).replace(steps, "$(LLM_STEPS)").replace("--threads 2", "--threads $(CORES)") \
         in " ".join(train.replace("\\\n", " ").split())
     config = " ".join(re.search(r"^TEST_LLM_CONFIG := (.*?[^\\])$", makefile, re.M | re.S).group(1)

@@ -18,7 +18,8 @@ answer learned (:func:`conversations`):
   reference. The draft is the reference with the errors a translation without context makes, each pronoun of
   another gender and each "you" in the other register, in half the sentences that can have them
   (:mod:`docnmt.corpora.demo_drafts`): so the model learns to keep a right draft and to mend a wrong one from the
-  document.
+  document. In the same 1600 updates, refinements of a tenth of the documents kept the model's use of its context
+  turns (the reference's CXMI 0.100 nats against 0.159 without); of three tenths they took it (-0.008).
 
 Only the answers (and the end of their turn) are learned, with AdamW, a linear warm-up and a linear decay of the
 learning rate. The result is saved with ``save_pretrained``, a folder the backend loads.
@@ -35,7 +36,7 @@ CLI::
 
     python -m docnmt.decode.backends.causal_lm.tiny --train data/demo/corpus/train --src en --tgt de \\
         --output results/demo-llm/model [--steps 1600] [--docs 600] [--architecture llama|qwen2|...] [--threads 2] \\
-        [--windows 0.1] [--refine 0.3] [--seed 1]
+        [--windows 0.1] [--refine 0.1] [--seed 1]
 """
 
 from __future__ import annotations
