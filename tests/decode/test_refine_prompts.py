@@ -217,7 +217,7 @@ def test_translate_refines_its_own_draft(tiny_llama, tmp_path):
     talks = tmp_path / "talks.txt"
     talks.write_text("It is late.\nWhere is the train?\n\nExcuse me.\nI am looking for a sweater.\n", encoding="utf-8")
     for draft, more in (("full-segment", []), ("doc-trans", ["--refine-unit", "document", "--refine-rounds", "2",
-                                                              "--refine-template", "improve"])):
+                                                              "--refine-template", "improve", "--no-verify-drafts"])):
         out = tmp_path / f"{draft}.txt"
         assert translate.main(["--backend", "causal-lm", "--document-model", str(tiny_llama), "--src-lang", "en",
                                "--tgt-lang", "de", "--strategy", "refine", "--refine-draft", draft, "--input",
@@ -239,3 +239,28 @@ def test_refine_searches_each_documents_sentences_in_one_call_with_the_reused_ca
         if reuse:  # the document and its draft open every prompt: prefilled once, then read from the cache
             assert searcher.tokens_cached > 0
     assert outs[0] == outs[1] and len(outs[0][0]) == 3
+
+
+def test_the_decoding_pages_refine_command_runs_as_written_and_verifies_its_draft(tiny_llama, refined, tmp_path):
+    """docs/decoding.md's `docnmt-decode ... --strategy refine`, as written, with the tiny Llama as my-llm and the
+    refined fixture's files: at beam 1 its draft is verified as the answer's draft (the sidecar's drafts); with
+    --no-verify-drafts the same refinements, nothing verified."""
+    import subprocess
+
+    from helpers import REPO, shell_commands, tool_env
+
+    (command,) = shell_commands(REPO / "docs/decoding.md", "## refine")
+    assert "--strategy refine" in command and "--draft full-segment.bpe" in command, command
+    for name, target in (("my-llm", tiny_llama), ("test.en", refined / "src"), ("test.docids", refined / "docids"),
+                         ("full-segment.bpe", refined / "full-segment.bpe"),
+                         ("full-segment.json", refined / "full-segment.json")):
+        (tmp_path / name).symlink_to(target)
+    outputs = []
+    for more in ("", " --no-verify-drafts"):
+        result = subprocess.run(command + more, shell=True, cwd=tmp_path, env=tool_env(), capture_output=True,
+                                text=True, timeout=600)
+        assert result.returncode == 0, result.stderr[-2000:]
+        sidecar = json.loads((tmp_path / "refine.json").read_text())
+        outputs.append((tmp_path / "refine.bpe").read_text(encoding="utf-8"))
+        assert ("drafts" in sidecar) == (more == ""), sidecar.get("drafts")
+    assert outputs[0] == outputs[1] == (refined / "refine.bpe").read_text(encoding="utf-8")
