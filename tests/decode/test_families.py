@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from docnmt.decode.backends.causal_lm.tiny import FAMILIES  # noqa: E402
+from helpers import REPO  # noqa: E402
 from llmfamilies import CONTEXT, WINDOW, family_documents, family_folder  # noqa: E402
 
 #: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
@@ -46,16 +47,19 @@ def documents():
 
 def decode(model, strategy: str, docs, beam: int, context: str = "window", **options):
     """A strategy's translations with the causal-lm searcher of these ``options`` (2-pass: after its first pass,
-    sentence-level's with the same searcher), and the searcher and decoder."""
+    refine: after its draft, sentence-level's with the same searcher), and the searcher and decoder."""
     import copy
 
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
 
-    if strategy == "2-pass":
+    if strategy == "refine":  # its prompt holds the document and its draft: two sentences and a short template fit
+        docs = [type(d)(d.docid, d.lines[:2], d.src[:2]) for d in docs]
+        model.refine_template, model._refiner = str(REPO / "tests/data/refine-short.yaml"), None
+    if strategy in ("2-pass", "refine"):
         first, _, _ = decode(model, "sentence-level", docs, beam, context, **options)
         docs = copy.deepcopy(docs)
         for doc, hyps in zip(docs, first):
-            doc.first_pass = hyps
+            doc.first_pass = doc.draft = hyps
     options.setdefault("max_new_tokens", 16)
     searcher = CausalLMSearcher(model, beam=beam, **options)
     decoder = Decoder(searcher, k=context_k(context, 3, docs), h=2, sentence_searcher=searcher,

@@ -121,6 +121,8 @@ class SearcherLike(Protocol):
     forward_calls: int
     track_cache: bool
     on_batch: Callable[[int], None] | None  #: called after each searched batch with its request count
+    #: its greedy search verifies the requests' drafts where it can (:mod:`docnmt.decode.verification`)
+    verify_drafts: bool
 
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best hypotheses of each request, best first."""
@@ -139,6 +141,10 @@ class SearcherLike(Protocol):
 
     def prompt_counters(self) -> dict:
         """Tokens prefilled, read from a cache and generated, for a backend that prompts (else empty)."""
+        ...
+
+    def draft_counters(self) -> dict:
+        """What draft verification did, where it verified a draft (else empty)."""
         ...
 
     def reset_counters(self) -> None: ...

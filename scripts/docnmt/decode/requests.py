@@ -73,7 +73,7 @@ def request_tokens(request) -> tuple[tuple[int, ...], ...]:
     draft where it has one, and its contrast's where it has one. Two requests with the same are the same search:
     :meth:`docnmt.decode.strategies.Decoder.search` searches them once, and the resume journal's digest
     (:func:`docnmt.decode.journal.requests_digest`) reads them."""
-    own = (tuple(request.source), tuple(request.prefix), tuple(getattr(request, "document", ()) or ()))
+    own: tuple = (tuple(request.source), tuple(request.prefix), tuple(getattr(request, "document", ()) or ()))
     refining = tuple(getattr(request, "refining", ()) or ())
     if refining:
         own += (refining, tuple(request.draft_document))

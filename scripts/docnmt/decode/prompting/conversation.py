@@ -12,7 +12,7 @@ tokenized as a whole (no special tokens added: the chat template writes its own)
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from ... import SEP
 from ...textio import InputError
@@ -64,6 +64,11 @@ class Prompter:
     """Renders conversations to token ids for one tokenizer and template, between two languages; ``chat``: whether
     the conversation is a chat template's (None: where the tokenizer has one; a served model's messages, which the
     server renders, have no tokenizer here and are always chat)."""
+
+    tokenizer: Any
+    template: Template
+    names: dict[str, str]
+    chat: bool
 
     def __init__(self, tokenizer, template: Template, src_lang: str | None, tgt_lang: str | None,
                  chat: bool | None = None):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ...textio import InputError
 from .template import read_template
@@ -82,6 +82,11 @@ class Refiner:
     """Renders refine's user message for one tokenizer (None: a served model's messages, always chat) and template,
     between two languages; ``chat``: whether the tokenizer's chat template renders it."""
 
+    tokenizer: Any
+    template: RefineTemplate
+    names: dict[str, str]
+    chat: bool
+
     def __init__(self, tokenizer, template: RefineTemplate, src_lang: str | None, tgt_lang: str | None,
                  chat: bool | None = None):
         from .conversation import rendering
@@ -118,6 +123,7 @@ class Refiner:
         if self.chat:
             return self.tokenizer.apply_chat_template(self.messages(*parts), tokenize=False, add_generation_prompt=True)
         plain = self.template.plain
+        assert plain is not None  # a base model's template has it (__init__)
         return (self._fill(plain["start"]).replace("{system}", self._fill(self.template.system)) + self.user(*parts)
                 + self._fill(plain["assistant"]))
 

@@ -13,7 +13,7 @@ not verified (:func:`verifiable`), and their searches run as before.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ...requests import Hypothesis, Request
 
@@ -36,6 +36,13 @@ def verifiable(searcher) -> bool:
 class DraftVerifying:
     """The causal-LM searcher's part of :func:`docnmt.decode.verification.verified_search`."""
 
+    if TYPE_CHECKING:  # the searcher's own attributes (:class:`~.model.CausalLMSearcher`)
+        forward_calls: int
+        decoder_positions: int
+        tokens_prefilled: int
+
+        def __getattr__(self, name: str) -> Any: ...
+
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The searcher's search (``_search``), or, at beam 1 with drafts where :func:`verifiable`,
         :func:`~docnmt.decode.verification.verified_search`."""
@@ -49,7 +56,7 @@ class DraftVerifying:
         """The draft tokens a verification reads: up to the answer's token limit and the first id that is not the
         vocabulary's."""
         limit = self._prompt(1, request)[1]
-        draft = list(request.draft)[:limit]
+        draft = list(request.draft or ())[:limit]
         bad = [j for j, t in enumerate(draft) if not 0 <= t < self.model.vocab]
         return bad[0] if bad else len(draft)
 

@@ -12,13 +12,16 @@ continuation is the search after the prefix and the decided tokens, which count 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ...requests import Hypothesis, Request
 
 
 class DraftVerifying:
     """The fairseq searcher's part of :func:`docnmt.decode.verification.verified_search`."""
+
+    if TYPE_CHECKING:  # the searcher's own attributes (:class:`~.search.Searcher`)
+        def __getattr__(self, name: str) -> Any: ...
 
     def verifying_search(self, requests: Sequence[Request], search) -> list[list[Hypothesis]]:
         """``search(requests)``, or, at beam 1 with drafts, :func:`~docnmt.decode.verification.verified_search`."""
@@ -32,7 +35,7 @@ class DraftVerifying:
         """The draft tokens a verification reads: up to the request's token limit and the first id that is not a
         token the search could generate (``<pad>``, ``</s>``, not in the dictionary)."""
         limit = self._check([request])[0][2]
-        draft = list(request.draft)[:limit]
+        draft = list(request.draft or ())[:limit]
         bad = [j for j, t in enumerate(draft) if not 0 <= t < self.vocab or t in (self.pad, self.eos)]
         return bad[0] if bad else len(draft)
 
