@@ -49,13 +49,24 @@ class DraftVerifying:
         from ...verification import verified_search, verifies
 
         if verifies(self) and verifiable(self) and any(getattr(r, "draft", None) is not None for r in requests):
-            return verified_search(self, requests, self._search)
+            self._prompts: dict[int, tuple[list[int], int]] = {}
+            try:
+                return verified_search(self, requests, self._search)
+            finally:
+                del self._prompts
         return self._search(requests)
+
+    def _prompted(self, number: int, request: Request) -> tuple[list[int], int]:
+        """The request's prompt ids and answer limit (``_prompt``), rendered once a verified search: every round's
+        pass, its end and its continuation read them."""
+        if id(request) not in self._prompts:
+            self._prompts[id(request)] = self._prompt(number, request)
+        return self._prompts[id(request)]
 
     def draft_limit(self, request: Request) -> int:
         """The draft tokens a verification reads: up to the answer's token limit and the first id that is not the
         vocabulary's."""
-        limit = self._prompt(1, request)[1]
+        limit = self._prompted(1, request)[1]
         draft = list(request.draft or ())[:limit]
         bad = [j for j, t in enumerate(draft) if not 0 <= t < self.model.vocab]
         return bad[0] if bad else len(draft)
@@ -68,7 +79,7 @@ class DraftVerifying:
         as ``generate``'s batches)."""
         from ...requests import token_batches
 
-        fulls = [self._prompt(number, request)[0] for number, request in enumerate(requests, start=1)]
+        fulls = [self._prompted(number, request)[0] for number, request in enumerate(requests, start=1)]
         news = [list(done) + list(proposal) for done, proposal in zip(decided, proposals)]
         order = sorted(range(len(requests)), key=lambda i: (len(fulls[i]) + len(news[i]), i))
         found: list = [None] * len(requests)
@@ -111,7 +122,7 @@ class DraftVerifying:
     def ended(self, request: Request, decided: list[int]) -> int | None:
         """The answer's length where its decided tokens hold an end token (it included) or reach its token limit."""
         end = next((n + 1 for n, t in enumerate(decided) if t in self.model.ends), None)
-        limit = self._prompt(1, request)[1]
+        limit = self._prompted(1, request)[1]
         if end is not None:
             return min(end, limit)
         return limit if len(decided) >= limit else None
@@ -124,7 +135,7 @@ class DraftVerifying:
         groups: dict[int, list[int]] = {}
         prompts = []
         for number, (request, done) in enumerate(zip(requests, decided), start=1):
-            prompt, limit = self._prompt(number, request)
+            prompt, limit = self._prompted(number, request)
             prompts.append(prompt + list(done))
             groups.setdefault(limit - len(done), []).append(number - 1)
         for limit, members in groups.items():
