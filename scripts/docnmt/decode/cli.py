@@ -106,7 +106,7 @@ def _record(args, model) -> DecodeRecord:
     inputs: dict = {name: getattr(args, name) for name in JOURNAL_INPUTS}
     inputs["data"] = None if args.data is None else (args.data, "dict.*.txt")
     inputs["template"] = None if model.template is None else model.template.path
-    if args.strategy == "refine":  # its template's file, by checksum
+    if STRATEGIES[args.strategy].drafted:  # refine: its template's file, by checksum
         inputs["refine_template"] = model.refiner.template.path
     settings = settings_of(vars(args), NOT_SETTINGS)
     settings.update(device=str(model.device).split(":")[0], dtype=model.dtype)

@@ -29,7 +29,7 @@ from .documents import Document
 from .prompting.refinement import UNITS
 from .realign import realign
 from .requests import Request
-from .strategy_registry import strategy
+from .strategy_registry import STRATEGIES, strategy
 
 
 def _ids(dec, sentences) -> list[int]:
@@ -150,16 +150,17 @@ def check_args(parser, args, draft) -> None:
     one."""
     given = [option for option, value in (("--draft", args.draft), ("--draft-sidecar", args.draft_sidecar),
                                           ("--refine-template", args.refine_template)) if value is not None]
-    if args.strategy != "refine" and given:
+    drafted = STRATEGIES[args.strategy].drafted
+    if not drafted and given:
         parser.error(f"{given[0]} is refine's option, not {args.strategy}'s")
-    if args.strategy == "refine" and draft is None:
+    if drafted and draft is None:
         parser.error("refine needs --draft (the translation it improves)")
 
 
 def set_template(model, args) -> None:
     """The model's refine template (``--refine-template``), loaded now: a template without a slot it needs is an error
     naming the file before anything is decoded."""
-    if args.strategy == "refine":
+    if STRATEGIES[args.strategy].drafted:
         model.refine_template = args.refine_template
         model.refiner  # noqa: B018 (loaded and checked)
 

@@ -324,7 +324,7 @@ def translation_record(args, models: dict):
             inputs[f"{level}_data"] = None if data is None else (data, "dict.*.txt")
     template = next((m.template for m in models.values() if m.template is not None), None)
     inputs["template"] = None if template is None else template.path
-    if args.strategy == "refine":  # its template's file, by checksum
+    if STRATEGIES[args.strategy].drafted:  # refine: its template's file, by checksum
         inputs["refine_template"] = models["document"].refiner.template.path
     settings = settings_of(vars(args), NOT_SETTINGS)
     model = next(iter(models.values()))
@@ -447,7 +447,7 @@ def main(argv=None) -> int:
             models[level] = same[0] if same else load_model(
                 args.backend, checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator,
                 src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=engine)
-    if args.strategy == "refine":  # its template loaded now: one line naming the file where it lacks a slot
+    if STRATEGIES[args.strategy].drafted:  # refine: its template loaded now: one line naming the file where it lacks a slot
         models["document"].refine_template = args.refine_template
         models["document"].refiner  # noqa: B018
     freeze_heap(argv)

@@ -10,7 +10,8 @@ import os
 from collections.abc import Mapping
 
 from docnmt import layout
-from docnmt.decode.variants import is_pooled, variant
+from docnmt.decode.strategies import STRATEGIES
+from docnmt.decode.variants import is_pooled, parse_system, variant
 
 from .decode import evalset_priority, model_checks, model_inputs
 from .metrics import metric, seam
@@ -171,9 +172,9 @@ def cxmi_inputs(config: dict, task: str, evalset: str) -> dict:
         files["first_pass"] = layout.decode_file(task, evalset, "sentence-level", "bpe")
     if "last-sentence" in strategies:
         files["last_sentence_sidecar"] = layout.decode_file(task, evalset, "last-sentence", "json")
-    if "refine" in strategies:  # its context: the draft it improved
-        files["draft"] = layout.decode_file(task, evalset, draft_strategy(config, "refine"), "bpe")
-        files["refine_sidecar"] = layout.decode_file(task, evalset, "refine", "json")
+    for drafted in (s for s in strategies if STRATEGIES[parse_system(s)[0]].drafted):  # refine: its draft
+        files["draft"] = layout.decode_file(task, evalset, draft_strategy(config, drafted), "bpe")
+        files["refine_sidecar"] = layout.decode_file(task, evalset, drafted, "json")
     if evalset == "contrapro":
         files["select"] = layout.contrapro_examples(task)
     if has_subsets(config, task, evalset):
