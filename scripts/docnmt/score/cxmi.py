@@ -101,6 +101,7 @@ from typing import Callable, Sequence
 from ..decode.documents import Document, previous
 from ..decode.requests import request_tokens
 from ..preprocess.windows import join
+from ..decode.strategies import STRATEGIES
 from ..decode.variants import parse_system
 from ..textio import InputError, atomic_outputs, cli_errors, load_json
 from .sentence_file import TSV_FIXED, write_sentences
@@ -319,7 +320,7 @@ def _refine_draft(parser, args, n_lines: int, systems: dict) -> tuple[list[str] 
     from ..textio import file_digest
     from .evalset import read_system
 
-    if not any(parse_system(name)[0] == "refine" for name in systems):
+    if not any(STRATEGIES[parse_system(name)[0]].drafted for name in systems):
         return None, True
     if args.draft is None:
         parser.error("refine needs --draft (the draft it improved: its context)")
@@ -495,7 +496,7 @@ def _result(args, model, selected, per_line, per_strategy, scorer, sentence_scor
         result["strategies"][name] = {
             **summary([entries[line]["p_cxmi"] for line in selected], [entries[line]["tokens"] for line in selected]),
             "exact": not (name == "last-sentence" and generated is None) and not (
-                parse_system(name)[0] == "refine" and not args.refine_exact),
+                STRATEGIES[parse_system(name)[0]].drafted and not args.refine_exact),
         }
     return result
 
