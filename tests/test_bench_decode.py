@@ -89,15 +89,16 @@ def test_cad_times_doc_trans_and_doc_trans_beam_against_themselves(demo_models):
 
 
 def test_drafts_time_2_pass_and_parallel_doc_trans_with_verification_and_keep_their_output(demo_models):
-    """--drafts at beam 1: 2-pass and parallel doc-trans from scratch with their drafts verified, each against itself
-    without, the goals printed, the same output, most draft tokens accepted."""
+    """--drafts at beam 1: 2-pass, parallel doc-trans from scratch and the overlapping windows with their drafts
+    verified, each against itself without, the goals printed, the same output, most draft tokens accepted."""
     output = bench("--workdir", str(demo_models), "--long-docs", "25", "--docs", "3", "--repeats", "1", "--beam", "1",
                    "--drafts")
     drafts = output[output.index("draft verification (beam 1"):]
     rows = table(drafts)
-    assert set(rows) == {"2-pass", "doc-trans parallel, from scratch (guessed)"}
+    assert set(rows) == {"2-pass", "doc-trans parallel, from scratch (guessed)", "last-sentence", "first-sentence"}
     for name, row in rows.items():
-        assert row[2] == {"2-pass": "1.6"}.get(name, "2.0") and row[5] == "True", (name, row)
+        goal = {"2-pass": "1.6", "doc-trans parallel, from scratch (guessed)": "2.0"}.get(name, "-")
+        assert row[2] == goal and row[5] == "True", (name, row)
         accepted, drafted = (int(x) for x in re.match(r"(\d+) of (\d+)", row[4]).groups())
         assert drafted and accepted > drafted / 2, row
 

@@ -814,12 +814,15 @@ def test_only_lines_decodes_the_examples_sentences_alone_as_a_whole_decode_does(
     assert refused.returncode == 2 and "--only-lines: doc-trans translates a sentence with its context" in refused.stderr
 
 
-@pytest.mark.parametrize("strategy, mode", [("2-pass", "sequential"), ("doc-trans", "parallel")])
+@pytest.mark.parametrize("strategy, mode", [("2-pass", "sequential"), ("doc-trans", "parallel"),
+                                            ("last-sentence", "sequential"), ("first-sentence", "sequential")])
 def test_verified_drafts_give_the_greedy_decodes_own_translations(demo, strategy, mode):
     """Draft verification (docnmt.decode.verification) at beam 1: 2-pass verifies its first pass, parallel doc-trans
-    each sentence's last output; the translations are those decoded without, byte for byte, and most of the draft
-    tokens are accepted."""
+    each sentence's last output, last- and first-sentence each window not in the tiling its sentences' translations
+    from the tiling (docnmt.decode.overlapping); the translations are those decoded without, byte for byte, and most
+    of the draft tokens are accepted."""
     from docnmt.decode.backends.fairseq.search import Searcher
+    from docnmt.decode.overlapping import spans, tiling
 
     docs = documents(demo, ref=False)
     for doc, hyps in zip(docs, decode(demo, "sentence-level", docs, beam=1)[0]):
@@ -831,5 +834,10 @@ def test_verified_drafts_give_the_greedy_decodes_own_translations(demo, strategy
         outputs.append(REGISTRY[strategy](Decoder(searcher, k=3, h=1, doc_trans_mode=mode), docs))
         counters.append(searcher.draft_counters())
     assert outputs[0] == outputs[1] and not counters[0]
-    assert counters[1]["verified_requests"] >= sum(map(len, docs))
+    sentences = sum(map(len, docs))
+    tiled = sum(len(tiling(spans(len(d), 3, strategy == "last-sentence"))) for d in docs)
+    if strategy.endswith("-sentence"):  # the windows outside the tiling; a tiling window's <sep> mismatch leaves one
+        assert (sentences - tiled) * 0.9 <= counters[1]["verified_requests"] <= sentences - tiled  # without a draft
+    else:
+        assert counters[1]["verified_requests"] >= sentences
     assert counters[1]["accepted_tokens"] > counters[1]["draft_tokens"] / 2

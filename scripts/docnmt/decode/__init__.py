@@ -39,6 +39,8 @@ Modules:
                   (+cad); each backend's searcher runs the side without context beside its own
   verification -- draft verification, exact under greedy search: a draft checked in one pass, searched on from the
                   first disagreement (the backends' passes: backends.fairseq.drafts, backends.causal_lm.drafts)
+  overlapping  -- last-sentence's and first-sentence's overlapping windows; at beam 1 a tiling's windows first, the
+                  others with the tiling's translations as drafts
   refinement   -- refine: a draft (another strategy's translation) improved by a prompting model with the source
                   document and the whole draft in view, by sentence or document, in rounds; its CLIs' options
   fixed_point  -- parallel doc-trans: the fixed-point iteration over a document's sentences, round by round

@@ -96,6 +96,7 @@ from .requests import request_tokens
 from .documents import Document, previous, window
 from .fixed_point import FixedPoint, take_over_round_one  # noqa: F401 (the decode CLI's)
 from .fixed_point import first_segment as _first_segment
+from .overlapping import overlapping
 from .realign import realign
 from .strategy_registry import COST, REGISTRY, STRATEGIES, StrategyInfo, models_needed, not_for_backend, strategies_for, strategy  # noqa: F401 (the registry)
 
@@ -318,10 +319,6 @@ class Decoder:
 
 
 
-def _last_segment(text: str) -> str:
-    return split(text)[-1]
-
-
 def _by_position(docs: list[Document]):
     """Sentence positions 0..max; at each, the documents that have that sentence."""
     longest = max((len(d) for d in docs), default=0)
@@ -442,41 +439,23 @@ def full_segment(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     return out
 
 
-def _overlapping(dec: Decoder, docs: list[Document], keep_last: bool) -> list[list[str]]:
-    flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
-    windows = {}
-    for n, i in flat:
-        d = docs[n]
-        windows[(n, i)] = window(d, i - dec.k + 1, i + 1) if keep_last else window(d, i, i + dec.k)
-    requests = [dec.request(windows[key], (), docs[key[0]].lines[key[1]], drop_newest=not keep_last) for key in flat]
-    out = [[""] * len(d) for d in docs]
-    keep = _last_segment if keep_last else _first_segment
-    for (n, i), nbest in zip(flat, dec.search_round(requests)):
-        segments = split(dec.text(dec.best(nbest, keep, source=docs[n].src[i])))
-        if len(segments) != len(windows[(n, i)]):
-            dec.stats.sep_mismatch += 1
-        out[n][i] = segments[-1] if keep_last else segments[0]
-        if keep_last:
-            dec.stats.generated_context[docs[n].lines[i]] = segments[:-1]
-    return out
-
-
 @strategy("last-sentence", "O(NLk)", sidecar=("generated_context",), target_context="recorded")
 def last_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Overlapping windows F_{i-k+1}^i (Eq. 1); keep the last segment as the translation of F_i.
 
-    Cost O(NLk): every sentence is translated in k windows.
+    Cost O(NLk): every sentence is translated in k windows (at beam 1 most of a window is its neighbours' draft:
+    :mod:`docnmt.decode.overlapping`).
     """
-    return _overlapping(dec, docs, keep_last=True)
+    return overlapping(dec, docs, keep_last=True)
 
 
 @strategy("first-sentence", "O(NLk)", target_context="window")
 def first_sentence(dec: Decoder, docs: list[Document]) -> list[list[str]]:
     """Overlapping windows F_i^{i+k-1} (Eq. 1); keep the first segment as the translation of F_i.
 
-    Uses right context only.  Cost O(NLk).
+    Uses right context only.  Cost O(NLk) (drafts at beam 1 as last-sentence's).
     """
-    return _overlapping(dec, docs, keep_last=False)
+    return overlapping(dec, docs, keep_last=False)
 
 
 @strategy("2-pass", "O(2NL)", first_pass=True, sidecar=("sep_mismatch_lines",), target_context="first-pass")
