@@ -98,3 +98,30 @@ def test_the_manuals_two_gpu_block_dry_runs_with_two_gpus_on_its_model_rules(tmp
     jobs = (result.stdout + result.stderr).split("\nrule ")
     model_rules = [job for job in jobs if job.startswith(("decode_", "perplexity", "cxmi"))]
     assert len(model_rules) >= 4 and all("gpu=2" in job for job in model_rules)
+
+
+def test_speculative_ngram_goes_to_the_vllm_tasks_decodes_and_is_refused_where_no_task_has_it():
+    """decode.speculative: ngram: --speculative ngram in the vllm task's search options, not in a fairseq task's of
+    the same config; a ConfigError naming the key where no configured task's backend has it, or with MBR's epsilon
+    sampling (vLLM runs no logits processor under speculative decoding)."""
+    from docnmt.config import ConfigError, validate
+    from docnmt.workflow.decode import search_args
+
+    schema = REPO / "schemas" / "config.schema.yaml"
+    raw = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    raw["tasks"] = ["demo-vllm", "demo"]
+    raw["decode"] = {"speculative": "ngram"}
+    both = validate(copy.deepcopy(raw), schema)
+    assert search_args(both, "demo-vllm")[-2:] == ["--speculative", "ngram"]
+    assert "--speculative" not in search_args(both, "demo")
+    raw["tasks"] = ["demo"]
+    with pytest.raises(ConfigError, match=r"^config key 'decode.speculative': ngram is for vllm tasks; the configured "
+                                          r"tasks' models are fairseq"):
+        validate(copy.deepcopy(raw), schema)
+    raw["tasks"] = ["demo-vllm"]
+    raw["mbr"] = {"strategies": ["doc-trans"], "candidates": "sampling"}
+    with pytest.raises(ConfigError, match=r"^config key 'decode.speculative': ngram cannot run with mbr.candidates "
+                                          r"sampling \(task demo-vllm"):
+        validate(copy.deepcopy(raw), schema)
+    raw["decode"] = {}
+    assert "--speculative" not in search_args(validate(copy.deepcopy(raw), schema), "demo-vllm")

@@ -3,7 +3,7 @@ environment (.venv-vllm) as one process for the session (conftest's ``vllm_side_
 pass shares one interpreter and one import of vLLM: a model folder loaded once with the backend vllm, then, on the
 given documents, the strategies' translations at beam 1 (a window and the whole document as context), forced
 scoring, a beam search's translations and epsilon samples, each with the searcher's cost counters, and the console
-scripts on the same engine; then each family's check and greedy translations, one engine after the other; written
+scripts on the same engine, and the greedy decodes on an engine with n-gram speculative decoding; then each family's check and greedy translations, one engine after the other; written
 as JSON.
 
     python tests/vllm_side.py --model FOLDER [--plain-model FOLDER] --documents docs.json
@@ -129,6 +129,12 @@ def main() -> None:
         given = json.load(open(args.family_documents, encoding="utf-8"))
         result["families"] = families(dict(item.split("=", 1) for item in args.family), given,
                                       Path(args.output).parent)
+    if args.model:
+        from docnmt.decode.backends.vllm import model as vllm_model
+
+        vllm_model.close_engines()  # one engine at a time: the CPU's memory share is the machine's
+        result["speculative"] = speculative(args.model, json.load(open(args.documents, encoding="utf-8")),
+                                            result["decodes"]["sentence-level"]["hypotheses"])
     json.dump(result, open(args.output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
 
 
@@ -168,6 +174,8 @@ def model_outputs(args) -> dict:
     result["beam_12"] = [[(model.decode(h.tokens), h.score) for h in hyps]
                          for hyps in make_searcher(model, beam=12, max_len=20).search(requests[:2])]
     result["clis"] = clis(args.model, given, Path(args.output).parent)
+    with_drafts(docs, result["decodes"]["sentence-level"]["hypotheses"])
+    result["refine"] = decode(model, docs, "refine", "window", 1, make_searcher)[0]
     if args.plain_model:  # a base model's plain template: its answers end at the template's end text
         from docnmt.decode.backends.vllm import model as vllm_model
 
@@ -178,6 +186,39 @@ def model_outputs(args) -> dict:
         result["plain_beam_4"] = [[(plain.decode(h.tokens), h.score, h.complete) for h in hyps]
                                   for hyps in make_searcher(plain, beam=4, max_len=30).search(asked)]
     return result
+
+
+def with_drafts(docs, drafts: list[str]) -> None:
+    """``docs`` with ``drafts`` (one per sentence, in order) as their refine drafts."""
+    flat = iter(drafts)
+    for doc in docs:
+        doc.draft = [next(flat) for _ in doc.src]
+
+
+def speculative(folder: str, documents: dict, drafts: list[str]) -> dict:
+    """decode.speculative: ngram: the model on an engine with vLLM's n-gram speculative decoding: the greedy decodes
+    of :data:`RUNS` and refine over ``drafts`` (the sentence-level translations), and what epsilon sampling says
+    there (vLLM runs no logits processor under speculative decoding). Started last: an engine after it in the same
+    process does not start."""
+    from docnmt.decode.backends import load_model, make_searcher
+    from docnmt.decode.backend import backend
+    from docnmt.decode.documents import group
+    from docnmt.decode.load_options import parse_load_options
+    from docnmt.decode.requests import Request
+
+    docs = group(documents["src"], documents["docids"], ref=documents["ref"])
+    with_drafts(docs, drafts)
+    spec = load_model("vllm", folder, src_lang="en", tgt_lang="de",
+                      engine=parse_load_options(ENGINE, backend("vllm").options, "vllm"), speculative="ngram")
+    out = {"decodes": {name: decode(spec, docs, strategy, context, beam, make_searcher)[0]
+                       for name, strategy, context, beam in RUNS if beam == 1},
+           "refine": decode(spec, docs, "refine", "window", 1, make_searcher)[0]}
+    try:
+        make_searcher(spec, beam=1, max_len=40).sample(Request(spec.encode(docs[0].src[0], source=True)), 2, 0.02, 7)
+        out["sample"] = "drawn"
+    except ValueError as err:
+        out["sample"] = str(err)
+    return out
 
 
 def clis(model: str, given: dict, folder: Path) -> dict:

@@ -288,6 +288,7 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     if problem:
         raise ConfigError(f"config key '{problem}")
     _check_refine(config)
+    _check_speculative(config)
     return config
 
 
@@ -302,6 +303,26 @@ def _check_refine(config: dict) -> None:
     if draft not in config["strategies"]:
         raise ConfigError(f"config key 'refine.draft': {draft!r} is not among the configured strategies "
                           f"({', '.join(config['strategies'])}); refine improves a configured strategy's translation")
+
+
+def _check_speculative(config: dict) -> None:
+    """``decode.speculative: ngram`` needs a configured task whose backend's engine has it, and no epsilon sampling
+    (vLLM runs no logits processor under speculative decoding)."""
+    speculative = config["decode"]["speculative"]
+    if speculative == "none":
+        return
+    described, names = lookup("backend"), lookup("backend_names")
+    backends = {task: (config["task_settings"][task].get("models") or {}).get("backend", "fairseq")
+                for task in config["tasks"]}
+    able = [task for task, name in backends.items() if described(name).can("speculative")]
+    if not able:
+        raise ConfigError(f"config key 'decode.speculative': {speculative} is for "
+                          f"{names(lambda b: b.can('speculative'), ' or ')} tasks; the configured tasks' models are "
+                          f"{', '.join(sorted(set(backends.values())))} (decode.verify_drafts verifies drafts there)")
+    if config["mbr"]["strategies"] and config["mbr"]["candidates"] == "sampling":
+        raise ConfigError(f"config key 'decode.speculative': {speculative} cannot run with mbr.candidates sampling "
+                          f"(task {able[0]}: vLLM runs no logits processor under speculative decoding, and epsilon "
+                          f"sampling is one)")
 
 
 def _check_sources(sources: dict) -> None:

@@ -226,6 +226,32 @@ def test_translate_refines_its_own_draft(tiny_llama, tmp_path):
         assert lines[2] == "" and len(lines) == 6 and all(lines[i] for i in (0, 1, 3, 4)), lines
 
 
+def test_speculative_ngram_on_a_backend_without_it_is_one_line_and_writes_nothing(tiny_llama, refined, tmp_path,
+                                                                                   capsys):
+    """--speculative ngram is vLLM's engine's: docnmt-decode and docnmt-translate on causal-lm stop with one line
+    before loading the model, and write nothing; with MBR's epsilon samples the decode stops too."""
+    from docnmt.decode import translate
+
+    expected = "--speculative: speculative decoding 'ngram' is for vllm models, not causal-lm"
+    with pytest.raises(SystemExit):
+        _decode(refined, tiny_llama, "doc-trans", "--speculative", "ngram", name="speculative")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert expected in err[-1] and not list(refined.glob("speculative*"))
+    talks = tmp_path / "talks.txt"
+    talks.write_text("It is late.\n", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        translate.main(["--backend", "causal-lm", "--document-model", str(tiny_llama), "--src-lang", "en",
+                        "--tgt-lang", "de", "--strategy", "doc-trans", "--input", str(talks), "--output",
+                        str(tmp_path / "out.txt"), "--speculative", "ngram"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert expected in err[-1] and not (tmp_path / "out.txt").exists()
+    with pytest.raises(SystemExit):
+        _decode(refined, tiny_llama, "doc-trans", "--speculative", "ngram", "--mbr", "--mbr-candidates", "sampling",
+                "--mbr-seed", "1", name="speculative")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "epsilon sampling (--mbr-candidates sampling) is one" in err[-1] and not list(refined.glob("speculative*"))
+
+
 def test_refine_searches_each_documents_sentences_in_one_call_with_the_reused_cache(llama_model):
     from docnmt.decode.backends.causal_lm.model import CausalLMSearcher
     from docnmt.decode.strategies import REGISTRY, Decoder

@@ -46,6 +46,17 @@ def test_greedy_vllm_gives_causal_lms_translations_and_reads_the_same_prompt_tok
     assert seen["tokens_generated"] > 0 and seen["forward_calls"] > 0
 
 
+def test_speculative_ngram_gives_the_same_greedy_translations_and_refuses_epsilon_sampling(vllm_outputs):
+    """decode.speculative: ngram (vLLM's n-gram speculative decoding, drafts looked up in the prompt): every greedy
+    decode and refine over the sentence-level draft give the engine's translations without it; epsilon sampling, a
+    logits processor vLLM does not run then, is refused in words."""
+    found = vllm_outputs["speculative"]
+    assert found["decodes"] == {name: vllm_outputs["decodes"][name]["hypotheses"] for name in found["decodes"]}
+    assert set(found["decodes"]) == set(GREEDY)
+    assert found["refine"] == vllm_outputs["refine"] and all(found["refine"])
+    assert found["sample"].startswith("epsilon sampling (MBR's samples) runs as the engine's logits processor")
+
+
 def test_forced_scoring_agrees_within_a_thousandth_of_a_nat(vllm_outputs, llama, documents):
     from docnmt.decode.backends import make_searcher
     from docnmt.decode.requests import Request

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import SEP
-from .backend import REGISTRY, names
+from .backend import REGISTRY, SPECULATIVE, names
 from .requests import DEFAULT_DTYPE, DTYPES
 from ..option_ranges import FINITE, POSITIVE_INT
 
@@ -114,6 +114,9 @@ def add_search_arguments(parser) -> None:
                              "prompts holds, in bytes (K, M, G: "
                              "binary multiples; 0: no cache); default: a fifth of a GPU's memory, 2G on the CPU")
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda if available, else cpu)")
+    parser.add_argument("--speculative", choices=SPECULATIVE, default="none",
+                        help="ngram: the engine decodes speculatively, its drafts n-grams looked up in the prompt "
+                             "(vllm; the same output under greedy search); default none")
     parser.add_argument("--no-verify-drafts", action="store_true",
                         help="at beam 1, decode every sentence again instead of verifying a draft of it in one pass "
                              "(2-pass's first pass, parallel doc-trans's last round): the same output, for "

@@ -186,7 +186,13 @@ CAPABILITIES = {
     "conversation": "a prompt that is a conversation",
     "contrastive": "context-aware decoding (each step's scores under two prompts)",
     "verify_drafts": "draft verification (a greedy search checks a draft in one pass: docnmt.decode.verification)",
+    "speculative": "n-gram speculative decoding in its engine (decode.speculative: ngram)",
 }
+
+
+#: ``decode.speculative`` (``--speculative``): none, or speculative decoding with drafts looked up in the prompt by
+#: a backend's engine (capability ``speculative``; vLLM's ngram method: :data:`docnmt.decode.backends.vllm.model.NGRAM`)
+SPECULATIVE = ("none", "ngram")
 
 
 @dataclass(frozen=True)
@@ -258,6 +264,9 @@ class Backend:
     #: whether its greedy search verifies its requests' drafts in one teacher-forced pass (``Request.draft``,
     #: :mod:`docnmt.decode.verification`)
     verify_drafts: bool = False
+    #: whether its engine decodes speculatively with drafts looked up in the prompt (``decode.speculative: ngram``;
+    #: the load option ``speculative``)
+    speculative: bool = False
     #: whether its searcher holds a prefix cache across requests, bounded by ``--cache-bytes`` (config
     #: ``decode.cache_bytes``)
     prefix_cache: bool = False

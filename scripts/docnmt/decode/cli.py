@@ -287,6 +287,9 @@ def main(argv=None) -> int:
     mbr = mbr_selection.from_args(parser, args)
     if mbr is not None and args.round_one is not None:
         parser.error("--round-one is 2-pass's beam-best output: it is not round 1 of a decode with --mbr")
+    if mbr is not None and mbr.candidates == "sampling" and args.speculative != "none":
+        parser.error("--speculative ngram: vLLM runs no logits processor under speculative decoding, and epsilon "
+                     "sampling (--mbr-candidates sampling) is one")
     if mbr is not None and mbr.candidates == "beam":
         args.beam = mbr.count  # the n-best of a beam of --mbr-count are the candidates
     contrastive.check_args(parser, args.strategy, args.backend, args.cad)

@@ -429,11 +429,15 @@ def main(argv=None) -> int:
                 parser.error(f"--{option.replace('_', '-')} is required (or --task)")
 
     from ..startup import freeze_heap
-    from .backends import check, load_model
+    from .backends import check, load_model, speculative_option
 
     needed = models_needed(args.strategy, args.doc_trans_mode, guessed=True)
     args.engine_args = engine_args_of(args, parser)  # read by its backend (the journal's key: typed)
     engine = shared_engine_args(args, described, needed, parser)
+    try:
+        speculative_option(args.backend, args.speculative)
+    except ValueError as err:
+        parser.error(f"--speculative: {err}")
     models = {}
     for level in ("sentence", "document"):
         checkpoint, data = getattr(args, f"{level}_model"), getattr(args, f"{level}_data")
@@ -446,7 +450,8 @@ def main(argv=None) -> int:
             same = [m for m in models.values() if m.checkpoint == str(checkpoint)]  # one model for both levels
             models[level] = same[0] if same else load_model(
                 args.backend, checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator,
-                src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=engine)
+                src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=engine,
+                speculative=args.speculative)
     if STRATEGIES[args.strategy].drafted:  # refine: its template loaded now: one line naming the file where it lacks a slot
         models["document"].refine_template = args.refine_template
         models["document"].refiner  # noqa: B018

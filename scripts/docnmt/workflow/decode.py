@@ -221,8 +221,9 @@ def decodes_only_examples(config: dict, strategy: str, task: str, evalset: str) 
 
 
 def search_args(config: dict, task: str) -> list:
-    """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator, context, and
-    decode.max_tokens and decode.cache_bytes (for a backend with a prefix cache) where they are set."""
+    """The search options every decode shares: beam, window size, doc-trans-beam's h, dtype, separator, context,
+    decode.max_tokens and decode.cache_bytes (for a backend with a prefix cache) where they are set, and
+    decode.speculative for a backend whose engine has it."""
     max_tokens, cache = config["decode"].get("max_tokens"), config["decode"].get("cache_bytes")
     described = backend(model_backend(config, task))
     with_cache = cache is not None and described.prefix_cache
@@ -231,7 +232,9 @@ def search_args(config: dict, task: str) -> list:
             search_dtype(config), "--separator", task_separator(config, task)] + context_args(config, task) \
         + ([] if max_tokens is None else ["--max-tokens", int(max_tokens)]) \
         + (["--cache-bytes", str(cache)] if with_cache else []) \
-        + ([] if config["decode"]["verify_drafts"] else ["--no-verify-drafts"])
+        + ([] if config["decode"]["verify_drafts"] else ["--no-verify-drafts"]) \
+        + (["--speculative", config["decode"]["speculative"]]
+           if config["decode"]["speculative"] != "none" and described.can("speculative") else [])
 
 
 def context_args(config: dict, task: str) -> list[str]:

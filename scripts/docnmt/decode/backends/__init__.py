@@ -22,19 +22,20 @@ from pathlib import Path
 from typing import Sequence
 
 from ... import SEP
-from ..backend import backend, backend_of, names
+from ..backend import SPECULATIVE, backend, backend_of, names
 
 
 def load_model(name: str, model: os.PathLike | str, data: os.PathLike | str | None = None, *,
                device: str | None = None, dtype: str | None = None, separator: str = SEP,
                src_lang: str | None = None, tgt_lang: str | None = None, template: str | None = None,
-               engine: dict | None = None):
+               engine: dict | None = None, speculative: str = "none"):
     """A model of the backend registered as ``name``: a fairseq checkpoint with its ``data`` folder (dictionaries),
     a transformers model folder (``src_lang``/``tgt_lang``: the language codes of a model with language tokens), or
     a causal LM's folder (``src_lang``/``tgt_lang``: the languages its prompt names; ``template``: the prompt's);
     ``engine``: the backend's own load options (:attr:`~docnmt.decode.backend.Backend.load_options`, e.g. vLLM's
-    ``tensor_parallel_size``)."""
-    options = {**_template(name, template), **engine_options(name, engine)}
+    ``tensor_parallel_size``); ``speculative``: ngram for an engine's n-gram speculative decoding
+    (:data:`SPECULATIVE`; a ValueError for a backend without it), none (the default) for none."""
+    options = {**_template(name, template), **engine_options(name, engine), **speculative_option(name, speculative)}
     return backend(name).functions().load(model, data, device=device, dtype=dtype, separator=separator,
                                           src_lang=src_lang, tgt_lang=tgt_lang, **options)
 
@@ -47,6 +48,20 @@ def engine_options(name: str, engine: dict | None) -> dict:
         takes = names(lambda b: bool(set(unknown) & set(b.load_options)), " or ")
         raise ValueError(f"{', '.join(unknown)}: for {takes or 'no'} models, not {name}")
     return given
+
+
+def speculative_option(name: str, speculative: str) -> dict:
+    """``speculative`` as a load keyword for a backend whose engine has it; a ValueError in one line otherwise."""
+    if speculative not in SPECULATIVE:
+        raise ValueError(f"speculative decoding {speculative!r}: expected one of {', '.join(SPECULATIVE)}")
+    if speculative == "none":
+        return {}
+    described = backend(name)
+    if not described.can("speculative"):
+        raise ValueError(f"speculative decoding {speculative!r} is for {names(lambda b: b.can('speculative'), ' or ')} "
+                         f"models, not {name} (at beam 1, decode.verify_drafts verifies the strategies' drafts "
+                         f"where a backend decodes in-process)")
+    return {"speculative": speculative}
 
 
 def _template(name: str, template: str | None) -> dict:
@@ -109,8 +124,14 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
         engine_options(args.backend, engine)
     except ValueError as err:
         parser.error(f"--engine-args {err}")
+    speculative = getattr(args, "speculative", "none")
+    try:
+        speculative_option(args.backend, speculative)
+    except ValueError as err:
+        parser.error(f"--speculative: {err}")
     return load_model(args.backend, model, data, device=getattr(args, "device", None), dtype=args.dtype,
-                      separator=args.separator, template=template, engine=engine, **languages)
+                      separator=args.separator, template=template, engine=engine, speculative=speculative,
+                      **languages)
 
 
 def read_config(folder: Path, expected: str):

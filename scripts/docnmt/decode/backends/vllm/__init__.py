@@ -38,7 +38,7 @@ BACKEND = register(Backend(
     summary="a decoder-only LLM's save_pretrained folder on vLLM's engine (causal-lm's prompts and strategies; "
             "continuous batching, automatic prefix caching, tensor parallelism over GPUs)",
     **PROMPTED,
-    module=__name__, note="vLLM",
+    module=__name__, note="vLLM", speculative=True,
     note_detail="causal-lm's prompts and beam search on vLLM's engine (docs/own-models.md, "
                 "'LLMs on vLLM')",
     bench="decode_vllm:vllm_benchmark",
@@ -71,10 +71,11 @@ def load(model: os.PathLike | str, data: os.PathLike | str | None, *, device: st
          dtype: str | None = None, separator: str, src_lang: str | None = None, tgt_lang: str | None = None,
          template: str | None = None, tensor_parallel_size: int | None = None,
          gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-         seed: int | None = None) -> VLLMModel:
+         seed: int | None = None, speculative: str | None = None) -> VLLMModel:
     return VLLMModel(model, device=device, dtype=dtype, separator=separator, src_lang=src_lang, tgt_lang=tgt_lang,
                      template=template, tensor_parallel_size=tensor_parallel_size,
-                     gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, seed=seed)
+                     gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, seed=seed,
+                     speculative=speculative)
 
 
 def memory_share(engines: int, given: float | None) -> float:

@@ -132,11 +132,18 @@ def on_cpu() -> bool:
     return current_platform.is_cpu()
 
 
+#: ``decode.speculative: ngram``: vLLM's n-gram speculative decoding (prompt lookup): up to 5 draft tokens, copied from
+#: where the prompt holds the last 2 to 4 tokens decided, checked in one pass of the model (its docs' settings)
+NGRAM = {"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_min": 2, "prompt_lookup_max": 4}
+
+
 class VLLMModel(PromptedModel):
     """A causal LM's folder (:class:`PromptedModel`: its tokenizer and prompt) on a ``vllm.LLM`` engine in ``dtype``
     (default float32), over ``tensor_parallel_size`` GPUs, reserving ``gpu_memory_utilization`` of the memory
     (default: vLLM's on a GPU, :data:`CPU_MEMORY_UTILIZATION` on the CPU), with a context of ``max_model_len``
-    tokens (default: the model's) and the engine's ``seed``. Nothing is fetched: the folder is read as it is."""
+    tokens (default: the model's), the engine's ``seed`` and, with ``speculative`` ngram, its n-gram speculative
+    decoding (:data:`NGRAM`; vLLM runs no custom logits processor then, so the engine has no epsilon sampling).
+    Nothing is fetched: the folder is read as it is."""
 
     backend = BACKEND
 
@@ -144,7 +151,7 @@ class VLLMModel(PromptedModel):
                  separator: str = SEP, src_lang: str | None = None, tgt_lang: str | None = None,
                  template: str | None = None, tensor_parallel_size: int | None = None,
                  gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, speculative: str | None = None):
         from ...requests import resolve_dtype
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -164,12 +171,15 @@ class VLLMModel(PromptedModel):
         self.device = "cpu" if cpu else "cuda"
         if max_model_len is not None:
             self.max_positions = min(self.max_positions, int(max_model_len))
-        self.engine_options = {
+        self.engine_options: dict[str, Any] = {
             "tensor_parallel_size": int(tensor_parallel_size or 1),
             "gpu_memory_utilization": gpu_memory_utilization or (CPU_MEMORY_UTILIZATION if cpu else 0.9),
             "max_model_len": self.max_positions, "seed": 0 if seed is None else int(seed),
         }
-        key = (str(self.folder.resolve()), self.dtype, tuple(sorted(self.engine_options.items())))
+        self.speculative = speculative if speculative not in (None, "none") else None
+        if self.speculative == "ngram":
+            self.engine_options["speculative_config"] = dict(NGRAM)
+        key = (str(self.folder.resolve()), self.dtype, repr(sorted(self.engine_options.items())))
         options: dict[str, Any] = {"enforce_eager": not compiles()}
         if cpu:
             preload_without_spaces()
@@ -183,7 +193,8 @@ class VLLMModel(PromptedModel):
             try:
                 ENGINES[key] = LLM(model=str(self.folder), tokenizer=str(self.folder), dtype=self.dtype,
                                    enable_prefix_caching=True, disable_log_stats=False, max_logprobs=MAX_LOGPROBS,
-                                   logits_processors=[EpsilonLogitsProcessor], **options, **self.engine_options)
+                                   logits_processors=[] if self.speculative else [EpsilonLogitsProcessor], **options,
+                                   **self.engine_options)
             except Exception as err:  # noqa: BLE001
                 raise InputError(self.folder, f"vLLM could not start the model ({type(err).__name__}: {err})"
                                  ) from None
@@ -320,6 +331,9 @@ class VLLMSearcher(PromptCounted):
         the engine with ``seed`` after its epsilon truncation (:mod:`.epsilon`); each sample's log-prob the model's."""
         from .epsilon import KEY
 
+        if self.model.speculative:
+            raise ValueError("epsilon sampling (MBR's samples) runs as the engine's logits processor, which vLLM does "
+                             "not run under speculative decoding: decode.speculative none (--speculative none)")
         prompt, limit = self.model.prompt(1, request, self.max_new_tokens)
         (output,) = self._generate([prompt], self._params(limit, n=count, temperature=1.0, seed=int(seed),
                                                           extra_args={KEY: epsilon}))
