@@ -429,15 +429,11 @@ def main(argv=None) -> int:
                 parser.error(f"--{option.replace('_', '-')} is required (or --task)")
 
     from ..startup import freeze_heap
-    from .backends import check, load_model, speculative_option
+    from .backends import check, checked_speculative, load_model
 
     needed = models_needed(args.strategy, args.doc_trans_mode, guessed=True)
     args.engine_args = engine_args_of(args, parser)  # read by its backend (the journal's key: typed)
-    engine = shared_engine_args(args, described, needed, parser)
-    try:
-        speculative_option(args.backend, args.speculative)
-    except ValueError as err:
-        parser.error(f"--speculative: {err}")
+    engine, speculative = shared_engine_args(args, described, needed, parser), checked_speculative(parser, args)
     models = {}
     for level in ("sentence", "document"):
         checkpoint, data = getattr(args, f"{level}_model"), getattr(args, f"{level}_data")
@@ -451,7 +447,7 @@ def main(argv=None) -> int:
             models[level] = same[0] if same else load_model(
                 args.backend, checkpoint, data, device=args.device, dtype=args.dtype, separator=args.separator,
                 src_lang=args.src_lang, tgt_lang=args.tgt_lang, template=args.template, engine=engine,
-                speculative=args.speculative)
+                speculative=speculative)
     if STRATEGIES[args.strategy].drafted:  # refine: its template loaded now: one line naming the file where it lacks a slot
         models["document"].refine_template = args.refine_template
         models["document"].refiner  # noqa: B018

@@ -124,14 +124,19 @@ def model_from_args(parser, args, model: Path | None = None, data: Path | None =
         engine_options(args.backend, engine)
     except ValueError as err:
         parser.error(f"--engine-args {err}")
+    return load_model(args.backend, model, data, device=getattr(args, "device", None), dtype=args.dtype,
+                      separator=args.separator, template=template, engine=engine,
+                      speculative=checked_speculative(parser, args), **languages)
+
+
+def checked_speculative(parser, args) -> str:
+    """A CLI's ``--speculative`` (none where it has none); a parser error in one line for a backend without it."""
     speculative = getattr(args, "speculative", "none")
     try:
         speculative_option(args.backend, speculative)
     except ValueError as err:
         parser.error(f"--speculative: {err}")
-    return load_model(args.backend, model, data, device=getattr(args, "device", None), dtype=args.dtype,
-                      separator=args.separator, template=template, engine=engine, speculative=speculative,
-                      **languages)
+    return speculative
 
 
 def read_config(folder: Path, expected: str):
