@@ -134,7 +134,8 @@ def main() -> None:
 
         vllm_model.close_engines()  # one engine at a time: the CPU's memory share is the machine's
         result["speculative"] = speculative(args.model, json.load(open(args.documents, encoding="utf-8")),
-                                            result["decodes"]["sentence-level"]["hypotheses"])
+                                            result["decodes"]["sentence-level"]["hypotheses"],
+                                            Path(args.output).parent)
     json.dump(result, open(args.output, "w", encoding="utf-8"), ensure_ascii=False, indent=1)
 
 
@@ -195,11 +196,13 @@ def with_drafts(docs, drafts: list[str]) -> None:
         doc.draft = [next(flat) for _ in doc.src]
 
 
-def speculative(folder: str, documents: dict, drafts: list[str]) -> dict:
+def speculative(folder: str, documents: dict, drafts: list[str], where: Path) -> dict:
     """decode.speculative: ngram: the model on an engine with vLLM's n-gram speculative decoding: the greedy decodes
     of :data:`RUNS` and refine over ``drafts`` (the sentence-level translations), and what epsilon sampling says
-    there (vLLM runs no logits processor under speculative decoding). Started last: an engine after it in the same
+    there (vLLM runs no logits processor under speculative decoding), and docnmt-translate --speculative ngram on
+    the talks of :func:`clis` (in ``where``) with the same engine. Started last: an engine after it in the same
     process does not start."""
+    from docnmt.decode import translate
     from docnmt.decode.backends import load_model, make_searcher
     from docnmt.decode.backend import backend
     from docnmt.decode.documents import group
@@ -218,6 +221,11 @@ def speculative(folder: str, documents: dict, drafts: list[str]) -> dict:
         out["sample"] = "drawn"
     except ValueError as err:
         out["sample"] = str(err)
+    out["translate"] = translate.main(["--backend", "vllm", "--strategy", "doc-trans", "--sentence-model", folder,
+                                       "--document-model", folder, "--src-lang", "en", "--tgt-lang", "de",
+                                       "--engine-args", ENGINE, "--beam", "1", "--input", str(where / "talk.en"),
+                                       "--output", str(where / "talk-speculative.de"), "--speculative", "ngram"])
+    out["translated"] = (where / "talk-speculative.de").read_text(encoding="utf-8")
     return out
 
 

@@ -55,6 +55,8 @@ def test_speculative_ngram_gives_the_same_greedy_translations_and_refuses_epsilo
     assert set(found["decodes"]) == set(GREEDY)
     assert found["refine"] == vllm_outputs["refine"] and all(found["refine"])
     assert found["sample"].startswith("epsilon sampling (MBR's samples) runs as the engine's logits processor")
+    # docnmt-translate --speculative ngram: the talks as translated without it
+    assert found["translate"] == 0 and found["translated"] == vllm_outputs["clis"]["translated"]
 
 
 def test_forced_scoring_agrees_within_a_thousandth_of_a_nat(vllm_outputs, llama, documents):
@@ -158,6 +160,47 @@ def test_a_vllm_task_checks_its_models_in_vllms_environment_with_its_engine_args
         assert report["backend"] == "vllm" and report["max_positions"] == 256 and report["head_size"] == 32
     log = (tmp_path / "logs/mine-vllm/check_model/document.log").read_text(encoding="utf-8")
     assert "for vLLM on the cpu" in log and "context window 256" in log
+
+
+@pytest.mark.full  # needs .venv-vllm, which make test-full makes; two decodes, each starting an engine
+def test_a_vllm_task_refines_with_speculative_ngram_and_refines_settings(tiny_llama, documents, tmp_path):
+    """A workflow run of a backend: vllm task at beam 1 with decode.speculative: ngram and decode.verify_drafts: false,
+    refine over sentence-level by document unit in two rounds, with its template a file of one's own: the decodes
+    finish, their commands carry the settings, refine's sidecar records them, and it gives one line per sentence."""
+    import shutil
+
+    import yaml
+
+    from docnmt.layout import decode_file
+    from helpers import run_snakemake
+
+    if not VLLM_PYTHON.exists():
+        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, lines in (("test.en", documents["src"]), ("test.de", documents["ref"]),
+                        ("test.docids", documents["docids"])):
+        (corpus / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    template = tmp_path / "my improve.yaml"
+    shutil.copy(REPO / "scripts/docnmt/decode/prompting/templates/refine/improve.yaml", template)
+    task = {"src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": str(corpus)},
+            "models": {"backend": "vllm", "engine_args": {"gpu_memory_utilization": 0.1, "max_model_len": 512},
+                       "templates": {"refine": str(template)}, "sentence": {"checkpoint": str(tiny_llama)},
+                       "document": {"checkpoint": str(tiny_llama)}}}
+    config = {"tasks": ["mine-vllm"], "task_settings": {"mine-vllm": task}, "beam": 1,
+              "strategies": ["sentence-level", "refine"], "decode": {"speculative": "ngram", "verify_drafts": False},
+              "refine": {"draft": "sentence-level", "unit": "document", "rounds": 2}}
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    refined = decode_file("mine-vllm", "test", "refine", "txt")
+    run_snakemake(tmp_path, refined, "--cores", "1", "--configfile", str(REPO / "config.yaml"),
+                  str(tmp_path / "mine.yaml"))
+    lines = (tmp_path / refined).read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(lines) == len(documents["src"])
+    sidecar = json.loads((tmp_path / decode_file("mine-vllm", "test", "refine", "json")).read_text(encoding="utf-8"))
+    record = sidecar["refine"]
+    assert (record["unit"], record["rounds"], record["template"]) == ("document", 2, "my improve.yaml")
+    assert record["draft_cost"]["strategy"] == "sentence-level"
+    assert sidecar["speculative"] == "ngram"
 
 
 @pytest.fixture
