@@ -6,7 +6,8 @@ beam search (beam size from config) with fairseq's length normalization.
 Every strategy returns one BPE-level hypothesis per source sentence, in
 order. Where every sentence's context is known before decoding (sentence-level,
 no-context, the window strategies, 2-pass, cheating), all sentences of all
-documents are searched in one call, batched by length. doc-trans-beam, and
+documents are searched in one call, batched by length (at beam 1 with draft
+verification, last-sentence and first-sentence in two: :mod:`docnmt.decode.overlapping`). doc-trans-beam, and
 doc-trans in its ``sequential`` mode, need their own earlier output: the i-th
 sentence of every document goes into one batch (neulab/contextual-mt's
 ``docmt_translate.py``), one position after another.
