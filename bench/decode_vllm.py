@@ -7,6 +7,13 @@ tokenizer, its heads of size 64). For each strategy of ``--rows``, causal-lm (th
 vllm run one after the other, ``--repeats`` times (interleaved): their median wall times and ratio, the prompt
 tokens each prefilled and read from its cache, the tokens each generated, and whether the translations are the same.
 
+``--refine-drafts`` instead times refine over the sentence-level draft at beam 1 on two engines of the same model:
+with vLLM's n-gram speculative decoding (``decode.speculative: ngram``, prompt lookup) and without, interleaved,
+``--repeats`` times: the median ratio (goal :data:`decode_causal_lm.REFINE_GOAL`), the engines' draft tokens and
+accepted ones (its spec_decode metrics), and whether the refinements are the same. On the CPU the engine with
+speculative decoding starts second with :data:`SPECULATIVE_SHARE` of the memory: vLLM's CPU worker sizes an engine's
+cache as its share less what the process holds already, the first engine included.
+
 vLLM lives in its own environment: where ``import vllm`` fails, the script runs itself again with
 ``.venv-vllm/bin/python`` (``make vllm``), where both backends load (causal-lm's with that environment's
 transformers).
@@ -34,6 +41,45 @@ def in_vllm_environment() -> None:
         os.execv(str(VLLM_PYTHON), [str(VLLM_PYTHON), *sys.argv])
 
 
+#: --refine-drafts: the memory share of the engine with speculative decoding (started second; module docstring)
+SPECULATIVE_SHARE = 0.3
+
+
+def refine_speculative(args, folder, languages: dict, docs) -> None:
+    """--refine-drafts (module docstring)."""
+    from decode_causal_lm import REFINE_GOAL
+    from docnmt.decode.backends.vllm.model import VLLMModel, VLLMSearcher, _metric
+    from docnmt.decode.strategies import REGISTRY, Decoder
+
+    plain = VLLMModel(folder, dtype=args.dtype, gpu_memory_utilization=0.1, **languages)
+    spec = VLLMModel(folder, dtype=args.dtype, gpu_memory_utilization=SPECULATIVE_SHARE, speculative="ngram",
+                     **languages)
+    drafts = REGISTRY["sentence-level"](Decoder(VLLMSearcher(plain, beam=1, max_new_tokens=args.max_len_b), k=args.k,
+                                                h=1), docs)
+    for doc, hyps in zip(docs, drafts):
+        doc.draft = hyps
+
+    def refined(model) -> dict:
+        start = time.perf_counter()
+        out = REGISTRY["refine"](Decoder(VLLMSearcher(model, beam=1, max_new_tokens=args.max_len_b), k=args.k, h=1),
+                                 docs)
+        return {"seconds": time.perf_counter() - start, "out": out}
+
+    refined(plain), refined(spec)  # warm-up
+    before = {name: _metric(spec.llm, name) for name in ("vllm:spec_decode_num_draft_tokens",
+                                                         "vllm:spec_decode_num_accepted_tokens")}
+    pairs = [(refined(spec), refined(plain)) for _ in range(args.repeats)]
+    drafted, accepted = (_metric(spec.llm, name) - before[name] for name in before)
+    ratio = statistics.median(a["seconds"] / b["seconds"] for a, b in pairs)
+    print(f"refine over the sentence-level draft on vLLM, beam 1, {len(docs)} documents ({sum(map(len, docs))} "
+          f"sentences), {args.repeats} interleaved repeats: with n-gram speculative decoding "
+          f"{statistics.median(a['seconds'] for a, _ in pairs):.2f} s, without "
+          f"{statistics.median(b['seconds'] for _, b in pairs):.2f} s, ratio {ratio:.2f} (each: "
+          + " ".join(f"{a['seconds'] / b['seconds']:.2f}" for a, b in pairs) + f"; goal {REFINE_GOAL}); draft tokens "
+          f"accepted {accepted:.0f} of {drafted:.0f}" + (f" ({accepted / drafted:.1%})" if drafted else "")
+          + f"; the same refinements: {'yes' if all(a['out'] == b['out'] for a, b in pairs) else 'NO'}")
+
+
 def vllm_benchmark(args) -> None:
     in_vllm_environment()
     import torch
@@ -53,6 +99,11 @@ def vllm_benchmark(args) -> None:
     if args.random_size:
         folder = random_model(folder, args.random_size, Path(args.workdir) / "bench-random-llm")
     languages = dict(src_lang=args.src_lang or "en", tgt_lang=args.tgt_lang or "de", template=args.template)
+    if args.refine_drafts:
+        w, t = args.workdir, args.task
+        docs = regrouped(read_lines(w / f"data/{t}/corpus/test.en"), read_lines(w / f"data/{t}/corpus/test.de"),
+                         read_docids(w / f"data/{t}/corpus/test.docids"), args.min_sentences)[: args.docs or None]
+        return refine_speculative(args, folder, languages, docs)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")  # vLLM's build picks its own
     models = {"causal-lm": CausalLMModel(folder, device=device, dtype=args.dtype, **languages)}
     started = time.perf_counter()

@@ -109,3 +109,17 @@ def test_refine_drafts_time_refine_with_its_draft_verified_on_the_tiny_llama(dem
                    "--max-len-b", "40")
     assert re.search(r"refine over the sentence-level draft, beam 1, 4 documents .* ratio [\d.]+ .*goal 0\.6\).*"
                      r"accepted draft tokens \d+ of \d+ .* the same refinements: yes", output), output
+
+
+def test_refine_drafts_on_vllm_time_refine_with_the_engines_ngram_speculative_decoding(demo_models, tiny_llama):
+    """--backend vllm --refine-drafts: refine over the sentence-level draft on two engines of the tiny Llama, with
+    vLLM's n-gram speculative decoding and without, interleaved: the ratio, the goal, the engine's accepted draft
+    tokens and the same refinements."""
+    from helpers import VLLM_PYTHON
+
+    if not VLLM_PYTHON.exists():
+        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
+    output = bench("--workdir", str(demo_models), "--backend", "vllm", "--model", str(tiny_llama), "--refine-drafts",
+                   "--docs", "4", "--min-sentences", "1", "--repeats", "1", "--beam", "1", "--max-len-b", "40")
+    assert re.search(r"refine over the sentence-level draft on vLLM, beam 1, 4 documents .* ratio [\d.]+ .*goal 0\.6\)"
+                     r".*draft tokens accepted \d+ of [1-9]\d* .* the same refinements: yes", output), output
