@@ -130,6 +130,19 @@ def test_the_console_scripts_run_on_vllm_with_engine_args_reusing_one_engine(vll
     assert json.dumps(clis["perplexity_json"]) and json.dumps(clis["cxmi_json"])
 
 
+def prepared_corpus(documents: dict, tmp_path: Path) -> Path:
+    """The documents as a prepared corpus's test set in ``tmp_path`` (a workflow task's ``corpus: prepared``); a
+    skip where vLLM's environment is not made."""
+    if not VLLM_PYTHON.exists():
+        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, lines in (("test.en", documents["src"]), ("test.de", documents["ref"]),
+                        ("test.docids", documents["docids"])):
+        (corpus / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return corpus
+
+
 @pytest.mark.full  # needs .venv-vllm, which make test-full makes
 def test_a_vllm_task_checks_its_models_in_vllms_environment_with_its_engine_args(tiny_llama, documents, tmp_path):
     """A workflow task with backend: vllm and every key of models.engine_args, run for its check_model jobs (no engine
@@ -139,13 +152,7 @@ def test_a_vllm_task_checks_its_models_in_vllms_environment_with_its_engine_args
 
     from helpers import run_snakemake
 
-    if not VLLM_PYTHON.exists():
-        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name, lines in (("test.en", documents["src"]), ("test.de", documents["ref"]),
-                        ("test.docids", documents["docids"])):
-        (corpus / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    corpus = prepared_corpus(documents, tmp_path)
     engine = {"tensor_parallel_size": 1, "gpu_memory_utilization": 0.1, "max_model_len": 256, "seed": 3}
     task = {"src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": str(corpus)},
             "models": {"backend": "vllm", "engine_args": engine, "sentence": {"checkpoint": str(tiny_llama)},
@@ -174,13 +181,7 @@ def test_a_vllm_task_refines_with_speculative_ngram_and_refines_settings(tiny_ll
     from docnmt.layout import decode_file
     from helpers import run_snakemake
 
-    if not VLLM_PYTHON.exists():
-        pytest.skip(f"no vLLM environment at {VLLM_PYTHON}: `make vllm` makes it (make test-full does)")
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name, lines in (("test.en", documents["src"]), ("test.de", documents["ref"]),
-                        ("test.docids", documents["docids"])):
-        (corpus / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    corpus = prepared_corpus(documents, tmp_path)
     template = tmp_path / "my improve.yaml"
     shutil.copy(REPO / "scripts/docnmt/decode/prompting/templates/refine/improve.yaml", template)
     task = {"src": "en", "tgt": "de", "corpus": {"type": "prepared", "dir": str(corpus)},
