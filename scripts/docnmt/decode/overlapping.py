@@ -59,37 +59,43 @@ def draft_text(segments: dict[int, str], start: int, stop: int) -> str | None:
 def overlapping(dec, docs: list[Document], keep_last: bool) -> list[list[str]]:
     """Each sentence's translation from its overlapping window (the module docstring): the last segment of
     F_{i-k+1}^i (``keep_last``), else the first of F_i^{i+k-1}."""
-    windows = {(n, i): span for n, d in enumerate(docs) for i, span in enumerate(spans(len(d), dec.k, keep_last))}
-    flat = list(windows)
+    per_doc = [spans(len(d), dec.k, keep_last) for d in docs]
+    flat = [(n, i) for n, d in enumerate(docs) for i in range(len(d))]
     out = [[""] * len(d) for d in docs]
+    keep = _last_segment if keep_last else _first_segment
 
-    def searched(keys, drafts=None) -> None:
-        requests = [dec.request(window(docs[n], *windows[(n, i)]), (), docs[n].lines[i], drop_newest=not keep_last)
+    def searched(keys, drafts=None) -> dict[tuple[int, int], list[str]]:
+        """The windows of ``keys`` searched in one call (``drafts``: each one's draft), their kept segments in
+        ``out``; the windows whose output has one segment per sentence, with their segments."""
+        requests = [dec.request(window(docs[n], *per_doc[n][i]), (), docs[n].lines[i], drop_newest=not keep_last)
                     for n, i in keys]
         if drafts is not None:
             requests = [dec.with_draft(r, drafts[key]) for r, key in zip(requests, keys)]
-        keep = _last_segment if keep_last else _first_segment
+        whole = {}
         for (n, i), nbest in zip(keys, dec.search_round(requests)):
             segments = split(dec.text(dec.best(nbest, keep, source=docs[n].src[i])))
-            if len(segments) != windows[(n, i)][1] - windows[(n, i)][0]:
+            start, stop = per_doc[n][i]
+            if len(segments) != stop - start:
                 dec.stats.sep_mismatch += 1
             else:
-                for s, segment in enumerate(segments, start=windows[(n, i)][0]):
-                    tiled[n].setdefault(s, segment)
+                whole[(n, i)] = segments
             out[n][i] = segments[-1] if keep_last else segments[0]
             if keep_last:
                 dec.stats.generated_context[docs[n].lines[i]] = segments[:-1]
+        return whole
 
-    tiled: list[dict[int, str]] = [{} for _ in docs]
     if not verifies(dec.searcher):
         searched(flat)
         return out
-    first = [(n, i) for n, d in enumerate(docs) for i in tiling(spans(len(d), dec.k, keep_last))]
-    searched(first)
+    first = [(n, i) for n in range(len(docs)) for i in tiling(per_doc[n])]
+    tiled: list[dict[int, str]] = [{} for _ in docs]
+    for (n, i), segments in searched(first).items():
+        for s, segment in enumerate(segments, start=per_doc[n][i][0]):
+            tiled[n].setdefault(s, segment)
     firsts = set(first)
     rest = [key for key in flat if key not in firsts]
     if rest:
-        searched(rest, {(n, i): draft_text(tiled[n], *windows[(n, i)]) for n, i in rest})
+        searched(rest, {(n, i): draft_text(tiled[n], *per_doc[n][i]) for n, i in rest})
     return out
 
 
