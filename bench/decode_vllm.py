@@ -99,19 +99,16 @@ def vllm_benchmark(args) -> None:
     if args.random_size:
         folder = random_model(folder, args.random_size, Path(args.workdir) / "bench-random-llm")
     languages = dict(src_lang=args.src_lang or "en", tgt_lang=args.tgt_lang or "de", template=args.template)
+    w, t = args.workdir, args.task
+    docs = regrouped(read_lines(w / f"data/{t}/corpus/test.en"), read_lines(w / f"data/{t}/corpus/test.de"),
+                     read_docids(w / f"data/{t}/corpus/test.docids"), args.min_sentences)[: args.docs or None]
     if args.refine_drafts:
-        w, t = args.workdir, args.task
-        docs = regrouped(read_lines(w / f"data/{t}/corpus/test.en"), read_lines(w / f"data/{t}/corpus/test.de"),
-                         read_docids(w / f"data/{t}/corpus/test.docids"), args.min_sentences)[: args.docs or None]
         return refine_speculative(args, folder, languages, docs)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")  # vLLM's build picks its own
     models = {"causal-lm": CausalLMModel(folder, device=device, dtype=args.dtype, **languages)}
     started = time.perf_counter()
     models["vllm"] = VLLMModel(folder, dtype=args.dtype, **languages)
     start_seconds = time.perf_counter() - started
-    w, t = args.workdir, args.task
-    docs = regrouped(read_lines(w / f"data/{t}/corpus/test.en"), read_lines(w / f"data/{t}/corpus/test.de"),
-                     read_docids(w / f"data/{t}/corpus/test.docids"), args.min_sentences)[: args.docs or None]
     k = context_k(args.context, args.k, docs)
 
     searchers = {"causal-lm": lambda model: CausalLMSearcher(model, beam=args.beam, max_new_tokens=args.max_len_b,
