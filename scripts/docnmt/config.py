@@ -312,7 +312,8 @@ def _check_speculative(config: dict) -> None:
     if speculative == "none":
         return
     described, names = lookup("backend"), lookup("backend_names")
-    backends = {task: (config["task_settings"][task].get("models") or {}).get("backend", "fairseq")
+    settings = config["task_settings"]  # a task without models: trains the workflow's own (the default backend)
+    backends = {task: settings[task]["models"]["backend"] if "models" in settings[task] else lookup("default_backend")
                 for task in config["tasks"]}
     able = [task for task, name in backends.items() if described(name).can("speculative")]
     if not able:

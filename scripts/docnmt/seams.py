@@ -20,6 +20,7 @@ SEAMS = {
     "backends": "docnmt.decode.backend:REGISTRY",
     "backend": "docnmt.decode.backend:backend",
     "backend_names": "docnmt.decode.backend:names",
+    "default_backend": "docnmt.decode.backend:DEFAULT",
     "required_load_options": "docnmt.decode.load_options:required",
     "load_option_schema": "docnmt.decode.load_options:schema_properties",
     # the strategy registry (docnmt.decode.strategy_registry, filled by docnmt.decode.strategies)
