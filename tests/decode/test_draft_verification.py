@@ -1,7 +1,9 @@
 """Draft verification (docnmt.decode.verification): a greedy search given a draft gives the search's own output, byte for
 byte, whatever the draft (the output itself, a part of it, garbage, nothing, more than the length limit, ids the
-search cannot generate), on fairseq's toy model; the strategies give their drafts (2-pass its first pass, parallel
-doc-trans the last round's output) on the fake model; and the counters add up."""
+search cannot generate), on fairseq's toy model, the tiny Marian and M2M100 (transformers) and the tiny Llama
+(causal-lm); the strategies give their drafts (2-pass its first pass, parallel doc-trans the last round's output, the
+overlapping windows the tiling's) on the fake model, and the same outputs on the trained models; and the counters add
+up."""
 
 from __future__ import annotations
 
@@ -164,7 +166,7 @@ def test_the_overlapping_windows_take_the_tilings_translations_as_drafts(strateg
 
 # ---- causal-lm: the tiny Llama ------------------------------------------------------------------------------------
 #: The module's fixtures that train a model (conftest gives their tests the tier ``trains``).
-TRAINING_FIXTURES = {"llama_greedy"}
+TRAINING_FIXTURES = {"llama_greedy", "marian_greedy"}
 
 
 @pytest.fixture(scope="module")
@@ -215,3 +217,102 @@ def test_a_causal_lms_verified_drafts_give_its_greedy_answers(llama_greedy):
         # the tiny Llama answers a window of three sentences with one line: no tiling window has a translation for
         # each of its sentences, so the overlapping windows have no drafts (searched in two calls all the same)
         assert bool(counters[1].get("verified_requests")) == (not strategy.endswith("-sentence")), strategy
+
+
+# ---- transformers: the tiny Marian and M2M100 ----------------------------------------------------------------------
+def hf_searcher(model, verify: bool):
+    from docnmt.decode.backends.transformers.model import HFSearcher
+
+    searcher = HFSearcher(model, beam=1, max_new_tokens=60, batch_size=16)
+    searcher.verify_drafts = verify
+    return searcher
+
+
+@pytest.fixture(scope="module")
+def marian_greedy(hf_marian):
+    from docnmt.decode.backends.transformers.model import HFModel
+
+    return HFModel(hf_marian, separator="<brk>", device="cpu")
+
+
+def hf_documents(count: int | None = None):
+    import hfmodel
+    from docnmt.decode.documents import group
+
+    _, docs = hfmodel.demo_documents()
+    docs = docs[:count]
+    return group([s for d in docs for s in d.src], [d.docid for d in docs for _ in d.src],
+                 [t for d in docs for t in d.tgt])
+
+
+@pytest.mark.parametrize("name", ["marian", "m2m100"])
+def test_a_seq2seq_models_verified_drafts_give_its_greedy_output(name, request):
+    """Any draft (the output, a part, garbage, empty, too long, ids it cannot generate) on the demo's test sentences,
+    with a target context and without: the greedy search's output, log-prob and score, on Marian and on M2M100 (a
+    language token after the start token)."""
+    from docnmt.decode.backends.transformers.model import HFModel
+
+    model = HFModel(request.getfixturevalue(f"hf_{name}"), separator="<brk>", device="cpu",
+                    **({"src_lang": "en", "tgt_lang": "de"} if name == "m2m100" else {}))
+    docs = hf_documents(4)
+    requests = [Request(model.encode(s, source=True), [], line=n) for n, s in enumerate(docs[0].src)]
+    requests += [Request(model.encode(" <sep> ".join(d.src[i - 1:i + 1]), source=True),
+                         model.encode(d.ref[i - 1] + " <sep>")[:-1]) for d in docs[1:] for i in range(1, len(d.src))]
+    plain = hf_searcher(model, False).search(requests)
+    outputs = [nbest[0].tokens for nbest in plain]
+    for kind, drafts in drafts_of(outputs, model.vocab).items():
+        searcher = hf_searcher(model, True)
+        found = searcher.search([replace(r, draft=d) for r, d in zip(requests, drafts)])
+        assert [n[0].tokens for n in found] == outputs, kind
+        for a, b in zip(found, plain):
+            assert a[0].logprob == pytest.approx(b[0].logprob, abs=1e-4), kind
+            assert a[0].score == pytest.approx(b[0].score, abs=1e-4), kind
+        counters = searcher.draft_counters()
+        assert counters["verified_requests"] == len(requests), kind
+        if kind == "its output":
+            assert counters["accepted_tokens"] == counters["draft_tokens"] == sum(map(len, outputs))
+
+
+@pytest.mark.parametrize("setting", [{"no_repeat_ngram_size": 2}, {"repetition_penalty": 1.5},
+                                     {"min_new_tokens": 12}, {"bad_words_ids": [[5], [6]]}])
+def test_a_seq2seq_models_logits_processors_rule_its_greedy_search_and_its_verification(hf_marian, setting):
+    """A generation config that adds a logits processor: the greedy search is still generate(num_beams=1)'s, and a
+    verified draft (the output with a wrong token in its middle) gives it, since the pass applies the processors at
+    each position."""
+    import torch
+    from docnmt.decode.backends.transformers.model import HFModel
+
+    model = HFModel(hf_marian, separator="<brk>", device="cpu")
+    for key, value in setting.items():
+        setattr(model.net.generation_config, key, value)
+    sentences = hf_documents(2)[0].src + hf_documents(2)[1].src
+    requests = [Request(model.encode(s, source=True)) for s in sentences]
+    outputs = [nbest[0].tokens for nbest in hf_searcher(model, False).search(requests)]
+    with torch.no_grad():
+        generated = model.net.generate(**model.tokenizer(sentences, return_tensors="pt", padding=True), num_beams=1,
+                                       do_sample=False, max_new_tokens=60).tolist()
+    assert [[t for t in row[1:] if t not in (model.eos, model.pad)] for row in generated] == outputs
+    searcher = hf_searcher(model, True)
+    drafts = [o[:len(o) // 2] + [7] + o[len(o) // 2:] for o in outputs]
+    assert [n[0].tokens for n in searcher.search([replace(r, draft=d) for r, d in zip(requests, drafts)])] == outputs
+    assert searcher.draft_counters()["accepted_tokens"] > 0
+
+
+def test_a_seq2seq_models_strategies_give_the_same_translations_with_their_drafts_verified(marian_greedy):
+    """2-pass, parallel doc-trans and the overlapping windows at beam 1 on the tiny Marian: the translations without
+    verification, byte for byte, each with drafts verified."""
+    from docnmt.decode.strategies import REGISTRY, Decoder
+
+    docs = hf_documents()
+    first = REGISTRY["sentence-level"](Decoder(hf_searcher(marian_greedy, False), k=3, h=1), docs)
+    for doc, hyps in zip(docs, first):
+        doc.first_pass = doc.draft = hyps
+    for strategy, mode in (("2-pass", "sequential"), ("doc-trans", "parallel"), ("last-sentence", "sequential"),
+                           ("first-sentence", "sequential")):
+        found, counters = [], []
+        for verify in (False, True):
+            searcher = hf_searcher(marian_greedy, verify)
+            found.append(REGISTRY[strategy](Decoder(searcher, k=3, h=1, doc_trans_mode=mode), docs))
+            counters.append(searcher.draft_counters())
+        assert found[0] == found[1] and not counters[0], strategy
+        assert counters[1]["verified_requests"] > 0 and counters[1]["accepted_tokens"] > 0, strategy

@@ -91,6 +91,32 @@ def test_empty_context_search_equals_generate_on_every_demo_test_sentence(marian
     assert same(mine, theirs), [n for n, (a, b) in enumerate(zip(mine, theirs)) if a != b][:5]
 
 
+def test_beam_1_is_generates_greedy_search_with_and_without_a_forced_context(marian, sample_docs):
+    """generate(num_beams=1) is greedy search (GenerationMixin._sample), not a beam search of one beam: so is the
+    searcher's beam 1, on every demo test sentence, and after a target context."""
+    from docnmt.decode.backends.transformers.model import HFSearcher
+
+    def greedy(encoded, prompts=None):
+        more = {} if prompts is None else {"decoder_input_ids": torch.tensor(prompts)}
+        with torch.no_grad():
+            rows = model.net.generate(**encoded, **more, num_beams=1, do_sample=False, max_new_tokens=MAX_NEW).tolist()
+        start = len(model.prompt) if prompts is None else len(prompts[0])
+        return [[t for t in row[start:] if t not in (model.eos, model.pad)] for row in rows]
+
+    model = marian
+    searcher = HFSearcher(model, beam=1, max_new_tokens=MAX_NEW, batch_size=16)
+    sentences = [s for doc in sample_docs for s in doc.src]
+    mine = [nbest[0].tokens for nbest in searcher.search([Request(model.encode(s, source=True)) for s in sentences])]
+    assert mine == [h for i in range(0, len(sentences), 16)
+                    for h in greedy(model.tokenizer(sentences[i:i + 16], return_tensors="pt", padding=True))]
+    doc = sample_docs[0]
+    for i in range(2, len(doc)):
+        source = model.encode(" <sep> ".join(doc.src[i - 2:i + 1]), source=True)
+        context = model.encode(" <sep> ".join(doc.tgt[i - 2:i]) + " <sep>")[:-1]
+        (best,), = searcher.search([Request(source, context)])
+        assert [best.tokens] == greedy(encoded_ids(source), prompts=[model.prompt + context]), i
+
+
 def test_forced_context_search_equals_generate_with_decoder_input_ids(marian, sample_docs):
     from docnmt.decode.backends.transformers.model import HFSearcher
 

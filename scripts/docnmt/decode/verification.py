@@ -44,6 +44,12 @@ def verifies(searcher) -> bool:
         getattr(searcher, "sampling", None) is None
 
 
+def drafted(searcher, requests: Sequence, able: bool = True) -> bool:
+    """Whether a search of ``requests`` verifies drafts: the searcher does (:func:`verifies`), its model allows it
+    (``able``: the backend's own condition) and a request has a draft."""
+    return able and verifies(searcher) and any(getattr(r, "draft", None) is not None for r in requests)
+
+
 def accepted_length(choices: Sequence[int], draft: Sequence[int]) -> int:
     """The longest prefix of ``draft`` whose every token is the greedy choice at its position."""
     k = 0

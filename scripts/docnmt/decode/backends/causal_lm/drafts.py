@@ -46,9 +46,9 @@ class DraftVerifying:
     def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The searcher's search (``_search``), or, at beam 1 with drafts where :func:`verifiable`,
         :func:`~docnmt.decode.verification.verified_search`."""
-        from ...verification import verified_search, verifies
+        from ...verification import drafted, verified_search
 
-        if verifies(self) and verifiable(self) and any(getattr(r, "draft", None) is not None for r in requests):
+        if drafted(self, requests, verifiable(self)):
             self._prompts: dict[int, tuple[list[int], int]] = {}
             try:
                 return verified_search(self, requests, self._search)

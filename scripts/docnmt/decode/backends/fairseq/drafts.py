@@ -25,9 +25,9 @@ class DraftVerifying:
 
     def verifying_search(self, requests: Sequence[Request], search) -> list[list[Hypothesis]]:
         """``search(requests)``, or, at beam 1 with drafts, :func:`~docnmt.decode.verification.verified_search`."""
-        from ...verification import verified_search, verifies
+        from ...verification import drafted, verified_search
 
-        if verifies(self) and any(getattr(r, "draft", None) is not None for r in requests):
+        if drafted(self, requests):
             return verified_search(self, requests, search)
         return search(requests)
 

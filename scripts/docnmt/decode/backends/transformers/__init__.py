@@ -1,6 +1,7 @@
 """The transformers backend's entry points (registered in :mod:`docnmt.decode.backend`): a Hugging Face seq2seq
 model folder (:class:`docnmt.decode.backends.transformers.model.HFModel`), its checks (:func:`docnmt.decode.backends.transformers.checks.check_transformers_model`)
-and its beam search (:class:`docnmt.decode.backends.transformers.model.HFSearcher`, ``generate``'s semantics)."""
+and its beam search (:class:`docnmt.decode.backends.transformers.model.HFSearcher`, ``generate``'s semantics; at beam 1
+greedy search, whose drafts :mod:`~docnmt.decode.backends.transformers.drafts` verifies)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ BACKEND = register(Backend(
     order=1,
     summary="a Hugging Face seq2seq save_pretrained folder (plain text in and out; its tokenizer segments it)",
     text="plain", needs_data=False, language_codes=True, contrapro_in_workflow=False, module=__name__, contrastive=True,
+    verify_drafts=True,
     note="Hugging Face", note_detail="their tokenizer's tokens and transformers' beam semantics (docs/decoding.md, "
                                      "'Hugging Face models (the transformers backend)')",
     bench="decode_transformers:transformers_benchmark",

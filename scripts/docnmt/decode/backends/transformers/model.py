@@ -39,6 +39,7 @@ from ....textio import InputError
 from ...requests import MAX_TOKENS, Counted, Hypothesis, Request, Scored, split_at_sep, token_batches
 from ..encoder_decoder import check_length, checked_ids, checked_positions, checked_target, window_fits
 from .. import load_tokenizer
+from .drafts import DraftVerifying
 
 #: What a user types for ``--backend``.
 BACKEND = "transformers"
@@ -248,7 +249,7 @@ class HFModel:
         return ids.to(self.device), mask.to(self.device)
 
 
-class HFSearcher(Counted):
+class HFSearcher(DraftVerifying, Counted):
     """Beam search after forced target contexts on a :class:`HFModel`, with transformers' beam semantics.
 
     ``early_stopping``: as ``generate``'s (True, False or "never"); None takes the model's generation config.
@@ -304,7 +305,7 @@ class HFSearcher(Counted):
     #: context-aware decoding's alpha for the requests that carry a contrast (:mod:`docnmt.decode.contrastive`)
     cad_alpha: float = 0.5
 
-    def search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
+    def _search(self, requests: Sequence[Request]) -> list[list[Hypothesis]]:
         """The ``beam`` best continuations after each request's context, best first; a request with a contrast
         (``Request.contrast``) by context-aware decoding's combined scores (:attr:`cad_alpha`)."""
         checked = self._check(requests)
@@ -320,27 +321,6 @@ class HFSearcher(Counted):
             self.batch_done(len(batch))
         return results  # type: ignore[return-value]
 
-    def _generation_setup(self, sources, prompt_length: int, limit: int):
-        """The generation config, logits processors and stopping criteria ``generate`` would build."""
-        from transformers.generation.stopping_criteria import StoppingCriteriaList
-
-        net = self.net
-        # as generate() decides them, with no max_length or min_length passed
-        has_default_max_length = net.generation_config.max_length is None
-        has_default_min_length = net.generation_config.min_length is None
-        config, _ = net._prepare_generation_config(
-            None, num_beams=self.beam, length_penalty=self.lenpen, early_stopping=self.early_stopping,
-            max_new_tokens=limit, num_return_sequences=self.beam, do_sample=False)
-        net._prepare_special_tokens(config, True, device=sources.device, batch_size=sources.size(0))
-        config = net._prepare_generated_length(
-            generation_config=config, has_default_max_length=has_default_max_length,
-            has_default_min_length=has_default_min_length,
-            model_input_name="input_ids", input_ids_length=prompt_length, inputs_tensor=sources)
-        processors = net._get_logits_processor(generation_config=config, input_ids_seq_length=prompt_length,
-                                               encoder_input_ids=sources, device=sources.device, model_kwargs={})
-        stopping = net._get_stopping_criteria(generation_config=config, stopping_criteria=StoppingCriteriaList())
-        return config, processors, stopping
-
     def _forward(self, decoder_ids, encoder_outputs, mask, cache):
         import torch
 
@@ -353,9 +333,17 @@ class HFSearcher(Counted):
             self.cache_bytes_peak = max(self.cache_bytes_peak, held)
         return out.logits[:, -1, :].to(dtype=torch.float32, copy=True)
 
-    def _search_batch(self, batch, contrasts=None) -> list[list[Hypothesis]]:
+    def _search_batch(self, batch, contrasts=None, done: int = 0, raw: bool = False) -> list:
+        """One batch's n-best (its requests' prompts of one length, their limits equal): encoded, the prompts
+        prefilled once per request and copied to the beams, then :func:`~.search.beam_loop`, or at beam 1
+        :func:`~.search.greedy_loop` (``generate(num_beams=1)`` is greedy search). ``done``: how many tokens at the
+        end of each prompt were generated already (a verified draft's, :mod:`.drafts`): the length limit and the
+        logits processors count them as generated; the hypotheses are then the greedy continuations after them, and with
+        ``raw`` the greedy loop's own (tokens, log-prob) per request."""
         import torch
         from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+        from .search import beam_loop, generation_setup, greedy_hypothesis, greedy_loop
 
         net, beam = self.net, self.beam
         sources = [s for s, _, _ in batch]
@@ -364,7 +352,7 @@ class HFSearcher(Counted):
         size, n = len(batch), len(prompts[0])
         with torch.no_grad():
             src, mask = self.model._pad(sources)
-            config, processors, stopping = self._generation_setup(src, n, limit)
+            config, processors, stopping = generation_setup(self, src, n - done, limit)
             self.encoder_positions += int(mask.sum())
             encoder_outputs = net.get_encoder()(input_ids=src, attention_mask=mask, return_dict=True)
             # the prompt and the context, teacher-forced once per request; the logits after its last token
@@ -372,12 +360,16 @@ class HFSearcher(Counted):
             cache = EncoderDecoderCache(DynamicCache(config=net.config), DynamicCache(config=net.config))
             prompt = torch.tensor(prompts, device=src.device)
             first_logits = self._forward(prompt, encoder_outputs, mask, cache)
+            contrast = None if contrasts is None else contrast_side(self, contrasts)
+            if beam == 1:
+                found = greedy_loop(self, prompt, first_logits, encoder_outputs, mask, cache, processors, stopping,
+                                    contrast)
+                return found if raw else [[greedy_hypothesis(self, tokens, logprob)] for tokens, logprob in found]
             # ... copied to the beams
             cache.batch_repeat_interleave(beam)
             encoder_outputs["last_hidden_state"] = encoder_outputs.last_hidden_state.repeat_interleave(beam, dim=0)
             mask = mask.repeat_interleave(beam, dim=0)
             logits = first_logits.repeat_interleave(beam, dim=0)
-            contrast = None if contrasts is None else contrast_side(self, contrasts)
             return beam_loop(self, prompt.repeat_interleave(beam, dim=0), logits, encoder_outputs, mask, cache,
                              config, processors, stopping, size, contrast)
 
@@ -484,109 +476,6 @@ class _Contrast:
             logits = searcher._forward(last_tokens, self.encoder_outputs, self.mask, self.cache)
         alone = nn.functional.log_softmax(logits, dim=-1).clamp_min(torch.finfo(torch.float32).min)
         return (1.0 + self.alpha) * log_probs - self.alpha * alone
-
-
-def beam_loop(self: HFSearcher, input_ids, logits, encoder_outputs, mask, cache, config, processors, stopping,
-              batch_size: int, contrast: _Contrast | None = None) -> list[list[Hypothesis]]:
-    """GenerationMixin._beam_search's loop (transformers 5.24) after the prefill, for ``self``'s batch: the same
-    helper methods, the same order of operations. ``input_ids``: the prompts, one row per beam; ``logits``: the
-    first step's, after the prompt; ``cache``: the prompt's, copied to the beams; ``contrast``: context-aware
-    decoding's side without context, whose scores each step's combine with the prompt's before the processors."""
-    import torch
-    from torch import nn
-    net, num_beams = self.net, self.beam
-    max_length = config.max_length
-    cur_len = decoder_prompt_len = input_ids.shape[1]
-    n_eos_tokens = config._eos_token_tensor.shape[0] if config._eos_token_tensor is not None else 0
-    beams_to_keep = max(2, 1 + n_eos_tokens) * num_beams
-    top_num_beam_mask = torch.cat((torch.ones(num_beams, dtype=torch.bool),
-                                   torch.zeros(beams_to_keep - num_beams, dtype=torch.bool))).to(input_ids.device)
-    device = input_ids.device
-    running_sequences = torch.full((batch_size, num_beams, max_length), fill_value=self.pad, dtype=torch.int64,
-                                   device=device)
-    running_sequences[:, :, :cur_len] = net._unflatten_beam_dim(input_ids, batch_size, num_beams)
-    sequences = running_sequences.detach().clone()
-    running_beam_scores = torch.zeros((batch_size, num_beams), dtype=torch.float, device=device)
-    running_beam_scores[:, 1:] = -1e9
-    beam_scores = torch.full((batch_size, num_beams), fill_value=-1e9, dtype=torch.float, device=device)
-    is_sent_finished = torch.zeros((batch_size, num_beams), dtype=torch.bool, device=device)
-    is_early_stop_heuristic_unsatisfied = torch.ones((batch_size, 1), dtype=torch.bool, device=device)
-    next_token_hits_stopping_criteria = torch.zeros((batch_size, num_beams), dtype=torch.bool, device=device)
-    running_beam_indices = torch.full((batch_size, num_beams, max_length - cur_len), fill_value=-1,
-                                      dtype=torch.int32, device=device)
-    beam_indices = running_beam_indices.detach().clone()
-    flat_running_sequences = input_ids
-    first = True
-    while True:
-        if not first:
-            flat_running_sequences = net._flatten_beam_dim(running_sequences[:, :, :cur_len])
-            logits = self._forward(flat_running_sequences[:, -1:], encoder_outputs, mask, cache)
-        log_probs = nn.functional.log_softmax(logits, dim=-1)
-        if contrast is not None:
-            log_probs = contrast.log_probs(self, log_probs, None if first else flat_running_sequences[:, -1:])
-        first = False
-        log_probs = processors(flat_running_sequences, log_probs)
-        log_probs = net._unflatten_beam_dim(log_probs, batch_size, num_beams)
-        log_probs = log_probs + running_beam_scores[:, :, None]
-        log_probs = torch.reshape(log_probs, (batch_size, -1))
-        topk_log_probs, topk_running_sequences, topk_running_beam_indices = net._get_top_k_continuations(
-            accumulated_log_probs=log_probs, running_sequences=running_sequences,
-            running_beam_indices=running_beam_indices, cur_len=cur_len, decoder_prompt_len=decoder_prompt_len,
-            do_sample=False, beams_to_keep=beams_to_keep, num_beams=num_beams, batch_size=batch_size)
-        next_token_hits_stopping_criteria = stopping(
-            net._flatten_beam_dim(topk_running_sequences[:, :, : cur_len + 1]), None)
-        next_token_hits_stopping_criteria = net._unflatten_beam_dim(
-            next_token_hits_stopping_criteria, batch_size, beams_to_keep)
-        running_sequences, running_beam_scores, running_beam_indices = \
-            net._get_running_beams_for_next_iteration(
-                topk_log_probs=topk_log_probs, topk_running_sequences=topk_running_sequences,
-                topk_running_beam_indices=topk_running_beam_indices,
-                next_token_hits_stopping_criteria=next_token_hits_stopping_criteria, num_beams=num_beams)
-        sequences, beam_scores, beam_indices, is_sent_finished = net._update_finished_beams(
-            sequences=sequences, topk_running_sequences=topk_running_sequences, beam_scores=beam_scores,
-            topk_log_probs=topk_log_probs, beam_indices=beam_indices,
-            topk_running_beam_indices=topk_running_beam_indices,
-            is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
-            is_sent_finished=is_sent_finished, next_token_hits_stopping_criteria=next_token_hits_stopping_criteria,
-            top_num_beam_mask=top_num_beam_mask, num_beams=num_beams, cur_len=cur_len,
-            decoder_prompt_len=decoder_prompt_len, length_penalty=config.length_penalty,
-            early_stopping=config.early_stopping)
-        beam_idx = net._flatten_beam_dim(running_beam_indices[..., cur_len - decoder_prompt_len])
-        cache.reorder_cache(beam_idx)
-        if contrast is not None:
-            contrast.cache.reorder_cache(beam_idx)
-        cur_len += 1
-        is_early_stop_heuristic_unsatisfied = net._check_early_stop_heuristic(
-            is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
-            running_beam_scores=running_beam_scores, beam_scores=beam_scores, is_sent_finished=is_sent_finished,
-            cur_len=cur_len, max_length=max_length, decoder_prompt_len=decoder_prompt_len,
-            early_stopping=config.early_stopping, length_penalty=config.length_penalty)
-        if not bool(net._beam_search_has_unfinished_sequences(
-                is_early_stop_heuristic_unsatisfied, is_sent_finished, next_token_hits_stopping_criteria,
-                config.early_stopping)):
-            break
-    return finished_beams(sequences, beam_scores, beam_indices, decoder_prompt_len, self.eos, config.length_penalty)
-
-
-def finished_beams(sequences, beam_scores, beam_indices, prompt_length: int, eos: int,
-                   length_penalty: float) -> list[list[Hypothesis]]:
-    """The finished beams of each row of a batch as hypotheses (empty slots left out; ``</s>`` dropped from the
-    tokens), each with its score and its log-prob (the score undone by the length penalty)."""
-    out = []
-    for row in range(beam_scores.shape[0]):
-        found = []
-        for b in range(beam_scores.shape[1]):
-            score = float(beam_scores[row, b])
-            if score <= -1e8:  # an empty slot
-                continue
-            generated = int((beam_indices[row, b] >= 0).sum())
-            tokens = sequences[row, b, prompt_length:prompt_length + generated].tolist()
-            length = len(tokens)
-            if tokens and tokens[-1] == eos:
-                tokens = tokens[:-1]
-            found.append(Hypothesis(tokens, score, score * length ** length_penalty))
-        out.append(found)
-    return out
 
 
 def _cache_tensors(cache):
