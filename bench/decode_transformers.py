@@ -11,6 +11,11 @@ as tests/hfmodel.py trains the tiny Marian):
    cheating strategy's: every sentence's window with its reference context), batched alike: median wall ratio, and
    the share of requests whose whole n-best is the same (tokens; scores within 1e-4).
 
+3. with ``--drafts`` (at ``--beam 1``): the strategies that give their searches drafts (2-pass, parallel doc-trans,
+   the overlapping windows), each with its drafts verified (:mod:`docnmt.decode.verification`) next to itself
+   without (interleaved): median wall ratio with/without, the draft tokens accepted, and whether the output is the
+   same.
+
 ``--tiny FOLDER`` first builds and trains the tests' tiny Marian model there (tests/hfmodel.py; a few minutes
 on 2 cores) where FOLDER has none, and benchmarks it.
 """
@@ -63,7 +68,7 @@ def generate_batches(searcher, requests):
             out = net.generate(input_ids=sources, attention_mask=mask, decoder_input_ids=prompts, num_beams=beam,
                                length_penalty=searcher.lenpen, early_stopping=searcher.early_stopping,
                                max_new_tokens=checked[batch[0]][2], num_return_sequences=beam,
-                               output_scores=True, return_dict_in_generate=True)
+                               output_scores=True, output_logits=True, return_dict_in_generate=True)
         width = prompts.size(1)
         for row, i in enumerate(batch):
             nbest = []
@@ -71,9 +76,48 @@ def generate_batches(searcher, requests):
                 tokens = out.sequences[row * beam + b, width:].tolist()
                 while tokens and tokens[-1] in (searcher.eos, searcher.pad):  # </s> and generate's fill after it
                     tokens.pop()
-                nbest.append((tokens, float(out.sequences_scores[row * beam + b])))
+                nbest.append((tokens, greedy_score(searcher, out, row, len(tokens)) if beam == 1
+                              else float(out.sequences_scores[row * beam + b])))
             results[i] = nbest
     return results, time.perf_counter() - start
+
+
+#: --drafts: the rows whose strategies give their searches drafts (row name, strategy, doc-trans mode)
+DRAFT_ROWS = [("last-sentence", "last-sentence", "sequential"), ("first-sentence", "first-sentence", "sequential"),
+              ("2-pass", "2-pass", "sequential"), ("doc-trans-parallel", "doc-trans", "parallel")]
+
+
+def draft_table(args, run, first_pass) -> None:
+    """--drafts: each of :data:`DRAFT_ROWS` with its drafts verified next to itself without, ``--repeats`` times
+    interleaved (the first pass given, not timed): the median ratio with/without, the accepted draft tokens and
+    whether the output is the same."""
+    if args.beam != 1:
+        raise SystemExit(f"--drafts times draft verification, which runs at beam 1 (greedy search), not --beam {args.beam}")
+    pairs = {name: [] for name, _, _ in DRAFT_ROWS}
+    for _ in range(args.repeats):
+        for name, strategy, mode in DRAFT_ROWS:
+            given = first_pass if name in FIRST_PASS else None
+            pairs[name].append((run(strategy, mode, given), run(strategy, mode, given, verify=True)))
+    print(f"\ndraft verification (beam 1, {args.repeats} interleaved repeats, medians; the first pass given):")
+    print("| strategy | wall s without | wall s with drafts verified | with/without (median) | accepted draft tokens "
+          "| same output |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, runs in pairs.items():
+        drafts = runs[0][1]["drafts"]
+        accepted = (f"{drafts['accepted_tokens']} of {drafts['draft_tokens']} "
+                    f"({drafts['accepted_tokens'] / max(1, drafts['draft_tokens']):.1%})") if drafts else "-"
+        print(f"| {name} | {statistics.median(p['seconds'] for p, _ in runs):.2f} | "
+              f"{statistics.median(v['seconds'] for _, v in runs):.2f} | "
+              f"{statistics.median(v['seconds'] / p['seconds'] for p, v in runs):.2f} | {accepted} | "
+              f"{all(p['out'] == v['out'] for p, v in runs)} |")
+
+
+def greedy_score(searcher, out, row: int, length: int) -> float:
+    """A greedy ``generate``'s score of a row (it gives no ``sequences_scores``): the log-probs of its tokens and
+    ``</s>`` from the unprocessed logits, over their count to the length penalty, as the searcher scores it."""
+    steps = searcher.net.compute_transition_scores(out.sequences, out.logits, normalize_logits=True)[row]
+    steps = steps[:min(length + 1, steps.numel())]
+    return float(steps.sum()) / steps.numel() ** searcher.lenpen
 
 
 def same_nbest(ours, theirs, tolerance: float = 1e-4) -> bool:
@@ -100,11 +144,13 @@ def transformers_benchmark(args) -> None:
         d = group(src, ids, ref, first_pass)
         return d[: args.docs] if args.docs else d
 
-    def run(strategy, mode="sequential", first_pass=None):
+    def run(strategy, mode="sequential", first_pass=None, verify=False):
         searcher = HFSearcher(model, beam=args.beam)
+        searcher.verify_drafts = verify
         start = time.perf_counter()
         out = REGISTRY[strategy](Decoder(searcher, k=args.k, h=args.h, doc_trans_mode=mode), docs(first_pass))
-        return {"seconds": time.perf_counter() - start, "positions": searcher.decoder_positions, "out": out}
+        return {"seconds": time.perf_counter() - start, "positions": searcher.decoder_positions, "out": out,
+                "drafts": searcher.draft_counters()}
 
     n_sent = sum(len(d) for d in docs())
     REGISTRY["no-context"](Decoder(HFSearcher(model, beam=args.beam), k=args.k, h=args.h), docs()[:3])  # warm-up
@@ -131,6 +177,9 @@ def transformers_benchmark(args) -> None:
         r = pairs[0][0]
         print(f"| {name} | {statistics.median(x['seconds'] for x, _ in pairs):.2f} | {statistics.median(ratios):.2f} | "
               + " ".join(f"{x:.2f}" for x in ratios) + f" | {r['positions']} | {r['positions'] / first['positions']:.2f} |")
+
+    if args.drafts:
+        draft_table(args, run, first_pass)
 
     # the forced-prefix search against generate(decoder_input_ids=...) on the cheating strategy's requests
     decoder = Decoder(HFSearcher(model, beam=args.beam), k=args.k, h=args.h)

@@ -123,3 +123,18 @@ def test_refine_drafts_on_vllm_time_refine_with_the_engines_ngram_speculative_de
                    "--docs", "4", "--min-sentences", "1", "--repeats", "1", "--beam", "1", "--max-len-b", "40")
     assert re.search(r"refine over the sentence-level draft on vLLM, beam 1, 4 documents .* ratio [\d.]+ .*goal 0\.6\)"
                      r".*draft tokens accepted \d+ of [1-9]\d* .* the same refinements: yes", output), output
+
+
+def test_transformers_drafts_time_the_drafting_strategies_with_and_without_verification(demo_models, hf_marian):
+    """--backend transformers --beam 1 --drafts on the tiny Marian: the strategies' table, the draft table (each row
+    the same output with its drafts verified, some draft tokens accepted), and the search equal to generate's greedy
+    search on every request, scores included."""
+    output = bench("--workdir", str(demo_models), "--backend", "transformers", "--model", str(hf_marian),
+                   "--separator", "<brk>", "--beam", "1", "--drafts", "--docs", "4", "--repeats", "1")
+    drafts = table(output[output.index("draft verification (beam 1"):output.index("forced-prefix search vs")])
+    assert set(drafts) == {"last-sentence", "first-sentence", "2-pass", "doc-trans-parallel"}, output
+    for name, row in drafts.items():
+        assert row[4] == "True", (name, row)
+        assert int(re.match(r"(\d+) of (\d+)", row[3]).group(2)) > 0, (name, row)
+    same, total = re.search(r"the same n-best on (\d+) of (\d+) requests", output).groups()
+    assert same == total, output
