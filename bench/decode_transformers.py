@@ -92,7 +92,8 @@ def draft_table(args, run, first_pass) -> None:
     interleaved (the first pass given, not timed): the median ratio with/without, the accepted draft tokens and
     whether the output is the same."""
     if args.beam != 1:
-        raise SystemExit(f"--drafts times draft verification, which runs at beam 1 (greedy search), not --beam {args.beam}")
+        raise SystemExit(f"--drafts times draft verification, which runs at beam 1 (greedy search), not "
+                         f"--beam {args.beam}")
     pairs = {name: [] for name, _, _ in DRAFT_ROWS}
     for _ in range(args.repeats):
         for name, strategy, mode in DRAFT_ROWS:

@@ -75,8 +75,8 @@ class DraftVerifying:
 
     def _pass(self, checked: list[tuple], rows: list[list[int]], firsts: list[int]) -> list[tuple[list, list]]:
         """One forward pass over a batch: each row's choices and their log-probabilities at its positions from
-        ``firsts`` on, the logits processors (of the row's own prompt length and limit) given the tokens before
-        each position."""
+        ``firsts`` on, the logits processors (of the row's own source, prompt length and limit) given the tokens
+        before each position."""
         import torch
 
         from .search import generation_setup
@@ -91,7 +91,8 @@ class DraftVerifying:
             logits = self.net(input_ids=src, attention_mask=mask, decoder_input_ids=decoder).logits.float()
             found = []
             for r, ((_, prompt, limit), row, first) in enumerate(zip(checked, rows, firsts)):
-                _, processors, _ = generation_setup(self, src[r:r + 1], len(prompt), limit)
+                own = torch.tensor([checked[r][0]], device=src.device)  # the source unpadded, as generate sees it alone
+                _, processors, _ = generation_setup(self, own, len(prompt), limit)
                 here = logits[r, first:len(row)]
                 if len(processors):
                     ids = decoder[r:r + 1]

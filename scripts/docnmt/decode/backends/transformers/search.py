@@ -1,8 +1,8 @@
-"""The transformers backend's search loops after the prefill (:class:`~docnmt.decode.backends.transformers.model.HFSearcher`'s
-batches): :func:`beam_loop`, ``GenerationMixin._beam_search``'s, and at beam 1 :func:`greedy_loop`,
-``GenerationMixin._sample``'s greedy search, which ``generate(num_beams=1)`` runs. Both take the model's own logits
-processors and stopping criteria, as ``generate`` builds them from its generation config (:func:`generation_setup`,
-which draft verification's passes take too). ``self``: the
+"""The transformers backend's search loops after the prefill (the batches of
+:class:`~docnmt.decode.backends.transformers.model.HFSearcher`): :func:`beam_loop`, ``GenerationMixin._beam_search``'s,
+and at beam 1 :func:`greedy_loop`, ``GenerationMixin._sample``'s greedy search, which ``generate(num_beams=1)`` runs.
+Both take the model's own logits processors and stopping criteria, as ``generate`` builds them from its generation
+config (:func:`generation_setup`, which draft verification's passes take too). ``self``: the
 :class:`~docnmt.decode.backends.transformers.model.HFSearcher` whose batch it searches (its model, its steps
 ``_forward``, its counters); ``contrast``: context-aware decoding's side without context (``model._Contrast``).
 """
@@ -50,9 +50,9 @@ def greedy_loop(self, input_ids, logits, encoder_outputs, mask, cache, processor
     has stopped, until every row meets a stopping criterion (``</s>``, the length limit). ``input_ids``: each row's
     decoder prompt (its context and any tokens generated already); ``logits``: the first step's, after it;
     ``contrast``: context-aware decoding's side without context, whose log-probabilities combine with the step's
-    before the processors. Per row: the tokens generated until it stopped (``</s>`` included where it ended the row) and their
-    log-probability, from the unprocessed logits (the combined ones under a contrast), as the beam search counts
-    them."""
+    before the processors. Per row: the tokens generated until it stopped (``</s>`` included where it ended the
+    row) and their log-probability, from the unprocessed logits (the combined ones under a contrast), as the beam
+    search counts them."""
     import torch
     from torch import nn
 
