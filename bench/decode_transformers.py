@@ -70,13 +70,15 @@ def generate_batches(searcher, requests):
                                max_new_tokens=checked[batch[0]][2], num_return_sequences=beam,
                                output_scores=True, output_logits=True, return_dict_in_generate=True)
         width = prompts.size(1)
+        # greedy generate gives no sequences_scores: its steps' log-probs, once for the batch
+        steps = net.compute_transition_scores(out.sequences, out.logits, normalize_logits=True) if beam == 1 else None
         for row, i in enumerate(batch):
             nbest = []
             for b in range(beam):
                 tokens = out.sequences[row * beam + b, width:].tolist()
                 while tokens and tokens[-1] in (searcher.eos, searcher.pad):  # </s> and generate's fill after it
                     tokens.pop()
-                nbest.append((tokens, greedy_score(searcher, out, row, len(tokens)) if beam == 1
+                nbest.append((tokens, greedy_score(searcher, steps[row], len(tokens)) if steps is not None
                               else float(out.sequences_scores[row * beam + b])))
             results[i] = nbest
     return results, time.perf_counter() - start
@@ -113,10 +115,10 @@ def draft_table(args, run, first_pass) -> None:
               f"{all(p['out'] == v['out'] for p, v in runs)} |")
 
 
-def greedy_score(searcher, out, row: int, length: int) -> float:
-    """A greedy ``generate``'s score of a row (it gives no ``sequences_scores``): the log-probs of its tokens and
-    ``</s>`` from the unprocessed logits, over their count to the length penalty, as the searcher scores it."""
-    steps = searcher.net.compute_transition_scores(out.sequences, out.logits, normalize_logits=True)[row]
+def greedy_score(searcher, steps, length: int) -> float:
+    """A greedy ``generate``'s score of a row from its steps' log-probs (``compute_transition_scores`` of the
+    unprocessed logits): those of its ``length`` tokens and ``</s>``, over their count to the length penalty, as the
+    searcher scores it."""
     steps = steps[:min(length + 1, steps.numel())]
     return float(steps.sum()) / steps.numel() ** searcher.lenpen
 

@@ -338,8 +338,8 @@ class HFSearcher(DraftVerifying, Counted):
         prefilled once per request and copied to the beams, then :func:`~.search.beam_loop`, or at beam 1
         :func:`~.search.greedy_loop` (``generate(num_beams=1)`` is greedy search). ``done``: how many tokens at the
         end of each prompt were generated already (a verified draft's, :mod:`.drafts`): the length limit and the
-        logits processors count them as generated; the hypotheses are then the greedy continuations after them, and with
-        ``raw`` the greedy loop's own (tokens, log-prob) per request."""
+        logits processors count them as generated; the hypotheses are then the greedy continuations after them,
+        and with ``raw`` the greedy loop's own (tokens, log-prob) per request."""
         import torch
         from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 
