@@ -117,6 +117,31 @@ def test_score_forced_equals_model_score_after_the_prefix(toy):
     assert sum(1 for r in requests if r.prefix and r.prefix[-1] == model.sep) >= 3, "several real target contexts"
 
 
+def test_forced_passes_batch_rows_of_like_decoder_width_so_a_long_row_pads_no_short_ones(toy):
+    """A first pass that repeated itself to the token limit gives a long prefix or output (2-pass, verified drafts):
+    its forced pass goes with rows at least half as wide, the widest first, and the scores stay the same."""
+    from docnmt.decode.backends.fairseq.prefix_cache import forced_passes
+
+    root, _, model = toy
+    requests, continuations = context_requests(root, model)
+    t3 = model.dict.index("t3")
+    requests.insert(3, Request(requests[3].source, [t3] * 30))  # the toy's positions: 64
+    continuations.insert(3, [t3] * 25)
+    searcher = Searcher(model, batch_size=len(requests))
+    checked = searcher._check(requests)
+    outputs = [c + [model.eos] for c in continuations]
+    width = [len(prefix) + len(output) for (_, prefix, _), output in zip(checked, outputs)]
+    batches = [batch for batch, _, _ in forced_passes(searcher, checked, outputs)]
+    assert sorted(i for batch in batches for i in batch) == list(range(len(requests)))
+    assert batches[0] == [3], "the long row alone: every other row is less than half as wide"
+    for batch in batches:
+        assert all(2 * width[i] > width[batch[0]] for i in batch)
+        assert [width[i] for i in batch] == sorted((width[i] for i in batch), reverse=True)
+    one_at_a_time = [Searcher(model, batch_size=1).score_forced([r], [c])[0] for r, c in zip(requests, continuations)]
+    for mine, alone in zip(searcher.score_forced(requests, continuations), one_at_a_time):
+        assert mine.tokens == alone.tokens and mine.logprob == pytest.approx(alone.logprob, abs=1e-4)
+
+
 def test_hypotheses_are_only_the_continuation_after_the_prefix(toy):
     root, _, model = toy
     requests, _ = context_requests(root, model)

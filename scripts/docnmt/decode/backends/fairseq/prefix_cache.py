@@ -306,8 +306,17 @@ def forced_passes(searcher, checked: Sequence[tuple], outputs: Sequence[list[int
     (requests, longest output, vocabulary): row t the distribution of output token t, the batch's outputs)."""
     import torch
 
+    from ...requests import token_batches
+
     device = searcher.model.device
-    for batch in searcher._batches(checked):
+    def decoder_width(i):  # the decoder positions of request i's pass, its cached prefix included
+        return len(checked[i][1]) + len(outputs[i])
+
+    # batched by decoder width, the widest first, a batch's rows at least half as wide as its first: a long row (a
+    # first pass that repeated itself to the token limit) pads only rows of its size, not a batch of short ones
+    order = sorted(range(len(checked)), key=lambda i: (-decoder_width(i), -len(checked[i][0]), i))
+    for batch in token_batches(order, lambda i: len(checked[i][0]) + decoder_width(i), searcher.max_tokens,
+                               searcher.batch_size, together=lambda first, i: 2 * decoder_width(i) > decoder_width(first)):
         sources = [checked[i][0] for i in batch]
         prefixes = [checked[i][1] for i in batch]
         conts = [outputs[i] for i in batch]
