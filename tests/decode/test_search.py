@@ -183,10 +183,10 @@ def test_a_batch_that_runs_out_of_memory_is_split_in_two_until_it_fits(toy, monk
     searcher = Searcher(model, beam=4, batch_size=len(requests))
     search_batch = Searcher._search_batch
 
-    def short_of_memory(self, batch, naive, contrasts=None, done=None):
+    def short_of_memory(self, batch, naive, *args):
         if len(batch) > 3:
             raise torch.OutOfMemoryError("CUDA out of memory")
-        return search_batch(self, batch, naive, contrasts, done)
+        return search_batch(self, batch, naive, *args)
 
     monkeypatch.setattr(Searcher, "_search_batch", short_of_memory)
     assert_same_nbest(searcher.search(requests), expected, "split batches")

@@ -108,6 +108,7 @@ from ...requests import MAX_TOKENS, Counted, Hypothesis, Request, Scored, token_
 from ..encoder_decoder import checked_ids, checked_positions
 from .drafts import DraftVerifying
 from .model import Model
+from .kept_state import cache_batch
 from .prefix_cache import SharedPrefix, cascade_attention, prefill, row_positions_module, score_forced
 from ....textio import InputError
 
@@ -323,6 +324,12 @@ def _contrasts(searcher: "Searcher", requests: Sequence[Request]) -> list[list[i
     return out
 
 
+def _part(values, part: list[int]):
+    """A batch's share of per-request ``values``: None where there are none, or none for the batch's first (a
+    request without a contrast is batched with those without)."""
+    return None if values is None or values[part[0]] is None else [values[i] for i in part]
+
+
 class Searcher(DraftVerifying, Counted):
     """Beam search after forced target prefixes, batched, with fairseq's SequenceGenerator."""
 
@@ -423,25 +430,24 @@ class Searcher(DraftVerifying, Counted):
         """Same search, the prefix forced token by token through all beams (fairseq's ``prefix_tokens``)."""
         return self._search(requests, naive=True)
 
-    def _search(self, requests, naive: bool, checked=None, done=None) -> list[list[Hypothesis]]:
-        """``checked``: :meth:`_check`'s by default; ``done``: each hypothesis' tokens decided before (a draft's)."""
+    def _search(self, requests, naive: bool, checked=None, done=None, kept=None) -> list[list[Hypothesis]]:
+        """``checked``: :meth:`_check`'s by default; ``done``: each hypothesis' tokens decided before (a draft's);
+        ``kept``: each request's :class:`~.kept_state.KeptRequest` (a verified draft's continuation: no encoding)."""
         checked = self._check(requests) if checked is None else checked
         contrasts = _contrasts(self, requests)
         results: list[list[Hypothesis] | None] = [None] * len(checked)
         # with contrasts, the requests with one and those without are batched apart (each batch runs both sides or one)
         together = None if contrasts is None else (lambda i, j: (contrasts[i] is None) == (contrasts[j] is None))
         for batch in self._batches(checked, together):
-            part_contrasts = (lambda part: None if contrasts is None or contrasts[part[0]] is None
-                              else [contrasts[i] for i in part])
             hyps = self.searched_in_halves(batch, lambda part: self._search_batch(
-                [checked[i] for i in part], naive, part_contrasts(part), None if done is None else [done[i] for i in part]),
+                [checked[i] for i in part], naive, _part(contrasts, part), _part(done, part), _part(kept, part)),
                                            lambda i: checked_positions(self.beam, checked[i]))
             for i, h in zip(batch, hyps):
                 results[i] = h
             self.batch_done(len(batch))
         return results  # type: ignore[return-value]
 
-    def _search_batch(self, batch, naive: bool, contrasts=None, done=None) -> list[list[Hypothesis]]:
+    def _search_batch(self, batch, naive: bool, contrasts=None, done=None, kept=None) -> list[list[Hypothesis]]:
         import torch
         from fairseq.sequence_generator import SequenceGenerator
 
@@ -455,7 +461,7 @@ class Searcher(DraftVerifying, Counted):
             return torch.tensor(values, device=device).repeat_interleave(beam)
 
         with torch.no_grad():
-            net_input, encoder_out = self._encode(sources)
+            net_input, encoder_out = self._encode(sources) if kept is None else self.kept_sources(sources, kept)
             decoder = self.net.decoder
             original_positions = decoder.embed_positions
             prefix_tokens = None
@@ -476,7 +482,7 @@ class Searcher(DraftVerifying, Counted):
                     done=None if done is None else per_row(done),
                 )
                 longest = max(limit for _, _, limit in batch)
-                cache = prefill(self, prefixes, encoder_out)
+                cache = prefill(self, prefixes, encoder_out) if kept is None else cache_batch(kept, device)
                 if cache is not None and self.shared_prefix:
                     rows.tensors["request"] = per_row(list(range(len(batch))))
                     shared = SharedPrefix(cache, rows, beam)
