@@ -15,7 +15,8 @@ documents of at least ``--min-sentences`` sentences (consecutive documents joine
 ``--refine-drafts`` instead times refine (each sentence refined after the sentence-level translation, its draft) at
 beam 1 with the draft verified as the answer's draft (prompt lookup: docnmt.decode.verification) against without,
 interleaved, ``--repeats`` times: the median ratio (goal :data:`REFINE_GOAL`), the accepted share of the draft
-tokens and whether the refinements are the same.
+tokens and whether the refinements are the same; and the share of the time without verification that the model's
+one-token decode steps took (what verification replaces: one less that share is the least ratio it could reach).
 
 ``--tiny FOLDER`` first builds and trains the tests' tiny Llama there (tests/llmmodel.py; about 30 s on one core)
 where FOLDER has none. ``--random-size hidden,layers`` benchmarks instead a randomly initialized Llama of that
@@ -167,6 +168,28 @@ def causal_lm_benchmark(args) -> None:
           f"against {plain['tokens_prefilled']}")
 
 
+class one_token_steps:
+    """The wall seconds of ``net``'s forward calls whose ``input_ids`` hold one position per row (a decode step after
+    a cached prompt), timed by forward hooks until :meth:`remove`."""
+
+    def __init__(self, net):
+        self.seconds, self._start = 0.0, None
+        self.hooks = [net.register_forward_pre_hook(self._before, with_kwargs=True), net.register_forward_hook(self._after)]
+
+    def _before(self, module, args, kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        self._start = time.perf_counter() if ids is not None and ids.size(-1) == 1 else None
+
+    def _after(self, module, args, output):
+        if self._start is not None:
+            self.seconds += time.perf_counter() - self._start
+            self._start = None
+
+    def remove(self) -> None:
+        for hook in self.hooks:
+            hook.remove()
+
+
 def refine_drafts(args, model, docs, run, max_len: int) -> None:
     """--refine-drafts: refine over the sentence-level draft at beam 1, with and without its draft verified
     (module docstring)."""
@@ -179,10 +202,14 @@ def refine_drafts(args, model, docs, run, max_len: int) -> None:
         searcher = CausalLMSearcher(model, beam=1, max_new_tokens=max_len, batch_size=args.batch_size,
                                     cache_bytes=args.cache_bytes)
         searcher.verify_drafts = verify
+        steps = one_token_steps(searcher.net)
         start = time.perf_counter()
-        out = REGISTRY["refine"](Decoder(searcher, k=args.k, h=1), docs)
+        try:
+            out = REGISTRY["refine"](Decoder(searcher, k=args.k, h=1), docs)
+        finally:
+            steps.remove()
         return {"seconds": time.perf_counter() - start, "out": out, "drafts": searcher.draft_counters(),
-                "forward_calls": searcher.forward_calls}
+                "forward_calls": searcher.forward_calls, "step_seconds": steps.seconds}
 
     pairs = [(refined(True), refined(False)) for _ in range(args.repeats)]
     ratio = statistics.median(a["seconds"] / b["seconds"] for a, b in pairs)
@@ -195,3 +222,7 @@ def refine_drafts(args, model, docs, run, max_len: int) -> None:
           f"{pairs[0][0]['forward_calls']} against {pairs[0][1]['forward_calls']}; accepted draft tokens "
           f"{drafts['accepted_tokens']} of {drafts['draft_tokens']} ({drafts['accepted_tokens'] / drafts['draft_tokens']:.1%}); "
           f"the same refinements: {'yes' if all(a['out'] == b['out'] for a, b in pairs) else 'NO'}")
+    steps = statistics.median(b["step_seconds"] / b["seconds"] for _, b in pairs)
+    print(f"without verification, the model's forward calls of one new token per row (generate's decode steps, which "
+          f"verification replaces) took a median {steps:.0%} of refine's wall time: the least ratio verification could "
+          f"reach is {1 - steps:.2f}, the prompts' prefill and everything else being the same")

@@ -101,6 +101,9 @@ def test_drafts_time_2_pass_and_parallel_doc_trans_with_verification_and_keep_th
         assert row[2] == goal and row[5] == "True", (name, row)
         accepted, drafted = (int(x) for x in re.match(r"(\d+) of (\d+)", row[4]).groups())
         assert drafted and accepted > drafted / 2, row
+    floor = re.search(r"2-pass's floor: with each draft taken after one forced pass over it .* it took ([\d.]+) x "
+                      r"sentence-level's wall time, the first pass included \(goal 1\.6\)", output)
+    assert floor and float(floor.group(1)) > 1.0, output
 
 
 def test_refine_drafts_time_refine_with_its_draft_verified_on_the_tiny_llama(demo_models, tiny_llama):
@@ -109,6 +112,10 @@ def test_refine_drafts_time_refine_with_its_draft_verified_on_the_tiny_llama(dem
                    "--max-len-b", "40")
     assert re.search(r"refine over the sentence-level draft, beam 1, 4 documents .* ratio [\d.]+ .*goal 0\.6\).*"
                      r"accepted draft tokens \d+ of \d+ .* the same refinements: yes", output), output
+    steps = re.search(r"one new token per row .* took a median (\d+)% of refine's wall time: the least ratio "
+                      r"verification could reach is ([\d.]+)", output)
+    assert steps and 0 < int(steps.group(1)) < 100, output
+    assert float(steps.group(2)) == pytest.approx(1 - int(steps.group(1)) / 100, abs=0.006), output
 
 
 def test_refine_drafts_on_vllm_time_refine_with_the_engines_ngram_speculative_decoding(demo_models, tiny_llama):
