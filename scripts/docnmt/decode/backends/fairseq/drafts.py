@@ -98,6 +98,7 @@ class DraftVerifying:
         def width(i):
             return held[i] + len(news[i])
 
+        self._encoded([state for state in kept if state.encoder_out is None])
         order = sorted(range(len(requests)), key=lambda i: (-width(i), -len(checked[i][0]), i))
         found: list = [None] * len(requests)
         for batch in token_batches(order, lambda i: len(checked[i][0]) + width(i), self.max_tokens, self.batch_size,
@@ -115,16 +116,11 @@ class DraftVerifying:
         row's last ``outputs`` inputs, (rows, most outputs, vocabulary)."""
         import torch
 
-        from .kept_state import cache_batch, encoder_batch, encoder_rows
+        from .kept_state import cache_batch, encoder_batch
         from .prefix_cache import causal_mask, decode_after_cache
 
         device = self.model.device
         with torch.no_grad():
-            missing = [state for state in kept if state.encoder_out is None]
-            if missing:
-                _, encoded = self._encode([state.source for state in missing])
-                for state, row in zip(missing, encoder_rows(encoded, len(missing))):
-                    state.encoder_out = row
             cache = cache_batch(kept, device)
             cached = 0 if cache is None else cache[0][0].size(2)
             state_dict: dict = {}
@@ -156,6 +152,20 @@ class DraftVerifying:
             wanted = features.gather(1, index.unsqueeze(-1).expand(-1, -1, features.size(-1)))
             logits = self.net.decoder.output_layer(wanted)
             return self.net.decoder.get_normalized_probs((logits, None), log_probs=True)
+
+    def _encoded(self, kept: list) -> None:
+        """Each state's source encoded and kept, in batches of like source length (the longest first, as the search
+        batches them), apart from the passes' batches, which go by decoder width."""
+        import torch
+
+        from .kept_state import encoder_rows
+
+        order = sorted(range(len(kept)), key=lambda i: -len(kept[i].source))
+        for batch in token_batches(order, lambda i: len(kept[i].source), self.max_tokens, self.batch_size):
+            with torch.no_grad():
+                _, encoded = self._encode([kept[i].source for i in batch])
+            for i, row in zip(batch, encoder_rows(encoded, len(batch))):
+                kept[i].encoder_out = row
 
     def _greedy_choices(self, lprobs, done: list[int], limits: list[int]) -> list[tuple[list, list]]:
         """Each row's greedy choice and its log-probability at each output position, under the search's rules: the
